@@ -1,0 +1,54 @@
+// The single place that decides whether a capsule is posted as an inline send (IBV_SEND_INLINE).
+//
+// Words: "inline send" is the verbs flag IBV_SEND_INLINE. It is unrelated to "in-capsule data"
+// (write data carried in the command capsule after the SQE); see docs/wire-facts.md.
+#ifndef NVMF_COMMON_INLINE_SEND_H_
+#define NVMF_COMMON_INLINE_SEND_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <string_view>
+
+namespace nvmf {
+
+// How a capsule's send work request is posted.
+//
+// kInline: the WR carries IBV_SEND_INLINE. ibv_post_send() copies the bytes the SGEs describe
+//   into the send queue entry before it returns, so the HCA never DMA-reads them: the SGE's lkey
+//   is ignored, the memory may be unregistered (e.g. a stack or plain heap buffer), and it may be
+//   reused as soon as ibv_post_send() returns. Only allowed when the total length is at most the
+//   QP's max_inline_data as granted at creation (QueuePair::granted_max_inline_data()); posting
+//   more fails (typically EINVAL/ENOMEM) or is undefined, depending on the provider.
+// kByReference: a normal send; the SGEs must point into a registered MR (valid lkey) and the
+//   memory must stay untouched until the send completion.
+enum class SendMode { kInline, kByReference };
+
+// Decides how to post a capsule of `capsule_bytes` bytes (64 for an SQE, 16 for a CQE, plus any
+// in-capsule data) on a QP whose granted max_inline_data is `granted_max_inline_data`.
+//
+// Inline only when the capsule has no in-capsule data and fits the granted size: a 64-byte SQE
+// needs granted >= 64, a 16-byte CQE needs granted >= 16. A capsule with in-capsule data always
+// goes by reference: its data lives in a registered buffer and is often larger than any inline
+// limit, and copying it on the CPU is what the in-capsule path is meant to avoid anyway.
+// Granted 0 (the inline-send fallback happened, see QueuePair) means never inline.
+constexpr SendMode choose_send_mode(uint32_t capsule_bytes, bool has_in_capsule_data,
+                                    uint32_t granted_max_inline_data) {
+  if (has_in_capsule_data) return SendMode::kByReference;
+  if (granted_max_inline_data == 0 || capsule_bytes > granted_max_inline_data) {
+    return SendMode::kByReference;
+  }
+  return SendMode::kInline;
+}
+
+// The ibv_send_wr::send_flags bit for `mode`: IBV_SEND_INLINE or 0. OR it into the WR's flags.
+constexpr unsigned int send_flags_for(SendMode mode) {
+  return mode == SendMode::kInline ? static_cast<unsigned int>(IBV_SEND_INLINE) : 0u;
+}
+
+// "inline" or "by-reference", for logs.
+std::string_view send_mode_name(SendMode mode);
+
+}  // namespace nvmf
+
+#endif  // NVMF_COMMON_INLINE_SEND_H_

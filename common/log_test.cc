@@ -1,0 +1,130 @@
+// Unit tests for common/log: format, level filtering, sinks and thread-safe line emission.
+#include "common/log.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace nvmf {
+namespace {
+
+// Captures lines through the sink for one test and restores defaults afterwards.
+class LogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    set_log_sink([this](std::string_view line) { lines_.emplace_back(line); });
+  }
+  void TearDown() override {
+    set_log_sink(nullptr);
+    set_log_level(LogLevel::kInfo);
+  }
+  std::vector<std::string> lines_;
+};
+
+TEST(LogFormatTest, FormatsUtcMillisecondsLevelTagAndMessage) {
+  // 2026-11-30T12:00:00.123Z
+  const int64_t ms = 1796040000123;
+  EXPECT_EQ(format_log_line(ms, LogLevel::kWarn, "target", "message"),
+            "2026-11-30T12:00:00.123Z W target: message\n");
+  EXPECT_EQ(format_log_line(ms, LogLevel::kInfo, "", "no tag"),
+            "2026-11-30T12:00:00.123Z I no tag\n");
+  EXPECT_EQ(format_log_line(0, LogLevel::kError, "x", "y"), "1970-01-01T00:00:00.000Z E x: y\n");
+  EXPECT_EQ(format_log_line(5, LogLevel::kDebug, "", "d"), "1970-01-01T00:00:00.005Z D d\n");
+}
+
+TEST_F(LogTest, EmitsOneLinePerStatement) {
+  NVMF_LOG(INFO) << "listening on "
+                 << "10.0.0.1" << ':' << 4420;
+  NVMF_LOG(WARN, "target") << "clamped";
+  NVMF_LOG(ERROR, "host") << "failed";
+  ASSERT_EQ(lines_.size(), 3u);
+  const std::regex stamp(R"(^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z )");
+  EXPECT_TRUE(std::regex_search(lines_[0], stamp)) << lines_[0];
+  EXPECT_EQ(lines_[0].substr(25), "I listening on 10.0.0.1:4420\n");
+  EXPECT_EQ(lines_[1].substr(25), "W target: clamped\n");
+  EXPECT_EQ(lines_[2].substr(25), "E host: failed\n");
+}
+
+TEST_F(LogTest, LevelFiltersAndSkipsEvaluation) {
+  int evaluated = 0;
+  auto count = [&evaluated]() { return ++evaluated; };
+  NVMF_LOG(DEBUG) << "hidden " << count();
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_EQ(evaluated, 0);
+
+  set_log_level(LogLevel::kDebug);
+  EXPECT_EQ(log_level(), LogLevel::kDebug);
+  NVMF_LOG(DEBUG) << "shown " << count();
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_EQ(lines_[0].substr(25), "D shown 1\n");
+
+  set_log_level(LogLevel::kError);
+  NVMF_LOG(WARN) << "hidden";
+  NVMF_LOG(INFO) << "hidden";
+  NVMF_LOG(ERROR) << "shown";
+  EXPECT_EQ(lines_.size(), 2u);
+  EXPECT_FALSE(log_enabled(LogLevel::kWarn));
+  EXPECT_TRUE(log_enabled(LogLevel::kError));
+}
+
+TEST_F(LogTest, SafeInUnbracedIfElse) {
+  bool flag = false;
+  if (flag)
+    NVMF_LOG(INFO) << "then";
+  else
+    NVMF_LOG(INFO) << "else";
+  ASSERT_EQ(lines_.size(), 1u);
+  EXPECT_EQ(lines_[0].substr(25), "I else\n");
+}
+
+TEST_F(LogTest, ConcurrentLinesStayWhole) {
+  constexpr int kThreads = 8;
+  constexpr int kLines = 200;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t] {
+      for (int i = 0; i < kLines; ++i) NVMF_LOG(INFO, "t") << "thread " << t << " line " << i;
+    });
+  }
+  for (auto& th : threads) th.join();
+  ASSERT_EQ(lines_.size(), static_cast<size_t>(kThreads * kLines));
+  const std::regex whole(R"(^\S+Z I t: thread \d+ line \d+\n$)");
+  for (const auto& line : lines_) ASSERT_TRUE(std::regex_match(line, whole)) << line;
+}
+
+TEST(LogStderrTest, DefaultSinkWritesToStderr) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const int saved = dup(STDERR_FILENO);
+  ASSERT_GE(saved, 0);
+  ASSERT_GE(dup2(fds[1], STDERR_FILENO), 0);
+  NVMF_LOG(WARN, "verbs") << "to stderr";
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(fds[1]);
+  char buf[256] = {};
+  const ssize_t n = read(fds[0], buf, sizeof(buf) - 1);
+  close(fds[0]);
+  ASSERT_GT(n, 25);
+  EXPECT_EQ(std::string(buf + 25, static_cast<size_t>(n) - 25), "W verbs: to stderr\n");
+}
+
+TEST(LogLevelTest, ParseAndName) {
+  EXPECT_EQ(*parse_log_level("debug"), LogLevel::kDebug);
+  EXPECT_EQ(*parse_log_level("INFO"), LogLevel::kInfo);
+  EXPECT_EQ(*parse_log_level("warn"), LogLevel::kWarn);
+  EXPECT_EQ(*parse_log_level("Warning"), LogLevel::kWarn);
+  EXPECT_EQ(*parse_log_level("error"), LogLevel::kError);
+  Result<LogLevel> bad = parse_log_level("loud");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("\"loud\""), std::string::npos);
+  EXPECT_EQ(log_level_name(LogLevel::kWarn), "warn");
+}
+
+}  // namespace
+}  // namespace nvmf

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Runs every test: the unit tests under Bazel, then the soft-RoCE end-to-end suite under ci/rxe-run.
+#
+# Usage: scripts/test.sh [--unit-only] [--rxe-only]
+# Ends with one line `SUMMARY: N passed, N failed, N skipped`, counted from the GoogleTest XML
+# results, and exits 0 only when failed and skipped are both 0 (a skipped soft-RoCE test means
+# the device was missing, which is a failure here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+run_unit=1
+run_rxe=1
+for arg in "$@"; do
+  case "$arg" in
+    --unit-only) run_rxe=0 ;;
+    --rxe-only) run_unit=0 ;;
+    -h | --help)
+      sed -n '2,7p' "$0"
+      exit 0
+      ;;
+    *)
+      echo "test.sh: unknown option '$arg'" >&2
+      exit 2
+      ;;
+  esac
+done
+
+scripts/setup.sh
+
+results=$(mktemp -d /tmp/nvmf-test.XXXXXX)
+unit_xml_dir=$results/unit
+rxe_xml_dir=$results/rxe
+mkdir -p "$unit_xml_dir" "$rxe_xml_dir"
+echo "test.sh: results in $results"
+
+status=0
+if [ $run_unit -eq 1 ]; then
+  echo "test.sh: unit tests: bazel test //... --test_tag_filters=-rxe"
+  bazel test //... --test_tag_filters=-rxe || status=$?
+  testlogs=$(bazel info bazel-testlogs 2>/dev/null)
+  # Each unit test's XML (fresh or cached) sits at bazel-testlogs/<package>/<name>/test.xml.
+  while IFS= read -r t; do
+    rel=${t#//}
+    rel=${rel/://}
+    xml=$testlogs/$rel/test.xml
+    if [ -s "$xml" ]; then
+      cp "$xml" "$unit_xml_dir/$(echo "$rel" | tr '/' '_').xml"
+    else
+      echo "test.sh: no result for $t" >&2
+      status=1
+    fi
+  done < <(bazel query 'tests(//...) except attr(tags, "\brxe\b", tests(//...))' 2>/dev/null)
+fi
+
+if [ $run_rxe -eq 1 ]; then
+  mapfile -t rxe_tests < <(bazel query 'attr(tags, "\brxe\b", tests(//...))' 2>/dev/null)
+  if [ ${#rxe_tests[@]} -eq 0 ]; then
+    echo "test.sh: no soft-RoCE (rxe) tests are defined yet"
+  else
+    echo "test.sh: soft-RoCE suite: ${rxe_tests[*]}"
+    bazel build "${rxe_tests[@]}" //host:nvmf-host //target:nvmf-target
+    bin=$(bazel info bazel-bin 2>/dev/null)
+    list=$results/rxe-tests.txt
+    : >"$list"
+    for t in "${rxe_tests[@]}"; do
+      pkg=${t#//}
+      pkg=${pkg%%:*}
+      name=${t##*:}
+      echo "$bin/$pkg/$name" >>"$list"
+    done
+    ci/rxe-run --results "$rxe_xml_dir" --timeout 1500 \
+      ci/run-rxe-tests.sh "$list" || status=$?
+  fi
+fi
+
+summary=$(python3 ci/count-gtest-xml.py "$unit_xml_dir" "$rxe_xml_dir")
+echo "$summary" | sed '$d'
+last=$(echo "$summary" | tail -n 1)
+echo "$last"
+case "$last" in
+  *" 0 failed, 0 skipped") [ "$status" -eq 0 ] || exit "$status" ;;
+  *) exit 1 ;;
+esac
