@@ -6,6 +6,25 @@ list=$1
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
 export NVMF_RXE_REQUIRED=1
 status=0
+here=$(cd "$(dirname "$0")" && pwd)
+
+# write_case FILE SUITE CASE RC: one GoogleTest-style XML result for a non-gtest check.
+write_case() {
+  if [ "$4" -eq 0 ]; then
+    printf '<testsuites><testsuite name="%s"><testcase classname="%s" name="%s"/></testsuite></testsuites>\n' \
+      "$2" "$2" "$3" >"$1"
+  else
+    printf '<testsuites><testsuite name="%s"><testcase classname="%s" name="%s"><failure message="exit %s"/></testcase></testsuite></testsuites>\n' \
+      "$2" "$2" "$3" "$4" >"$1"
+  fi
+}
+
+# First prove the devices pass traffic at all (rping and ib_send_lat across the two rxe devices).
+echo "=== rxe-smoke"
+rc=0
+timeout 300 "$here/../scripts/rxe-smoke.sh" || rc=$?
+write_case "$NVMF_RESULTS_DIR/rxe-smoke.xml" RxeSmoke RpingAndSendLatency "$rc"
+[ "$rc" -eq 0 ] || status=1
 while IFS= read -r bin; do
   [ -n "$bin" ] || continue
   name=$(basename "$bin")
@@ -21,8 +40,7 @@ while IFS= read -r bin; do
     status=1
     # A crash or timeout leaves no XML: record it as a failure so it is counted.
     if [ ! -s "$NVMF_RESULTS_DIR/$name.xml" ]; then
-      printf '<testsuites><testsuite name="%s"><testcase classname="%s" name="binary_exit_%s"><failure message="exit %s"/></testcase></testsuite></testsuites>\n' \
-        "$name" "$name" "$rc" "$rc" >"$NVMF_RESULTS_DIR/$name.xml"
+      write_case "$NVMF_RESULTS_DIR/$name.xml" "$name" "binary_exit_$rc" "$rc"
     fi
   }
 done <"$list"
