@@ -75,6 +75,12 @@ if [ $run_rxe -eq 1 ]; then
   fi
 fi
 
+# A guest that never got as far as the smoke test wrote no XML: count that as a failure.
+if [ $run_rxe -eq 1 ] && [ ! -s "$rxe_xml_dir/rxe-smoke.xml" ]; then
+  printf '<testsuites><testsuite name="RxeRun"><testcase classname="RxeRun" name="GuestRan"><failure message="ci/rxe-run produced no results"/></testcase></testsuite></testsuites>\n' \
+    >"$rxe_xml_dir/rxe-run.xml"
+fi
+
 summary=$(python3 ci/count-gtest-xml.py "$unit_xml_dir" "$rxe_xml_dir")
 echo "$summary" | sed '$d'
 last=$(echo "$summary" | tail -n 1)

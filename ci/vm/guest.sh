@@ -84,7 +84,7 @@ export NVMF_TARGET_NETDEV=vethA NVMF_HOST_NETDEV=vethB
 export NVMF_RESULTS_DIR=$RXE_RESULTS
 ulimit -l unlimited
 if ! cd "$RXE_CWD"; then
-	echo "rxe-run: guest: cannot cd to $RXE_CWD (under /tmp? the guest's /tmp is fresh); running in /" >>"$ctl/stderr"
+	echo "rxe-run: guest: cannot cd to $RXE_CWD ; running in /" >>"$ctl/stderr"
 	cd /
 fi
 
