@@ -1,0 +1,186 @@
+// End to end over soft-RoCE with the two binaries as separate processes, as users run them:
+// nvmf-target serves a file, nvmf-host writes a real file of a few MiB and reads it back.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ci/e2e/rxe_env.h"
+
+namespace nvmf::e2e {
+namespace {
+
+constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:cli-e2e";
+
+std::string runfile(const std::string& rel) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  return std::string(srcdir ? srcdir : ".") + "/nvmf_rdma/" + rel;
+}
+
+std::string tmpdir() {
+  const char* t = std::getenv("TEST_TMPDIR");
+  return t ? t : "/tmp";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Runs a shell command line, returns its exit status (or -1 when it did not exit normally).
+int run(const std::string& cmd) {
+  int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string sha256(const std::string& path) {
+  std::string out = path + ".sha";
+  if (run("sha256sum < '" + path + "' | cut -d' ' -f1 > '" + out + "'") != 0) return "";
+  return slurp(out);
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override { NVMF_REQUIRE_RXE(env_); }
+
+  void TearDown() override {
+    if (target_pid_ > 0) {
+      kill(target_pid_, SIGKILL);
+      waitpid(target_pid_, nullptr, 0);
+    }
+  }
+
+  // Starts nvmf-target in the background; returns the port it listens on (0 on failure).
+  int start_target(const std::vector<std::string>& extra) {
+    // One log per test, removed first: a stale "listening on" line must never be read.
+    target_log_ = tmpdir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                  ".target.log";
+    unlink(target_log_.c_str());
+    std::vector<std::string> args = {
+        runfile("target/nvmf-target"), "-a", env_->target_addr, "-s", "0", "-n", kNqn};
+    args.insert(args.end(), extra.begin(), extra.end());
+    target_pid_ = fork();
+    if (target_pid_ == 0) {
+      FILE* log = std::freopen(target_log_.c_str(), "w", stdout);
+      if (log == nullptr || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(127);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    const std::string marker = "listening on ";
+    for (int i = 0; i < 300; ++i) {
+      std::string log = slurp(target_log_);
+      size_t at = log.find(marker);
+      if (at != std::string::npos) {
+        size_t colon = log.find_last_of(':', log.find('\n', at));
+        return std::atoi(log.c_str() + colon + 1);
+      }
+      if (waitpid(target_pid_, nullptr, WNOHANG) == target_pid_) {
+        target_pid_ = -1;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "nvmf-target did not start:\n" << slurp(target_log_);
+    return 0;
+  }
+
+  // SIGTERM, then the exit status (0 = clean stop).
+  int stop_target() {
+    kill(target_pid_, SIGTERM);
+    int status = 0;
+    waitpid(target_pid_, &status, 0);
+    target_pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::string host(const std::string& sub, int port, const std::string& args) {
+    return "timeout 300 '" + runfile("host/nvmf-host") + "' " + sub + " -a " + env_->target_addr +
+           " -s " + std::to_string(port) + " -w " + env_->host_addr + " -n " + kNqn + " " + args;
+  }
+
+  std::optional<RxeEnv> env_;
+  pid_t target_pid_ = -1;
+  std::string target_log_;
+};
+
+TEST_F(CliTest, WritesAndReadsBackARealFileWithMatchingSha256) {
+  const std::string input = tmpdir() + "/input.bin";
+  const std::string readback = tmpdir() + "/readback.bin";
+  const std::string ns = tmpdir() + "/namespace.img";
+  const std::string report = tmpdir() + "/target.json";
+  // A few MiB, not a whole number of LBAs: the host pads the last one with zeros.
+  const size_t size = (3u << 20) + 100;
+  {
+    std::vector<char> data(size);
+    std::mt19937 rng(42);
+    for (auto& c : data) c = static_cast<char>(rng());
+    std::ofstream(input, std::ios::binary).write(data.data(), data.size());
+  }
+  int port = start_target({"--file", ns, "--size", "8m", "--json", report});
+  ASSERT_GT(port, 0);
+
+  ASSERT_EQ(run(host("write", port,
+                     "--input '" + input + "' --offset 4096 2> " + tmpdir() + "/write.log")),
+            0)
+      << slurp(tmpdir() + "/write.log");
+  EXPECT_NE(slurp(tmpdir() + "/write.log").find("pad"), std::string::npos)
+      << "the CLI must say it padded the last LBA:\n"
+      << slurp(tmpdir() + "/write.log");
+  ASSERT_EQ(run(host("read", port,
+                     "--output '" + readback + "' --offset 4096 --length " + std::to_string(size) +
+                         " 2> " + tmpdir() + "/read.log")),
+            0)
+      << slurp(tmpdir() + "/read.log");
+  ASSERT_EQ(run(host("identify", port, "--json > " + tmpdir() + "/identify.json")), 0);
+  ASSERT_EQ(stop_target(), 0) << slurp(target_log_);
+
+  const std::string want = sha256(input);
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(sha256(readback), want);
+  EXPECT_EQ(slurp(readback).size(), size) << "read --length writes exactly the bytes asked";
+
+  nlohmann::json id = nlohmann::json::parse(slurp(tmpdir() + "/identify.json"));
+  EXPECT_EQ(id["controller"]["ioccsz"], 260) << id.dump(2);
+  nlohmann::json t = nlohmann::json::parse(slurp(report));
+  // 3 MiB in MDTS-sized commands by RDMA READ, and the padded 512-byte tail in-capsule.
+  EXPECT_GE(t["writes"]["rdma_read"].get<uint64_t>(), 3u) << t.dump(2);
+  EXPECT_GE(t["writes"]["in_capsule"].get<uint64_t>(), 1u) << t.dump(2);
+}
+
+TEST_F(CliTest, ReadPastTheEndNamesLbaOutOfRange) {
+  int port = start_target({"--ram-size", "1m"});
+  ASSERT_GT(port, 0);
+  const std::string log = tmpdir() + "/oor.log";
+  EXPECT_NE(run(host("read", port,
+                     "--output /dev/null --offset " + std::to_string((1 << 20) - 512) +
+                         " --length 1024 2> " + log)),
+            0);
+  EXPECT_NE(slurp(log).find("LBA Out of Range"), std::string::npos) << slurp(log);
+  EXPECT_EQ(stop_target(), 0) << slurp(target_log_);
+}
+
+TEST_F(CliTest, BadArgumentsAreNamed) {
+  const std::string log = tmpdir() + "/bad.log";
+  EXPECT_EQ(run("'" + runfile("target/nvmf-target") + "' -a " + env_->target_addr +
+                " --ram-size 1m --lba-size 1000 2> " + log),
+            2);
+  EXPECT_NE(slurp(log).find("lba-size"), std::string::npos) << slurp(log);
+}
+
+}  // namespace
+}  // namespace nvmf::e2e

@@ -1,0 +1,123 @@
+// End to end over soft-RoCE: the target answers bad RDMA CM connect requests with a CM reject
+// whose private data carries the NVMe-oF RDMA reject status (RDMA transport binding, "RDMA_CM
+// REJECT private data"), and keeps serving good connections afterwards. (A short private data
+// length cannot be sent over RoCE: the CM pads REQ private data to 56 bytes; the target's unit
+// tests cover it.)
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "ci/e2e/rxe_env.h"
+#include "common/verbs/verbs.h"
+#include "host/controller.h"
+#include "proto/rdma_cm.h"
+#include "target/target.h"
+
+namespace nvmf::e2e {
+namespace {
+
+constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:cm-reject";
+
+struct RejectCase {
+  const char* name;
+  proto::CmRequestPrivateData pd;
+  uint8_t length;     // bytes of private data sent
+  uint16_t want_sts;  // expected CmRejectPrivateData::sts
+};
+
+proto::CmRequestPrivateData request(uint16_t recfmt, uint16_t qid, uint16_t hrqsize,
+                                    uint16_t hsqsize) {
+  proto::CmRequestPrivateData pd{};
+  pd.recfmt = recfmt;
+  pd.qid = qid;
+  pd.hrqsize = hrqsize;
+  pd.hsqsize = hsqsize;
+  return pd;
+}
+
+class CmRejectTest : public ::testing::TestWithParam<RejectCase> {
+ protected:
+  void SetUp() override {
+    NVMF_REQUIRE_RXE(env_);
+    target::TargetOptions topts;
+    topts.traddr = env_->target_addr;
+    topts.trsvcid = "0";
+    topts.subnqn = kNqn;
+    topts.ram_size = 1 << 20;
+    auto t = target::Target::create(topts);
+    ASSERT_TRUE(t.ok()) << t.status().to_string();
+    target_ = std::move(*t);
+    thread_ = std::thread([this] { run_status_ = target_->run(); });
+  }
+  void TearDown() override {
+    if (target_) {
+      target_->stop();
+      thread_.join();
+      EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
+    }
+  }
+
+  std::optional<RxeEnv> env_;
+  std::unique_ptr<target::Target> target_;
+  std::thread thread_;
+  Status run_status_;
+};
+
+TEST_P(CmRejectTest, RejectsWithTheRightStatusAndStillServes) {
+  const RejectCase& c = GetParam();
+  auto channel = verbs::EventChannel::create();
+  ASSERT_TRUE(channel.ok()) << channel.status().to_string();
+  auto id = verbs::CmId::create(*channel);
+  ASSERT_TRUE(id.ok()) << id.status().to_string();
+  ASSERT_TRUE(id->resolve_addr(env_->host_addr, env_->target_addr, target_->port(), 5000).ok());
+  ASSERT_TRUE(id->resolve_route(5000).ok());
+  auto pd = verbs::ProtectionDomain::create(id->verbs());
+  ASSERT_TRUE(pd.ok()) << pd.status().to_string();
+  auto cq = verbs::CompletionQueue::create(id->verbs(), 8);
+  ASSERT_TRUE(cq.ok()) << cq.status().to_string();
+  verbs::QpConfig cfg;
+  cfg.send_cq = cq->get();
+  cfg.recv_cq = cq->get();
+  cfg.max_send_wr = 4;
+  cfg.max_recv_wr = 4;
+  {
+    auto qp = verbs::QueuePair::create(*id, pd->get(), cfg);
+    ASSERT_TRUE(qp.ok()) << qp.status().to_string();
+    ASSERT_TRUE(id->connect(&c.pd, c.length, 1, 1).ok());
+    auto ev = channel->get_event(5000);
+    ASSERT_TRUE(ev.ok()) << ev.status().to_string();
+    ASSERT_EQ(ev->event(), RDMA_CM_EVENT_REJECTED) << ev->name();
+    std::vector<uint8_t> data = ev->copy_private_data();
+    ASSERT_GE(data.size(), sizeof(proto::CmRejectPrivateData));
+    proto::CmRejectPrivateData rej;
+    std::memcpy(&rej, data.data(), sizeof(rej));
+    EXPECT_EQ(rej.recfmt, 0);
+    EXPECT_EQ(rej.sts, c.want_sts) << c.name;
+  }
+
+  // A good host still connects after the reject.
+  host::HostOptions hopts;
+  hopts.traddr = env_->target_addr;
+  hopts.trsvcid = std::to_string(target_->port());
+  hopts.subnqn = kNqn;
+  hopts.host_traddr = env_->host_addr;
+  auto ctrl = host::Controller::connect(hopts);
+  ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
+  EXPECT_TRUE((*ctrl)->disconnect().ok());
+  EXPECT_GE(target_->stats().connections_rejected, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CmRejectTest,
+    ::testing::Values(
+        RejectCase{"Recfmt1", request(1, 0, 32, 31), 32, proto::kCmRejectInvalidRecfmt},
+        RejectCase{"QidTooLarge", request(0, 1000, 32, 31), 32, proto::kCmRejectInvalidQid},
+        RejectCase{"Hsqsize0", request(0, 0, 32, 0), 32, proto::kCmRejectInvalidHsqsize},
+        RejectCase{"HsqsizeHuge", request(0, 1, 32, 60000), 32, proto::kCmRejectInvalidHsqsize},
+        RejectCase{"Hrqsize0", request(0, 0, 0, 31), 32, proto::kCmRejectInvalidHrqsize}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace nvmf::e2e

@@ -1,0 +1,204 @@
+// End to end over soft-RoCE, in process: our target library on one thread, our host library on
+// another, checking the advertised fields, data written and read back, the path each write took
+// (the target's counters), and the statuses of bad requests.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "ci/e2e/rxe_env.h"
+#include "common/nvme_status.h"
+#include "host/controller.h"
+#include "proto/nvme.h"
+#include "target/target.h"
+
+namespace nvmf::e2e {
+namespace {
+
+constexpr uint64_t kRamBytes = 64ull << 20;
+constexpr uint32_t kLbaSize = 512;
+constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:e2e";
+
+// A target on its own thread, stopped and joined on destruction.
+class RunningTarget {
+ public:
+  static std::unique_ptr<RunningTarget> start(const target::TargetOptions& options) {
+    auto created = target::Target::create(options);
+    EXPECT_TRUE(created.ok()) << created.status().to_string();
+    if (!created.ok()) return nullptr;
+    auto t = std::unique_ptr<RunningTarget>(new RunningTarget(std::move(*created)));
+    t->thread_ = std::thread([p = t.get()] { p->run_status_ = p->target_->run(); });
+    return t;
+  }
+  ~RunningTarget() {
+    target_->stop();
+    thread_.join();
+    EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
+  }
+  target::Target& operator*() { return *target_; }
+  target::Target* operator->() { return target_.get(); }
+
+ private:
+  explicit RunningTarget(std::unique_ptr<target::Target> t) : target_(std::move(t)) {}
+  std::unique_ptr<target::Target> target_;
+  std::thread thread_;
+  Status run_status_;
+};
+
+class LoopbackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    NVMF_REQUIRE_RXE(env_);
+    target::TargetOptions topts;
+    topts.traddr = env_->target_addr;
+    topts.trsvcid = "0";  // ephemeral: test binaries never collide
+    topts.subnqn = kNqn;
+    topts.ram_size = kRamBytes;
+    topts.lba_size = kLbaSize;
+    target_ = RunningTarget::start(topts);
+    ASSERT_NE(target_, nullptr);
+
+    host::HostOptions hopts;
+    hopts.traddr = env_->target_addr;
+    hopts.trsvcid = std::to_string((*target_)->port());
+    hopts.subnqn = kNqn;
+    hopts.host_traddr = env_->host_addr;
+    hopts.queue_size = 32;
+    auto ctrl = host::Controller::connect(hopts);
+    ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
+    ctrl_ = std::move(*ctrl);
+  }
+
+  void TearDown() override {
+    if (ctrl_) {
+      Status s = ctrl_->disconnect();
+      EXPECT_TRUE(s.ok()) << s.to_string();
+      ctrl_.reset();
+    }
+    target_.reset();
+  }
+
+  target::CounterSnapshot target_totals() { return (*target_)->stats().totals; }
+
+  std::optional<RxeEnv> env_;
+  std::unique_ptr<RunningTarget> target_;
+  std::unique_ptr<host::Controller> ctrl_;
+};
+
+TEST_F(LoopbackTest, IdentifyAdvertisesWhatTheTargetDoes) {
+  const proto::IdentifyController& id = ctrl_->identify_controller();
+  EXPECT_EQ(id.sgls & 0x3u, 0x1u) << "SGLS bits 1:0: SGLs supported, no alignment rule";
+  EXPECT_NE(id.sgls & proto::kSglsKeyedDataBlock, 0u) << "SGLS bit 2 (keyed data block)";
+  EXPECT_NE(id.sgls & proto::kSglsOffset, 0u) << "SGLS bit 20 (in-capsule offsets)";
+  EXPECT_EQ(id.ioccsz, (64u + 4096u) / 16u) << "one page of in-capsule data by default";
+  EXPECT_EQ(id.iorcsz, 1u);
+  EXPECT_EQ(id.icdoff, 0u);
+  EXPECT_EQ(id.msdbd, 1u);
+  EXPECT_GT(id.kas, 0u);
+  EXPECT_GT(id.mdts, 0u);
+  EXPECT_EQ(id.nn, 1u);
+  EXPECT_EQ(id.sqes, 0x66);
+  EXPECT_EQ(id.cqes, 0x44);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(id.subnqn)), kNqn);
+
+  EXPECT_EQ(ctrl_->lba_size(), kLbaSize);
+  EXPECT_EQ(ctrl_->namespace_info().nsze, kRamBytes / kLbaSize);
+
+  host::Negotiation n = ctrl_->negotiation();
+  EXPECT_EQ(n.in_capsule_data_size, 4096u);
+  EXPECT_TRUE(n.in_capsule_enabled) << n.in_capsule_why_off;
+  EXPECT_EQ(n.icdoff, 0u);
+  EXPECT_GE(n.max_in_capsule_segments, 1u);
+  EXPECT_LE(n.max_in_capsule_segments, 4u);
+  EXPECT_EQ(n.mdts_bytes, (1ull << id.mdts) * 4096);
+}
+
+struct SizeCase {
+  uint32_t bytes;
+  uint64_t slba;    // deliberately not a multiple of the transfer size
+  bool in_capsule;  // expected path of every command
+};
+
+class WriteReadTest : public LoopbackTest, public ::testing::WithParamInterface<SizeCase> {};
+
+TEST_P(WriteReadTest, ReadsBackWhatWasWrittenOnTheExpectedPath) {
+  const SizeCase c = GetParam();
+  std::vector<uint8_t> out(c.bytes), in(c.bytes, 0);
+  std::mt19937 rng(c.bytes ^ static_cast<uint32_t>(c.slba));
+  for (auto& b : out) b = static_cast<uint8_t>(rng());
+  auto out_mr = ctrl_->register_buffer(out.data(), out.size());
+  ASSERT_TRUE(out_mr.ok()) << out_mr.status().to_string();
+  auto in_mr = ctrl_->register_buffer(in.data(), in.size());
+  ASSERT_TRUE(in_mr.ok()) << in_mr.status().to_string();
+
+  const target::CounterSnapshot before = target_totals();
+  host::DataSegment seg = out_mr->segment();
+  Status w = ctrl_->write(c.slba, std::span<const host::DataSegment>(&seg, 1));
+  ASSERT_TRUE(w.ok()) << w.to_string();
+  Status r = ctrl_->read(c.slba, in_mr->segment());
+  ASSERT_TRUE(r.ok()) << r.to_string();
+  EXPECT_EQ(0, std::memcmp(out.data(), in.data(), c.bytes))
+      << c.bytes << " bytes at LBA " << c.slba;
+
+  const target::CounterSnapshot after = target_totals();
+  const uint64_t mdts = ctrl_->negotiation().mdts_bytes;
+  const uint64_t commands = (c.bytes + mdts - 1) / mdts;
+  if (c.in_capsule) {
+    EXPECT_EQ(after.writes_in_capsule - before.writes_in_capsule, commands);
+    EXPECT_EQ(after.writes_in_capsule_bytes - before.writes_in_capsule_bytes, c.bytes);
+    EXPECT_EQ(after.writes_rdma_read, before.writes_rdma_read);
+  } else {
+    EXPECT_EQ(after.writes_rdma_read - before.writes_rdma_read, commands);
+    EXPECT_EQ(after.writes_rdma_read_bytes - before.writes_rdma_read_bytes, c.bytes);
+    EXPECT_EQ(after.writes_in_capsule, before.writes_in_capsule);
+  }
+  EXPECT_EQ(after.read_bytes - before.read_bytes, c.bytes);
+  const host::HostStats hs = ctrl_->stats();
+  EXPECT_EQ(c.in_capsule ? hs.bytes_in_capsule : hs.bytes_keyed, c.bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, WriteReadTest,
+                         ::testing::Values(SizeCase{512, 7, true}, SizeCase{4096, 13, true},
+                                           SizeCase{8192, 1001, false},
+                                           SizeCase{1u << 20, 4099, false}),
+                         [](const auto& info) { return std::to_string(info.param.bytes) + "B"; });
+
+TEST_F(LoopbackTest, ReadPastTheEndIsLbaOutOfRangeAndTheQueueStaysUsable) {
+  std::vector<uint8_t> buf(2 * kLbaSize);
+  auto mr = ctrl_->register_buffer(buf.data(), buf.size());
+  ASSERT_TRUE(mr.ok()) << mr.status().to_string();
+  const uint64_t last = kRamBytes / kLbaSize - 1;
+
+  Status r = ctrl_->read(last, mr->segment());  // the second LBA is past the end
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.code(), StatusCode::kNvmeError) << r.to_string();
+  ASSERT_TRUE(r.nvme_status().has_value());
+  EXPECT_EQ(status_sct(*r.nvme_status()), proto::kSctGeneric);
+  EXPECT_EQ(status_sc(*r.nvme_status()), proto::kScLbaOutOfRange) << r.to_string();
+  EXPECT_TRUE(status_dnr(*r.nvme_status())) << r.to_string();
+
+  Status w = ctrl_->write(last + 1, std::span<const host::DataSegment>());
+  EXPECT_FALSE(w.ok()) << "an empty write must be refused";
+
+  host::DataSegment seg = mr->segment();
+  Status w2 = ctrl_->write(last, std::span<const host::DataSegment>(&seg, 1));
+  ASSERT_FALSE(w2.ok());
+  ASSERT_TRUE(w2.nvme_status().has_value()) << w2.to_string();
+  EXPECT_EQ(status_sc(*w2.nvme_status()), proto::kScLbaOutOfRange) << w2.to_string();
+
+  // The same queue still serves good I/O.
+  Status ok = ctrl_->read(last - 1, mr->segment());
+  EXPECT_TRUE(ok.ok()) << ok.to_string();
+}
+
+TEST_F(LoopbackTest, FlushSucceeds) {
+  Status f = ctrl_->flush();
+  EXPECT_TRUE(f.ok()) << f.to_string();
+}
+
+}  // namespace
+}  // namespace nvmf::e2e

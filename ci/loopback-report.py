@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Prints the short human report of scripts/loopback.sh from its report.json."""
+import json
+import sys
+
+
+def main(path):
+    with open(path) as f:
+        r = json.load(f)
+    n, w = r.get("negotiated", {}), r.get("writes", {})
+    sgls = n.get("sgls")
+    sgls_text = f"0x{sgls:08x}" if isinstance(sgls, int) else str(sgls)
+    if isinstance(sgls, int):
+        bits = [b for b in (0, 1, 2, 20) if sgls & (1 << b)]
+        sgls_text += " (bits " + ", ".join(str(b) for b in bits) + " set)"
+    print("nvmf-rdma loopback over soft-RoCE")
+    print(f"  input            {r.get('input')} ({r.get('input_bytes')} bytes)")
+    print(f"  IOCCSZ           {n.get('ioccsz')} (16-byte units)")
+    print(f"  ICDOFF           {n.get('icdoff')}")
+    print(f"  SGLS             {sgls_text}")
+    print(f"  in-capsule data  {n.get('in_capsule_data_size')} bytes")
+    if n.get("max_inline_data") is not None:
+        print(f"  max_inline_data  {n.get('max_inline_data')} bytes (granted to the host's QPs)")
+    print(f"  writes           {w.get('in_capsule')} in-capsule, {w.get('rdma_read')} by RDMA READ"
+          " (target's counters)")
+    print(f"  bytes            {r.get('bytes_written')} written, {r.get('bytes_read')} read")
+    print(f"  data verified    {'yes' if r.get('data_verified') else 'NO'}"
+          f" (sha256 {r.get('sha256_written', '')[:16]}...)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,140 @@
+// Controller bring-up and teardown steps; see bringup.h.
+#include "host/bringup.h"
+
+#include <cstdio>
+#include <cstring>
+#include <span>
+#include <thread>
+
+#include "common/nvme_status.h"
+#include "host/io_plan.h"
+
+namespace nvmf::host {
+namespace {
+
+constexpr auto kPropertyPollInterval = std::chrono::milliseconds(10);
+
+std::string hex(uint64_t v) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+std::span<const uint8_t> bytes_of(const proto::ConnectData& data) {
+  return {reinterpret_cast<const uint8_t*>(&data), sizeof(data)};
+}
+
+// Where a Connect Invalid Parameters response points (IATTR/IPO in DW0), for the message.
+std::string connect_invalid_field(uint32_t dw0) {
+  uint32_t ipo = dw0 & proto::kConnectRespIpoMask;
+  bool in_data = (dw0 & proto::kConnectRespIattrInData) != 0;
+  return std::string(", invalid field at ") + (in_data ? "Connect data" : "SQE") + " byte " +
+         std::to_string(ipo);
+}
+
+Result<proto::Cqe> run_checked(CommandChannel& ch, const proto::Sqe& sqe,
+                               std::span<const uint8_t> out, std::span<uint8_t> in,
+                               bool allow_in_capsule, const std::string& what) {
+  Result<proto::Cqe> cqe = ch.run(sqe, out, in, allow_in_capsule);
+  if (!cqe.ok()) return std::move(cqe).status().annotate(what);
+  NVMF_RETURN_IF_ERROR(cqe_status(*cqe, what));
+  return cqe;
+}
+
+}  // namespace
+
+void default_sleep(std::chrono::milliseconds ms) { std::this_thread::sleep_for(ms); }
+
+Result<uint16_t> fabrics_connect(CommandChannel& ch, uint16_t qid, uint16_t queue_size,
+                                 uint32_t kato_ms, const proto::ConnectData& data,
+                                 bool allow_in_capsule) {
+  std::string what = "Connect (qid " + std::to_string(qid) + ")";
+  proto::Sqe sqe = connect_sqe(qid, queue_size, qid == 0 ? kato_ms : 0);
+  Result<proto::Cqe> cqe = ch.run(sqe, bytes_of(data), {}, allow_in_capsule);
+  if (!cqe.ok()) return std::move(cqe).status().annotate(what);
+  Status st = cqe_status(*cqe, what);
+  if (!st.ok()) {
+    if (status_sct(cqe->status) == proto::kSctCommandSpecific &&
+        status_sc(cqe->status) == proto::kScConnectInvalidParameters) {
+      return Status::nvme_error(cqe->status, st.message() + connect_invalid_field(cqe->dw0));
+    }
+    return st;
+  }
+  return static_cast<uint16_t>(cqe->dw0 & proto::kConnectRespCntlidMask);
+}
+
+Result<uint64_t> property_get(CommandChannel& ch, uint32_t ofst, bool eight_bytes) {
+  NVMF_ASSIGN_OR_RETURN(proto::Cqe cqe, run_checked(ch, property_get_sqe(ofst, eight_bytes), {}, {},
+                                                    false, "Property Get " + hex(ofst)));
+  uint64_t value = cqe.dw0;
+  if (eight_bytes) value |= uint64_t{cqe.dw1} << 32;
+  return value;
+}
+
+Status property_set(CommandChannel& ch, uint32_t ofst, uint32_t value) {
+  return run_checked(ch, property_set_sqe(ofst, value), {}, {}, false,
+                     "Property Set " + hex(ofst) + " = " + hex(value))
+      .status();
+}
+
+Status enable_controller(CommandChannel& ch, uint64_t cap, const SleepFn& sleep) {
+  NVMF_RETURN_IF_ERROR(property_set(ch, proto::kPropCc, kCcEnable));
+  uint32_t timeout_ms = cap_timeout_ms(cap);
+  for (uint32_t waited = 0;; waited += kPropertyPollInterval.count()) {
+    NVMF_ASSIGN_OR_RETURN(uint64_t csts, property_get(ch, proto::kPropCsts, false));
+    if (csts & proto::kCstsCfs) {
+      return Status::io("controller fatal status while enabling (CSTS " + hex(csts) + ")");
+    }
+    if (csts & proto::kCstsRdy) return ok_status();
+    if (waited >= timeout_ms) {
+      return Status::timeout("CSTS.RDY still 0 after CAP.TO = " + std::to_string(timeout_ms) +
+                             " ms (CC " + hex(kCcEnable) + ")");
+    }
+    sleep(kPropertyPollInterval);
+  }
+}
+
+Status shutdown_controller(CommandChannel& ch, uint32_t cc, int timeout_ms, const SleepFn& sleep) {
+  NVMF_RETURN_IF_ERROR(property_set(ch, proto::kPropCc, cc_with_normal_shutdown(cc)));
+  for (int waited = 0;; waited += static_cast<int>(kPropertyPollInterval.count())) {
+    NVMF_ASSIGN_OR_RETURN(uint64_t csts, property_get(ch, proto::kPropCsts, false));
+    uint32_t shst = static_cast<uint32_t>((csts & proto::kCstsShstMask) >> proto::kCstsShstShift);
+    if (shst == proto::kShstComplete) return ok_status();
+    if (waited >= timeout_ms) {
+      return Status::timeout("shutdown: CSTS.SHST still " + std::to_string(shst) + " after " +
+                             std::to_string(timeout_ms) + " ms");
+    }
+    sleep(kPropertyPollInterval);
+  }
+}
+
+Result<IdentifyResult> identify_all(CommandChannel& ch) {
+  IdentifyResult r;
+  auto ctrl_bytes = std::span<uint8_t>(reinterpret_cast<uint8_t*>(&r.ctrl), sizeof(r.ctrl));
+  NVMF_RETURN_IF_ERROR(run_checked(ch, identify_sqe(proto::kCnsController, 0), {}, ctrl_bytes,
+                                   false, "Identify Controller"));
+  NVMF_RETURN_IF_ERROR(validate_identify_controller(r.ctrl));
+  std::vector<uint8_t> list(proto::kIdentifyDataSize);
+  NVMF_RETURN_IF_ERROR(run_checked(ch, identify_sqe(proto::kCnsActiveNamespaceList, 0), {}, list,
+                                   false, "Identify Active Namespace list"));
+  NVMF_ASSIGN_OR_RETURN(uint32_t nsid, first_active_nsid(list));
+  proto::IdentifyNamespace ns{};
+  auto ns_bytes = std::span<uint8_t>(reinterpret_cast<uint8_t*>(&ns), sizeof(ns));
+  NVMF_RETURN_IF_ERROR(run_checked(ch, identify_sqe(proto::kCnsNamespace, nsid), {}, ns_bytes,
+                                   false, "Identify Namespace " + std::to_string(nsid)));
+  NVMF_ASSIGN_OR_RETURN(r.ns, decode_namespace(nsid, ns));
+  return r;
+}
+
+Result<uint16_t> set_number_of_queues(CommandChannel& ch, uint16_t wanted) {
+  NVMF_ASSIGN_OR_RETURN(proto::Cqe cqe, run_checked(ch, set_num_queues_sqe(wanted), {}, {}, false,
+                                                    "Set Features Number of Queues"));
+  uint32_t granted = granted_num_queues(cqe.dw0);
+  return static_cast<uint16_t>(granted < wanted ? granted : wanted);
+}
+
+Status keep_alive(CommandChannel& ch) {
+  return run_checked(ch, keep_alive_sqe(), {}, {}, false, "Keep Alive").status();
+}
+
+}  // namespace nvmf::host

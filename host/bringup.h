@@ -1,0 +1,65 @@
+// Controller bring-up and teardown steps over a CommandChannel (no verbs): Fabrics Connect,
+// Property Get/Set, enable and wait for CSTS.RDY, Identify, Set Features, shutdown.
+#ifndef NVMF_HOST_BRINGUP_H_
+#define NVMF_HOST_BRINGUP_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "common/status.h"
+#include "host/channel.h"
+#include "host/commands.h"
+#include "host/identify.h"
+#include "proto/fabrics.h"
+#include "proto/nvme.h"
+
+namespace nvmf::host {
+
+// Sleeps between property polls; tests replace it.
+using SleepFn = std::function<void(std::chrono::milliseconds)>;
+void default_sleep(std::chrono::milliseconds ms);
+
+// Sends Connect for `qid` (SQSIZE = queue_size - 1, KATO on the admin queue) with `data`, and
+// returns the CNTLID from DW0. Connect data goes in-capsule when `allow_in_capsule` and the
+// channel allows it (I/O queues), keyed otherwise. kNvmeError "Connect (qid N): Connect Invalid
+// Parameters (...), invalid field at Connect data byte 256" on a failed Connect. Base 2.0 §6.3.
+Result<uint16_t> fabrics_connect(CommandChannel& ch, uint16_t qid, uint16_t queue_size,
+                                 uint32_t kato_ms, const proto::ConnectData& data,
+                                 bool allow_in_capsule);
+
+// Property Get (4 or 8 bytes) / Property Set (4 bytes). Errors name the property offset.
+Result<uint64_t> property_get(CommandChannel& ch, uint32_t ofst, bool eight_bytes);
+Status property_set(CommandChannel& ch, uint32_t ofst, uint32_t value);
+
+// Writes CC = kCcEnable and polls CSTS every 10 ms until RDY = 1, for at most CAP.TO (500 ms
+// units, from `cap`). CSTS.CFS = 1 → kIo "controller fatal status (CSTS 0x...)"; expiry →
+// kTimeout naming CAP.TO. Base 2.0 §3.5.1 "Memory-based Controller Initialization".
+Status enable_controller(CommandChannel& ch, uint64_t cap, const SleepFn& sleep = default_sleep);
+
+// Writes CC.SHN = 01b (keeping EN) and polls CSTS until SHST = 10b, for at most `timeout_ms`.
+// Base 2.0 §3.6.2. kTimeout naming the last SHST.
+Status shutdown_controller(CommandChannel& ch, uint32_t cc, int timeout_ms,
+                           const SleepFn& sleep = default_sleep);
+
+// The Identify results the controller keeps.
+struct IdentifyResult {
+  proto::IdentifyController ctrl{};
+  NamespaceInfo ns;
+};
+
+// Identify Controller (validated: IOCCSZ/IORCSZ/KAS), Active Namespace list → first nsid,
+// Identify Namespace → LBA size and capacity.
+Result<IdentifyResult> identify_all(CommandChannel& ch);
+
+// Set Features Number of Queues asking for `wanted` I/O queues; returns how many may be used,
+// min(wanted, granted). kNvmeError when refused.
+Result<uint16_t> set_number_of_queues(CommandChannel& ch, uint16_t wanted);
+
+// Keep Alive command.
+Status keep_alive(CommandChannel& ch);
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_BRINGUP_H_

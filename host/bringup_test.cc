@@ -1,0 +1,220 @@
+// Unit tests of host/bringup over a scripted CommandChannel (no verbs).
+#include "host/bringup.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "common/nvme_status.h"
+
+namespace nvmf::host {
+namespace {
+
+// Records every command and answers with a scripted function.
+class FakeChannel : public CommandChannel {
+ public:
+  struct Sent {
+    proto::Sqe sqe;
+    std::vector<uint8_t> data_out;
+    bool allow_in_capsule;
+  };
+  using Answer = std::function<Result<proto::Cqe>(const proto::Sqe&, std::span<uint8_t> in)>;
+
+  Result<proto::Cqe> run(const proto::Sqe& sqe, std::span<const uint8_t> out, std::span<uint8_t> in,
+                         bool allow_in_capsule) override {
+    sent.push_back({sqe, std::vector<uint8_t>(out.begin(), out.end()), allow_in_capsule});
+    return answer(sqe, in);
+  }
+
+  std::vector<Sent> sent;
+  Answer answer = [](const proto::Sqe&, std::span<uint8_t>) { return proto::Cqe{}; };
+};
+
+const auto kNoSleep = [](std::chrono::milliseconds) {};
+
+proto::Cqe cqe_with(uint32_t dw0, uint16_t status = 0) {
+  proto::Cqe c{};
+  c.dw0 = dw0;
+  c.status = status;
+  return c;
+}
+
+TEST(FabricsConnect, ReturnsCntlidAndSendsData) {
+  FakeChannel ch;
+  ch.answer = [](const proto::Sqe&, std::span<uint8_t>) { return cqe_with(0x0007); };
+  HostId id{};
+  auto data = connect_data(id, proto::kAdminQueueCntlid, "nqn.s", "nqn.h");
+  ASSERT_TRUE(data.ok());
+  auto cntlid = fabrics_connect(ch, 0, 32, 0, *data, false);
+  ASSERT_TRUE(cntlid.ok()) << cntlid.status().to_string();
+  EXPECT_EQ(*cntlid, 7);
+  ASSERT_EQ(ch.sent.size(), 1u);
+  EXPECT_EQ(ch.sent[0].data_out.size(), 1024u);
+  EXPECT_FALSE(ch.sent[0].allow_in_capsule);
+  EXPECT_EQ(ch.sent[0].sqe.opcode, 0x7F);
+}
+
+TEST(FabricsConnect, InvalidParametersNamesTheField) {
+  FakeChannel ch;
+  ch.answer = [](const proto::Sqe&, std::span<uint8_t>) {
+    return cqe_with(
+        proto::connect_invalid_param_in_data(256),
+        make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true));
+  };
+  proto::ConnectData data{};
+  auto r = fabrics_connect(ch, 1, 128, 0, data, true);
+  EXPECT_EQ(r.status().code(), StatusCode::kNvmeError);
+  EXPECT_NE(r.status().message().find("Connect (qid 1)"), std::string::npos);
+  EXPECT_NE(r.status().message().find("Connect data byte 256"), std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE(ch.sent[0].allow_in_capsule);
+}
+
+// A controller whose CSTS reads `csts_sequence` in turn (the last value repeats).
+void script_properties(FakeChannel& ch, std::vector<uint32_t> csts_sequence, uint32_t* cc) {
+  auto index = std::make_shared<size_t>(0);
+  ch.answer = [csts_sequence, index, cc](const proto::Sqe& sqe, std::span<uint8_t>) {
+    auto cmd = std::bit_cast<proto::PropertySetCommand>(sqe);
+    if (cmd.fctype == proto::kFctypePropertySet) {
+      *cc = static_cast<uint32_t>(cmd.value);
+      return Result<proto::Cqe>(cqe_with(0));
+    }
+    size_t i = std::min(*index, csts_sequence.size() - 1);
+    ++*index;
+    return Result<proto::Cqe>(cqe_with(csts_sequence[i]));
+  };
+}
+
+TEST(EnableController, WritesCcAndWaitsForReady) {
+  FakeChannel ch;
+  uint32_t cc = 0;
+  script_properties(ch, {0, 0, proto::kCstsRdy}, &cc);
+  EXPECT_TRUE(enable_controller(ch, uint64_t{1} << 24, kNoSleep).ok());
+  EXPECT_EQ(cc, 0x00460001u);
+  EXPECT_EQ(ch.sent.size(), 4u);  // set CC, 3 x get CSTS
+}
+
+TEST(EnableController, FatalStatusIsAnError) {
+  FakeChannel ch;
+  uint32_t cc = 0;
+  script_properties(ch, {proto::kCstsCfs}, &cc);
+  Status st = enable_controller(ch, uint64_t{1} << 24, kNoSleep);
+  EXPECT_EQ(st.code(), StatusCode::kIo);
+  EXPECT_NE(st.message().find("fatal"), std::string::npos);
+}
+
+TEST(EnableController, TimesOutAfterCapTo) {
+  FakeChannel ch;
+  uint32_t cc = 0;
+  script_properties(ch, {0}, &cc);
+  int slept_ms = 0;
+  Status st = enable_controller(ch, uint64_t{2} << 24,  // CAP.TO 2 = 1000 ms
+                                [&](std::chrono::milliseconds ms) { slept_ms += ms.count(); });
+  EXPECT_EQ(st.code(), StatusCode::kTimeout);
+  EXPECT_NE(st.message().find("1000 ms"), std::string::npos) << st.message();
+  EXPECT_EQ(slept_ms, 1000);
+}
+
+TEST(ShutdownController, SetsShnAndWaitsForShst) {
+  FakeChannel ch;
+  uint32_t cc = 0;
+  script_properties(ch, {proto::kCstsRdy, proto::kCstsRdy | (2u << 2)}, &cc);
+  EXPECT_TRUE(shutdown_controller(ch, kCcEnable, 1000, kNoSleep).ok());
+  EXPECT_EQ(cc, 0x00464001u);
+  FakeChannel stuck;
+  script_properties(stuck, {proto::kCstsRdy | (1u << 2)}, &cc);
+  EXPECT_EQ(shutdown_controller(stuck, kCcEnable, 50, kNoSleep).code(), StatusCode::kTimeout);
+}
+
+TEST(PropertyGet, EightBytesFromDw0Dw1) {
+  FakeChannel ch;
+  ch.answer = [](const proto::Sqe&, std::span<uint8_t>) {
+    proto::Cqe c = cqe_with(0x11223344);
+    c.dw1 = 0x55667788;
+    return Result<proto::Cqe>(c);
+  };
+  EXPECT_EQ(*property_get(ch, proto::kPropCap, true), 0x5566778811223344ull);
+  EXPECT_EQ(*property_get(ch, proto::kPropVs, false), 0x11223344ull);
+}
+
+TEST(PropertyGet, NvmeErrorNamesTheProperty) {
+  FakeChannel ch;
+  ch.answer = [](const proto::Sqe&, std::span<uint8_t>) {
+    return Result<proto::Cqe>(cqe_with(0, generic_status(proto::kScInvalidField)));
+  };
+  auto r = property_get(ch, proto::kPropCsts, false);
+  EXPECT_EQ(r.status().code(), StatusCode::kNvmeError);
+  EXPECT_NE(r.status().message().find("Property Get 0x1c: Invalid Field"), std::string::npos)
+      << r.status().message();
+}
+
+// Answers Identify Controller / Active NS list / Identify Namespace.
+void script_identify(FakeChannel& ch, proto::IdentifyController ctrl) {
+  ch.answer = [ctrl](const proto::Sqe& sqe, std::span<uint8_t> in) {
+    if (sqe.cdw10 == proto::kCnsController) {
+      std::memcpy(in.data(), &ctrl, sizeof(ctrl));
+    } else if (sqe.cdw10 == proto::kCnsActiveNamespaceList) {
+      uint32_t nsid = 3;
+      std::memcpy(in.data(), &nsid, 4);
+    } else {
+      proto::IdentifyNamespace ns{};
+      ns.nsze = 2048;
+      ns.lbaf[0].lbads = 12;
+      std::memcpy(in.data(), &ns, sizeof(ns));
+    }
+    return Result<proto::Cqe>(cqe_with(0));
+  };
+}
+
+TEST(IdentifyAll, ControllerAndFirstNamespace) {
+  FakeChannel ch;
+  proto::IdentifyController ctrl{};
+  ctrl.ioccsz = 4;
+  ctrl.iorcsz = 1;
+  ctrl.kas = 1;
+  script_identify(ch, ctrl);
+  auto r = identify_all(ch);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->ns.nsid, 3u);
+  EXPECT_EQ(r->ns.lba_size, 4096u);
+  ASSERT_EQ(ch.sent.size(), 3u);
+  EXPECT_EQ(ch.sent[2].sqe.nsid, 3u);
+}
+
+TEST(IdentifyAll, RefusesKasZero) {
+  FakeChannel ch;
+  proto::IdentifyController ctrl{};
+  ctrl.ioccsz = 4;
+  ctrl.iorcsz = 1;
+  script_identify(ch, ctrl);
+  auto r = identify_all(ch);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("KAS"), std::string::npos);
+  EXPECT_EQ(ch.sent.size(), 1u);
+}
+
+TEST(NumberOfQueues, GrantedIsCapped) {
+  FakeChannel ch;
+  ch.answer = [](const proto::Sqe&, std::span<uint8_t>) {
+    return Result<proto::Cqe>(cqe_with(0x00010001));  // 2 SQs, 2 CQs
+  };
+  EXPECT_EQ(*set_number_of_queues(ch, 4), 2);
+  EXPECT_EQ(*set_number_of_queues(ch, 1), 1);
+  EXPECT_EQ(ch.sent[0].sqe.cdw11, 0x00030003u);
+}
+
+TEST(Transport, ErrorsAreAnnotatedWithTheCommand) {
+  FakeChannel ch;
+  ch.answer = [](const proto::Sqe&, std::span<uint8_t>) {
+    return Result<proto::Cqe>(Status::timeout("queue 0: no completion within 5000 ms"));
+  };
+  Status st = keep_alive(ch);
+  EXPECT_EQ(st.code(), StatusCode::kTimeout);
+  EXPECT_EQ(st.message(), "Keep Alive: queue 0: no completion within 5000 ms");
+}
+
+}  // namespace
+}  // namespace nvmf::host

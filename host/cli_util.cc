@@ -1,0 +1,139 @@
+// nvmf-host CLI helpers; see cli_util.h.
+#include "host/cli_util.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+
+namespace nvmf::host {
+namespace {
+
+Status bad_size(std::string_view what, std::string_view text, std::string_view why) {
+  return Status::invalid_argument(std::string(what) + " '" + std::string(text) + "' " +
+                                  std::string(why));
+}
+
+// Multiplier of a suffix: "" 1, k/K/KiB 2^10, m/M/MiB 2^20, g/G/GiB 2^30; 0 when unknown.
+uint64_t suffix_multiplier(std::string_view s) {
+  if (s.empty()) return 1;
+  char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  std::string_view rest = s.substr(1);
+  if (!rest.empty() && rest != "iB" && rest != "ib") return 0;
+  switch (c) {
+    case 'k':
+      return 1ull << 10;
+    case 'm':
+      return 1ull << 20;
+    case 'g':
+      return 1ull << 30;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
+  if (text.empty()) return bad_size(what, text, "is empty");
+  if (text[0] == '-') return bad_size(what, text, "is negative");
+  int base = 10;
+  std::string_view digits = text;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    digits = text.substr(2);
+  }
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+  if (ec == std::errc::result_out_of_range) return bad_size(what, text, "is too large");
+  if (ec != std::errc() || end == digits.data()) return bad_size(what, text, "is not a number");
+  std::string_view suffix(end, static_cast<size_t>(digits.data() + digits.size() - end));
+  uint64_t mult = base == 16 ? (suffix.empty() ? 1 : 0) : suffix_multiplier(suffix);
+  if (mult == 0) {
+    return bad_size(what, text, "has an unknown suffix (use k, M, G or none)");
+  }
+  if (value > UINT64_MAX / mult) return bad_size(what, text, "is too large");
+  return value * mult;
+}
+
+Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view what) {
+  if (lba_size != 0 && offset % lba_size == 0) return ok_status();
+  return Status::invalid_argument(std::string(what) + " " + std::to_string(offset) +
+                                  " is not a multiple of the LBA size " + std::to_string(lba_size));
+}
+
+uint64_t cli_buffer_bytes(uint64_t total, uint32_t lba_size, uint64_t cap) {
+  uint64_t capped = cap - cap % lba_size;
+  if (capped < lba_size) capped = lba_size;
+  uint64_t bytes = total < capped ? round_up_to_lba(total, lba_size) : capped;
+  return bytes < lba_size ? lba_size : bytes;
+}
+
+std::string hex_string(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+nlohmann::json negotiation_json(const Negotiation& n) {
+  nlohmann::json queues = nlohmann::json::array();
+  for (const QueueInlineSend& q : n.queues) {
+    queues.push_back({{"qid", q.qid},
+                      {"requested_max_inline_data", q.requested},
+                      {"granted_max_inline_data", q.granted},
+                      {"inline_fallback", q.fallback}});
+  }
+  return {{"cntlid", n.cntlid},
+          {"ioccsz", n.ioccsz},
+          {"iorcsz", n.iorcsz},
+          {"icdoff", n.icdoff},
+          {"sgls", hex_string(n.sgls)},
+          {"msdbd", n.msdbd},
+          {"in_capsule_data_size", n.in_capsule_data_size},
+          {"in_capsule_enabled", n.in_capsule_enabled},
+          {"in_capsule_why_off", n.in_capsule_why_off},
+          {"max_in_capsule_segments", n.max_in_capsule_segments},
+          {"mdts_bytes", n.mdts_bytes},
+          {"max_command_bytes", n.max_command_bytes},
+          {"io_queue_size", n.io_queue_size},
+          {"num_io_queues", n.num_io_queues},
+          {"queues", queues},
+          {"min_granted_max_inline_data", n.min_granted_max_inline_data}};
+}
+
+nlohmann::json stats_json(const HostStats& s) {
+  return {{"writes_in_capsule", s.writes_in_capsule},
+          {"writes_keyed", s.writes_keyed},
+          {"bytes_in_capsule", s.bytes_in_capsule},
+          {"bytes_keyed", s.bytes_keyed},
+          {"reads", s.reads},
+          {"bytes_read", s.bytes_read},
+          {"flushes", s.flushes},
+          {"capsules_inline", s.capsules_inline},
+          {"capsules_by_reference", s.capsules_by_reference}};
+}
+
+nlohmann::json identify_json(const proto::IdentifyController& id, const NamespaceInfo& ns,
+                             const Negotiation& n) {
+  nlohmann::json ctrl = {{"vid", hex_string(id.vid)},
+                         {"sn", trim_ascii(id.sn, sizeof(id.sn))},
+                         {"mn", trim_ascii(id.mn, sizeof(id.mn))},
+                         {"fr", trim_ascii(id.fr, sizeof(id.fr))},
+                         {"cntlid", id.cntlid},
+                         {"mdts", id.mdts},
+                         {"sgls", hex_string(id.sgls)},
+                         {"ioccsz", id.ioccsz},
+                         {"iorcsz", id.iorcsz},
+                         {"icdoff", id.icdoff},
+                         {"msdbd", id.msdbd},
+                         {"kas", id.kas},
+                         {"nn", id.nn},
+                         {"subnqn", trim_ascii(id.subnqn, sizeof(id.subnqn))}};
+  nlohmann::json nsj = {{"nsid", ns.nsid},
+                        {"nsze", ns.nsze},
+                        {"ncap", ns.ncap},
+                        {"lba_size", ns.lba_size},
+                        {"size_bytes", ns.nsze * ns.lba_size}};
+  return {{"controller", ctrl}, {"namespace", nsj}, {"negotiation", negotiation_json(n)}};
+}
+
+}  // namespace nvmf::host

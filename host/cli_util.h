@@ -1,0 +1,56 @@
+// Helpers of the nvmf-host CLI that need no device: size parsing, LBA alignment and padding,
+// buffer sizing, and the JSON reports. Kept out of main.cc so they can be unit-tested.
+#ifndef NVMF_HOST_CLI_UTIL_H_
+#define NVMF_HOST_CLI_UTIL_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "host/controller.h"
+
+namespace nvmf::host {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRuntime = 1;  // connection, protocol, I/O or file errors
+inline constexpr int kExitUsage = 2;    // bad command line
+
+// Largest CLI transfer buffer: one registered buffer of min(file size, this) is reused.
+inline constexpr uint64_t kMaxCliBufferBytes = 4ull << 20;
+
+// Parses a byte count: decimal ("4096"), hex ("0x1000"), or decimal with a binary suffix
+// k/K/KiB, m/M/MiB, g/G/GiB ("4k" = 4096). kInvalidArgument naming `what` and the text for
+// empty, negative, malformed or overflowing values.
+Result<uint64_t> parse_size(std::string_view text, std::string_view what);
+
+// Ok when `offset` (bytes) is a multiple of `lba_size`; else kInvalidArgument "--offset 100 is
+// not a multiple of the LBA size 512".
+Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view what);
+
+// `bytes` rounded up to whole LBAs.
+constexpr uint64_t round_up_to_lba(uint64_t bytes, uint32_t lba_size) {
+  return (bytes + lba_size - 1) / lba_size * lba_size;
+}
+// Zero bytes appended to make `bytes` whole LBAs.
+constexpr uint64_t padding_bytes(uint64_t bytes, uint32_t lba_size) {
+  return round_up_to_lba(bytes, lba_size) - bytes;
+}
+
+// Size of the CLI's reusable buffer for a transfer of `total` bytes (whole LBAs):
+// min(total, `cap` rounded down to whole LBAs), at least one LBA.
+uint64_t cli_buffer_bytes(uint64_t total, uint32_t lba_size, uint64_t cap = kMaxCliBufferBytes);
+
+// JSON reports (for --json).
+nlohmann::json negotiation_json(const Negotiation& n);
+nlohmann::json stats_json(const HostStats& s);
+nlohmann::json identify_json(const proto::IdentifyController& id, const NamespaceInfo& ns,
+                             const Negotiation& n);
+
+// "0x1234".
+std::string hex_string(uint64_t value);
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_CLI_UTIL_H_

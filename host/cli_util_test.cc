@@ -1,0 +1,86 @@
+// Unit tests of host/cli_util: size parsing, LBA alignment, padding, buffer sizing, JSON.
+#include "host/cli_util.h"
+
+#include <gtest/gtest.h>
+
+namespace nvmf::host {
+namespace {
+
+TEST(ParseSize, Accepts) {
+  EXPECT_EQ(*parse_size("0", "--offset"), 0u);
+  EXPECT_EQ(*parse_size("4096", "--offset"), 4096u);
+  EXPECT_EQ(*parse_size("0x1000", "--offset"), 4096u);
+  EXPECT_EQ(*parse_size("4k", "--offset"), 4096u);
+  EXPECT_EQ(*parse_size("4K", "--offset"), 4096u);
+  EXPECT_EQ(*parse_size("4KiB", "--offset"), 4096u);
+  EXPECT_EQ(*parse_size("2M", "--length"), 2u << 20);
+  EXPECT_EQ(*parse_size("1g", "--length"), 1u << 30);
+}
+
+TEST(ParseSize, RejectsWithTheOptionNamed) {
+  for (const char* bad :
+       {"", "-1", "abc", "12q", "4kb", "0x", "0x10k", "99999999999999999999", "20000000000G"}) {
+    auto r = parse_size(bad, "--length");
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("--length"), std::string::npos) << bad;
+  }
+}
+
+TEST(LbaAlignment, Offsets) {
+  EXPECT_TRUE(check_lba_aligned(0, 512, "--offset").ok());
+  EXPECT_TRUE(check_lba_aligned(8192, 4096, "--offset").ok());
+  Status st = check_lba_aligned(100, 512, "--offset");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "--offset 100 is not a multiple of the LBA size 512");
+}
+
+TEST(Padding, Math) {
+  EXPECT_EQ(round_up_to_lba(1, 512), 512u);
+  EXPECT_EQ(round_up_to_lba(512, 512), 512u);
+  EXPECT_EQ(round_up_to_lba(513, 512), 1024u);
+  EXPECT_EQ(padding_bytes(1000, 512), 24u);
+  EXPECT_EQ(padding_bytes(4096, 4096), 0u);
+  EXPECT_EQ(padding_bytes(4097, 4096), 4095u);
+}
+
+TEST(CliBuffer, Sizing) {
+  EXPECT_EQ(cli_buffer_bytes(1000, 512), 1024u);
+  EXPECT_EQ(cli_buffer_bytes(1 << 20, 512), 1u << 20);
+  EXPECT_EQ(cli_buffer_bytes(100ull << 20, 512), kMaxCliBufferBytes);
+  EXPECT_EQ(cli_buffer_bytes(100ull << 20, 4096, 10000), 8192u);
+  EXPECT_EQ(cli_buffer_bytes(1, 4096, 100), 4096u);
+}
+
+TEST(Json, NegotiationAndStats) {
+  Negotiation n;
+  n.ioccsz = 260;
+  n.in_capsule_data_size = 4096;
+  n.in_capsule_enabled = true;
+  n.queues = {{0, 64, 64, false}, {1, 64, 0, true}};
+  n.min_granted_max_inline_data = 0;
+  auto j = negotiation_json(n);
+  EXPECT_EQ(j["ioccsz"], 260);
+  EXPECT_EQ(j["in_capsule_data_size"], 4096);
+  EXPECT_EQ(j["queues"][1]["inline_fallback"], true);
+  EXPECT_EQ(j["min_granted_max_inline_data"], 0);
+  HostStats s;
+  s.writes_in_capsule = 3;
+  EXPECT_EQ(stats_json(s)["writes_in_capsule"], 3);
+  EXPECT_TRUE(stats_json(s).contains("capsules_by_reference"));
+}
+
+TEST(Json, Identify) {
+  proto::IdentifyController id{};
+  std::memcpy(id.sn, "SN1                 ", 20);
+  id.kas = 1;
+  NamespaceInfo ns;
+  ns.nsze = 8;
+  ns.lba_size = 512;
+  auto j = identify_json(id, ns, Negotiation{});
+  EXPECT_EQ(j["controller"]["sn"], "SN1");
+  EXPECT_EQ(j["namespace"]["size_bytes"], 4096);
+  EXPECT_TRUE(j.contains("negotiation"));
+}
+
+}  // namespace
+}  // namespace nvmf::host

@@ -1,0 +1,313 @@
+// The host controller association; see controller.h.
+#include "host/controller.h"
+
+#include <algorithm>
+#include <array>
+
+#include "common/log.h"
+#include "common/nvme_status.h"
+#include "common/sgl.h"
+#include "host/bringup.h"
+#include "host/queue.h"
+
+namespace nvmf::host {
+namespace {
+
+// Commands one transfer keeps in flight at most (bounded by the queue's free slots too).
+constexpr size_t kMaxPipeline = 32;
+
+// A command of a transfer in flight: its slot and first LBA (for the error message).
+struct InFlight {
+  uint16_t slot;
+  uint64_t slba;
+};
+
+QueueParams queue_params(const HostOptions& o, uint16_t qid, uint16_t queue_size) {
+  QueueParams p;
+  p.qid = qid;
+  p.queue_size = queue_size;
+  p.traddr = o.traddr;
+  p.trsvcid = o.trsvcid;
+  p.host_traddr = o.host_traddr;
+  p.requested_max_inline_data = o.requested_max_inline_data;
+  p.poll_mode = o.poll_mode;
+  p.timeout_ms = o.timeout_ms;
+  return p;
+}
+
+// Encodes SGL1 for a planned command: Data Block Offset for in-capsule, Keyed 0x40 otherwise.
+std::span<const Piece> encode_data(proto::Sqe& sqe, const CommandPlan& plan) {
+  if (plan.path == WritePath::kInCapsule) {
+    encode_in_capsule_sgl(sqe.dptr, 0, plan.bytes);
+    return std::span<const Piece>(plan.pieces.data(), plan.num_pieces);
+  }
+  // plan.bytes <= max_command_bytes <= 0xFFFFFF, so this cannot fail.
+  (void)encode_keyed_sgl(sqe.dptr, plan.pieces[0].addr, plan.bytes, plan.pieces[0].rkey);
+  return {};
+}
+
+std::string at_lba(const char* verb, uint64_t slba) {
+  return std::string(verb) + " at LBA " + std::to_string(slba);
+}
+
+// Waits for one command of a transfer; its error names the command ("Read at LBA 7: ...").
+Status reap(Queue& q, const InFlight& f, const char* verb) {
+  Result<proto::Cqe> cqe = q.wait(f.slot, q.deadline());
+  if (!cqe.ok()) return std::move(cqe).status().annotate(at_lba(verb, f.slba));
+  if (status_is_success(cqe->status)) return ok_status();
+  return cqe_status(*cqe, at_lba(verb, f.slba));
+}
+
+}  // namespace
+
+DataSegment RegisteredBuffer::segment(size_t offset, size_t length) const {
+  return DataSegment{static_cast<uint8_t*>(mr_.addr()) + offset, length, mr_.lkey(), mr_.rkey()};
+}
+
+Controller::Controller(const HostOptions& options)
+    : options_(options), hostid_(random_host_id()), pd_(std::make_shared<PdHolder>()) {
+  hostnqn_ = options.hostnqn.empty() ? default_hostnqn(hostid_) : options.hostnqn;
+}
+
+Controller::~Controller() { (void)disconnect(); }
+
+Result<std::unique_ptr<Controller>> Controller::connect(const HostOptions& options) {
+  if (options.traddr.empty()) return Status::invalid_argument("no target address (traddr)");
+  if (options.subnqn.empty()) return Status::invalid_argument("no subsystem NQN");
+  if (options.num_io_queues < 1) return Status::invalid_argument("num_io_queues must be >= 1");
+  std::unique_ptr<Controller> c(new Controller(options));
+  NVMF_RETURN_IF_ERROR(c->connect_admin());
+  NVMF_RETURN_IF_ERROR(c->connect_io_queues());
+  return c;
+}
+
+Status Controller::connect_admin() {
+  NVMF_ASSIGN_OR_RETURN(admin_,
+                        Queue::connect(queue_params(options_, 0, kAdminQueueSize), pd_->pd));
+  NVMF_ASSIGN_OR_RETURN(proto::ConnectData data,
+                        connect_data(hostid_, proto::kAdminQueueCntlid, options_.subnqn, hostnqn_));
+  NVMF_ASSIGN_OR_RETURN(cntlid_, fabrics_connect(*admin_, 0, kAdminQueueSize, options_.kato_ms,
+                                                 data, /*allow_in_capsule=*/false));
+  NVMF_ASSIGN_OR_RETURN(cap_, property_get(*admin_, proto::kPropCap, true));
+  NVMF_ASSIGN_OR_RETURN(uint64_t vs, property_get(*admin_, proto::kPropVs, false));
+  vs_ = static_cast<uint32_t>(vs);
+  NVMF_RETURN_IF_ERROR(enable_controller(*admin_, cap_));
+  cc_ = kCcEnable;
+  enabled_ = true;
+  NVMF_ASSIGN_OR_RETURN(identify_, identify_all(*admin_));
+  return ok_status();
+}
+
+Status Controller::connect_io_queues() {
+  NVMF_ASSIGN_OR_RETURN(uint16_t count, set_number_of_queues(*admin_, options_.num_io_queues));
+  // Like Linux: clamp to CAP.MQES + 1 and to Identify MAXCMD (when set), with a warning.
+  uint32_t mqes = static_cast<uint32_t>(cap_ & proto::kCapMqesMask) + 1;
+  uint32_t limit = mqes;
+  if (identify_.ctrl.maxcmd != 0) limit = std::min<uint32_t>(limit, identify_.ctrl.maxcmd);
+  auto size = static_cast<uint16_t>(std::min<uint32_t>(options_.queue_size, limit));
+  if (size != options_.queue_size) {
+    NVMF_LOG(WARN, "host") << "I/O queue size " << options_.queue_size << " exceeds CAP.MQES+1 "
+                           << mqes << " / MAXCMD " << identify_.ctrl.maxcmd << ": using " << size;
+  }
+  if (size < 2) {
+    return Status::invalid_argument("I/O queue size " + std::to_string(size) + " (asked " +
+                                    std::to_string(options_.queue_size) + ", CAP.MQES allows " +
+                                    std::to_string(mqes) + ") is below 2");
+  }
+  NVMF_ASSIGN_OR_RETURN(proto::ConnectData data,
+                        connect_data(hostid_, cntlid_, options_.subnqn, hostnqn_));
+  for (uint16_t qid = 1; qid <= count; ++qid) {
+    NVMF_ASSIGN_OR_RETURN(std::unique_ptr<Queue> q,
+                          Queue::connect(queue_params(options_, qid, size), pd_->pd));
+    q->set_in_capsule_policy(host_in_capsule_policy(identify_.ctrl, q->granted_max_send_sge()));
+    NVMF_RETURN_IF_ERROR(fabrics_connect(*q, qid, size, 0, data, /*allow_in_capsule=*/true));
+    io_queues_.push_back(std::move(q));
+  }
+  limits_.lba_size = identify_.ns.lba_size;
+  limits_.max_command_bytes = max_command_bytes(
+      mdts_bytes(identify_.ctrl.mdts, cap_mpsmin_bytes(cap_)), identify_.ns.lba_size);
+  limits_.in_capsule = io_queues_.front()->in_capsule_policy();
+  return ok_status();
+}
+
+Result<RegisteredBuffer> Controller::register_buffer(void* addr, size_t length) {
+  if (!pd_->pd) return Status::unavailable("controller is not connected");
+  NVMF_ASSIGN_OR_RETURN(
+      verbs::MemoryRegion mr,
+      verbs::MemoryRegion::create(
+          pd_->pd->get(), addr, length,
+          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
+  return RegisteredBuffer(pd_, std::move(mr));
+}
+
+Result<Queue*> Controller::io_queue() {
+  if (io_queues_.empty()) return Status::unavailable("controller is not connected");
+  return io_queues_.front().get();
+}
+
+// Keeps up to kMaxPipeline commands in flight: `next(sqe, pieces, slba)` plans one command
+// (returns false when the transfer is fully planned). Waits for all before returning the first
+// error. No allocation on success.
+template <typename NextCommand>
+Status Controller::pipeline(Queue& q, const char* verb, uint64_t total, NextCommand&& next) {
+  std::array<InFlight, kMaxPipeline> ring;
+  size_t head = 0, count = 0;
+  Status first_error;
+  bool planning = total > 0;
+  while (planning || count > 0) {
+    while (planning && first_error.ok() && count < kMaxPipeline && q.free_slots() > 0) {
+      proto::Sqe sqe;
+      std::span<const Piece> pieces;
+      uint64_t slba = 0;
+      Result<bool> more = next(sqe, pieces, slba);
+      if (!more.ok()) {
+        first_error = more.status();
+        break;
+      }
+      Result<uint16_t> slot = q.post(sqe, pieces);
+      if (!slot.ok()) {
+        first_error = std::move(slot).status().annotate(at_lba(verb, slba));
+        break;
+      }
+      ring[(head + count++) % kMaxPipeline] = InFlight{*slot, slba};
+      planning = *more;
+    }
+    if (!first_error.ok()) planning = false;
+    if (count == 0) break;
+    InFlight f = ring[head];
+    head = (head + 1) % kMaxPipeline;
+    --count;
+    Status st = reap(q, f, verb);
+    if (first_error.ok()) first_error = std::move(st);
+  }
+  return first_error;
+}
+
+Status Controller::write(uint64_t slba, std::span<const DataSegment> segments) {
+  NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
+  NVMF_RETURN_IF_ERROR(validate_transfer(segments, limits_));
+  uint64_t total = total_bytes(segments);
+  TransferCursor cursor;
+  CommandPlan plan;
+  auto next = [&](proto::Sqe& sqe, std::span<const Piece>& pieces, uint64_t& lba) -> Result<bool> {
+    lba = slba + cursor.done / limits_.lba_size;
+    NVMF_ASSIGN_OR_RETURN(plan, next_write_command(segments, cursor, limits_));
+    sqe = write_sqe(identify_.ns.nsid, lba, plan.bytes / limits_.lba_size);
+    pieces = encode_data(sqe, plan);
+    bool in_capsule = plan.path == WritePath::kInCapsule;
+    ++(in_capsule ? stats_.writes_in_capsule : stats_.writes_keyed);
+    (in_capsule ? stats_.bytes_in_capsule : stats_.bytes_keyed) += plan.bytes;
+    return cursor.done < total;
+  };
+  return pipeline(*q, "Write", total, next);
+}
+
+Status Controller::read(uint64_t slba, const DataSegment& segment) {
+  NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
+  NVMF_RETURN_IF_ERROR(validate_transfer(std::span<const DataSegment>(&segment, 1), limits_));
+  TransferCursor cursor;
+  CommandPlan plan;
+  auto next = [&](proto::Sqe& sqe, std::span<const Piece>& pieces, uint64_t& lba) -> Result<bool> {
+    lba = slba + cursor.done / limits_.lba_size;
+    plan = next_read_command(segment, cursor, limits_);
+    sqe = read_sqe(identify_.ns.nsid, lba, plan.bytes / limits_.lba_size);
+    pieces = encode_data(sqe, plan);
+    ++stats_.reads;
+    stats_.bytes_read += plan.bytes;
+    return cursor.done < segment.length;
+  };
+  return pipeline(*q, "Read", segment.length, next);
+}
+
+Status Controller::flush() {
+  NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
+  proto::Sqe sqe = flush_sqe(identify_.ns.nsid);
+  encode_null_sgl(sqe.dptr);
+  NVMF_ASSIGN_OR_RETURN(uint16_t slot, q->post(sqe, {}));
+  Result<proto::Cqe> cqe = q->wait(slot, q->deadline());
+  if (!cqe.ok()) return std::move(cqe).status().annotate("Flush");
+  ++stats_.flushes;
+  return cqe_status(*cqe, "Flush");
+}
+
+Status Controller::keep_alive() {
+  if (!admin_) return Status::unavailable("controller is not connected");
+  return host::keep_alive(*admin_);
+}
+
+Status Controller::disconnect() {
+  if (!admin_) return ok_status();
+  Status st;
+  if (enabled_) {
+    st = shutdown_controller(*admin_, cc_, options_.shutdown_timeout_ms);
+    enabled_ = false;
+  }
+  stats_ = stats();    // keep the queues' capsule counters
+  io_queues_.clear();  // each rdma_disconnects, then destroys QP, MRs, CQ, CM id
+  admin_.reset();
+  if (!st.ok()) NVMF_LOG(WARN, "host") << "disconnect: " << st.to_string();
+  return st;
+}
+
+Result<proto::Cqe> Controller::submit_raw(uint16_t qid, proto::Sqe sqe,
+                                          std::span<const DataSegment> in_capsule_data) {
+  Queue* q = nullptr;
+  if (qid == 0) q = admin_.get();
+  if (qid >= 1 && qid <= io_queues_.size()) q = io_queues_[qid - 1].get();
+  if (q == nullptr) return Status::invalid_argument("no queue " + std::to_string(qid));
+  if (in_capsule_data.size() > kMaxInCapsuleSegments) {
+    return Status::invalid_argument("more than 4 in-capsule segments");
+  }
+  std::array<Piece, kMaxInCapsuleSegments> pieces{};
+  for (size_t i = 0; i < in_capsule_data.size(); ++i) {
+    const DataSegment& d = in_capsule_data[i];
+    pieces[i] =
+        Piece{reinterpret_cast<uint64_t>(d.addr), static_cast<uint32_t>(d.length), d.lkey, d.rkey};
+  }
+  NVMF_ASSIGN_OR_RETURN(
+      uint16_t slot, q->post(sqe, std::span<const Piece>(pieces.data(), in_capsule_data.size())));
+  return q->wait(slot, q->deadline());
+}
+
+Negotiation Controller::negotiation() const {
+  Negotiation n;
+  const proto::IdentifyController& id = identify_.ctrl;
+  n.cntlid = cntlid_;
+  n.ioccsz = id.ioccsz;
+  n.iorcsz = id.iorcsz;
+  n.icdoff = id.icdoff;
+  n.sgls = id.sgls;
+  n.msdbd = id.msdbd;
+  n.in_capsule_data_size = in_capsule_size_from_ioccsz(id.ioccsz);
+  n.in_capsule_enabled = limits_.in_capsule.enabled;
+  n.in_capsule_why_off = limits_.in_capsule.why_off;
+  n.max_in_capsule_segments = limits_.in_capsule.max_segments;
+  n.mdts_bytes = mdts_bytes(id.mdts, cap_mpsmin_bytes(cap_));
+  n.max_command_bytes = limits_.max_command_bytes;
+  n.num_io_queues = static_cast<uint16_t>(io_queues_.size());
+  n.io_queue_size = io_queues_.empty() ? 0 : io_queues_.front()->queue_size();
+  auto add = [&](const Queue& q) {
+    n.queues.push_back(QueueInlineSend{q.qid(), options_.requested_max_inline_data,
+                                       q.granted_max_inline_data(), q.inline_fallback()});
+  };
+  if (admin_) add(*admin_);
+  for (const auto& q : io_queues_) add(*q);
+  n.min_granted_max_inline_data = n.queues.empty() ? 0 : UINT32_MAX;
+  for (const auto& q : n.queues) {
+    n.min_granted_max_inline_data = std::min(n.min_granted_max_inline_data, q.granted);
+  }
+  return n;
+}
+
+HostStats Controller::stats() const {
+  HostStats s = stats_;
+  auto add = [&](const Queue& q) {
+    s.capsules_inline += q.counters().capsules_inline;
+    s.capsules_by_reference += q.counters().capsules_by_reference;
+  };
+  if (admin_) add(*admin_);
+  for (const auto& q : io_queues_) add(*q);
+  return s;
+}
+
+}  // namespace nvmf::host

@@ -1,0 +1,180 @@
+// Controller: the host side of one NVMe-oF RDMA controller association: connect (admin queue,
+// enable, Identify, I/O queues), block I/O over registered buffers, and orderly disconnect.
+#ifndef NVMF_HOST_CONTROLLER_H_
+#define NVMF_HOST_CONTROLLER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/verbs/memory_region.h"
+#include "common/verbs/protection_domain.h"
+#include "host/bringup.h"
+#include "host/commands.h"
+#include "host/identify.h"
+#include "host/io_plan.h"
+#include "host/options.h"
+#include "proto/nvme.h"
+
+namespace nvmf::host {
+
+class Queue;
+
+// Owns the protection domain so that registered buffers can outlive the Controller safely.
+struct PdHolder {
+  std::optional<verbs::ProtectionDomain> pd;
+};
+
+// Memory registered for I/O (ibv_reg_mr with local write, remote read and remote write: the
+// target RDMA READs write data and RDMA WRITEs read data). Move-only. Keeps the PD alive; the
+// memory itself is the caller's and must outlive this object.
+class RegisteredBuffer {
+ public:
+  // A segment of this buffer: bytes [offset, offset + length). Not range-checked on the fast
+  // path; use contains() when unsure.
+  DataSegment segment(size_t offset, size_t length) const;
+  // The whole buffer as one segment.
+  DataSegment segment() const { return segment(0, length()); }
+  void* addr() const { return mr_.addr(); }
+  size_t length() const { return mr_.length(); }
+  uint32_t lkey() const { return mr_.lkey(); }
+  uint32_t rkey() const { return mr_.rkey(); }
+
+ private:
+  friend class Controller;
+  RegisteredBuffer(std::shared_ptr<PdHolder> pd, verbs::MemoryRegion mr)
+      : pd_(std::move(pd)), mr_(std::move(mr)) {}
+  std::shared_ptr<PdHolder> pd_;  // destroyed after mr_
+  verbs::MemoryRegion mr_;
+};
+
+// max_inline_data of one queue's QP.
+struct QueueInlineSend {
+  uint16_t qid = 0;
+  uint32_t requested = 0;
+  uint32_t granted = 0;
+  bool fallback = false;  // the QP was created again without inline send
+};
+
+// What was negotiated with the target, for reports and tests.
+struct Negotiation {
+  uint16_t cntlid = 0;
+  uint32_t ioccsz = 0;  // 16-byte units
+  uint32_t iorcsz = 0;  // 16-byte units
+  uint16_t icdoff = 0;  // 16-byte units
+  uint32_t sgls = 0;
+  uint8_t msdbd = 0;
+  uint32_t in_capsule_data_size = 0;  // the target's: IOCCSZ * 16 - 64 bytes
+  bool in_capsule_enabled = false;    // the host uses in-capsule writes
+  std::string in_capsule_why_off;     // empty when enabled
+  uint32_t max_in_capsule_segments = 0;
+  uint64_t mdts_bytes = 0;         // 0 = no limit
+  uint32_t max_command_bytes = 0;  // per command after MDTS/keyed/NLB limits
+  uint16_t io_queue_size = 0;
+  uint16_t num_io_queues = 0;
+  std::vector<QueueInlineSend> queues;  // admin first
+  uint32_t min_granted_max_inline_data = 0;
+};
+
+// Counters since connect. Writes and reads count commands (a transfer above MDTS is several).
+struct HostStats {
+  uint64_t writes_in_capsule = 0;
+  uint64_t writes_keyed = 0;
+  uint64_t bytes_in_capsule = 0;
+  uint64_t bytes_keyed = 0;
+  uint64_t reads = 0;
+  uint64_t bytes_read = 0;
+  uint64_t flushes = 0;
+  uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE (all queues)
+  uint64_t capsules_by_reference = 0;  // posted from registered memory (all queues)
+};
+
+// One association. Not thread-safe: use from one thread. I/O goes to the first I/O queue
+// (qid 1); submit_raw() can address any queue.
+class Controller {
+ public:
+  // Connects the admin queue (CM private data hrqsize 32, hsqsize 31), Fabrics Connect (cntlid
+  // 0xFFFF, KATO = kato_ms, keyed Connect data), reads CAP and VS, enables (CC 0x00460001, waits
+  // CSTS.RDY within CAP.TO), Identify Controller (refuses IOCCSZ < 4, IORCSZ < 1, KAS 0),
+  // first active namespace, Identify Namespace, Set Features Number of Queues, then connects
+  // the I/O queues (qid 1..N, queue_size entries, Connect data in-capsule when allowed).
+  // Errors name the step: "queue 0 to 10.0.0.1:4420: ... connection refused", "CM reject:
+  // invalid HSQSIZE (4)", "Identify Controller: KAS is 0 ...", NVMe statuses by name.
+  static Result<std::unique_ptr<Controller>> connect(const HostOptions& options);
+  // Disconnects (see disconnect()) if not done yet.
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Registers caller memory for I/O. kInvalidArgument for null/empty; verbs errors otherwise.
+  Result<RegisteredBuffer> register_buffer(void* addr, size_t length);
+
+  // Writes the segments' bytes, in order, starting at `slba`. The total must be a non-zero
+  // multiple of the LBA size (kInvalidArgument). Cut into commands of at most
+  // negotiation().max_command_bytes; each goes in-capsule when the target allows it (SGEs point
+  // at the caller's memory, no copy) or keyed (SGL 0x40 with the segment's rkey; needs segment
+  // boundaries on LBA boundaries). Up to queue depth commands in flight. NVMe errors:
+  // kNvmeError "Write at LBA n: <status name>".
+  Status write(uint64_t slba, std::span<const DataSegment> segments);
+  // Reads segment.length bytes (a multiple of the LBA size) from `slba` into the segment
+  // (keyed SGL 0x40, the target RDMA WRITEs). Errors as write().
+  Status read(uint64_t slba, const DataSegment& segment);
+  // Flush of the namespace.
+  Status flush();
+  // Keep Alive on the admin queue (only needed when HostOptions::kato_ms > 0).
+  Status keep_alive();
+
+  // CC.SHN = normal, waits CSTS.SHST = complete (shutdown_timeout_ms), then disconnects and
+  // destroys the I/O queues and the admin queue. Returns the shutdown's status; the queues are
+  // torn down either way. Idempotent; I/O afterwards fails with kUnavailable.
+  Status disconnect();
+
+  // TEST HOOK, not used by the CLI: sends `sqe` exactly as given on queue `qid` (0 = admin),
+  // except the CID, which the engine assigns; SGL1 is not touched. `in_capsule_data` segments
+  // (at most 4, registered) follow the SQE in the same SEND. Returns the CQE whatever its
+  // status; errors are transport failures and timeouts.
+  Result<proto::Cqe> submit_raw(uint16_t qid, proto::Sqe sqe,
+                                std::span<const DataSegment> in_capsule_data);
+
+  const proto::IdentifyController& identify_controller() const { return identify_.ctrl; }
+  const NamespaceInfo& namespace_info() const { return identify_.ns; }
+  uint32_t lba_size() const { return identify_.ns.lba_size; }
+  uint64_t cap() const { return cap_; }
+  uint32_t vs() const { return vs_; }
+  const HostId& hostid() const { return hostid_; }
+  const std::string& hostnqn() const { return hostnqn_; }
+  Negotiation negotiation() const;
+  HostStats stats() const;
+
+ private:
+  explicit Controller(const HostOptions& options);
+  Status connect_admin();
+  Status connect_io_queues();
+  Result<Queue*> io_queue();
+  template <typename NextCommand>
+  Status pipeline(Queue& q, const char* verb, uint64_t total, NextCommand&& next);
+
+  HostOptions options_;
+  HostId hostid_{};
+  std::string hostnqn_;
+  uint16_t cntlid_ = 0;
+  uint64_t cap_ = 0;
+  uint32_t vs_ = 0;
+  uint32_t cc_ = 0;
+  bool enabled_ = false;
+  IdentifyResult identify_;
+  TransferLimits limits_;
+  HostStats stats_;
+  // Declared before the queues: the PD outlives every QP.
+  std::shared_ptr<PdHolder> pd_;
+  std::unique_ptr<Queue> admin_;
+  std::vector<std::unique_ptr<Queue>> io_queues_;
+};
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_CONTROLLER_H_

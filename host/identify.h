@@ -1,0 +1,48 @@
+// Checks and summaries of Identify data the host depends on (controller and namespace). Pure.
+#ifndef NVMF_HOST_IDENTIFY_H_
+#define NVMF_HOST_IDENTIFY_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "common/status.h"
+#include "proto/nvme.h"
+
+namespace nvmf::host {
+
+// Refuses a controller the host cannot use over RDMA, naming the field, like the Linux host
+// (nvme_rdma setup / nvme_init_ctrl_finish): IOCCSZ < 4 (a capsule must hold the 64-byte SQE),
+// IORCSZ < 1 (the 16-byte CQE), KAS = 0 (no keep-alive granularity). kInvalidArgument, e.g.
+// "Identify Controller: IOCCSZ 3 is below 4 (64-byte SQE)". Base 2.0 §5.17.2.1 bytes 1792..1803.
+Status validate_identify_controller(const proto::IdentifyController& id);
+
+// What the host keeps from Identify Namespace.
+struct NamespaceInfo {
+  uint32_t nsid = 0;
+  uint64_t nsze = 0;      // size in logical blocks
+  uint64_t ncap = 0;      // capacity in logical blocks
+  uint32_t lba_size = 0;  // bytes, 2^LBADS of the format FLBAS selects
+  uint16_t metadata_size = 0;
+};
+
+// Decodes the formatted LBA size (FLBAS bits 3:0, and 6:5 as the upper index bits when NLBAF >
+// 16; NVM CS 1.0 §4.1.5.1). kInvalidArgument when the index exceeds NLBAF or LBADS < 9 (smaller
+// than 512 bytes, not allowed) or > 20, or when metadata is interleaved (unsupported here).
+Result<NamespaceInfo> decode_namespace(uint32_t nsid, const proto::IdentifyNamespace& ns);
+
+// First non-zero nsid of an Active Namespace ID list (CNS 02h; 1024 little-endian dwords,
+// zero terminated). kNotFound when the list is empty.
+Result<uint32_t> first_active_nsid(std::span<const uint8_t> list);
+
+// An Identify ASCII field (SN, MN, FR) with trailing spaces and NULs removed.
+std::string trim_ascii(const char* field, size_t len);
+
+// MDTS in bytes: 2^MDTS pages of CAP.MPSMIN size (`page_bytes`); 0 when MDTS = 0 (no limit).
+constexpr uint64_t mdts_bytes(uint8_t mdts, uint32_t page_bytes) {
+  return mdts == 0 || mdts > 40 ? 0 : (uint64_t{page_bytes} << mdts);
+}
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_IDENTIFY_H_

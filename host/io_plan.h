@@ -1,0 +1,95 @@
+// Pure planning of data transfers: how a read or write over caller segments is cut into NVMe
+// commands (MDTS, keyed SGL and NLB limits) and whether each goes in-capsule or keyed. No verbs.
+#ifndef NVMF_HOST_IO_PLAN_H_
+#define NVMF_HOST_IO_PLAN_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "common/in_capsule.h"
+#include "common/status.h"
+#include "proto/nvme.h"
+
+namespace nvmf::host {
+
+// A piece of caller memory registered with Controller::register_buffer(): the local key for
+// SGEs, the remote key for keyed SGL descriptors. Lengths in bytes. (Not nvmf::DataSegment of
+// common/capsule.h, which has no rkey: this one may be sent keyed or in-capsule.)
+struct DataSegment {
+  void* addr = nullptr;
+  size_t length = 0;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+};
+
+// Limits for cutting a transfer into commands.
+struct TransferLimits {
+  uint32_t lba_size = 512;         // bytes
+  uint32_t max_command_bytes = 0;  // per command, a multiple of lba_size (max_command_bytes())
+  HostInCapsulePolicy in_capsule;  // writes only (common/in_capsule.h)
+};
+
+// Bytes one command may move: MDTS (`mdts_bytes`, 0 = no limit), the keyed SGL 24-bit length
+// (16 MiB - 1), and NLB's 16 bits (65536 blocks), rounded down to whole LBAs.
+// Base 2.0 §5.17.2.1 (MDTS), §4.3.2 (keyed length), NVM CS 1.0 §3.2.6 (NLB).
+uint32_t max_command_bytes(uint64_t mdts_bytes, uint32_t lba_size);
+
+enum class WritePath : uint8_t { kInCapsule, kKeyed };
+std::string_view write_path_name(WritePath path);  // "in-capsule" / "keyed"
+
+// One contiguous piece of registered memory a command uses.
+struct Piece {
+  uint64_t addr = 0;
+  uint32_t length = 0;
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+};
+
+// One command of a transfer: `bytes` (whole LBAs) over `num_pieces` pieces. Keyed commands use
+// exactly one piece (one Keyed SGL Data Block descriptor); in-capsule ones up to
+// kMaxInCapsuleSegments (one SGE each after the SQE).
+struct CommandPlan {
+  WritePath path = WritePath::kKeyed;
+  uint32_t bytes = 0;
+  uint32_t num_pieces = 0;
+  std::array<Piece, kMaxInCapsuleSegments> pieces{};
+};
+
+// Where the next command of a transfer starts. Zero-initialise to start.
+struct TransferCursor {
+  size_t segment = 0;  // index into the segments
+  size_t offset = 0;   // bytes into that segment
+  uint64_t done = 0;   // bytes planned so far
+};
+
+// Checks a transfer before planning: limits sane, at least one byte, every segment non-empty
+// with an address, total a multiple of lba_size. kInvalidArgument naming the problem.
+Status validate_transfer(std::span<const DataSegment> segments, const TransferLimits& limits);
+
+// Total bytes of `segments`.
+uint64_t total_bytes(std::span<const DataSegment> segments);
+
+// Plans the next Write command from `cursor` and advances it. Like the Linux host: the command
+// covers min(remaining, max_command_bytes); it goes in-capsule when fits_in_capsule() accepts
+// its byte count and piece count (common/in_capsule.h), otherwise keyed, where it is
+// further cut at the end of the current segment (one keyed descriptor per command).
+// kInvalidArgument when a keyed command would end inside an LBA (a segment boundary that is not
+// on an LBA boundary). Call validate_transfer() first; no allocation.
+Result<CommandPlan> next_write_command(std::span<const DataSegment> segments,
+                                       TransferCursor& cursor, const TransferLimits& limits);
+
+// Plans the next Read command into `segment` (keyed, one piece) and advances `cursor`.
+CommandPlan next_read_command(const DataSegment& segment, TransferCursor& cursor,
+                              const TransferLimits& limits);
+
+// Ok when the CQE's status is success; otherwise kNvmeError carrying the status field, with the
+// message "<what>: <status_name>", e.g. "Read at LBA 123: LBA Out of Range (SCT 0x0 SC 0x80,
+// DNR)".
+Status cqe_status(const proto::Cqe& cqe, std::string_view what);
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_IO_PLAN_H_

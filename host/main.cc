@@ -1,0 +1,294 @@
+// nvmf-host: a small nvme-cli-like front end of the host library (identify, write, read).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/log.h"
+#include "common/status.h"
+#include "host/cli_util.h"
+#include "host/controller.h"
+
+namespace nvmf::host {
+namespace {
+
+// Options of the write and read subcommands, as typed.
+struct IoArgs {
+  std::string file;
+  std::string offset = "0";
+  std::string length;
+  std::string json;  // "" none, "-" stdout, else a path
+};
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using AlignedBuffer = std::unique_ptr<uint8_t, FreeDeleter>;
+
+int fail(std::string_view what, const Status& st) {
+  std::fprintf(stderr, "nvmf-host: %.*s: %s\n", static_cast<int>(what.size()), what.data(),
+               st.to_string().c_str());
+  return kExitRuntime;
+}
+
+// A bad argument found after parsing (size syntax, alignment): one line, exit 2.
+int fail_usage(std::string_view what, const Status& st) {
+  std::fprintf(stderr, "nvmf-host: %.*s: usage: %s\n", static_cast<int>(what.size()), what.data(),
+               st.message().c_str());
+  return kExitUsage;
+}
+
+Status emit_json(const std::string& target, const nlohmann::json& j) {
+  if (target == "-") {
+    std::cout << j.dump(2) << std::endl;
+    return ok_status();
+  }
+  std::ofstream out(target);
+  out << j.dump(2) << '\n';
+  out.close();
+  if (!out) return Status::from_errno("write " + target, errno);
+  return ok_status();
+}
+
+Result<AlignedBuffer> allocate(uint64_t bytes) {
+  void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+  if (p == nullptr) return Status::resource_exhausted("cannot allocate " + std::to_string(bytes));
+  std::memset(p, 0, bytes);
+  return AlignedBuffer(static_cast<uint8_t*>(p));
+}
+
+// Disconnects, reporting a failed shutdown as the command's error.
+int finish(Controller& c, int rc) {
+  Status st = c.disconnect();
+  if (!st.ok() && rc == kExitOk) return fail("disconnect", st);
+  return rc;
+}
+
+void print_identify(const Controller& c) {
+  const proto::IdentifyController& id = c.identify_controller();
+  const NamespaceInfo& ns = c.namespace_info();
+  Negotiation n = c.negotiation();
+  std::printf("vid     : %s\nsn      : %s\nmn      : %s\nfr      : %s\n",
+              hex_string(id.vid).c_str(), trim_ascii(id.sn, sizeof(id.sn)).c_str(),
+              trim_ascii(id.mn, sizeof(id.mn)).c_str(), trim_ascii(id.fr, sizeof(id.fr)).c_str());
+  std::printf("cntlid  : %u\nmdts    : %u\nsgls    : %s\nioccsz  : %u\niorcsz  : %u\n", id.cntlid,
+              id.mdts, hex_string(id.sgls).c_str(), id.ioccsz, id.iorcsz);
+  std::printf("icdoff  : %u\nmsdbd   : %u\nkas     : %u\nnn      : %u\n", id.icdoff, id.msdbd,
+              id.kas, id.nn);
+  std::printf("nsid    : %u\nnsze    : %llu\nlba size: %u\n", ns.nsid,
+              static_cast<unsigned long long>(ns.nsze), ns.lba_size);
+  if (n.in_capsule_enabled) {
+    std::printf("in-capsule data: on (target size %u bytes, up to %u segments)\n",
+                n.in_capsule_data_size, n.max_in_capsule_segments);
+  } else {
+    std::printf("in-capsule data: off: %s\n", n.in_capsule_why_off.c_str());
+  }
+  std::printf("max command bytes: %u, max_inline_data granted (min over queues): %u\n",
+              n.max_command_bytes, n.min_granted_max_inline_data);
+}
+
+int cmd_identify(const HostOptions& opts, bool json) {
+  auto c = Controller::connect(opts);
+  if (!c.ok()) return fail("connect", c.status());
+  if (json) {
+    nlohmann::json j =
+        identify_json((*c)->identify_controller(), (*c)->namespace_info(), (*c)->negotiation());
+    j["host"] = {{"hostnqn", (*c)->hostnqn()}, {"hostid", uuid_string((*c)->hostid())}};
+    std::cout << j.dump(2) << std::endl;
+  } else {
+    print_identify(**c);
+  }
+  return finish(**c, kExitOk);
+}
+
+nlohmann::json io_report(Controller& c, const char* op, uint64_t offset, uint64_t bytes) {
+  return {{"operation", op},
+          {"offset", offset},
+          {"bytes", bytes},
+          {"lba_size", c.lba_size()},
+          {"stats", stats_json(c.stats())},
+          {"negotiation", negotiation_json(c.negotiation())}};
+}
+
+// Writes the file chunk by chunk through one registered buffer.
+Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slba) {
+  uint32_t lba = c.lba_size();
+  uint64_t chunk = cli_buffer_bytes(file_size, lba);
+  NVMF_ASSIGN_OR_RETURN(AlignedBuffer mem, allocate(chunk));
+  NVMF_ASSIGN_OR_RETURN(RegisteredBuffer buf, c.register_buffer(mem.get(), chunk));
+  for (uint64_t done = 0; done < file_size;) {
+    uint64_t want = std::min(chunk, file_size - done);
+    if (std::fread(mem.get(), 1, want, in) != want) {
+      return Status::io("short read from the input file at byte " + std::to_string(done));
+    }
+    uint64_t padded = round_up_to_lba(want, lba);
+    std::memset(mem.get() + want, 0, padded - want);
+    DataSegment seg = buf.segment(0, padded);
+    NVMF_RETURN_IF_ERROR(c.write(slba + done / lba, std::span<const DataSegment>(&seg, 1)));
+    done += want;
+  }
+  return ok_status();
+}
+
+int cmd_write(const HostOptions& opts, const IoArgs& a) {
+  Result<uint64_t> offset = parse_size(a.offset, "--offset");
+  if (!offset.ok()) return fail_usage("write", offset.status());
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(a.file.c_str(), "rb"),
+                                                     &std::fclose);
+  if (!in) return fail("write", Status::from_errno("open " + a.file, errno));
+  std::fseek(in.get(), 0, SEEK_END);
+  auto file_size = static_cast<uint64_t>(std::ftell(in.get()));
+  std::rewind(in.get());
+  if (file_size == 0) return fail("write", Status::invalid_argument(a.file + " is empty"));
+  auto c = Controller::connect(opts);
+  if (!c.ok()) return fail("connect", c.status());
+  Controller& ctrl = **c;
+  uint32_t lba = ctrl.lba_size();
+  Status st = check_lba_aligned(*offset, lba, "--offset");
+  if (!st.ok()) return finish(ctrl, fail_usage("write", st));
+  if (uint64_t pad = padding_bytes(file_size, lba); pad != 0) {
+    std::fprintf(stderr,
+                 "nvmf-host: note: %s is %llu bytes, not a whole number of %u-byte LBAs: "
+                 "padding with %llu zero bytes\n",
+                 a.file.c_str(), static_cast<unsigned long long>(file_size), lba,
+                 static_cast<unsigned long long>(pad));
+  }
+  st = write_file(ctrl, in.get(), file_size, *offset / lba);
+  // Like Linux, flush only when the controller has a volatile write cache (VWC bit 0): the data
+  // is then durable when the CLI reports success.
+  if (st.ok() && (ctrl.identify_controller().vwc & 1) != 0) st = ctrl.flush();
+  if (!st.ok()) return finish(ctrl, fail("write", st));
+  HostStats s = ctrl.stats();
+  uint64_t written = round_up_to_lba(file_size, lba);
+  if (a.json != "-") {
+    std::printf("wrote %llu bytes at offset %llu: %llu in-capsule and %llu keyed commands\n",
+                static_cast<unsigned long long>(written), static_cast<unsigned long long>(*offset),
+                static_cast<unsigned long long>(s.writes_in_capsule),
+                static_cast<unsigned long long>(s.writes_keyed));
+  }
+  if (!a.json.empty()) {
+    st = emit_json(a.json, io_report(ctrl, "write", *offset, written));
+    if (!st.ok()) return finish(ctrl, fail("write", st));
+  }
+  return finish(ctrl, kExitOk);
+}
+
+// Reads whole LBAs chunk by chunk and writes exactly `length` bytes to `out`.
+Status read_to_file(Controller& c, std::FILE* out, uint64_t length, uint64_t slba) {
+  uint32_t lba = c.lba_size();
+  uint64_t total = round_up_to_lba(length, lba);
+  uint64_t chunk = cli_buffer_bytes(total, lba);
+  NVMF_ASSIGN_OR_RETURN(AlignedBuffer mem, allocate(chunk));
+  NVMF_ASSIGN_OR_RETURN(RegisteredBuffer buf, c.register_buffer(mem.get(), chunk));
+  for (uint64_t done = 0; done < total;) {
+    uint64_t n = std::min(chunk, total - done);
+    NVMF_RETURN_IF_ERROR(c.read(slba + done / lba, buf.segment(0, n)));
+    uint64_t keep = std::min(n, length - std::min(length, done));
+    if (std::fwrite(mem.get(), 1, keep, out) != keep) {
+      return Status::from_errno("write to the output file", errno);
+    }
+    done += n;
+  }
+  return ok_status();
+}
+
+int cmd_read(const HostOptions& opts, const IoArgs& a) {
+  Result<uint64_t> offset = parse_size(a.offset, "--offset");
+  if (!offset.ok()) return fail_usage("read", offset.status());
+  Result<uint64_t> length = parse_size(a.length, "--length");
+  if (!length.ok()) return fail_usage("read", length.status());
+  if (*length == 0) return fail_usage("read", Status::invalid_argument("--length is 0"));
+  auto c = Controller::connect(opts);
+  if (!c.ok()) return fail("connect", c.status());
+  Controller& ctrl = **c;
+  Status st = check_lba_aligned(*offset, ctrl.lba_size(), "--offset");
+  if (!st.ok()) return finish(ctrl, fail_usage("read", st));
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(a.file.c_str(), "wb"),
+                                                      &std::fclose);
+  if (!out) return finish(ctrl, fail("read", Status::from_errno("open " + a.file, errno)));
+  st = read_to_file(ctrl, out.get(), *length, *offset / ctrl.lba_size());
+  if (st.ok() && std::fflush(out.get()) != 0) st = Status::from_errno("flush " + a.file, errno);
+  if (!st.ok()) return finish(ctrl, fail("read", st));
+  if (a.json != "-") {
+    std::printf("read %llu bytes at offset %llu in %llu commands\n",
+                static_cast<unsigned long long>(*length), static_cast<unsigned long long>(*offset),
+                static_cast<unsigned long long>(ctrl.stats().reads));
+  }
+  if (!a.json.empty()) {
+    st = emit_json(a.json, io_report(ctrl, "read", *offset, *length));
+    if (!st.ok()) return finish(ctrl, fail("read", st));
+  }
+  return finish(ctrl, kExitOk);
+}
+
+void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, bool& verbose) {
+  app.add_option("-a,--traddr", o.traddr, "target address")->required();
+  app.add_option("-s,--trsvcid", o.trsvcid, "target port")->capture_default_str();
+  app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->required();
+  app.add_option("-w,--host-traddr", o.host_traddr, "local source address");
+  app.add_option("--hostnqn", o.hostnqn, "host NQN (default: from a random host id)");
+  app.add_option("--nr-io-queues", o.num_io_queues, "I/O queues to connect (I/O uses the first)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--queue-size", o.queue_size, "I/O queue entries")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1024));
+  app.add_option("--timeout-ms", o.timeout_ms, "per command and CM step timeout")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600000));
+  app.add_option("--max-inline-data", o.requested_max_inline_data,
+                 "max_inline_data asked of each QP (inline send)")
+      ->capture_default_str();
+  app.add_option("--poll-mode", poll_mode, "busy|event")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"busy", "event"}));
+  app.add_flag("-v,--verbose", verbose, "debug logging");
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read)", "nvmf-host"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  HostOptions opts;
+  std::string poll_mode = "event";
+  bool verbose = false;
+  add_common_options(app, opts, poll_mode, verbose);
+  bool id_json = false;
+  CLI::App* identify = app.add_subcommand("identify", "Identify controller and namespace");
+  identify->add_flag("--json", id_json, "JSON on stdout");
+  IoArgs w, r;
+  CLI::App* write = app.add_subcommand("write", "write a file at a byte offset");
+  write->add_option("-i,--input", w.file, "input file")->required();
+  write->add_option("-o,--offset", w.offset, "byte offset (multiple of the LBA size)");
+  write->add_option("--json", w.json, "report file, or - for stdout");
+  CLI::App* read = app.add_subcommand("read", "read bytes at an offset into a file");
+  read->add_option("-f,--output", r.file, "output file")->required();
+  read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");
+  read->add_option("-l,--length", r.length, "bytes to read")->required();
+  read->add_option("--json", r.json, "report file, or - for stdout");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "nvmf-host: usage: %s (try --help)\n", e.what());
+    return kExitUsage;
+  }
+  opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;
+  set_log_level(verbose ? LogLevel::kDebug : LogLevel::kWarn);
+  if (identify->parsed()) return cmd_identify(opts, id_json);
+  if (write->parsed()) return cmd_write(opts, w);
+  return cmd_read(opts, r);
+}
+
+}  // namespace
+}  // namespace nvmf::host
+
+int main(int argc, char** argv) { return nvmf::host::run(argc, argv); }

@@ -1,0 +1,298 @@
+// The host queue engine: rdma_cm connect, buffers, post and completion matching; see queue.h.
+#include "host/queue.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "common/inline_send.h"
+#include "common/log.h"
+#include "common/sgl.h"
+#include "host/commands.h"
+
+namespace nvmf::host {
+namespace {
+
+constexpr uint64_t kRecvTag = 1ull << 63;  // wr_id bit telling receives from sends
+constexpr size_t kBounceBytes = 4096;      // Identify data, the largest setup transfer
+constexpr int kPollBatch = 16;
+
+int remaining_ms(Deadline deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return left.count() <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX));
+}
+
+}  // namespace
+
+Queue::Queue(const QueueParams& params)
+    : qid_(params.qid),
+      queue_size_(params.queue_size),
+      poll_mode_(params.poll_mode),
+      timeout_ms_(params.timeout_ms),
+      peer_(params.traddr + ":" + params.trsvcid) {}
+
+Queue::~Queue() { disconnect(); }
+
+Result<std::unique_ptr<Queue>> Queue::connect(const QueueParams& params,
+                                              std::optional<verbs::ProtectionDomain>& pd) {
+  if (params.queue_size < 2) {
+    return Status::invalid_argument("queue " + std::to_string(params.qid) + ": queue size " +
+                                    std::to_string(params.queue_size) + " is below 2");
+  }
+  std::unique_ptr<Queue> q(new Queue(params));
+  std::string context = "queue " + std::to_string(params.qid) + " to " + q->peer_;
+  Status st = q->resolve(params);
+  if (st.ok()) st = q->create_resources(pd, params.requested_max_inline_data);
+  if (st.ok()) st = q->cm_connect();
+  if (!st.ok()) return std::move(st).annotate(context);
+  NVMF_LOG(DEBUG, "host") << context << ": connected, max_inline_data requested "
+                          << params.requested_max_inline_data << " granted "
+                          << q->granted_max_inline_data()
+                          << (q->inline_fallback() ? " (fallback)" : "");
+  return q;
+}
+
+Status Queue::resolve(const QueueParams& params) {
+  NVMF_ASSIGN_OR_RETURN(uint16_t port, verbs::parse_port(params.trsvcid));
+  NVMF_ASSIGN_OR_RETURN(channel_, verbs::EventChannel::create());
+  NVMF_ASSIGN_OR_RETURN(id_, verbs::CmId::create(*channel_, this));
+  NVMF_RETURN_IF_ERROR(
+      id_->resolve_addr(params.host_traddr, params.traddr, port, params.timeout_ms));
+  return id_->resolve_route(params.timeout_ms);
+}
+
+Status Queue::create_resources(std::optional<verbs::ProtectionDomain>& pd,
+                               uint32_t requested_max_inline_data) {
+  ibv_context* ctx = id_->verbs();
+  if (!pd.has_value()) {
+    NVMF_ASSIGN_OR_RETURN(pd, verbs::ProtectionDomain::create(ctx));
+  } else if (pd->context() != ctx) {
+    return Status::unavailable("resolved to device " + std::string(verbs::device_name(ctx)) +
+                               ", but the admin queue uses " +
+                               std::string(verbs::device_name(pd->context())));
+  }
+  NVMF_ASSIGN_OR_RETURN(ibv_device_attr attr, verbs::query_device(ctx));
+  max_qp_rd_atom_ = attr.max_qp_rd_atom;
+  uint32_t nslots = queue_size_ - 1u;  // an SQ of N entries holds at most N - 1 commands
+  if (poll_mode_ == PollMode::kEvent) {
+    NVMF_ASSIGN_OR_RETURN(comp_channel_, verbs::CompletionChannel::create(ctx));
+  }
+  NVMF_ASSIGN_OR_RETURN(cq_,
+                        verbs::CompletionQueue::create(ctx, static_cast<int>(nslots + queue_size_),
+                                                       comp_channel_ ? &*comp_channel_ : nullptr));
+  if (poll_mode_ == PollMode::kEvent) NVMF_RETURN_IF_ERROR(cq_->req_notify());
+  NVMF_RETURN_IF_ERROR(register_buffers(pd->get(), nslots));
+  verbs::QpConfig config;
+  config.send_cq = config.recv_cq = cq_->get();
+  config.max_send_wr = nslots;
+  config.max_recv_wr = queue_size_;
+  config.max_send_sge = std::min<uint32_t>(1 + kMaxInCapsuleSegments, attr.max_sge);
+  config.max_recv_sge = 1;
+  config.requested_max_inline_data = requested_max_inline_data;
+  NVMF_ASSIGN_OR_RETURN(qp_, verbs::QueuePair::create(*id_, pd->get(), config));
+  for (uint32_t i = 0; i < queue_size_; ++i) NVMF_RETURN_IF_ERROR(post_receive(i));
+  return ok_status();
+}
+
+Status Queue::register_buffers(ibv_pd* pd, uint32_t nslots) {
+  sqe_buffers_.assign(nslots, proto::Sqe{});
+  cqe_buffers_.assign(queue_size_, proto::Cqe{});
+  bounce_.assign(kBounceBytes, 0);
+  NVMF_ASSIGN_OR_RETURN(sqe_mr_, verbs::MemoryRegion::create(pd, sqe_buffers_.data(),
+                                                             nslots * sizeof(proto::Sqe), 0));
+  NVMF_ASSIGN_OR_RETURN(cqe_mr_, verbs::MemoryRegion::create(pd, cqe_buffers_.data(),
+                                                             queue_size_ * sizeof(proto::Cqe),
+                                                             IBV_ACCESS_LOCAL_WRITE));
+  // The target RDMA READs Connect data from it and RDMA WRITEs Identify data into it.
+  NVMF_ASSIGN_OR_RETURN(
+      bounce_mr_, verbs::MemoryRegion::create(
+                      pd, bounce_.data(), bounce_.size(),
+                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
+  slots_.emplace(static_cast<uint16_t>(nslots));
+  slot_wrs_.assign(nslots, SlotWr{});
+  for (uint32_t i = 0; i < nslots; ++i) {
+    SlotWr& s = slot_wrs_[i];
+    s.sges[0] = {reinterpret_cast<uint64_t>(&sqe_buffers_[i]), sizeof(proto::Sqe), sqe_mr_->lkey()};
+    s.wr.wr_id = i;
+    s.wr.sg_list = s.sges;
+    s.wr.opcode = IBV_WR_SEND;
+  }
+  recv_sges_.resize(queue_size_);
+  recv_wrs_.assign(queue_size_, ibv_recv_wr{});
+  for (uint32_t i = 0; i < queue_size_; ++i) {
+    recv_sges_[i] = {reinterpret_cast<uint64_t>(&cqe_buffers_[i]), sizeof(proto::Cqe),
+                     cqe_mr_->lkey()};
+    recv_wrs_[i].wr_id = kRecvTag | i;
+    recv_wrs_[i].sg_list = &recv_sges_[i];
+    recv_wrs_[i].num_sge = 1;
+  }
+  return ok_status();
+}
+
+Status Queue::post_receive(uint32_t index) {
+  recv_wrs_[index].next = nullptr;
+  int err = qp_->post_recv(&recv_wrs_[index]);
+  if (err != 0) return Status::from_errno("ibv_post_recv", err);
+  return ok_status();
+}
+
+Status Queue::cm_connect() {
+  proto::CmRequestPrivateData priv = cm_request_private_data(qid_, queue_size_);
+  // Like the Linux host: responder_resources = the device's max_qp_rd_atom (the target RDMA
+  // READs our write data), initiator_depth 0 (we never RDMA READ), retry counts 7.
+  uint8_t responder = static_cast<uint8_t>(std::clamp(max_qp_rd_atom_, 1, 255));
+  NVMF_RETURN_IF_ERROR(id_->connect(&priv, sizeof(priv), responder, 0, 7, 7));
+  Result<verbs::CmEvent> event = channel_->get_event(timeout_ms_);
+  if (!event.ok()) {
+    if (event.status().code() == StatusCode::kTimeout) {
+      return Status::timeout("RDMA CM connect timed out after " + std::to_string(timeout_ms_) +
+                             " ms");
+    }
+    return event.status();
+  }
+  if (event->event() == RDMA_CM_EVENT_REJECTED &&
+      event->status() != verbs::kIbCmRejectInvalidServiceId) {
+    std::span<const uint8_t> data = event->private_data();
+    return Status::rejected(cm_reject_message(data.data(), data.size(), event->status()));
+  }
+  NVMF_RETURN_IF_ERROR(event->expect(RDMA_CM_EVENT_ESTABLISHED));
+  connected_ = true;
+  return ok_status();
+}
+
+void Queue::disconnect() {
+  if (!connected_) return;
+  connected_ = false;
+  Status st = id_->disconnect();
+  if (!st.ok()) NVMF_LOG(DEBUG, "host") << "queue " << qid_ << ": " << st.to_string();
+}
+
+Deadline Queue::deadline() const {
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
+}
+
+void Queue::mark_failed(Status status) {
+  if (failed_.ok()) failed_ = std::move(status);
+}
+
+Status Queue::fail(Status status) {
+  mark_failed(std::move(status));
+  return failed_;
+}
+
+Result<uint16_t> Queue::post(const proto::Sqe& sqe, std::span<const Piece> in_capsule) {
+  if (!failed_.ok()) return failed_;
+  if (in_capsule.size() > kMaxInCapsuleSegments ||
+      in_capsule.size() + 1 > qp_->granted_max_send_sge()) {
+    return Status::invalid_argument(std::to_string(in_capsule.size()) +
+                                    " in-capsule segments exceed the QP's send SGEs");
+  }
+  std::optional<uint16_t> idx = slots_->acquire();
+  if (!idx) return Status::resource_exhausted("no free command slot");
+  SlotWr& s = slot_wrs_[*idx];
+  sqe_buffers_[*idx] = sqe;
+  sqe_buffers_[*idx].cid = *idx;
+  for (size_t i = 0; i < in_capsule.size(); ++i) {
+    s.sges[1 + i] = {in_capsule[i].addr, in_capsule[i].length, in_capsule[i].lkey};
+  }
+  s.wr.num_sge = static_cast<int>(1 + in_capsule.size());
+  SendMode mode = qp_->send_mode(sizeof(proto::Sqe), !in_capsule.empty());
+  s.wr.send_flags = IBV_SEND_SIGNALED | send_flags_for(mode);
+  s.wr.next = nullptr;
+  int err = qp_->post_send(&s.wr);
+  if (err != 0) {
+    slots_->abandon(*idx);
+    return fail(Status::from_errno("ibv_post_send", err, "queue " + std::to_string(qid_)));
+  }
+  ++(mode == SendMode::kInline ? counters_.capsules_inline : counters_.capsules_by_reference);
+  return *idx;
+}
+
+void Queue::handle_completion(const ibv_wc& wc) {
+  bool recv = (wc.wr_id & kRecvTag) != 0;
+  uint32_t index = static_cast<uint32_t>(wc.wr_id & 0xFFFFFFFF);
+  if (wc.status != IBV_WC_SUCCESS) {
+    mark_failed(Status::io("queue " + std::to_string(qid_) + ": " + (recv ? "receive" : "send") +
+                           " completion error: " + ibv_wc_status_str(wc.status) +
+                           " (vendor error " + std::to_string(wc.vendor_err) + ")"));
+    return;
+  }
+  if (!recv) {
+    if (!slots_->on_send_complete(static_cast<uint16_t>(index))) {
+      mark_failed(Status::internal("queue " + std::to_string(qid_) +
+                                   ": send completion for idle slot " + std::to_string(index)));
+    }
+    return;
+  }
+  if (wc.byte_len < sizeof(proto::Cqe)) {
+    mark_failed(Status::io("queue " + std::to_string(qid_) + ": response capsule of " +
+                           std::to_string(wc.byte_len) + " bytes, shorter than a CQE"));
+    return;
+  }
+  proto::Cqe cqe = cqe_buffers_[index];
+  Status st = post_receive(index);
+  if (!st.ok()) mark_failed(std::move(st).annotate("queue " + std::to_string(qid_)));
+  if (!slots_->on_response(cqe)) {
+    mark_failed(Status::io("queue " + std::to_string(qid_) + ": response for CID " +
+                           std::to_string(cqe.cid) + ", which is not in flight"));
+  }
+}
+
+Status Queue::poll_once(int* found) {
+  ibv_wc wcs[kPollBatch];
+  int n = cq_->poll(wcs);
+  if (n < 0) return fail(Status::io("queue " + std::to_string(qid_) + ": ibv_poll_cq failed"));
+  for (int i = 0; i < n; ++i) handle_completion(wcs[i]);
+  *found = n;
+  return failed_;
+}
+
+Status Queue::wait_for_work(Deadline deadline) {
+  int left = remaining_ms(deadline);
+  if (left > 0 && poll_mode_ == PollMode::kEvent) {
+    NVMF_ASSIGN_OR_RETURN(bool woke, cq_->wait_event(left));
+    if (woke) return ok_status();
+    left = 0;
+  }
+  if (left > 0) return ok_status();  // busy mode: spin on
+  return fail(Status::timeout("queue " + std::to_string(qid_) + ": no completion within " +
+                              std::to_string(timeout_ms_) + " ms"));
+}
+
+Result<proto::Cqe> Queue::wait(uint16_t slot, Deadline deadline) {
+  while (!slots_->done(slot)) {
+    int found = 0;
+    NVMF_RETURN_IF_ERROR(poll_once(&found));
+    if (found == 0) NVMF_RETURN_IF_ERROR(wait_for_work(deadline));
+  }
+  return slots_->release(slot);
+}
+
+Result<proto::Cqe> Queue::run(const proto::Sqe& sqe_in, std::span<const uint8_t> data_out,
+                              std::span<uint8_t> data_in, bool allow_in_capsule) {
+  if (data_out.size() > bounce_.size() || data_in.size() > bounce_.size()) {
+    return Status::invalid_argument("setup command data larger than 4096 bytes");
+  }
+  proto::Sqe sqe = sqe_in;
+  size_t length = data_out.empty() ? data_in.size() : data_out.size();
+  Piece piece{reinterpret_cast<uint64_t>(bounce_.data()), static_cast<uint32_t>(length),
+              bounce_mr_->lkey(), bounce_mr_->rkey()};
+  std::span<const Piece> in_capsule;
+  if (!data_out.empty()) std::memcpy(bounce_.data(), data_out.data(), data_out.size());
+  if (length == 0) {
+    encode_null_sgl(sqe.dptr);
+  } else if (!data_out.empty() && allow_in_capsule &&
+             fits_in_capsule(in_capsule_, piece.length, 1)) {
+    encode_in_capsule_sgl(sqe.dptr, 0, piece.length);
+    in_capsule = std::span<const Piece>(&piece, 1);
+  } else if (!encode_keyed_sgl(sqe.dptr, piece.addr, piece.length, piece.rkey)) {
+    return Status::internal("keyed SGL length out of range");
+  }
+  NVMF_ASSIGN_OR_RETURN(uint16_t slot, post(sqe, in_capsule));
+  NVMF_ASSIGN_OR_RETURN(proto::Cqe cqe, wait(slot, deadline()));
+  if (!data_in.empty()) std::memcpy(data_in.data(), bounce_.data(), data_in.size());
+  return cqe;
+}
+
+}  // namespace nvmf::host

@@ -1,0 +1,157 @@
+// Queue: one NVMe-oF RDMA queue of the host (admin qid 0 or I/O qid >= 1): its rdma_cm
+// connection, QP, CQ, registered SQE and CQE buffers, and the command engine (slots matched by
+// CID, completions polled busy or on a completion channel).
+#ifndef NVMF_HOST_QUEUE_H_
+#define NVMF_HOST_QUEUE_H_
+
+#include <infiniband/verbs.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/in_capsule.h"
+#include "common/status.h"
+#include "common/verbs/verbs.h"
+#include "host/channel.h"
+#include "host/io_plan.h"
+#include "host/options.h"
+#include "host/slot_table.h"
+#include "proto/nvme.h"
+
+namespace nvmf::host {
+
+// What Queue::connect needs.
+struct QueueParams {
+  uint16_t qid = 0;
+  uint16_t queue_size = 32;  // CM hrqsize; hsqsize = queue_size - 1
+  std::string traddr;
+  std::string trsvcid = "4420";
+  std::string host_traddr;  // empty: any
+  uint32_t requested_max_inline_data = 64;
+  PollMode poll_mode = PollMode::kEvent;
+  int timeout_ms = 5000;
+};
+
+// Counters of one queue; plain integers, the queue is used by one thread at a time.
+struct QueueCounters {
+  uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE
+  uint64_t capsules_by_reference = 0;  // posted from the registered SQE buffer
+};
+
+// Command slots in flight use steady_clock deadlines.
+using Deadline = std::chrono::steady_clock::time_point;
+
+// One connected queue. Not thread-safe: one thread submits and polls (no lock on the fast path).
+// Everything (slots, SQE/CQE buffers, work requests) is allocated in connect(); post() and
+// wait() allocate nothing unless they fail.
+class Queue : public CommandChannel {
+ public:
+  // Resolves the address and route (bound to `host_traddr` when given), shares or creates the
+  // PD in `pd` (the first queue creates it; later ones must land on the same device), creates
+  // CQ/QP (asking requested_max_inline_data; the QP wrapper falls back to none), registers the
+  // buffers, posts queue_size receives and connects with the RDMA CM private data of RDMA 1.0
+  // §3.3. Errors: kUnavailable "connection refused"/unreachable, kTimeout, kRejected "CM
+  // reject: invalid HSQSIZE (4)", verbs errors naming the call. All prefixed "queue <qid>".
+  static Result<std::unique_ptr<Queue>> connect(const QueueParams& params,
+                                                std::optional<verbs::ProtectionDomain>& pd);
+  ~Queue() override;
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+
+  uint16_t qid() const { return qid_; }
+  uint16_t queue_size() const { return queue_size_; }
+  uint32_t granted_max_inline_data() const { return qp_->granted_max_inline_data(); }
+  bool inline_fallback() const { return qp_->inline_fallback(); }
+  uint32_t granted_max_send_sge() const { return qp_->granted_max_send_sge(); }
+  const QueueCounters& counters() const { return counters_; }
+  // Set after connect by the controller once Identify says what in-capsule data the target takes.
+  // Also used for the I/O queue's Connect data (sent in-capsule when it fits, like Linux).
+  void set_in_capsule_policy(const HostInCapsulePolicy& policy) { in_capsule_ = policy; }
+  const HostInCapsulePolicy& in_capsule_policy() const { return in_capsule_; }
+  // Slots available for concurrent commands (queue_size - 1).
+  uint16_t num_slots() const { return slots_ ? slots_->size() : 0; }
+  uint16_t free_slots() const { return slots_ ? slots_->free_count() : 0; }
+
+  // Fast path. Copies `sqe` into a free slot's registered SQE buffer, sets CID = slot index and
+  // posts it signalled: SGE 0 is the SQE, SGEs 1..n are `in_capsule` (registered caller memory,
+  // not copied). SGL1 is sent as given. Posted with IBV_SEND_INLINE when choose_send_mode()
+  // allows (no in-capsule data, 64 <= granted max_inline_data). Returns the slot.
+  // kResourceExhausted when no slot is free; kInvalidArgument for too many SGEs; kIo when the
+  // queue has failed before or ibv_post_send fails.
+  Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> in_capsule);
+  // Waits until `slot` has both its response and its send completion, then frees it and returns
+  // the CQE. kTimeout at `deadline` (the queue is then marked failed: the slot cannot be reused
+  // safely); kIo on a work completion error. Completions of other slots found meanwhile are
+  // stored for their own wait().
+  Result<proto::Cqe> wait(uint16_t slot, Deadline deadline);
+  // Deadline `timeout_ms` (QueueParams) from now.
+  Deadline deadline() const;
+
+  // CommandChannel: a setup command through this queue's 4 KiB registered bounce buffer.
+  Result<proto::Cqe> run(const proto::Sqe& sqe, std::span<const uint8_t> data_out,
+                         std::span<uint8_t> data_in, bool allow_in_capsule) override;
+
+  // rdma_disconnect (idempotent); posted work flushes. Resources go with the destructor.
+  void disconnect();
+
+ private:
+  // The send WR of one slot and its SGEs, built in place (no allocation on the fast path).
+  struct SlotWr {
+    ibv_sge sges[1 + kMaxInCapsuleSegments] = {};
+    ibv_send_wr wr = {};
+  };
+  explicit Queue(const QueueParams& params);
+
+  Status resolve(const QueueParams& params);
+  Status create_resources(std::optional<verbs::ProtectionDomain>& pd,
+                          uint32_t requested_max_inline_data);
+  Status register_buffers(ibv_pd* pd, uint32_t nslots);
+  Status post_receive(uint32_t index);
+  Status cm_connect();
+  Status poll_once(int* found);
+  void handle_completion(const ibv_wc& wc);
+  Status wait_for_work(Deadline deadline);
+  // Records the first fatal error of the queue (sticky); fail() also returns it.
+  void mark_failed(Status status);
+  Status fail(Status status);
+
+  uint16_t qid_;
+  uint16_t queue_size_;
+  PollMode poll_mode_;
+  int timeout_ms_;
+  std::string peer_;  // "traddr:trsvcid" for messages
+
+  // Memory the HCA touches. Declared before the verbs objects so it is freed after them.
+  std::vector<proto::Sqe> sqe_buffers_;  // one per slot
+  std::vector<proto::Cqe> cqe_buffers_;  // one per receive
+  std::vector<uint8_t> bounce_;          // setup commands' data (Connect data, Identify)
+  std::vector<SlotWr> slot_wrs_;         // one per slot
+  std::optional<SlotTable> slots_;       // which slots are in flight, their CQEs
+  std::vector<ibv_recv_wr> recv_wrs_;
+  std::vector<ibv_sge> recv_sges_;
+  QueueCounters counters_;
+  HostInCapsulePolicy in_capsule_;
+  Status failed_;  // sticky: set on timeout or completion error
+  bool connected_ = false;
+  int max_qp_rd_atom_ = 1;  // device limit, offered as responder_resources
+
+  // Verbs objects, destroyed bottom-up: QP, MRs, CQ, completion channel, CM id, event channel
+  // (common/verbs/verbs.h order). The PD belongs to the Controller and outlives all queues.
+  std::optional<verbs::EventChannel> channel_;
+  std::optional<verbs::CmId> id_;
+  std::optional<verbs::CompletionChannel> comp_channel_;
+  std::optional<verbs::CompletionQueue> cq_;
+  std::optional<verbs::MemoryRegion> sqe_mr_;
+  std::optional<verbs::MemoryRegion> cqe_mr_;
+  std::optional<verbs::MemoryRegion> bounce_mr_;
+  std::optional<verbs::QueuePair> qp_;
+};
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_QUEUE_H_

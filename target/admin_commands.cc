@@ -1,0 +1,187 @@
+// CommandProcessor: Admin commands (Identify, Get Log Page, Set/Get Features, Keep Alive,
+// Async Event Request, Abort). Base 2.0 §5.
+#include <algorithm>
+#include <cstring>
+
+#include "common/nvme_status.h"
+#include "target/command_processor.h"
+#include "target/identify.h"
+
+namespace nvmf::target {
+namespace {
+
+constexpr uint16_t kInvalidField = generic_status(proto::kScInvalidField);
+constexpr uint16_t kInvalidNamespace = generic_status(proto::kScInvalidNamespaceOrFormat);
+
+// Identify CNS 06h: I/O Command Set specific Identify Controller, CSI in CDW11 31:24 (Base 2.0
+// figure "CNS Values"; NVM CS 1.0 §4.1.5.3). The Linux host asks for it (CSI 0) and tolerates
+// an error, but nvmet answers it.
+constexpr uint8_t kCnsIoCommandSetController = 0x06;
+constexpr uint8_t kLogErrorInformation = 0x01;  // Base 2.0 §5.16.1.2
+constexpr uint8_t kLogSmartHealth = 0x02;       // §5.16.1.3
+constexpr uint8_t kLogFirmwareSlot = 0x03;      // §5.16.1.4
+
+}  // namespace
+
+NextStep CommandProcessor::begin_admin(Request& r) {
+  switch (r.sqe->opcode) {
+    case proto::kAdminIdentify:
+      return identify(r);
+    case proto::kAdminGetLogPage:
+      return get_log_page(r);
+    case proto::kAdminSetFeatures:
+      return set_features(r);
+    case proto::kAdminGetFeatures:
+      return get_features(r);
+    case proto::kAdminAsyncEventRequest:
+      return async_event_request(r);
+    case proto::kAdminKeepAlive:
+    case proto::kAdminAbort: {
+      if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+      if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) {
+        return complete(r, st);
+      }
+      // Abort: DW0 bit 0 set = command not aborted (nvmet does the same).
+      r.cqe.dw0 = r.sqe->opcode == proto::kAdminAbort ? 1 : 0;
+      return complete(r, kStatusSuccess);
+    }
+    default:
+      return complete(r, generic_status(proto::kScInvalidOpcode));
+  }
+}
+
+NextStep CommandProcessor::identify(Request& r) {
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  if (uint16_t st = check_data_length(r.sgl, proto::kIdentifyDataSize); st != kStatusSuccess) {
+    return complete(r, st);
+  }
+  if (r.buffer.size() < proto::kIdentifyDataSize) {
+    return complete(r, generic_status(proto::kScInternalError));
+  }
+  std::span<uint8_t, proto::kIdentifyDataSize> out(r.buffer.data(), proto::kIdentifyDataSize);
+  uint8_t cns = static_cast<uint8_t>(r.sqe->cdw10 & 0xFF);
+  uint32_t nsid = r.sqe->nsid;
+  const SubsystemConfig& cfg = subsystem_.config();
+  switch (cns) {
+    case proto::kCnsController: {
+      IdentifyControllerParams p;
+      p.cntlid = controller_->cntlid();
+      p.version = cfg.version;
+      p.mdts = cfg.mdts;
+      p.in_capsule_data_size = subsystem_.in_capsule_data_size();
+      p.maxcmd = static_cast<uint16_t>(cfg.io_queue_size);
+      p.aerl = cfg.aerl;
+      p.kas = cfg.kas;
+      p.volatile_write_cache = subsystem_.ns().file_backed();
+      p.subnqn = cfg.nqn;
+      p.serial = subsystem_.serial();
+      p.model = cfg.model;
+      p.firmware = cfg.firmware;
+      build_identify_controller(p, reinterpret_cast<proto::IdentifyController*>(out.data()));
+      break;
+    }
+    case proto::kCnsNamespace:
+      if (nsid != 1) return complete(r, kInvalidNamespace);
+      build_identify_namespace(subsystem_.ns().num_lbas(), subsystem_.ns().lba_shift(),
+                               subsystem_.nguid(),
+                               reinterpret_cast<proto::IdentifyNamespace*>(out.data()));
+      break;
+    case proto::kCnsActiveNamespaceList:
+      if (nsid >= 0xFFFFFFFE) return complete(r, kInvalidNamespace);  // Base 2.0 §5.17.2.2
+      build_active_ns_list(nsid, out);
+      break;
+    case proto::kCnsNamespaceIdDescriptorList:
+      if (nsid != 1) return complete(r, kInvalidNamespace);
+      build_ns_id_descriptors(subsystem_.nguid(), out);
+      break;
+    case kCnsIoCommandSetController:
+      // NVM command set (CSI 0): all-zero = no extra limits (VSL, WZSL, DMRSL), as nvmet.
+      if ((r.sqe->cdw11 >> 24) != 0) return complete(r, kInvalidField);
+      std::fill(out.begin(), out.end(), 0);
+      break;
+    default:
+      return complete(r, kInvalidField);
+  }
+  return respond_with_data(r, proto::kIdentifyDataSize);
+}
+
+NextStep CommandProcessor::get_log_page(Request& r) {
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  const proto::Sqe& s = *r.sqe;
+  uint8_t lid = static_cast<uint8_t>(s.cdw10 & 0xFF);
+  // NUMD (0-based dwords): NUMDU CDW11 15:0, NUMDL CDW10 31:16. Base 2.0 §5.16.
+  uint64_t numd = ((static_cast<uint64_t>(s.cdw11 & 0xFFFF) << 16) | (s.cdw10 >> 16)) + 1;
+  uint64_t bytes = numd * 4;
+  if (uint16_t st = check_data_length(r.sgl, bytes); st != kStatusSuccess) return complete(r, st);
+  if (bytes > r.buffer.size()) return complete(r, kInvalidField);
+  switch (lid) {
+    case kLogErrorInformation:  // no errors recorded: all-zero entries
+    case kLogSmartHealth:       // nothing to report
+    case kLogFirmwareSlot:
+      std::memset(r.buffer.data(), 0, bytes);
+      break;
+    default:
+      return complete(r, kInvalidField);
+  }
+  return respond_with_data(r, static_cast<uint32_t>(bytes));
+}
+
+NextStep CommandProcessor::set_features(Request& r) {
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
+  const proto::Sqe& s = *r.sqe;
+  if ((s.cdw10 & (1u << 31)) != 0) {  // SV: nothing is saveable
+    return complete(r,
+                    make_status(proto::kSctCommandSpecific, proto::kScFeatureIdNotSaveable, true));
+  }
+  switch (static_cast<uint8_t>(s.cdw10 & 0xFF)) {
+    case proto::kFeatureNumberOfQueues: {
+      uint16_t nsqr = static_cast<uint16_t>(s.cdw11 & 0xFFFF);
+      uint16_t ncqr = static_cast<uint16_t>(s.cdw11 >> 16);
+      if (nsqr == 0xFFFF || ncqr == 0xFFFF) return complete(r, kInvalidField);
+      r.cqe.dw0 = controller_->grant_queues(nsqr, ncqr);
+      return complete(r, kStatusSuccess);
+    }
+    case proto::kFeatureKeepAliveTimer:
+      controller_->set_kato_ms(s.cdw11);
+      return complete(r, kStatusSuccess);
+    case proto::kFeatureAsyncEventConfig:
+      controller_->set_async_event_config(s.cdw11);
+      return complete(r, kStatusSuccess);
+    default:
+      return complete(r, kInvalidField);
+  }
+}
+
+NextStep CommandProcessor::get_features(Request& r) {
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
+  switch (static_cast<uint8_t>(r.sqe->cdw10 & 0xFF)) {
+    case proto::kFeatureNumberOfQueues:
+      r.cqe.dw0 = controller_->granted_queues_dw0();
+      break;
+    case proto::kFeatureKeepAliveTimer:
+      r.cqe.dw0 = controller_->kato_ms();
+      break;
+    case proto::kFeatureAsyncEventConfig:
+      r.cqe.dw0 = controller_->async_event_config();
+      break;
+    default:
+      return complete(r, kInvalidField);
+  }
+  return complete(r, kStatusSuccess);
+}
+
+NextStep CommandProcessor::async_event_request(Request& r) {
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
+  if (aers_held_ > subsystem_.config().aerl) {
+    return complete(
+        r, make_status(proto::kSctCommandSpecific, proto::kScAsyncEventRequestLimitExceeded, true));
+  }
+  ++aers_held_;  // no event source yet: held until the queue goes away
+  r.cqe.sqhd = sq_head_;
+  return NextStep::kHold;
+}
+
+}  // namespace nvmf::target

@@ -1,0 +1,292 @@
+// CommandProcessor: dispatch, data phase helpers and the Fabrics commands (Connect, Property
+// Get/Set). Admin commands are in admin_commands.cc, NVM I/O in io_commands.cc.
+#include "target/command_processor.h"
+
+#include <cstring>
+#include <string>
+
+#include "common/log.h"
+#include "common/nvme_status.h"
+#include "common/sgl.h"
+
+namespace nvmf::target {
+namespace {
+
+constexpr uint16_t kInvalidOpcode = generic_status(proto::kScInvalidOpcode);
+constexpr uint16_t kInvalidField = generic_status(proto::kScInvalidField);
+constexpr uint16_t kConnectInvalidParameters =
+    make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true);
+
+// An NQN field copied out with a guaranteed terminator (a host may fill all 256 bytes).
+std::string nqn_field(const char (&field)[proto::kNqnFieldLength]) {
+  return std::string(field, strnlen(field, sizeof(field)));
+}
+
+}  // namespace
+
+CommandProcessor::CommandProcessor(Subsystem& subsystem, QueueLink& link, QueueCounters& counters,
+                                   StatusCounters& statuses, uint16_t cm_qid, uint32_t queue_size,
+                                   uint32_t in_capsule_area_bytes)
+    : subsystem_(subsystem),
+      link_(link),
+      counters_(counters),
+      statuses_(statuses),
+      qid_(cm_qid),
+      queue_size_(queue_size),
+      in_capsule_area_bytes_(in_capsule_area_bytes) {}
+
+CommandProcessor::~CommandProcessor() { detach(); }
+
+void CommandProcessor::detach() {
+  Controller* ctrl = controller_;
+  if (ctrl == nullptr) return;
+  controller_ = nullptr;
+  ctrl->detach(qid_, this);
+  if (qid_ == 0) subsystem_.free_controller(ctrl->cntlid(), "admin queue gone");
+}
+
+void CommandProcessor::controller_freed() {
+  if (controller_ == nullptr) return;
+  controller_->detach(qid_, this);
+  controller_ = nullptr;
+  if (qid_ != 0) link_.request_disconnect("controller freed");
+}
+
+void CommandProcessor::bind(Controller* ctrl) {
+  controller_ = ctrl;
+  ctrl->attach(qid_, this);
+  subsystem_.registry().set_queue_controller(&counters_, ctrl->cntlid());
+}
+
+// ------------------------------------------------------------------------------- dispatch --
+
+NextStep CommandProcessor::begin(Request& r) {
+  const proto::Sqe& sqe = *r.sqe;
+  counters_.commands.add();
+  sq_head_ = static_cast<uint16_t>((sq_head_ + 1u) % queue_size_);
+  r.cqe = proto::Cqe{};
+  r.cqe.cid = sqe.cid;
+  r.cqe.sqid = qid_;
+  r.sgl = DecodedSgl{};
+  r.transfer_bytes = 0;
+  r.invalidate = false;
+  r.pending = PendingOp::kNone;
+  if ((sqe.flags & proto::kFlagsFuseMask) != 0) return complete(r, kInvalidField);
+  if (uint16_t st = check_psdt(sqe); st != kStatusSuccess) return complete(r, st);
+  if (controller_ == nullptr) return begin_unconnected(r);
+  if (sqe.opcode == proto::kOpcodeFabrics) return begin_fabrics(r);
+  if (!controller_->enabled()) {
+    return complete(r, generic_status(proto::kScCommandSequenceError));
+  }
+  return qid_ == 0 ? begin_admin(r) : begin_io(r);
+}
+
+NextStep CommandProcessor::begin_unconnected(Request& r) {
+  const auto& c = *reinterpret_cast<const proto::ConnectCommand*>(r.sqe);
+  if (c.opcode != proto::kOpcodeFabrics || c.fctype != proto::kFctypeConnect) {
+    return complete(r, kInvalidOpcode);  // nvmet_parse_connect_cmd
+  }
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  return receive_data(r, proto::kConnectDataSize, PendingOp::kConnect);
+}
+
+NextStep CommandProcessor::begin_fabrics(Request& r) {
+  const auto& f = *reinterpret_cast<const proto::FabricsCommand*>(r.sqe);
+  if (qid_ != 0) return complete(r, kInvalidOpcode);  // nvmet_parse_fabrics_io_cmd
+  switch (f.fctype) {
+    case proto::kFctypePropertyGet:
+      return property_get(r);
+    case proto::kFctypePropertySet:
+      return property_set(r);
+    default:
+      return complete(r, kInvalidOpcode);  // Connect again included, as nvmet
+  }
+}
+
+NextStep CommandProcessor::complete(Request& r, uint16_t status) {
+  r.cqe.status = status;
+  r.cqe.sqhd = sq_head_;
+  if (status != kStatusSuccess) {
+    counters_.errors.add();
+    statuses_.add(status);
+    NVMF_LOG(DEBUG, "target") << link_.describe() << ": opcode 0x" << std::hex
+                              << unsigned{r.sqe->opcode} << " cdw10 0x" << r.sqe->cdw10 << std::dec
+                              << " cid " << r.sqe->cid << ": " << status_name(status);
+  }
+  return NextStep::kRespond;
+}
+
+// ----------------------------------------------------------------------------- data phase --
+
+uint16_t CommandProcessor::decode_sgl(Request& r) {
+  SglDecodeContext ctx{in_capsule_area_bytes_, r.in_capsule.received_bytes};
+  SglDecodeResult d = decode_command_sgl(*r.sqe, ctx);
+  if (!d.ok()) return d.status;
+  r.sgl = d.sgl;
+  // nvmet_rdma_map_sgl_keyed: a zero-length keyed SGL moves nothing and invalidates nothing.
+  r.invalidate = d.sgl.kind == SglKind::kKeyed && d.sgl.invalidate && d.sgl.length > 0;
+  return kStatusSuccess;
+}
+
+NextStep CommandProcessor::respond_with_data(Request& r, uint32_t bytes) {
+  r.transfer_bytes = bytes;
+  complete(r, kStatusSuccess);
+  return bytes == 0 ? NextStep::kRespond : NextStep::kWriteToHostThenRespond;
+}
+
+NextStep CommandProcessor::receive_data(Request& r, uint32_t bytes, PendingOp op) {
+  if (uint16_t st = check_data_length(r.sgl, bytes); st != kStatusSuccess) return complete(r, st);
+  if (bytes > r.buffer.size()) return complete(r, kInvalidField);
+  r.pending = op;
+  r.transfer_bytes = bytes;
+  if (r.sgl.kind == SglKind::kInCapsule) return finish_pending(r, nullptr);
+  return NextStep::kReadFromHost;
+}
+
+NextStep CommandProcessor::data_arrived(Request& r) { return finish_pending(r, r.buffer.data()); }
+
+NextStep CommandProcessor::finish_pending(Request& r, const uint8_t* contiguous) {
+  PendingOp op = r.pending;
+  r.pending = PendingOp::kNone;
+  switch (op) {
+    case PendingOp::kConnect: {
+      proto::ConnectData data;
+      copy_payload(r, contiguous, {reinterpret_cast<uint8_t*>(&data), sizeof(data)});
+      return connect(r, data);
+    }
+    case PendingOp::kWrite:
+      return write_data(r, contiguous);
+    case PendingOp::kNone:
+      break;
+  }
+  return complete(r, generic_status(proto::kScInternalError));
+}
+
+void CommandProcessor::copy_payload(const Request& r, const uint8_t* contiguous,
+                                    std::span<uint8_t> dst) const {
+  if (contiguous != nullptr) {
+    std::memcpy(dst.data(), contiguous, dst.size());
+  } else {
+    r.in_capsule.copy_out(r.sgl.addr, dst);
+  }
+}
+
+// -------------------------------------------------------------------------------- Connect --
+
+NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
+  const auto& c = *reinterpret_cast<const proto::ConnectCommand*>(r.sqe);
+  if (c.recfmt != proto::kRecfmt0) {
+    return connect_failed(
+        r, make_status(proto::kSctCommandSpecific, proto::kScIncompatibleFormat, true), 0);
+  }
+  if (c.qid != qid_) {  // the CM request sized this queue for another qid
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)));
+  }
+  if (c.sqsize == 0 || c.sqsize + 1u > queue_size_) {  // more than the receives we posted
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, sqsize)));
+  }
+  if (nqn_field(data.subnqn) != subsystem_.config().nqn) {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, subnqn)));
+  }
+  if (data.hostnqn[0] == '\0') {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)));
+  }
+  return qid_ == 0 ? connect_admin(r, c, data) : connect_io(r, c, data);
+}
+
+NextStep CommandProcessor::connect_admin(Request& r, const proto::ConnectCommand& c,
+                                         const proto::ConnectData& data) {
+  if (data.cntlid != proto::kAdminQueueCntlid) {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, cntlid)));
+  }
+  std::array<uint8_t, 16> hostid;
+  std::memcpy(hostid.data(), data.hostid, hostid.size());
+  Controller* ctrl = subsystem_.create_controller(nqn_field(data.hostnqn), hostid, c.kato);
+  if (ctrl == nullptr) {
+    return connect_failed(
+        r, make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, true), 0);
+  }
+  bind(ctrl);
+  r.cqe.dw0 = ctrl->cntlid();
+  NVMF_LOG(INFO, "target") << link_.describe() << ": admin queue connected, controller "
+                           << ctrl->cntlid();
+  return complete(r, kStatusSuccess);
+}
+
+NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c,
+                                      const proto::ConnectData& data) {
+  Controller* ctrl = subsystem_.find_controller(data.cntlid);
+  if (ctrl == nullptr) {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, cntlid)));
+  }
+  if (nqn_field(data.hostnqn) != ctrl->hostnqn()) {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)));
+  }
+  if (c.qid > ctrl->max_io_queues()) {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)));
+  }
+  // wire-facts: a reconnect must never be refused. A queue still bound to this qid is a stale
+  // one whose teardown we have not seen yet: retire it now and let the new one in.
+  if (CommandProcessor* old = ctrl->queue(c.qid); old != nullptr && old != this) {
+    NVMF_LOG(WARN, "target") << "controller " << ctrl->cntlid() << " qid " << c.qid
+                             << ": new connection replaces " << old->link().describe();
+    old->controller_freed();
+  }
+  bind(ctrl);
+  r.cqe.dw0 = ctrl->cntlid();
+  NVMF_LOG(INFO, "target") << link_.describe() << ": I/O queue connected to controller "
+                           << ctrl->cntlid() << ", " << queue_size_ << " entries";
+  return complete(r, kStatusSuccess);
+}
+
+NextStep CommandProcessor::connect_failed(Request& r, uint16_t status, uint32_t dw0) {
+  r.cqe.dw0 = dw0;
+  NVMF_LOG(INFO, "target") << link_.describe() << ": Connect refused: " << status_name(status);
+  return complete(r, status);
+}
+
+// ----------------------------------------------------------------------------- Properties --
+
+NextStep CommandProcessor::property_get(Request& r) {
+  const auto& p = *reinterpret_cast<const proto::PropertyGetCommand*>(r.sqe);
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
+  uint64_t value = 0;
+  uint16_t st = controller_->registers().property_get(p.attrib, p.ofst, &value);
+  r.cqe.dw0 = static_cast<uint32_t>(value);
+  r.cqe.dw1 = static_cast<uint32_t>(value >> 32);
+  return complete(r, st);
+}
+
+NextStep CommandProcessor::property_set(Request& r) {
+  const auto& p = *reinterpret_cast<const proto::PropertySetCommand*>(r.sqe);
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
+  CcTransition t = CcTransition::kNone;
+  uint16_t st = controller_->registers().property_set(p.attrib, p.ofst, p.value, &t);
+  if (t != CcTransition::kNone) {
+    NVMF_LOG(INFO, "target") << "controller " << controller_->cntlid() << ": "
+                             << cc_transition_name(t);
+    subsystem_.registry().set_controller_ready(controller_->cntlid(),
+                                               controller_->registers().ready());
+  }
+  return complete(r, st);
+}
+
+}  // namespace nvmf::target

@@ -1,0 +1,110 @@
+// CommandProcessor: executes the commands of one queue (Fabrics, Admin, NVM I/O) without any
+// RDMA: the transport hands it a Request and carries out the NextStep it returns. This is the
+// seam between the NVMe-oF core and the RDMA transport (like SPDK's transport ops).
+#ifndef NVMF_TARGET_COMMAND_PROCESSOR_H_
+#define NVMF_TARGET_COMMAND_PROCESSOR_H_
+
+#include <cstdint>
+#include <span>
+
+#include "proto/fabrics.h"
+#include "target/controller.h"
+#include "target/counters.h"
+#include "target/queue_link.h"
+#include "target/request.h"
+#include "target/subsystem.h"
+
+namespace nvmf::target {
+
+// One per connected queue; event-loop thread only.
+//
+// Protocol errors become CQE status values (common/nvme_status.h), never logs. Check order for
+// every command: PSDT/FUSE, then Connect-first (a queue without controller accepts only
+// Connect), then the controller must be enabled for non-Fabrics commands, then opcode, then
+// namespace, then SGL decode, then command-specific fields, then the SGL length.
+class CommandProcessor {
+ public:
+  // `cm_qid` and `queue_size` (hsqsize + 1) come from the CM request; `in_capsule_area_bytes`
+  // is the in-capsule area of this queue's receives. `link`, `counters`, `statuses` and
+  // `subsystem` must outlive the processor.
+  CommandProcessor(Subsystem& subsystem, QueueLink& link, QueueCounters& counters,
+                   StatusCounters& statuses, uint16_t cm_qid, uint32_t queue_size,
+                   uint32_t in_capsule_area_bytes);
+  // Calls detach().
+  ~CommandProcessor();
+  CommandProcessor(const CommandProcessor&) = delete;
+  CommandProcessor& operator=(const CommandProcessor&) = delete;
+
+  // A capsule arrived in `r` (sqe, in_capsule, buffer set). Advances SQHD and decides.
+  NextStep begin(Request& r);
+  // The RDMA READ asked for by kReadFromHost completed: finish the command.
+  NextStep data_arrived(Request& r);
+
+  // The queue is going away (disconnect, error, stop): an I/O queue leaves its controller; the
+  // admin queue frees its controller (which disconnects the I/O queues). Idempotent.
+  void detach();
+  // Called by Subsystem::free_controller(): forget the controller and, for an I/O queue, ask
+  // the transport to disconnect.
+  void controller_freed();
+
+  uint16_t qid() const { return qid_; }
+  uint32_t queue_size() const { return queue_size_; }
+  Controller* controller() const { return controller_; }
+  QueueLink& link() { return link_; }
+  QueueCounters& counters() { return counters_; }
+
+ private:
+  // Dispatch.
+  NextStep begin_unconnected(Request& r);
+  NextStep begin_fabrics(Request& r);
+  NextStep begin_admin(Request& r);
+  NextStep begin_io(Request& r);
+
+  // Data phase helpers: decode SGL1 into r.sgl (status on failure).
+  uint16_t decode_sgl(Request& r);
+  // Controller-to-host data of `bytes` (must be <= r.buffer.size()) prepared in r.buffer.
+  NextStep respond_with_data(Request& r, uint32_t bytes);
+  // Host-to-controller data of `bytes`: runs `op` now when in-capsule, else asks for a READ.
+  NextStep receive_data(Request& r, uint32_t bytes, PendingOp op);
+  NextStep finish_pending(Request& r, const uint8_t* contiguous);
+  void copy_payload(const Request& r, const uint8_t* contiguous, std::span<uint8_t> dst) const;
+
+  // Fabrics.
+  NextStep connect(Request& r, const proto::ConnectData& data);
+  NextStep connect_admin(Request& r, const proto::ConnectCommand& c,
+                         const proto::ConnectData& data);
+  NextStep connect_io(Request& r, const proto::ConnectCommand& c, const proto::ConnectData& data);
+  NextStep property_get(Request& r);
+  NextStep property_set(Request& r);
+
+  // Admin.
+  NextStep identify(Request& r);
+  NextStep get_log_page(Request& r);
+  NextStep set_features(Request& r);
+  NextStep get_features(Request& r);
+  NextStep async_event_request(Request& r);
+
+  // NVM I/O.
+  NextStep read_write(Request& r, bool is_write);
+  NextStep flush(Request& r);
+  NextStep write_data(Request& r, const uint8_t* contiguous);
+
+  NextStep complete(Request& r, uint16_t status);
+  NextStep connect_failed(Request& r, uint16_t status, uint32_t dw0);
+  void bind(Controller* ctrl);
+
+  Subsystem& subsystem_;
+  QueueLink& link_;
+  QueueCounters& counters_;
+  StatusCounters& statuses_;
+  uint16_t qid_;
+  uint32_t queue_size_;
+  uint32_t in_capsule_area_bytes_;
+  uint16_t sq_head_ = 0;
+  uint16_t aers_held_ = 0;
+  Controller* controller_ = nullptr;
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_COMMAND_PROCESSOR_H_

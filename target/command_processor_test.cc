@@ -1,0 +1,531 @@
+// Unit tests for CommandProcessor: Connect, properties, admin and I/O commands, driven in memory
+// the way the RDMA transport drives them (no device needed).
+#include "target/command_processor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/nvme_status.h"
+#include "common/sgl.h"
+#include "proto/fabrics.h"
+
+namespace nvmf::target {
+namespace {
+
+constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:target";
+constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:test-host";
+constexpr uint32_t kPage = 4096;
+constexpr uint32_t kInCapsule = 8192;  // two pages
+constexpr uint32_t kGoodCc = 0x00460001;
+
+class FakeLink : public QueueLink {
+ public:
+  explicit FakeLink(std::string name) : name_(std::move(name)) {}
+  void request_disconnect(std::string_view reason) override { reasons.emplace_back(reason); }
+  std::string describe() const override { return name_; }
+  std::vector<std::string> reasons;
+
+ private:
+  std::string name_;
+};
+
+// One queue: its processor plus a receive buffer (SQE + in-capsule pages) and a slot buffer.
+class TestQueue {
+ public:
+  TestQueue(Subsystem& subsys, StatusCounters& statuses, uint16_t qid, uint32_t queue_size)
+      : link("test qid " + std::to_string(qid)),
+        proc(subsys, link, counters, statuses, qid, queue_size, kInCapsule),
+        buffer(subsys.config().max_transfer_bytes()),
+        pages(kInCapsule / kPage, std::vector<uint8_t>(kPage)) {
+    for (auto& p : pages) page_ptrs.push_back(p.data());
+  }
+
+  // Submits `s` with `data` placed in the in-capsule area at `data_offset`.
+  NextStep submit(const proto::Sqe& s, std::span<const uint8_t> data = {},
+                  uint32_t data_offset = 0) {
+    sqe = s;
+    for (size_t i = 0; i < data.size(); ++i) {
+      size_t at = data_offset + i;
+      pages[at / kPage][at % kPage] = data[i];
+    }
+    req = Request{};
+    req.sqe = &sqe;
+    req.in_capsule = InCapsuleArea{
+        page_ptrs, kPage, static_cast<uint32_t>(data.empty() ? 0 : data_offset + data.size())};
+    req.buffer = buffer;
+    return proc.begin(req);
+  }
+  uint16_t status() const { return req.cqe.status; }
+
+  FakeLink link;
+  QueueCounters counters;
+  CommandProcessor proc;
+  std::vector<uint8_t> buffer;
+  std::vector<std::vector<uint8_t>> pages;
+  std::vector<uint8_t*> page_ptrs;
+  proto::Sqe sqe{};
+  Request req;
+};
+
+proto::Sqe base_sqe(uint8_t opcode, uint16_t cid = 1) {
+  proto::Sqe s{};
+  s.opcode = opcode;
+  s.flags = proto::kFlagsPsdtSgl;
+  s.cid = cid;
+  encode_null_sgl(s.dptr);
+  return s;
+}
+
+std::vector<uint8_t> connect_data(uint16_t cntlid, const char* subnqn = kNqn,
+                                  const char* hostnqn = kHostNqn) {
+  proto::ConnectData d{};
+  d.cntlid = cntlid;
+  std::strncpy(d.subnqn, subnqn, sizeof(d.subnqn));
+  std::strncpy(d.hostnqn, hostnqn, sizeof(d.hostnqn));
+  std::vector<uint8_t> bytes(sizeof(d));
+  std::memcpy(bytes.data(), &d, sizeof(d));
+  return bytes;
+}
+
+proto::Sqe connect_sqe(uint16_t qid, uint16_t sqsize, bool in_capsule) {
+  proto::Sqe s = base_sqe(proto::kOpcodeFabrics);
+  auto& c = reinterpret_cast<proto::ConnectCommand&>(s);
+  c.fctype = proto::kFctypeConnect;
+  c.qid = qid;
+  c.sqsize = sqsize;
+  c.kato = 5000;
+  if (in_capsule) {
+    encode_in_capsule_sgl(c.sgl1, 0, proto::kConnectDataSize);
+  } else {
+    EXPECT_TRUE(encode_keyed_sgl(c.sgl1, 0x1000, proto::kConnectDataSize, 0x77));
+  }
+  return s;
+}
+
+proto::Sqe property_set_sqe(uint32_t offset, uint64_t value) {
+  proto::Sqe s = base_sqe(proto::kOpcodeFabrics);
+  auto& p = reinterpret_cast<proto::PropertySetCommand&>(s);
+  p.fctype = proto::kFctypePropertySet;
+  p.attrib = proto::kPropertySize4;
+  p.ofst = offset;
+  p.value = value;
+  return s;
+}
+
+proto::Sqe identify_sqe(uint8_t cns, uint32_t nsid = 0) {
+  proto::Sqe s = base_sqe(proto::kAdminIdentify);
+  s.nsid = nsid;
+  s.cdw10 = cns;
+  EXPECT_TRUE(encode_keyed_sgl(s.dptr, 0x2000, 4096, 0x55));
+  return s;
+}
+
+proto::Sqe rw_sqe(uint8_t opcode, uint64_t slba, uint32_t nlb, uint32_t sgl_bytes,
+                  bool in_capsule = false, uint32_t offset = 0) {
+  proto::Sqe s = base_sqe(opcode);
+  s.nsid = 1;
+  s.cdw10 = static_cast<uint32_t>(slba);
+  s.cdw11 = static_cast<uint32_t>(slba >> 32);
+  s.cdw12 = nlb - 1;
+  if (in_capsule) {
+    encode_in_capsule_sgl(s.dptr, offset, sgl_bytes);
+  } else {
+    EXPECT_TRUE(encode_keyed_sgl(s.dptr, 0x3000, sgl_bytes, 0x99));
+  }
+  return s;
+}
+
+class ProcessorTest : public ::testing::Test {
+ protected:
+  ProcessorTest() {
+    ns_ = std::move(Namespace::create_ram(1 << 20, 512)).value();  // 2048 LBAs
+    SubsystemConfig cfg;
+    cfg.nqn = kNqn;
+    cfg.max_io_queues = 4;
+    cfg.io_queue_size = 128;
+    cfg.mdts = 5;  // 128 KiB
+    subsys_ = std::make_unique<Subsystem>(cfg, *ns_, registry_);
+    subsys_->set_in_capsule_data_size(kInCapsule);
+  }
+  ~ProcessorTest() override {
+    queues_.clear();
+    subsys_.reset();
+  }
+
+  TestQueue& queue(uint16_t qid, uint32_t size = 32) {
+    queues_.push_back(std::make_unique<TestQueue>(*subsys_, statuses_, qid, size));
+    return *queues_.back();
+  }
+  // An admin queue connected (in-capsule Connect) and enabled; returns it.
+  TestQueue& admin() {
+    TestQueue& a = queue(0);
+    auto data = connect_data(proto::kAdminQueueCntlid);
+    EXPECT_EQ(a.submit(connect_sqe(0, 31, true), data), NextStep::kRespond);
+    EXPECT_EQ(a.status(), kStatusSuccess);
+    EXPECT_EQ(a.submit(property_set_sqe(proto::kPropCc, kGoodCc)), NextStep::kRespond);
+    EXPECT_EQ(a.status(), kStatusSuccess);
+    return a;
+  }
+  TestQueue& io(uint16_t cntlid, uint16_t qid = 1) {
+    TestQueue& q = queue(qid, 128);
+    auto data = connect_data(cntlid);
+    EXPECT_EQ(q.submit(connect_sqe(qid, 127, true), data), NextStep::kRespond);
+    EXPECT_EQ(q.status(), kStatusSuccess);
+    return q;
+  }
+
+  std::unique_ptr<Namespace> ns_;
+  StatsRegistry registry_;
+  StatusCounters statuses_;
+  std::unique_ptr<Subsystem> subsys_;
+  std::vector<std::unique_ptr<TestQueue>> queues_;
+};
+
+// ------------------------------------------------------------------------------- Connect --
+
+TEST_F(ProcessorTest, AdminConnectInCapsuleAllocatesController) {
+  TestQueue& a = queue(0);
+  auto data = connect_data(proto::kAdminQueueCntlid);
+  ASSERT_EQ(a.submit(connect_sqe(0, 31, true), data), NextStep::kRespond);
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  EXPECT_EQ(a.req.cqe.dw0, 1u);
+  EXPECT_EQ(a.req.cqe.cid, 1);
+  EXPECT_EQ(a.req.cqe.sqid, 0);
+  EXPECT_EQ(a.req.cqe.sqhd, 1);
+  ASSERT_NE(subsys_->find_controller(1), nullptr);
+  EXPECT_EQ(subsys_->find_controller(1)->hostnqn(), kHostNqn);
+  EXPECT_EQ(subsys_->find_controller(1)->kato_ms(), 5000u);
+}
+
+TEST_F(ProcessorTest, AdminConnectKeyedNeedsRdmaRead) {
+  TestQueue& a = queue(0);
+  ASSERT_EQ(a.submit(connect_sqe(0, 31, false)), NextStep::kReadFromHost);
+  EXPECT_EQ(a.req.transfer_bytes, proto::kConnectDataSize);
+  EXPECT_EQ(a.req.sgl.addr, 0x1000u);
+  EXPECT_EQ(a.req.sgl.rkey, 0x77u);
+  auto data = connect_data(proto::kAdminQueueCntlid);
+  std::memcpy(a.buffer.data(), data.data(), data.size());
+  ASSERT_EQ(a.proc.data_arrived(a.req), NextStep::kRespond);
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  EXPECT_EQ(a.req.cqe.dw0, 1u);
+}
+
+TEST_F(ProcessorTest, ConnectWrongSubnqnPointsAtIt) {
+  TestQueue& a = queue(0);
+  auto data = connect_data(proto::kAdminQueueCntlid, "nqn.other");
+  a.submit(connect_sqe(0, 31, true), data);
+  EXPECT_EQ(a.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true));
+  EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_data(256));
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+}
+
+TEST_F(ProcessorTest, ConnectRejectsBadFields) {
+  TestQueue& a = queue(0);
+  a.submit(connect_sqe(0, 31, true), connect_data(5));
+  EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_data(16));
+  a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid, kNqn, ""));
+  EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_data(512));
+  a.submit(connect_sqe(0, 0, true), connect_data(proto::kAdminQueueCntlid));
+  EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_sqe(44));
+  a.submit(connect_sqe(0, 32, true), connect_data(proto::kAdminQueueCntlid));  // > 32 entries
+  EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_sqe(44));
+  a.submit(connect_sqe(1, 31, true), connect_data(proto::kAdminQueueCntlid));  // CM said qid 0
+  EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_sqe(42));
+  proto::Sqe s = connect_sqe(0, 31, true);
+  reinterpret_cast<proto::ConnectCommand&>(s).recfmt = 1;
+  a.submit(s, connect_data(proto::kAdminQueueCntlid));
+  EXPECT_EQ(a.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScIncompatibleFormat, true));
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+}
+
+TEST_F(ProcessorTest, CommandBeforeConnectIsInvalidOpcode) {
+  TestQueue& a = queue(0);
+  a.submit(identify_sqe(proto::kCnsController));
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidOpcode));
+}
+
+TEST_F(ProcessorTest, AdminCommandBeforeEnableIsSequenceError) {
+  TestQueue& a = queue(0);
+  a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid));
+  ASSERT_EQ(a.status(), kStatusSuccess);
+  a.submit(identify_sqe(proto::kCnsController));
+  EXPECT_EQ(a.status(), generic_status(proto::kScCommandSequenceError));
+}
+
+TEST_F(ProcessorTest, IoConnectChecksControllerAndHost) {
+  admin();
+  TestQueue& q = queue(1, 128);
+  q.submit(connect_sqe(1, 127, true), connect_data(9));
+  EXPECT_EQ(q.req.cqe.dw0, proto::connect_invalid_param_in_data(16));
+  q.submit(connect_sqe(1, 127, true), connect_data(1, kNqn, "nqn.someone-else"));
+  EXPECT_EQ(q.req.cqe.dw0, proto::connect_invalid_param_in_data(512));
+  q.submit(connect_sqe(1, 127, true), connect_data(1));
+  EXPECT_EQ(q.status(), kStatusSuccess);
+  EXPECT_EQ(q.req.cqe.dw0, 1u);
+  EXPECT_EQ(subsys_->find_controller(1)->queue(1), &q.proc);
+}
+
+TEST_F(ProcessorTest, IoReconnectReplacesStaleQueue) {
+  admin();
+  TestQueue& old = io(1);
+  TestQueue& fresh = io(1);  // same qid before the old one's teardown was seen
+  EXPECT_EQ(fresh.status(), kStatusSuccess);
+  EXPECT_EQ(subsys_->find_controller(1)->queue(1), &fresh.proc);
+  ASSERT_EQ(old.link.reasons.size(), 1u);
+  EXPECT_EQ(old.proc.controller(), nullptr);
+  old.proc.detach();  // its late teardown must not unbind the new queue
+  EXPECT_EQ(subsys_->find_controller(1)->queue(1), &fresh.proc);
+}
+
+TEST_F(ProcessorTest, AdminTeardownFreesControllerAndDisconnectsIo) {
+  TestQueue& a = admin();
+  TestQueue& q = io(1);
+  a.proc.detach();
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+  ASSERT_EQ(q.link.reasons.size(), 1u);
+  EXPECT_EQ(q.proc.controller(), nullptr);
+  auto stats = registry_.snapshot(statuses_);
+  EXPECT_EQ(stats.controllers_created, 1u);
+  EXPECT_EQ(stats.controllers_freed, 1u);
+}
+
+// ---------------------------------------------------------------------------------- Admin --
+
+TEST_F(ProcessorTest, IdentifyControllerReportsInCapsule) {
+  TestQueue& a = admin();
+  ASSERT_EQ(a.submit(identify_sqe(proto::kCnsController)), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  EXPECT_EQ(a.req.transfer_bytes, 4096u);
+  const auto& id = *reinterpret_cast<const proto::IdentifyController*>(a.buffer.data());
+  EXPECT_EQ(id.cntlid, 1);
+  EXPECT_EQ(id.sgls, 0x100005u);
+  EXPECT_EQ(id.ioccsz, (64u + kInCapsule) / 16);
+  EXPECT_EQ(id.mdts, 5);
+  EXPECT_STREQ(id.subnqn, kNqn);
+}
+
+TEST_F(ProcessorTest, IdentifyNamespaceAndLists) {
+  TestQueue& a = admin();
+  ASSERT_EQ(a.submit(identify_sqe(proto::kCnsNamespace, 1)), NextStep::kWriteToHostThenRespond);
+  const auto& ns = *reinterpret_cast<const proto::IdentifyNamespace*>(a.buffer.data());
+  EXPECT_EQ(ns.nsze, 2048u);
+  EXPECT_EQ(ns.lbaf[0].lbads, 9);
+  a.submit(identify_sqe(proto::kCnsNamespace, 2));
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidNamespaceOrFormat));
+  ASSERT_EQ(a.submit(identify_sqe(proto::kCnsActiveNamespaceList, 0)),
+            NextStep::kWriteToHostThenRespond);
+  uint32_t first;
+  std::memcpy(&first, a.buffer.data(), 4);
+  EXPECT_EQ(first, 1u);
+  a.submit(identify_sqe(0x10));
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidField));
+  proto::Sqe nvm = identify_sqe(0x06);  // I/O command set controller, CSI 0 (Linux 6.1 asks)
+  EXPECT_EQ(a.submit(nvm), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(a.buffer[0], 0);
+  nvm.cdw11 = 2u << 24;  // CSI 2 (zoned): not supported
+  a.submit(nvm);
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidField));
+}
+
+TEST_F(ProcessorTest, IdentifyWithShortSglIsLengthInvalid) {
+  TestQueue& a = admin();
+  proto::Sqe s = identify_sqe(proto::kCnsController);
+  ASSERT_TRUE(encode_keyed_sgl(s.dptr, 0x2000, 512, 0x55));
+  a.submit(s);
+  EXPECT_EQ(a.status(), generic_status(proto::kScDataSglLengthInvalid));
+}
+
+TEST_F(ProcessorTest, PsdtAndFuseChecked) {
+  TestQueue& a = admin();
+  proto::Sqe s = identify_sqe(proto::kCnsController);
+  s.flags = 0;
+  a.submit(s);
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidField));
+  s.flags = proto::kFlagsPsdtSgl | 0x1;
+  a.submit(s);
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidField));
+}
+
+TEST_F(ProcessorTest, UnknownAdminOpcode) {
+  TestQueue& a = admin();
+  a.submit(base_sqe(0x7E));
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidOpcode));
+  EXPECT_TRUE(status_dnr(a.status()));
+}
+
+TEST_F(ProcessorTest, NumberOfQueuesGrantsAtMostMax) {
+  TestQueue& a = admin();
+  proto::Sqe s = base_sqe(proto::kAdminSetFeatures);
+  s.cdw10 = proto::kFeatureNumberOfQueues;
+  s.cdw11 = (7u << 16) | 7u;  // asks for 8 and 8
+  a.submit(s);
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  EXPECT_EQ(a.req.cqe.dw0, (3u << 16) | 3u);
+  s.cdw11 = 0;  // asks for 1 and 1
+  a.submit(s);
+  EXPECT_EQ(a.req.cqe.dw0, 0u);
+  proto::Sqe g = base_sqe(proto::kAdminGetFeatures);
+  g.cdw10 = proto::kFeatureNumberOfQueues;
+  a.submit(g);
+  EXPECT_EQ(a.req.cqe.dw0, 0u);
+}
+
+TEST_F(ProcessorTest, KeepAliveAndAsyncEvents) {
+  TestQueue& a = admin();
+  a.submit(base_sqe(proto::kAdminKeepAlive));
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(a.submit(base_sqe(proto::kAdminAsyncEventRequest)), NextStep::kHold);
+  EXPECT_EQ(a.submit(base_sqe(proto::kAdminAsyncEventRequest)), NextStep::kRespond);
+  EXPECT_EQ(a.status(), make_status(proto::kSctCommandSpecific,
+                                    proto::kScAsyncEventRequestLimitExceeded, true));
+}
+
+TEST_F(ProcessorTest, GetLogPage) {
+  TestQueue& a = admin();
+  proto::Sqe s = base_sqe(proto::kAdminGetLogPage);
+  s.cdw10 = 0x01 | (15u << 16);  // error log, 16 dwords
+  ASSERT_TRUE(encode_keyed_sgl(s.dptr, 0x4000, 64, 0x11));
+  EXPECT_EQ(a.submit(s), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(a.req.transfer_bytes, 64u);
+  s.cdw10 = 0xC0 | (15u << 16);
+  a.submit(s);
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidField));
+}
+
+// ------------------------------------------------------------------------------------ I/O --
+
+TEST_F(ProcessorTest, WriteInCapsuleAcrossPagesThenRead) {
+  admin();
+  TestQueue& q = io(1);
+  std::vector<uint8_t> data(1024);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13 + 1);
+  // 1024 bytes at in-capsule offset 3600: crosses from page 0 into page 1.
+  ASSERT_EQ(q.submit(rw_sqe(proto::kNvmWrite, 10, 2, 1024, true, 3600), data, 3600),
+            NextStep::kRespond);
+  ASSERT_EQ(q.status(), kStatusSuccess);
+  EXPECT_EQ(std::memcmp(ns_->bytes(10 * 512, 1024).data(), data.data(), 1024), 0);
+  ASSERT_EQ(q.submit(rw_sqe(proto::kNvmRead, 10, 2, 1024)), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(q.req.transfer_bytes, 1024u);
+  EXPECT_EQ(std::memcmp(q.buffer.data(), data.data(), 1024), 0);
+  auto c = q.counters.snapshot();
+  EXPECT_EQ(c.writes_in_capsule, 1u);
+  EXPECT_EQ(c.writes_in_capsule_bytes, 1024u);
+  EXPECT_EQ(c.reads, 1u);
+  EXPECT_EQ(c.read_bytes, 1024u);
+}
+
+TEST_F(ProcessorTest, WriteByRdmaRead) {
+  admin();
+  TestQueue& q = io(1);
+  ASSERT_EQ(q.submit(rw_sqe(proto::kNvmWrite, 100, 32, 16384)), NextStep::kReadFromHost);
+  EXPECT_EQ(q.req.transfer_bytes, 16384u);
+  std::memset(q.buffer.data(), 0x5A, 16384);
+  ASSERT_EQ(q.proc.data_arrived(q.req), NextStep::kRespond);
+  EXPECT_EQ(q.status(), kStatusSuccess);
+  EXPECT_EQ(ns_->bytes(100 * 512, 1)[0], 0x5A);
+  EXPECT_EQ(ns_->bytes(132 * 512 - 1, 1)[0], 0x5A);
+  EXPECT_EQ(ns_->bytes(132 * 512, 1)[0], 0);
+  auto c = q.counters.snapshot();
+  EXPECT_EQ(c.writes_rdma_read, 1u);
+  EXPECT_EQ(c.writes_rdma_read_bytes, 16384u);
+}
+
+TEST_F(ProcessorTest, InvalidateKeyedAnswersWithInvalidate) {
+  admin();
+  TestQueue& q = io(1);
+  proto::Sqe s = rw_sqe(proto::kNvmRead, 0, 1, 512);
+  ASSERT_TRUE(encode_keyed_sgl(s.dptr, 0x3000, 512, 0x99, true));
+  ASSERT_EQ(q.submit(s), NextStep::kWriteToHostThenRespond);
+  EXPECT_TRUE(q.req.invalidate);
+  EXPECT_EQ(q.req.sgl.rkey, 0x99u);
+  ASSERT_EQ(q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512)), NextStep::kWriteToHostThenRespond);
+  EXPECT_FALSE(q.req.invalidate);
+}
+
+TEST_F(ProcessorTest, LbaOutOfRangeBeforeTouchingBackend) {
+  admin();
+  TestQueue& q = io(1);
+  q.submit(rw_sqe(proto::kNvmRead, 2047, 2, 1024));
+  EXPECT_EQ(q.status(), generic_status(proto::kScLbaOutOfRange));
+  q.submit(rw_sqe(proto::kNvmWrite, UINT64_MAX, 1, 512));
+  EXPECT_EQ(q.status(), generic_status(proto::kScLbaOutOfRange));
+  q.submit(rw_sqe(proto::kNvmRead, UINT64_MAX - 1, 8, 4096));
+  EXPECT_EQ(q.status(), generic_status(proto::kScLbaOutOfRange));
+  EXPECT_EQ(q.counters.snapshot().errors, 3u);
+}
+
+TEST_F(ProcessorTest, SglLengthMismatch) {
+  admin();
+  TestQueue& q = io(1);
+  q.submit(rw_sqe(proto::kNvmRead, 0, 8, 4095));
+  EXPECT_EQ(q.status(), generic_status(proto::kScDataSglLengthInvalid));
+  q.submit(rw_sqe(proto::kNvmWrite, 0, 8, 8192));
+  EXPECT_EQ(q.status(), generic_status(proto::kScDataSglLengthInvalid));
+}
+
+TEST_F(ProcessorTest, InCapsuleClaimingMoreThanReceived) {
+  admin();
+  TestQueue& q = io(1);
+  std::vector<uint8_t> data(512, 1);
+  q.submit(rw_sqe(proto::kNvmWrite, 0, 2, 1024, true), data);  // only 512 bytes arrived
+  EXPECT_EQ(q.status(), generic_status(proto::kScDataSglLengthInvalid));
+  EXPECT_EQ(ns_->bytes(0, 1)[0], 0);
+}
+
+TEST_F(ProcessorTest, TransferAboveMdtsIsInvalidField) {
+  admin();
+  TestQueue& q = io(1);
+  EXPECT_EQ(q.submit(rw_sqe(proto::kNvmRead, 0, 256, 131072)), NextStep::kWriteToHostThenRespond);
+  q.submit(rw_sqe(proto::kNvmRead, 0, 257, 131584));
+  EXPECT_EQ(q.status(), generic_status(proto::kScInvalidField));
+}
+
+TEST_F(ProcessorTest, WrongNamespaceAndOpcode) {
+  admin();
+  TestQueue& q = io(1);
+  proto::Sqe s = rw_sqe(proto::kNvmRead, 0, 1, 512);
+  s.nsid = 2;
+  q.submit(s);
+  EXPECT_EQ(q.status(), generic_status(proto::kScInvalidNamespaceOrFormat));
+  q.submit(base_sqe(proto::kNvmDatasetManagement));
+  EXPECT_EQ(q.status(), generic_status(proto::kScInvalidOpcode));
+  proto::Sqe f = base_sqe(proto::kNvmFlush);
+  f.nsid = 1;
+  q.submit(f);
+  EXPECT_EQ(q.status(), kStatusSuccess);
+  EXPECT_EQ(q.counters.snapshot().flushes, 1u);
+}
+
+TEST_F(ProcessorTest, SqheadAdvancesPerCommandAndWraps) {
+  admin();
+  TestQueue& q = queue(2, 4);
+  q.submit(connect_sqe(2, 3, true), connect_data(1));
+  ASSERT_EQ(q.status(), kStatusSuccess);
+  EXPECT_EQ(q.req.cqe.sqhd, 1);
+  for (uint16_t expect : {2, 3, 0, 1}) {
+    q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
+    EXPECT_EQ(q.req.cqe.sqhd, expect);
+    EXPECT_EQ(q.req.cqe.sqid, 2);
+  }
+}
+
+TEST_F(ProcessorTest, StatsTrackErrorsByStatus) {
+  admin();
+  TestQueue& q = io(1);
+  q.submit(rw_sqe(proto::kNvmRead, 5000, 1, 512));
+  q.submit(rw_sqe(proto::kNvmRead, 5000, 1, 512));
+  auto s = registry_.snapshot(statuses_);
+  ASSERT_EQ(s.errors_by_status.size(), 1u);
+  EXPECT_EQ(status_sc(s.errors_by_status[0].status), proto::kScLbaOutOfRange);
+  EXPECT_EQ(s.errors_by_status[0].count, 2u);
+}
+
+}  // namespace
+}  // namespace nvmf::target

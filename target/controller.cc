@@ -1,0 +1,58 @@
+// Controller.
+#include "target/controller.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "proto/nvme.h"
+
+namespace nvmf::target {
+
+Controller::Controller(uint16_t cntlid, std::string hostnqn, const std::array<uint8_t, 16>& hostid,
+                       uint32_t kato_ms, uint16_t max_io_queues, uint32_t io_queue_size,
+                       uint32_t version)
+    : cntlid_(cntlid),
+      hostnqn_(std::move(hostnqn)),
+      hostid_(hostid),
+      kato_ms_(kato_ms),
+      max_io_queues_(max_io_queues),
+      registers_(io_queue_size, version),
+      queues_(static_cast<size_t>(max_io_queues) + 1, nullptr) {}
+
+bool Controller::enabled() const {
+  return (registers_.cc() & proto::kCcEn) != 0 && registers_.ready();
+}
+
+uint32_t Controller::grant_queues(uint16_t nsqr, uint16_t ncqr) {
+  granted_sq_ = static_cast<uint16_t>(std::min<uint32_t>(nsqr + 1u, max_io_queues_));
+  granted_cq_ = static_cast<uint16_t>(std::min<uint32_t>(ncqr + 1u, max_io_queues_));
+  return granted_queues_dw0();
+}
+
+uint32_t Controller::granted_queues_dw0() const {
+  uint32_t sq = granted_sq_ != 0 ? granted_sq_ : max_io_queues_;
+  uint32_t cq = granted_cq_ != 0 ? granted_cq_ : max_io_queues_;
+  return ((cq - 1) << 16) | (sq - 1);
+}
+
+CommandProcessor* Controller::queue(uint16_t qid) const {
+  return qid < queues_.size() ? queues_[qid] : nullptr;
+}
+
+void Controller::attach(uint16_t qid, CommandProcessor* q) {
+  if (qid < queues_.size()) queues_[qid] = q;
+}
+
+void Controller::detach(uint16_t qid, const CommandProcessor* q) {
+  if (qid < queues_.size() && queues_[qid] == q) queues_[qid] = nullptr;
+}
+
+std::vector<CommandProcessor*> Controller::io_queues() const {
+  std::vector<CommandProcessor*> out;
+  for (size_t qid = 1; qid < queues_.size(); ++qid) {
+    if (queues_[qid] != nullptr) out.push_back(queues_[qid]);
+  }
+  return out;
+}
+
+}  // namespace nvmf::target

@@ -1,0 +1,71 @@
+// Controller: one host's NVMe controller in the subsystem (dynamic model: created by an admin
+// queue Connect with CNTLID FFFFh, freed when that admin queue goes away).
+#ifndef NVMF_TARGET_CONTROLLER_H_
+#define NVMF_TARGET_CONTROLLER_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "target/controller_registers.h"
+
+namespace nvmf::target {
+
+class CommandProcessor;
+
+// State shared by the admin queue and the I/O queues of one association. Owned by the
+// Subsystem; used from the event-loop thread only.
+class Controller {
+ public:
+  // `max_io_queues`: I/O qids 1..max_io_queues may connect. `io_queue_size`: CAP.MQES + 1.
+  Controller(uint16_t cntlid, std::string hostnqn, const std::array<uint8_t, 16>& hostid,
+             uint32_t kato_ms, uint16_t max_io_queues, uint32_t io_queue_size, uint32_t version);
+
+  uint16_t cntlid() const { return cntlid_; }
+  const std::string& hostnqn() const { return hostnqn_; }
+  const std::array<uint8_t, 16>& hostid() const { return hostid_; }
+  ControllerRegisters& registers() { return registers_; }
+  const ControllerRegisters& registers() const { return registers_; }
+  uint16_t max_io_queues() const { return max_io_queues_; }
+
+  // CC.EN = 1 and CSTS.RDY = 1: commands other than Fabrics ones may run.
+  bool enabled() const;
+
+  // Keep Alive Timeout in ms (Connect KATO, Set Features 0Fh). Not enforced yet.
+  uint32_t kato_ms() const { return kato_ms_; }
+  void set_kato_ms(uint32_t ms) { kato_ms_ = ms; }
+  uint32_t async_event_config() const { return async_event_config_; }
+  void set_async_event_config(uint32_t v) { async_event_config_ = v; }
+
+  // Set Features Number of Queues: NSQR/NCQR are 0-based requests; grants min(request + 1,
+  // max_io_queues) of each and returns the CQE DW0 (NCQA << 16 | NSQA, 0-based).
+  uint32_t grant_queues(uint16_t nsqr, uint16_t ncqr);
+  // DW0 of Get Features Number of Queues: what was granted (max_io_queues before any Set).
+  uint32_t granted_queues_dw0() const;
+
+  // Queue bookkeeping: the processor serving `qid`, or null.
+  CommandProcessor* queue(uint16_t qid) const;
+  // Binds `qid` (0..max_io_queues) to `q`, replacing any previous one.
+  void attach(uint16_t qid, CommandProcessor* q);
+  // Unbinds `qid` if it is still bound to `q`.
+  void detach(uint16_t qid, const CommandProcessor* q);
+  // Every bound I/O queue (qid >= 1).
+  std::vector<CommandProcessor*> io_queues() const;
+
+ private:
+  uint16_t cntlid_;
+  std::string hostnqn_;
+  std::array<uint8_t, 16> hostid_;
+  uint32_t kato_ms_;
+  uint16_t max_io_queues_;
+  ControllerRegisters registers_;
+  uint32_t async_event_config_ = 0;
+  uint16_t granted_sq_ = 0;  // 1-based, 0 = never set
+  uint16_t granted_cq_ = 0;
+  std::vector<CommandProcessor*> queues_;  // index qid
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_CONTROLLER_H_

@@ -1,0 +1,49 @@
+// QueueCounters, StatusCounters and CounterSnapshot arithmetic.
+#include "target/counters.h"
+
+#include "common/nvme_status.h"
+
+namespace nvmf::target {
+
+CounterSnapshot& CounterSnapshot::operator+=(const CounterSnapshot& o) {
+  commands += o.commands;
+  errors += o.errors;
+  reads += o.reads;
+  read_bytes += o.read_bytes;
+  writes_in_capsule += o.writes_in_capsule;
+  writes_in_capsule_bytes += o.writes_in_capsule_bytes;
+  writes_rdma_read += o.writes_rdma_read;
+  writes_rdma_read_bytes += o.writes_rdma_read_bytes;
+  flushes += o.flushes;
+  return *this;
+}
+
+CounterSnapshot QueueCounters::snapshot() const {
+  CounterSnapshot s;
+  s.commands = commands.get();
+  s.errors = errors.get();
+  s.reads = reads.get();
+  s.read_bytes = read_bytes.get();
+  s.writes_in_capsule = writes_in_capsule.get();
+  s.writes_in_capsule_bytes = writes_in_capsule_bytes.get();
+  s.writes_rdma_read = writes_rdma_read.get();
+  s.writes_rdma_read_bytes = writes_rdma_read_bytes.get();
+  s.flushes = flushes.get();
+  return s;
+}
+
+void StatusCounters::add(uint16_t status) {
+  by_sct_sc_[status_sct(status) * 256u + status_sc(status)].add();
+}
+
+std::vector<StatusCount> StatusCounters::snapshot() const {
+  std::vector<StatusCount> out;
+  for (size_t i = 1; i < by_sct_sc_.size(); ++i) {
+    uint64_t n = by_sct_sc_[i].get();
+    if (n == 0) continue;
+    out.push_back({make_status(static_cast<uint8_t>(i / 256), static_cast<uint8_t>(i % 256)), n});
+  }
+  return out;
+}
+
+}  // namespace nvmf::target

@@ -1,0 +1,56 @@
+// Relaxed atomic counters written by the event-loop thread and read by stats() from any thread.
+#ifndef NVMF_TARGET_COUNTERS_H_
+#define NVMF_TARGET_COUNTERS_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "target/stats.h"
+
+namespace nvmf::target {
+
+// One 64-bit counter with a single writer (the event loop) and any number of readers. add() is
+// a relaxed load and store, not a locked read-modify-write: cheap on the I/O path, and exact as
+// long as only one thread writes.
+class Counter {
+ public:
+  void add(uint64_t n = 1) {
+    value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
+  uint64_t get() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> value_{0};
+};
+
+// The counters of one queue; see CounterSnapshot for their meaning.
+struct QueueCounters {
+  Counter commands;
+  Counter errors;
+  Counter reads;
+  Counter read_bytes;
+  Counter writes_in_capsule;
+  Counter writes_in_capsule_bytes;
+  Counter writes_rdma_read;
+  Counter writes_rdma_read_bytes;
+  Counter flushes;
+
+  CounterSnapshot snapshot() const;
+};
+
+// Completions per status field (SCT and SC; DNR, M, CRD and P ignored), target-wide.
+class StatusCounters {
+ public:
+  void add(uint16_t status);
+  // Non-zero counts, ascending by status (reported with DNR clear).
+  std::vector<StatusCount> snapshot() const;
+
+ private:
+  std::array<Counter, 8 * 256> by_sct_sc_;  // index SCT * 256 + SC
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_COUNTERS_H_

@@ -1,0 +1,23 @@
+// DeviceContext: the per-RDMA-device objects every queue on that device shares.
+#ifndef NVMF_TARGET_DEVICE_CONTEXT_H_
+#define NVMF_TARGET_DEVICE_CONTEXT_H_
+
+#include <infiniband/verbs.h>
+
+#include "common/verbs/completion_channel.h"
+#include "common/verbs/protection_domain.h"
+
+namespace nvmf::target {
+
+// One per ibv_context seen (librdmacm opens each device once, so the pointer identifies it).
+// Destroy after every queue using it (their QPs, MRs and CQs).
+struct DeviceContext {
+  ibv_context* context = nullptr;  // not owned (librdmacm's)
+  ibv_device_attr attr{};
+  verbs::ProtectionDomain pd;
+  verbs::CompletionChannel channel;  // shared by every queue's CQ on this device, non-blocking
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_DEVICE_CONTEXT_H_

@@ -1,0 +1,359 @@
+// EventLoop: CM event handling, queue creation and teardown, and the poll/arm/sleep cycle.
+#include "target/event_loop.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+
+#include "common/in_capsule.h"
+#include "common/log.h"
+#include "common/verbs/address.h"
+#include "common/verbs/device.h"
+#include "proto/nvme.h"
+#include "proto/rdma_cm.h"
+#include "target/cm_request.h"
+
+namespace nvmf::target {
+namespace {
+
+constexpr uint64_t kTagCm = 0;
+constexpr uint64_t kTagWake = 1;
+constexpr uint64_t kTagDeviceBase = 2;
+constexpr int kIdleSpins = 64;      // empty polls before arming the CQs and sleeping
+constexpr int kCmCheckRounds = 64;  // busy rounds between two looks at the CM channel
+constexpr int kListenBacklog = 128;
+
+uint32_t page_size() { return static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)); }
+
+std::string peer_of(const verbs::CmId& id) {
+  auto addr = id.peer_address();
+  return addr.ok() ? addr->to_string() : std::string("(unknown peer)");
+}
+
+}  // namespace
+
+EventLoop::EventLoop(const TargetOptions& options, Subsystem& subsystem, StatusCounters& statuses,
+                     verbs::EventChannel channel)
+    : options_(options),
+      subsystem_(subsystem),
+      statuses_(statuses),
+      cm_channel_(std::move(channel)) {}
+
+Result<std::unique_ptr<EventLoop>> EventLoop::create(const TargetOptions& options,
+                                                     Subsystem& subsystem,
+                                                     StatusCounters& statuses) {
+  NVMF_ASSIGN_OR_RETURN(auto channel, verbs::EventChannel::create());
+  std::unique_ptr<EventLoop> loop(new EventLoop(options, subsystem, statuses, std::move(channel)));
+  NVMF_RETURN_IF_ERROR(loop->open(options));
+  return loop;
+}
+
+Status EventLoop::open(const TargetOptions& options) {
+  NVMF_RETURN_IF_ERROR(cm_channel_.set_nonblocking());
+  NVMF_ASSIGN_OR_RETURN(auto addr, verbs::SocketAddress::parse(options.traddr, options.trsvcid));
+  NVMF_ASSIGN_OR_RETURN(auto id, verbs::CmId::create(cm_channel_));
+  listener_.emplace(std::move(id));
+  NVMF_RETURN_IF_ERROR(listener_->bind(addr));
+  NVMF_RETURN_IF_ERROR(listener_->listen(kListenBacklog));
+  NVMF_ASSIGN_OR_RETURN(auto local, listener_->local_address());
+  port_ = local.port();
+  listen_address_ = local.to_string();
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) return Status::from_errno("epoll_create1", errno);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return Status::from_errno("eventfd", errno);
+  NVMF_RETURN_IF_ERROR(add_fd(cm_channel_.fd(), kTagCm));
+  NVMF_RETURN_IF_ERROR(add_fd(wake_fd_, kTagWake));
+  if (listener_->verbs() != nullptr) NVMF_RETURN_IF_ERROR(device_for(listener_->verbs()));
+  return ok_status();
+}
+
+EventLoop::~EventLoop() {
+  shutdown();
+  devices_.clear();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+Status EventLoop::add_fd(int fd, uint64_t tag) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = tag;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    return Status::from_errno("epoll_ctl(ADD)", errno);
+  }
+  return ok_status();
+}
+
+void EventLoop::stop() {
+  stop_requested_.store(true, std::memory_order_relaxed);
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
+}
+
+// ---------------------------------------------------------------------------------- devices --
+
+Result<DeviceContext*> EventLoop::device_for(ibv_context* context) {
+  for (auto& d : devices_) {
+    if (d->context == context) return d.get();
+  }
+  NVMF_ASSIGN_OR_RETURN(auto attr, verbs::query_device(context));
+  NVMF_ASSIGN_OR_RETURN(auto pd, verbs::ProtectionDomain::create(context));
+  NVMF_ASSIGN_OR_RETURN(auto channel, verbs::CompletionChannel::create(context));
+  NVMF_RETURN_IF_ERROR(channel.set_nonblocking());
+  auto dev = std::make_unique<DeviceContext>(
+      DeviceContext{context, attr, std::move(pd), std::move(channel)});
+  NVMF_RETURN_IF_ERROR(add_fd(dev->channel.fd(), kTagDeviceBase + devices_.size()));
+  devices_.push_back(std::move(dev));
+  if (!resolved_) resolve_negotiation(*devices_.back());
+  return devices_.back().get();
+}
+
+void EventLoop::resolve_negotiation(const DeviceContext& dev) {
+  const SubsystemConfig& cfg = subsystem_.config();
+  auto sized = resolve_inline_data_size(options_.inline_data_size, page_size(),
+                                        static_cast<uint32_t>(dev.attr.max_sge));
+  NegotiationStats n;
+  n.resolved = true;
+  n.configured_inline_data_size = options_.inline_data_size;
+  if (sized.ok()) {
+    n.in_capsule_data_size = sized->bytes;
+    n.warnings = sized->warnings;
+  } else {
+    n.warnings.push_back(sized.status().to_string() + "; in-capsule data off");
+  }
+  for (const auto& w : n.warnings) NVMF_LOG(WARN, "target") << w;
+  n.ioccsz = ioccsz_for_in_capsule_size(n.in_capsule_data_size);
+  n.sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock |
+           (n.in_capsule_data_size > 0 ? proto::kSglsOffset : 0);
+  n.mdts = cfg.mdts;
+  n.max_transfer_bytes = cfg.max_transfer_bytes();
+  subsystem_.set_in_capsule_data_size(n.in_capsule_data_size);
+  subsystem_.registry().set_negotiation(n);
+  resolved_ = true;
+  NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context) << ": in-capsule data "
+                           << n.in_capsule_data_size << " bytes (IOCCSZ " << n.ioccsz << ", SGLS 0x"
+                           << std::hex << n.sgls << std::dec << "), MDTS " << unsigned{n.mdts}
+                           << " (" << n.max_transfer_bytes << " bytes)";
+}
+
+// ------------------------------------------------------------------------------- CM events --
+
+Status EventLoop::drain_cm_events() {
+  for (;;) {
+    auto event = verbs::get_cm_event(cm_channel_.get(), 0);
+    if (!event.ok()) {
+      if (event.status().code() == StatusCode::kTimeout) return ok_status();
+      return event.status();
+    }
+    handle_cm_event(*event);
+  }
+}
+
+void EventLoop::handle_cm_event(verbs::CmEvent& event) {
+  if (event.event() == RDMA_CM_EVENT_CONNECT_REQUEST) {
+    on_connect_request(event);
+    return;
+  }
+  rdma_cm_event_type type = event.event();
+  rdma_cm_id* id = event.id();
+  std::string name(event.name());
+  event.ack();
+  if (listener_ && id == listener_->get()) {
+    if (type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+      NVMF_LOG(ERROR, "target") << "listener: RDMA device removed; stopping";
+      stop();
+    }
+    return;
+  }
+  auto it = queues_.find(id);
+  if (it == queues_.end()) return;
+  switch (type) {
+    case RDMA_CM_EVENT_ESTABLISHED:
+      NVMF_LOG(DEBUG, "target") << it->second->describe() << ": established";
+      break;
+    case RDMA_CM_EVENT_DISCONNECTED:
+      it->second->request_disconnect("host disconnected");
+      break;
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+    case RDMA_CM_EVENT_REJECTED:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+      it->second->request_disconnect(name);
+      break;
+    default:
+      break;
+  }
+}
+
+void EventLoop::on_connect_request(verbs::CmEvent& event) {
+  rdma_cm_id* raw = event.id();
+  std::vector<uint8_t> private_data = event.copy_private_data();
+  rdma_conn_param param = event.conn_param();
+  event.ack();
+  verbs::CmId id = verbs::CmId::adopt(raw);
+  std::string peer = peer_of(id);
+  if (stop_requested_.load(std::memory_order_relaxed)) {
+    return reject(id, proto::kCmRejectNoResources, peer, "target stopping");
+  }
+  const SubsystemConfig& cfg = subsystem_.config();
+  CmRequestCheck check = check_cm_request(
+      private_data, CmLimits{cfg.max_io_queues, cfg.admin_queue_size, cfg.io_queue_size});
+  if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
+  auto dev = device_for(id.verbs());
+  if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
+  uint32_t page = page_size();
+  RdmaQueueParams p;
+  p.qid = check.qid;
+  p.queue_size = check.queue_size;
+  p.hrqsize = check.hrqsize;
+  p.in_capsule_bytes = subsystem_.in_capsule_data_size();
+  p.page_size = page;
+  p.max_transfer_bytes = cfg.max_transfer_bytes();
+  p.requested_max_inline_data = options_.requested_max_inline_data;
+  p.peer = peer;
+  auto queue = RdmaQueue::create(id, **dev, p, subsystem_, statuses_);
+  if (!queue.ok()) {
+    return reject(id, proto::kCmRejectNoResources, peer, queue.status().to_string());
+  }
+  const ibv_device_attr& attr = (*dev)->attr;
+  // The kernel reports the REQ's values from our side: param.initiator_depth is the host's
+  // responder_resources, the most RDMA READs we may have outstanding towards it.
+  auto initiator_depth =
+      static_cast<uint8_t>(std::min<int>(param.initiator_depth, attr.max_qp_init_rd_atom));
+  auto responder_resources =
+      static_cast<uint8_t>(std::min<int>(param.responder_resources, attr.max_qp_rd_atom));
+  std::unique_ptr<RdmaQueue> q = std::move(queue).value();
+  if (Status st = q->accept(responder_resources, initiator_depth); !st.ok()) {
+    NVMF_LOG(WARN, "target") << q->describe() << ": accept failed: " << st.to_string();
+    subsystem_.registry().count_rejected();
+    return;
+  }
+  if (initiator_depth == 0) {
+    NVMF_LOG(WARN, "target") << q->describe()
+                             << ": host offers no RDMA READ resources; writes that need an "
+                                "RDMA READ will fail";
+  }
+  if (q->inline_fallback()) subsystem_.registry().count_inline_send_fallback();
+  subsystem_.registry().count_accepted();
+  NVMF_LOG(INFO, "target") << q->describe() << ": accepted (queue size " << p.queue_size
+                           << ", hrqsize " << p.hrqsize << ", in-capsule " << p.in_capsule_bytes
+                           << " bytes, inline send up to " << q->granted_max_inline_data()
+                           << " bytes, initiator depth " << unsigned{initiator_depth} << ")";
+  queues_[q->cm_id()] = std::move(q);
+}
+
+void EventLoop::reject(verbs::CmId& id, uint16_t sts, std::string_view peer,
+                       std::string_view reason) {
+  proto::CmRejectPrivateData data{proto::kCmRecfmt0, sts};
+  Status st = id.reject(&data, sizeof(data));
+  subsystem_.registry().count_rejected();
+  NVMF_LOG(INFO, "target") << peer << ": rejected: " << reason << " (sts " << sts << ")"
+                           << (st.ok() ? "" : "; rdma_reject failed: " + st.to_string());
+}
+
+// ----------------------------------------------------------------------------- completions --
+
+int EventLoop::poll_queues() {
+  int n = 0;
+  for (auto& [id, q] : queues_) n += q->poll();
+  return n;
+}
+
+void EventLoop::arm_queues() {
+  for (auto& [id, q] : queues_) q->arm();
+}
+
+void EventLoop::drain_cq_events(DeviceContext& dev) {
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  while (ibv_get_cq_event(dev.channel.get(), &cq, &context) == 0) {
+    ibv_ack_cq_events(cq, 1);
+    for (auto& [id, q] : queues_) {
+      if (q->cq() == cq) q->cq_event_seen();
+    }
+  }
+}
+
+bool EventLoop::wait_idle() {
+  arm_queues();
+  if (poll_queues() > 0) return true;  // landed before the arm
+  epoll_event events[8];
+  int n = ::epoll_wait(epoll_fd_, events, 8, -1);
+  if (n < 0) {
+    if (errno == EINTR) return true;
+    NVMF_LOG(ERROR, "target") << "epoll_wait: " << errno_string(errno) << "; stopping";
+    return false;
+  }
+  for (int i = 0; i < n; ++i) {
+    uint64_t tag = events[i].data.u64;
+    if (tag == kTagCm) {
+      if (Status st = drain_cm_events(); !st.ok()) {
+        NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
+      }
+    } else if (tag == kTagWake) {
+      uint64_t value = 0;
+      (void)!::read(wake_fd_, &value, sizeof(value));
+    } else if (tag - kTagDeviceBase < devices_.size()) {
+      drain_cq_events(*devices_[tag - kTagDeviceBase]);
+    }
+  }
+  return true;
+}
+
+void EventLoop::sweep() {
+  for (bool again = true; again;) {
+    again = false;
+    for (auto it = queues_.begin(); it != queues_.end(); ++it) {
+      if (!it->second->wants_teardown()) continue;
+      std::unique_ptr<RdmaQueue> q = std::move(it->second);
+      queues_.erase(it);
+      q->disconnect();
+      NVMF_LOG(INFO, "target") << q->describe() << ": disconnected (" << q->disconnect_reason()
+                               << ")";
+      q.reset();  // may ask other queues to disconnect (controller freed)
+      again = true;
+      break;
+    }
+  }
+}
+
+Status EventLoop::run() {
+  int idle = 0;
+  uint64_t rounds = 0;
+  while (!stop_requested_.load(std::memory_order_relaxed)) {
+    int n = poll_queues();
+    sweep();
+    if (n > 0) {
+      idle = 0;
+      if (++rounds % kCmCheckRounds == 0) (void)drain_cm_events();
+      continue;
+    }
+    if (++idle < kIdleSpins) continue;
+    idle = 0;
+    if (!wait_idle()) {
+      shutdown();
+      return Status::internal("event loop: epoll_wait failed");
+    }
+    sweep();
+  }
+  shutdown();
+  return ok_status();
+}
+
+void EventLoop::shutdown() {
+  for (auto& [id, q] : queues_) q->request_disconnect("target stopping");
+  while (!queues_.empty()) {
+    auto node = queues_.extract(queues_.begin());
+    node.mapped()->disconnect();
+    NVMF_LOG(INFO, "target") << node.mapped()->describe() << ": disconnected ("
+                             << node.mapped()->disconnect_reason() << ")";
+    node.mapped().reset();
+  }
+}
+
+}  // namespace nvmf::target

@@ -1,0 +1,88 @@
+// EventLoop: the target's single thread: the rdma_cm listener, every queue's CQ, and the wake-up
+// eventfd, multiplexed with epoll; CQs are drained by polling and the loop sleeps only when idle.
+#ifndef NVMF_TARGET_EVENT_LOOP_H_
+#define NVMF_TARGET_EVENT_LOOP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/verbs/cm_event.h"
+#include "common/verbs/cm_id.h"
+#include "common/verbs/event_channel.h"
+#include "target/counters.h"
+#include "target/device_context.h"
+#include "target/rdma_queue.h"
+#include "target/subsystem.h"
+#include "target/target_options.h"
+
+namespace nvmf::target {
+
+// Owns the RDMA side of the target. Not thread-safe except stop().
+//
+// Loop: poll every queue's CQ; while there is work, keep polling (checking the CM channel
+// every 64 rounds); after a short idle spin, arm every CQ, poll once more (a completion may
+// have landed before the arm), then block in epoll_wait on the CM channel, the devices'
+// completion channels and the eventfd that stop() writes.
+class EventLoop {
+ public:
+  // Creates the CM channel and the listener, binds to traddr:trsvcid and listens. When the
+  // address belongs to an RDMA device, the in-capsule size is resolved now; otherwise at the
+  // first connection.
+  static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options,
+                                                   Subsystem& subsystem, StatusCounters& statuses);
+  // Disconnects and destroys every queue, then the devices, the listener and the channel.
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  Status run();
+  void stop();  // async-signal-safe
+  uint16_t port() const { return port_; }
+  const std::string& listen_address() const { return listen_address_; }
+
+ private:
+  EventLoop(const TargetOptions& options, Subsystem& subsystem, StatusCounters& statuses,
+            verbs::EventChannel channel);
+  Status open(const TargetOptions& options);
+  Status add_fd(int fd, uint64_t tag);
+
+  // CM events.
+  Status drain_cm_events();
+  void handle_cm_event(verbs::CmEvent& event);
+  void on_connect_request(verbs::CmEvent& event);
+  void reject(verbs::CmId& id, uint16_t sts, std::string_view peer, std::string_view reason);
+  Result<DeviceContext*> device_for(ibv_context* context);
+  void resolve_negotiation(const DeviceContext& dev);
+
+  // Completions.
+  int poll_queues();
+  void arm_queues();
+  void drain_cq_events(DeviceContext& dev);
+  bool wait_idle();
+  void sweep();
+  void shutdown();
+
+  const TargetOptions options_;
+  Subsystem& subsystem_;
+  StatusCounters& statuses_;
+  verbs::EventChannel cm_channel_;  // destroyed last
+  std::optional<verbs::CmId> listener_;
+  uint16_t port_ = 0;
+  std::string listen_address_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  std::atomic<bool> stop_requested_{false};
+  bool resolved_ = false;
+  std::vector<std::unique_ptr<DeviceContext>> devices_;
+  std::map<rdma_cm_id*, std::unique_ptr<RdmaQueue>> queues_;  // destroyed first
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_EVENT_LOOP_H_

@@ -1,0 +1,161 @@
+// nvmf-target: command-line front end of the target library (thin: parse, run, report).
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/log.h"
+#include "common/nvme_status.h"
+#include "target/cli_parse.h"
+#include "target/target.h"
+
+namespace {
+
+using nvmf::target::Target;
+using nvmf::target::TargetOptions;
+using nvmf::target::TargetStats;
+
+constexpr int kExitUsage = 2;
+std::atomic<Target*> g_target{nullptr};
+std::atomic<bool> g_stop{false};  // a signal came, maybe before the target existed
+
+void on_signal(int) {
+  g_stop.store(true);
+  if (Target* t = g_target.load()) t->stop();
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+nlohmann::json report(const Target& target, const TargetOptions& options) {
+  TargetStats s = target.stats();
+  nlohmann::json errors = nlohmann::json::array();
+  for (const auto& e : s.errors_by_status) {
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "0x%04x", e.status);
+    errors.push_back({{"status", hex}, {"name", nvmf::status_name(e.status)}, {"count", e.count}});
+  }
+  const auto& n = s.negotiation;
+  return {
+      {"listen", target.listen_address()},
+      {"subnqn", options.subnqn},
+      {"configured_inline_data_size", n.configured_inline_data_size},
+      {"in_capsule_data_size", n.in_capsule_data_size},
+      {"ioccsz", n.ioccsz},
+      {"sgls", n.sgls},
+      {"icdoff", n.icdoff},
+      {"msdbd", n.msdbd},
+      {"mdts", n.mdts},
+      {"max_transfer_bytes", n.max_transfer_bytes},
+      {"writes",
+       {{"in_capsule", s.totals.writes_in_capsule},
+        {"rdma_read", s.totals.writes_rdma_read},
+        {"in_capsule_bytes", s.totals.writes_in_capsule_bytes},
+        {"rdma_read_bytes", s.totals.writes_rdma_read_bytes}}},
+      {"reads", s.totals.reads},
+      {"read_bytes", s.totals.read_bytes},
+      {"flushes", s.totals.flushes},
+      {"commands", s.totals.commands},
+      {"errors", s.totals.errors},
+      {"errors_by_status", errors},
+      {"connections",
+       {{"accepted", s.connections_accepted},
+        {"rejected", s.connections_rejected},
+        {"disconnections", s.disconnections}}},
+      {"controllers", {{"created", s.controllers_created}, {"freed", s.controllers_freed}}},
+      {"inline_send_fallbacks", s.inline_send_fallbacks},
+  };
+}
+
+// Parses the size options into `o`; false (message printed) on a bad value.
+bool apply_sizes(const std::string& size, const std::string& ram_size, TargetOptions& o) {
+  if (!size.empty()) {
+    auto v = nvmf::target::parse_size(size, "--size");
+    if (!v.ok()) return std::cerr << "nvmf-target: " << v.status().message() << "\n", false;
+    o.file_size = *v;
+  }
+  if (!ram_size.empty()) {
+    auto v = nvmf::target::parse_size(ram_size, "--ram-size");
+    if (!v.ok()) return std::cerr << "nvmf-target: " << v.status().message() << "\n", false;
+    o.ram_size = *v;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  TargetOptions o;
+  std::string size, ram_size, json_path, log_level = "info";
+  CLI::App app{"nvmf-target: NVMe over Fabrics RDMA target (one subsystem, namespace 1)"};
+  app.add_option("-a,--traddr", o.traddr, "local address to listen on")->required();
+  app.add_option("-s,--trsvcid", o.trsvcid, "port")->capture_default_str();
+  app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->capture_default_str();
+  app.add_option("--file", o.file_path, "namespace backing file (mmap'ed)");
+  app.add_option("--size", size, "create/extend --file to this size (k/m/g suffixes)");
+  app.add_option("--ram-size", ram_size, "RAM namespace of this size (k/m/g suffixes)");
+  app.add_option("--lba-size", o.lba_size, "LBA size: 512 or 4096")->capture_default_str();
+  app.add_option("--inline-data-size", o.inline_data_size,
+                 "in-capsule data bytes (-1 = one page, 0 = off)")
+      ->capture_default_str();
+  app.add_option("--queue-size", o.max_queue_size, "I/O queue entries offered")
+      ->capture_default_str();
+  app.add_option("--max-io-queues", o.max_io_queues, "I/O queues per controller")
+      ->capture_default_str();
+  app.add_option("--requested-max-inline-data", o.requested_max_inline_data,
+                 "inline-send bytes asked for on each QP")
+      ->capture_default_str();
+  app.add_option("--json", json_path, "write a JSON report here on exit");
+  app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "nvmf-target: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  auto level = nvmf::parse_log_level(log_level);
+  if (!level.ok()) {
+    std::cerr << "nvmf-target: --log-level: " << level.status().message() << "\n";
+    return kExitUsage;
+  }
+  nvmf::set_log_level(*level);
+  if (!apply_sizes(size, ram_size, o)) return kExitUsage;
+  if (auto st = nvmf::target::validate_options(o); !st.ok()) {
+    std::cerr << "nvmf-target: " << st.message() << "\n";
+    return kExitUsage;
+  }
+  install_signal_handlers();  // early: a SIGTERM during setup still means a clean exit 0
+  auto target = Target::create(o);
+  if (!target.ok()) {
+    std::cerr << "nvmf-target: " << target.status().to_string() << "\n";
+    return target.status().code() == nvmf::StatusCode::kInvalidArgument ? kExitUsage : 1;
+  }
+  g_target.store(target->get());
+  if (g_stop.load()) (*target)->stop();
+  std::printf("nvmf-target: listening on %s\n", (*target)->listen_address().c_str());
+  std::fflush(stdout);
+  nvmf::Status st = (*target)->run();
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << report(**target, o).dump(2) << "\n";
+    if (!out) std::cerr << "nvmf-target: cannot write " << json_path << "\n";
+  }
+  g_target.store(nullptr);
+  if (!st.ok()) {
+    std::cerr << "nvmf-target: " << st.to_string() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,342 @@
+// RdmaQueue: buffers, work requests and the completion handling of one queue.
+#include "target/rdma_queue.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "common/in_capsule.h"
+#include "common/inline_send.h"
+#include "common/log.h"
+#include "proto/rdma_cm.h"
+
+namespace nvmf::target {
+namespace {
+
+// wr_id = kind << 32 | index (receive index or slot index).
+enum WrKind : uint64_t { kRecv = 1, kRead = 2, kSend = 3, kWrite = 4 };
+constexpr uint64_t wr_id(WrKind kind, uint32_t index) { return (uint64_t{kind} << 32) | index; }
+
+constexpr int kPollBatch = 32;
+constexpr uint32_t kSqeBytes = sizeof(proto::Sqe);
+constexpr uint32_t kCqeBytes = sizeof(proto::Cqe);
+
+Result<uint8_t*> aligned_alloc_zeroed(size_t alignment, size_t bytes, std::string_view what) {
+  void* p = nullptr;
+  int err = ::posix_memalign(&p, alignment, bytes);
+  if (err != 0) return Status::from_errno("posix_memalign", err, what);
+  std::memset(p, 0, bytes);
+  return static_cast<uint8_t*>(p);
+}
+
+}  // namespace
+
+void RdmaQueue::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
+
+RdmaQueue::RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& params,
+                     Subsystem& subsystem, StatusCounters& statuses)
+    : dev_(dev),
+      params_(params),
+      subsystem_(subsystem),
+      statuses_(statuses),
+      pages_per_recv_(in_capsule_recv_sges(params.in_capsule_bytes, params.page_size) - 1),
+      id_(std::move(id)) {}
+
+Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceContext& dev,
+                                                     const RdmaQueueParams& params,
+                                                     Subsystem& subsystem,
+                                                     StatusCounters& statuses) {
+  std::unique_ptr<RdmaQueue> q(new RdmaQueue(std::move(id), dev, params, subsystem, statuses));
+  Status st = q->setup();
+  if (!st.ok()) {
+    q->qp_.reset();  // the id must carry no QP when handed back
+    id = std::move(q->id_);
+    return st;
+  }
+  q->id_.set_context(q.get());
+  return q;
+}
+
+RdmaQueue::~RdmaQueue() {
+  processor_.reset();
+  subsystem_.registry().remove_queue(&counters_);
+}
+
+Status RdmaQueue::setup() {
+  NVMF_RETURN_IF_ERROR(allocate_buffers());
+  int cqe = static_cast<int>(params_.queue_size * 3);  // receives + READ/WRITE + SEND per slot
+  NVMF_ASSIGN_OR_RETURN(auto cq, verbs::CompletionQueue::create(dev_.context, cqe, &dev_.channel));
+  cq_.emplace(std::move(cq));
+  NVMF_RETURN_IF_ERROR(create_qp());
+  build_work_requests();
+  for (uint32_t i = 0; i < params_.queue_size; ++i) {
+    if (!post_receive(i)) return Status::io("ibv_post_recv failed while posting receives");
+  }
+  processor_.emplace(subsystem_, *this, counters_, statuses_, params_.qid, params_.queue_size,
+                     params_.in_capsule_bytes);
+  return ok_status();
+}
+
+Status RdmaQueue::allocate_buffers() {
+  const size_t n = params_.queue_size;
+  const int access = IBV_ACCESS_LOCAL_WRITE;
+  ibv_pd* pd = dev_.pd.get();
+  NVMF_ASSIGN_OR_RETURN(uint8_t * sqes, aligned_alloc_zeroed(64, n * kSqeBytes, "SQE buffers"));
+  sqe_buf_.reset(sqes);
+  NVMF_ASSIGN_OR_RETURN(auto sqe_mr, verbs::MemoryRegion::create(pd, sqes, n * kSqeBytes, access));
+  sqe_mr_.emplace(std::move(sqe_mr));
+  if (pages_per_recv_ > 0) {
+    size_t bytes = n * pages_per_recv_ * params_.page_size;
+    NVMF_ASSIGN_OR_RETURN(uint8_t * pages,
+                          aligned_alloc_zeroed(params_.page_size, bytes, "in-capsule pages"));
+    page_buf_.reset(pages);
+    NVMF_ASSIGN_OR_RETURN(auto page_mr, verbs::MemoryRegion::create(pd, pages, bytes, access));
+    page_mr_.emplace(std::move(page_mr));
+  }
+  size_t data_bytes = n * params_.max_transfer_bytes;
+  NVMF_ASSIGN_OR_RETURN(uint8_t * data, aligned_alloc_zeroed(4096, data_bytes, "data buffers"));
+  data_buf_.reset(data);
+  NVMF_ASSIGN_OR_RETURN(auto data_mr, verbs::MemoryRegion::create(pd, data, data_bytes, access));
+  data_mr_.emplace(std::move(data_mr));
+  NVMF_ASSIGN_OR_RETURN(uint8_t * cqes, aligned_alloc_zeroed(64, n * kCqeBytes, "CQE buffers"));
+  cqe_buf_.reset(cqes);
+  NVMF_ASSIGN_OR_RETURN(auto cqe_mr, verbs::MemoryRegion::create(pd, cqes, n * kCqeBytes, access));
+  cqe_mr_.emplace(std::move(cqe_mr));
+  return ok_status();
+}
+
+Status RdmaQueue::create_qp() {
+  verbs::QpConfig config;
+  config.send_cq = cq_->get();
+  config.recv_cq = cq_->get();
+  config.max_send_wr = 2 * params_.queue_size;  // per slot: READ or WRITE, then SEND
+  config.max_recv_wr = params_.queue_size;
+  config.max_send_sge = 1;
+  config.max_recv_sge = 1 + pages_per_recv_;
+  config.requested_max_inline_data = params_.requested_max_inline_data;
+  NVMF_ASSIGN_OR_RETURN(auto qp, verbs::QueuePair::create(id_, dev_.pd.get(), config));
+  qp_.emplace(std::move(qp));
+  return ok_status();
+}
+
+void RdmaQueue::build_work_requests() {
+  const uint32_t n = params_.queue_size;
+  const uint32_t sges = 1 + pages_per_recv_;
+  recv_wrs_.assign(n, ibv_recv_wr{});
+  recv_sges_.assign(static_cast<size_t>(n) * sges, ibv_sge{});
+  recv_pages_.assign(static_cast<size_t>(n) * pages_per_recv_, nullptr);
+  for (uint32_t i = 0; i < n; ++i) {
+    ibv_sge* sge = &recv_sges_[static_cast<size_t>(i) * sges];
+    sge[0] = {reinterpret_cast<uintptr_t>(sqe_buf_.get() + i * kSqeBytes), kSqeBytes,
+              sqe_mr_->lkey()};
+    for (uint32_t p = 0; p < pages_per_recv_; ++p) {
+      uint8_t* page =
+          page_buf_.get() + (static_cast<size_t>(i) * pages_per_recv_ + p) * params_.page_size;
+      recv_pages_[static_cast<size_t>(i) * pages_per_recv_ + p] = page;
+      sge[1 + p] = {reinterpret_cast<uintptr_t>(page), params_.page_size, page_mr_->lkey()};
+    }
+    recv_wrs_[i].wr_id = wr_id(kRecv, i);
+    recv_wrs_[i].sg_list = sge;
+    recv_wrs_[i].num_sge = static_cast<int>(sges);
+  }
+  slots_.assign(n, Slot{});
+  free_slots_.clear();
+  free_slots_.reserve(n);
+  waiting_.assign(n, {0, 0});
+  for (uint32_t s = 0; s < n; ++s) {
+    Slot& slot = slots_[n - 1 - s];
+    uint32_t index = n - 1 - s;
+    uint8_t* data = data_buf_.get() + static_cast<size_t>(index) * params_.max_transfer_bytes;
+    slot.req.buffer = {data, params_.max_transfer_bytes};
+    slot.data_sge = {reinterpret_cast<uintptr_t>(data), 0, data_mr_->lkey()};
+    slot.cqe_sge = {reinterpret_cast<uintptr_t>(cqe_buf_.get() + index * kCqeBytes), kCqeBytes,
+                    cqe_mr_->lkey()};
+    slot.data_wr.sg_list = &slot.data_sge;
+    slot.data_wr.num_sge = 1;
+    slot.send_wr.sg_list = &slot.cqe_sge;
+    slot.send_wr.num_sge = 1;
+    slot.send_wr.wr_id = wr_id(kSend, index);
+    free_slots_.push_back(index);  // lowest index on top
+  }
+}
+
+bool RdmaQueue::post_receive(uint32_t index) {
+  recv_wrs_[index].next = nullptr;
+  int err = qp_->post_recv(&recv_wrs_[index]);
+  if (err != 0) {
+    fail("ibv_post_recv: " + errno_string(err));
+    return false;
+  }
+  return true;
+}
+
+Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
+  proto::CmAcceptPrivateData data{};
+  data.recfmt = proto::kCmRecfmt0;
+  data.crqsize = static_cast<uint16_t>(params_.queue_size);
+  NVMF_RETURN_IF_ERROR(id_.accept(&data, sizeof(data), responder_resources, initiator_depth));
+  QueueStats info;
+  info.qid = params_.qid;
+  info.queue_size = params_.queue_size;
+  info.peer = params_.peer;
+  info.granted_max_inline_data = qp_->granted_max_inline_data();
+  subsystem_.registry().add_queue(&counters_, info);
+  return ok_status();
+}
+
+// ------------------------------------------------------------------------------ fast path --
+
+int RdmaQueue::poll() {
+  ibv_wc wcs[kPollBatch];
+  int n = cq_->poll(wcs);
+  if (n < 0) {
+    fail("ibv_poll_cq failed");
+    return 0;
+  }
+  for (int i = 0; i < n; ++i) handle(wcs[i]);
+  return n;
+}
+
+void RdmaQueue::arm() {
+  if (armed_) return;
+  armed_ = cq_->req_notify().ok();
+}
+
+void RdmaQueue::handle(const ibv_wc& wc) {
+  if (wants_teardown()) return;  // flushed work requests of a dying queue
+  auto kind = static_cast<WrKind>(wc.wr_id >> 32);
+  auto index = static_cast<uint32_t>(wc.wr_id);
+  if (wc.status != IBV_WC_SUCCESS) {
+    fail(std::string("completion error: ") + ibv_wc_status_str(wc.status) + " (wr kind " +
+         std::to_string(kind) + ")");
+    return;
+  }
+  switch (kind) {
+    case kRecv:
+      on_receive(index, wc.byte_len);
+      break;
+    case kRead:
+      act(index, processor_->data_arrived(slots_[index].req));
+      break;
+    case kSend:
+      on_send_done(index);
+      break;
+    case kWrite:
+      break;
+  }
+}
+
+void RdmaQueue::on_receive(uint32_t index, uint32_t byte_len) {
+  if (byte_len < kSqeBytes) {
+    fail("capsule of " + std::to_string(byte_len) + " bytes is shorter than an SQE");
+    return;
+  }
+  if (free_slots_.empty()) {  // every slot waits for a SEND completion: queue the capsule
+    waiting_[(waiting_head_ + waiting_count_) % waiting_.size()] = {index, byte_len};
+    ++waiting_count_;
+    return;
+  }
+  uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  start(slot, index, byte_len);
+}
+
+void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
+  Slot& s = slots_[slot];
+  s.recv_index = recv_index;
+  Request& r = s.req;
+  r.sqe = reinterpret_cast<const proto::Sqe*>(sqe_buf_.get() + recv_index * kSqeBytes);
+  r.in_capsule.pages = {recv_pages_.data() + static_cast<size_t>(recv_index) * pages_per_recv_,
+                        pages_per_recv_};
+  r.in_capsule.page_size = params_.page_size;
+  r.in_capsule.received_bytes = byte_len - kSqeBytes;
+  act(slot, processor_->begin(r));
+}
+
+void RdmaQueue::act(uint32_t slot, NextStep next) {
+  switch (next) {
+    case NextStep::kRespond:
+      respond(slot, false);
+      break;
+    case NextStep::kWriteToHostThenRespond:
+      respond(slot, true);
+      break;
+    case NextStep::kReadFromHost:
+      post_read(slot);
+      break;
+    case NextStep::kHold:  // the SQE is no longer needed: give the receive back
+      post_receive(slots_[slot].recv_index);
+      break;
+  }
+}
+
+void RdmaQueue::post_read(uint32_t slot) {
+  Slot& s = slots_[slot];
+  s.data_sge.length = s.req.transfer_bytes;
+  s.data_wr.wr_id = wr_id(kRead, slot);
+  s.data_wr.next = nullptr;
+  s.data_wr.opcode = IBV_WR_RDMA_READ;
+  s.data_wr.send_flags = IBV_SEND_SIGNALED;
+  s.data_wr.wr.rdma.remote_addr = s.req.sgl.addr;
+  s.data_wr.wr.rdma.rkey = s.req.sgl.rkey;
+  int err = qp_->post_send(&s.data_wr);
+  if (err != 0) fail("ibv_post_send(RDMA READ): " + errno_string(err));
+}
+
+void RdmaQueue::respond(uint32_t slot, bool with_data) {
+  Slot& s = slots_[slot];
+  if (!post_receive(s.recv_index)) return;  // before the SEND: the host may send at once
+  std::memcpy(reinterpret_cast<void*>(s.cqe_sge.addr), &s.req.cqe, kCqeBytes);
+  s.send_wr.next = nullptr;
+  s.send_wr.opcode = s.req.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
+  if (s.req.invalidate) s.send_wr.invalidate_rkey = s.req.sgl.rkey;
+  s.send_wr.send_flags = IBV_SEND_SIGNALED | send_flags_for(qp_->send_mode(kCqeBytes, false));
+  ibv_send_wr* first = &s.send_wr;
+  if (with_data) {
+    s.data_sge.length = s.req.transfer_bytes;
+    s.data_wr.wr_id = wr_id(kWrite, slot);
+    s.data_wr.next = &s.send_wr;
+    s.data_wr.opcode = IBV_WR_RDMA_WRITE;
+    s.data_wr.send_flags = 0;  // the SEND behind it is signaled; RC keeps them in order
+    s.data_wr.wr.rdma.remote_addr = s.req.sgl.addr;
+    s.data_wr.wr.rdma.rkey = s.req.sgl.rkey;
+    first = &s.data_wr;
+  }
+  int err = qp_->post_send(first);
+  if (err != 0) fail("ibv_post_send(response): " + errno_string(err));
+}
+
+void RdmaQueue::on_send_done(uint32_t slot) {
+  if (waiting_count_ > 0) {
+    auto [recv_index, byte_len] = waiting_[waiting_head_];
+    waiting_head_ = (waiting_head_ + 1) % waiting_.size();
+    --waiting_count_;
+    start(slot, recv_index, byte_len);
+    return;
+  }
+  free_slots_.push_back(slot);
+}
+
+// ------------------------------------------------------------------------------- teardown --
+
+void RdmaQueue::fail(const std::string& what) {
+  if (wants_teardown()) return;
+  NVMF_LOG(ERROR, "target") << describe() << ": " << what << "; tearing the queue down";
+  request_disconnect(what);
+}
+
+void RdmaQueue::request_disconnect(std::string_view reason) {
+  if (disconnect_reason_.empty()) disconnect_reason_ = reason.empty() ? "unknown" : reason;
+}
+
+void RdmaQueue::disconnect() {
+  if (disconnected_) return;
+  disconnected_ = true;
+  (void)id_.disconnect();  // the peer may already be gone
+}
+
+std::string RdmaQueue::describe() const {
+  return params_.peer + " qid " + std::to_string(params_.qid);
+}
+
+}  // namespace nvmf::target

@@ -1,0 +1,144 @@
+// RdmaQueue: one NVMe-oF queue on an RDMA RC connection: its QP, CQ, registered buffers,
+// receive and send work requests, and the CommandProcessor that executes its commands.
+#ifndef NVMF_TARGET_RDMA_QUEUE_H_
+#define NVMF_TARGET_RDMA_QUEUE_H_
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/verbs/cm_id.h"
+#include "common/verbs/completion_queue.h"
+#include "common/verbs/memory_region.h"
+#include "common/verbs/queue_pair.h"
+#include "target/command_processor.h"
+#include "target/counters.h"
+#include "target/device_context.h"
+#include "target/queue_link.h"
+#include "target/subsystem.h"
+
+namespace nvmf::target {
+
+// Sizes of one queue, decided from the CM request and the target settings.
+struct RdmaQueueParams {
+  uint16_t qid = 0;
+  uint32_t queue_size = 0;        // hsqsize + 1: receives posted and command slots
+  uint16_t hrqsize = 0;           // host receive queue entries
+  uint32_t in_capsule_bytes = 0;  // advertised in-capsule size; receives get whole pages
+  uint32_t page_size = 4096;
+  uint32_t max_transfer_bytes = 0;  // data buffer per slot (MDTS)
+  uint32_t requested_max_inline_data = 16;
+  std::string peer;  // "addr:port"
+};
+
+// Buffers (all registered once, at creation; nothing is allocated per command):
+//  - per receive: a 64-byte SQE slot (one SGE) + in_capsule_bytes / page_size pages (one SGE
+//    each), the layout nvmet-rdma uses;
+//  - per command slot: a data buffer of max_transfer_bytes (RDMA READ target / WRITE source)
+//    and a 16-byte CQE buffer.
+// A command keeps its receive until its response: the receive is reposted just before the
+// response SEND (the host may send the next command as soon as it sees the CQE). A slot is
+// freed when its SEND completes; a receive that finds no free slot waits in a ring.
+// Event-loop thread only.
+class RdmaQueue : public QueueLink {
+ public:
+  // Allocates and registers the buffers, creates the CQ (on dev.channel) and the QP through the
+  // QueuePair wrapper (inline-send fallback included), and posts every receive. `id` is the
+  // adopted CONNECT_REQUEST id. Errors name the failing verb.
+  // On error `id` is left with the caller (no QP on it), so it can still be rejected.
+  static Result<std::unique_ptr<RdmaQueue>> create(verbs::CmId& id, DeviceContext& dev,
+                                                   const RdmaQueueParams& params,
+                                                   Subsystem& subsystem, StatusCounters& statuses);
+  // Destroys the processor first (detaching from, or freeing, the controller), then the QP,
+  // MRs, CQ, buffers and the CM id, in that order.
+  ~RdmaQueue() override;
+
+  // rdma_accept with the NVMe-oF accept private data (crqsize = queue_size); on success the
+  // queue appears in stats().
+  Status accept(uint8_t responder_resources, uint8_t initiator_depth);
+  // Drains up to a batch of completions; returns how many were handled.
+  int poll();
+  // Arms the CQ for one completion event unless already armed.
+  void arm();
+  void cq_event_seen() { armed_ = false; }
+  // rdma_disconnect, once; errors are ignored (the peer may be gone already).
+  void disconnect();
+
+  // QueueLink.
+  void request_disconnect(std::string_view reason) override;
+  std::string describe() const override;
+
+  bool wants_teardown() const { return !disconnect_reason_.empty(); }
+  const std::string& disconnect_reason() const { return disconnect_reason_; }
+  rdma_cm_id* cm_id() const { return id_.get(); }
+  ibv_cq* cq() const { return cq_->get(); }
+  const RdmaQueueParams& params() const { return params_; }
+  uint32_t granted_max_inline_data() const { return qp_->granted_max_inline_data(); }
+  bool inline_fallback() const { return qp_->inline_fallback(); }
+
+ private:
+  struct Slot {
+    Request req;
+    uint32_t recv_index = 0;
+    ibv_sge data_sge{};
+    ibv_sge cqe_sge{};
+    ibv_send_wr data_wr{};
+    ibv_send_wr send_wr{};
+  };
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const;
+  };
+  using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
+
+  RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& params, Subsystem& subsystem,
+            StatusCounters& statuses);
+  Status setup();
+  Status allocate_buffers();
+  Status create_qp();
+  void build_work_requests();
+  bool post_receive(uint32_t index);
+
+  void handle(const ibv_wc& wc);
+  void on_receive(uint32_t index, uint32_t byte_len);
+  void start(uint32_t slot, uint32_t recv_index, uint32_t byte_len);
+  void act(uint32_t slot, NextStep next);
+  void post_read(uint32_t slot);
+  void respond(uint32_t slot, bool with_data);
+  void on_send_done(uint32_t slot);
+  void fail(const std::string& what);
+
+  DeviceContext& dev_;
+  RdmaQueueParams params_;
+  Subsystem& subsystem_;
+  StatusCounters& statuses_;
+  uint32_t pages_per_recv_ = 0;
+
+  verbs::CmId id_;  // destroyed last, after the QP
+  Buffer sqe_buf_, page_buf_, data_buf_, cqe_buf_;
+  std::optional<verbs::CompletionQueue> cq_;
+  std::optional<verbs::MemoryRegion> sqe_mr_, page_mr_, data_mr_, cqe_mr_;
+  std::optional<verbs::QueuePair> qp_;  // destroyed before MRs and CQ
+
+  std::vector<ibv_recv_wr> recv_wrs_;
+  std::vector<ibv_sge> recv_sges_;
+  std::vector<uint8_t*> recv_pages_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_slots_;                    // stack, capacity queue_size
+  std::vector<std::pair<uint32_t, uint32_t>> waiting_;  // (recv index, byte_len) ring
+  size_t waiting_head_ = 0, waiting_count_ = 0;
+  bool armed_ = false;
+  bool disconnected_ = false;
+  std::string disconnect_reason_;
+
+  QueueCounters counters_;
+  std::optional<CommandProcessor> processor_;  // destroyed first
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_RDMA_QUEUE_H_

@@ -1,0 +1,45 @@
+// Request: one command in flight on a queue, as the transport and the command processor share it.
+#ifndef NVMF_TARGET_REQUEST_H_
+#define NVMF_TARGET_REQUEST_H_
+
+#include <cstdint>
+#include <span>
+
+#include "common/sgl.h"
+#include "proto/nvme.h"
+#include "target/in_capsule_area.h"
+
+namespace nvmf::target {
+
+// What the transport must do after CommandProcessor::begin() or data_arrived() returns.
+enum class NextStep : uint8_t {
+  kRespond,                 // send `cqe` now
+  kWriteToHostThenRespond,  // RDMA WRITE buffer[0, transfer_bytes) to `sgl`, then send `cqe`
+  kReadFromHost,            // RDMA READ `sgl` into buffer[0, transfer_bytes), then call
+                            // CommandProcessor::data_arrived()
+  kHold,                    // keep the command without answering (Async Event Request)
+};
+
+// The work left once host data has been read into `buffer`.
+enum class PendingOp : uint8_t { kNone, kConnect, kWrite };
+
+// Transport-neutral state of one command. The transport owns the memory (one Request per
+// command slot) and fills the inputs; the processor fills the rest.
+struct Request {
+  // Inputs, set by the transport before begin():
+  const proto::Sqe* sqe = nullptr;  // in the receive buffer; valid until the response is sent
+  InCapsuleArea in_capsule;         // the receive's in-capsule pages and byte count
+  std::span<uint8_t> buffer;        // the slot's registered data buffer (max transfer bytes)
+
+  // Outputs, set by the processor:
+  DecodedSgl sgl;               // the decoded SGL1
+  uint32_t transfer_bytes = 0;  // bytes to move in the RDMA phase
+  bool invalidate = false;      // answer with SEND with Invalidate of sgl.rkey (SGL id 0x4F)
+  PendingOp pending = PendingOp::kNone;
+  uint64_t ns_offset = 0;  // byte offset in the namespace, for kWrite
+  proto::Cqe cqe{};        // the response (cid, sqid, sqhd, status, dw0/dw1)
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_REQUEST_H_

@@ -1,0 +1,84 @@
+// TargetStats: a point-in-time copy of the target's counters, as returned by Target::stats().
+#ifndef NVMF_TARGET_STATS_H_
+#define NVMF_TARGET_STATS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nvmf::target {
+
+// Command and data counters of one queue, one controller, or the whole target.
+// Bytes are payload bytes moved for the host (not capsule or CQE bytes).
+struct CounterSnapshot {
+  uint64_t commands = 0;                 // capsules received (all opcodes)
+  uint64_t errors = 0;                   // completions with a non-zero status
+  uint64_t reads = 0;                    // NVM Reads that succeeded
+  uint64_t read_bytes = 0;               // bytes RDMA WRITten for them
+  uint64_t writes_in_capsule = 0;        // NVM Writes whose data came in the capsule
+  uint64_t writes_in_capsule_bytes = 0;  // their bytes
+  uint64_t writes_rdma_read = 0;         // NVM Writes whose data needed an RDMA READ
+  uint64_t writes_rdma_read_bytes = 0;   // their bytes
+  uint64_t flushes = 0;                  // NVM Flushes that succeeded
+
+  CounterSnapshot& operator+=(const CounterSnapshot& other);
+  friend bool operator==(const CounterSnapshot&, const CounterSnapshot&) = default;
+};
+
+// How often one completion status (CQE status field, phase bit 0) was answered.
+struct StatusCount {
+  uint16_t status = 0;
+  uint64_t count = 0;
+};
+
+// One live queue.
+struct QueueStats {
+  uint16_t cntlid = 0xFFFF;  // 0xFFFF until its Fabrics Connect succeeded
+  uint16_t qid = 0;
+  uint32_t queue_size = 0;               // entries (hsqsize + 1)
+  std::string peer;                      // "10.0.0.2:51234"
+  uint32_t granted_max_inline_data = 0;  // the QP's inline-send ceiling (0 after the fallback)
+  CounterSnapshot counters;
+};
+
+// One live controller (its queues' counters, freed queues included).
+struct ControllerStats {
+  uint16_t cntlid = 0;
+  std::string hostnqn;
+  bool ready = false;      // CSTS.RDY
+  uint16_t io_queues = 0;  // I/O queues connected now
+  CounterSnapshot counters;
+};
+
+// What the target advertises about in-capsule data (Identify Controller) and how it got there.
+struct NegotiationStats {
+  bool resolved = false;  // false until a device was seen (bind or first connect)
+  int32_t configured_inline_data_size = -1;  // TargetOptions::inline_data_size
+  uint32_t in_capsule_data_size = 0;         // effective bytes per capsule (0 = off)
+  uint32_t ioccsz = 4;                       // (64 + in_capsule_data_size) / 16
+  uint32_t sgls = 0;                         // Identify SGLS
+  uint16_t icdoff = 0;
+  uint8_t msdbd = 1;
+  uint8_t mdts = 0;  // 2^mdts * 4 KiB
+  uint32_t max_transfer_bytes = 0;
+  std::vector<std::string> warnings;  // adjustments made while resolving
+};
+
+// Everything Target::stats() reports. Totals include queues and controllers already freed.
+struct TargetStats {
+  CounterSnapshot totals;
+  std::vector<StatusCount> errors_by_status;  // non-zero statuses only, ascending
+  uint64_t connections_accepted = 0;          // CM connect requests accepted
+  uint64_t connections_rejected = 0;          // CM connect requests rejected
+  uint64_t disconnections = 0;                // queues torn down
+  uint64_t controllers_created = 0;
+  uint64_t controllers_freed = 0;
+  uint64_t inline_send_fallbacks = 0;  // QPs created without inline send after a refusal
+  std::vector<QueueStats> queues;
+  std::vector<ControllerStats> controllers;
+  NegotiationStats negotiation;
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_STATS_H_

@@ -1,0 +1,96 @@
+// StatsRegistry.
+#include "target/stats_registry.h"
+
+namespace nvmf::target {
+
+void StatsRegistry::add_queue(const QueueCounters* counters, const QueueStats& info) {
+  std::lock_guard lock(mutex_);
+  queues_[counters] = LiveQueue{info, counters};
+}
+
+void StatsRegistry::set_queue_controller(const QueueCounters* counters, uint16_t cntlid) {
+  std::lock_guard lock(mutex_);
+  auto it = queues_.find(counters);
+  if (it != queues_.end()) it->second.info.cntlid = cntlid;
+}
+
+void StatsRegistry::remove_queue(const QueueCounters* counters) {
+  std::lock_guard lock(mutex_);
+  auto it = queues_.find(counters);
+  if (it == queues_.end()) return;
+  CounterSnapshot s = counters->snapshot();
+  retired_ += s;
+  auto c = controllers_.find(it->second.info.cntlid);
+  if (c != controllers_.end()) c->second.retired += s;
+  queues_.erase(it);
+  ++counts_.disconnections;
+}
+
+void StatsRegistry::add_controller(uint16_t cntlid, const std::string& hostnqn) {
+  std::lock_guard lock(mutex_);
+  controllers_[cntlid] = LiveController{hostnqn, false, {}};
+  ++counts_.controllers_created;
+}
+
+void StatsRegistry::set_controller_ready(uint16_t cntlid, bool ready) {
+  std::lock_guard lock(mutex_);
+  auto c = controllers_.find(cntlid);
+  if (c != controllers_.end()) c->second.ready = ready;
+}
+
+void StatsRegistry::remove_controller(uint16_t cntlid) {
+  std::lock_guard lock(mutex_);
+  if (controllers_.erase(cntlid) > 0) ++counts_.controllers_freed;
+}
+
+void StatsRegistry::count_accepted() {
+  std::lock_guard lock(mutex_);
+  ++counts_.connections_accepted;
+}
+
+void StatsRegistry::count_rejected() {
+  std::lock_guard lock(mutex_);
+  ++counts_.connections_rejected;
+}
+
+void StatsRegistry::count_inline_send_fallback() {
+  std::lock_guard lock(mutex_);
+  ++counts_.inline_send_fallbacks;
+}
+
+void StatsRegistry::set_negotiation(const NegotiationStats& negotiation) {
+  std::lock_guard lock(mutex_);
+  negotiation_ = negotiation;
+}
+
+NegotiationStats StatsRegistry::negotiation() const {
+  std::lock_guard lock(mutex_);
+  return negotiation_;
+}
+
+TargetStats StatsRegistry::snapshot(const StatusCounters& statuses) const {
+  std::lock_guard lock(mutex_);
+  TargetStats out = counts_;
+  out.negotiation = negotiation_;
+  out.totals = retired_;
+  std::map<uint16_t, ControllerStats> ctrls;
+  for (const auto& [cntlid, c] : controllers_) {
+    ctrls[cntlid] = ControllerStats{cntlid, c.hostnqn, c.ready, 0, c.retired};
+  }
+  for (const auto& [ptr, q] : queues_) {
+    QueueStats qs = q.info;
+    qs.counters = ptr->snapshot();
+    out.totals += qs.counters;
+    auto c = ctrls.find(qs.cntlid);
+    if (c != ctrls.end()) {
+      c->second.counters += qs.counters;
+      if (qs.qid > 0) ++c->second.io_queues;
+    }
+    out.queues.push_back(std::move(qs));
+  }
+  for (auto& [cntlid, c] : ctrls) out.controllers.push_back(std::move(c));
+  out.errors_by_status = statuses.snapshot();
+  return out;
+}
+
+}  // namespace nvmf::target

@@ -1,0 +1,61 @@
+// StatsRegistry: the thread-safe bookkeeping behind Target::stats(): live queues and
+// controllers, totals of those already freed, connection counts and the negotiation result.
+#ifndef NVMF_TARGET_STATS_REGISTRY_H_
+#define NVMF_TARGET_STATS_REGISTRY_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "target/counters.h"
+#include "target/stats.h"
+
+namespace nvmf::target {
+
+// All methods are thread-safe (one mutex). The event loop calls them on connection and
+// controller events only, never per I/O; stats() may be called from any thread.
+class StatsRegistry {
+ public:
+  // A queue was accepted; `counters` must stay valid until remove_queue().
+  void add_queue(const QueueCounters* counters, const QueueStats& info);
+  // Its Fabrics Connect bound it to controller `cntlid`.
+  void set_queue_controller(const QueueCounters* counters, uint16_t cntlid);
+  // It is being torn down: its counters move into the totals (and its controller's).
+  void remove_queue(const QueueCounters* counters);
+
+  void add_controller(uint16_t cntlid, const std::string& hostnqn);
+  void set_controller_ready(uint16_t cntlid, bool ready);
+  void remove_controller(uint16_t cntlid);
+
+  void count_accepted();
+  void count_rejected();
+  void count_inline_send_fallback();
+  void set_negotiation(const NegotiationStats& negotiation);
+  NegotiationStats negotiation() const;
+
+  // The snapshot: live counters read with relaxed loads plus the retired totals.
+  TargetStats snapshot(const StatusCounters& statuses) const;
+
+ private:
+  struct LiveQueue {
+    QueueStats info;
+    const QueueCounters* counters;
+  };
+  struct LiveController {
+    std::string hostnqn;
+    bool ready = false;
+    CounterSnapshot retired;  // queues of this controller already freed
+  };
+
+  mutable std::mutex mutex_;
+  std::map<const QueueCounters*, LiveQueue> queues_;
+  std::map<uint16_t, LiveController> controllers_;
+  CounterSnapshot retired_;
+  TargetStats counts_;  // connection/controller counts only
+  NegotiationStats negotiation_;
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_STATS_REGISTRY_H_

@@ -1,0 +1,67 @@
+// Target: the NVMe over Fabrics RDMA target library's entry point (see ARCHITECTURE.md).
+#ifndef NVMF_TARGET_TARGET_H_
+#define NVMF_TARGET_TARGET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "target/stats.h"
+#include "target/target_options.h"  // IWYU pragma: export
+
+namespace nvmf::target {
+
+class EventLoop;
+class Namespace;
+class StatsRegistry;
+class StatusCounters;
+class Subsystem;
+
+// One listener, one subsystem with namespace 1, all served by one event-loop thread (the one
+// calling run()).
+//
+//   NVMF_ASSIGN_OR_RETURN(auto target, Target::create(options));
+//   std::thread loop([&] { status = target->run(); });
+//   ... target->port(), target->stats() ...
+//   target->stop(); loop.join();
+class Target {
+ public:
+  // Validates `options`, opens the namespace backing, creates the rdma_cm listener, binds and
+  // listens: port() is valid on return. Errors: kInvalidArgument (options), the backing's
+  // system call errors, and rdma_cm errors (kUnavailable when no RDMA device is present or the
+  // address is not on one).
+  static Result<std::unique_ptr<Target>> create(const TargetOptions& options);
+  // Stops (if running) and releases everything. Call after run() returned.
+  ~Target();
+  Target(const Target&) = delete;
+  Target& operator=(const Target&) = delete;
+
+  // Serves connections until stop(); then disconnects every queue, frees every controller and
+  // returns ok. An error return means the event loop failed (epoll, device removal).
+  // Call once, from one thread.
+  Status run();
+  // Makes run() return soon. Thread-safe and async-signal-safe (an atomic store and a write to
+  // an eventfd); may be called before run(), then run() returns at once.
+  void stop();
+
+  // A consistent-enough snapshot of the counters; thread-safe, cheap (one mutex, no I/O).
+  TargetStats stats() const;
+  // The port listened on (useful with trsvcid "0").
+  uint16_t port() const;
+  // "ADDR:PORT" as listened on.
+  std::string listen_address() const;
+
+ private:
+  Target();
+
+  std::unique_ptr<StatsRegistry> registry_;
+  std::unique_ptr<StatusCounters> statuses_;
+  std::unique_ptr<Namespace> ns_;
+  std::unique_ptr<Subsystem> subsystem_;
+  std::unique_ptr<EventLoop> loop_;  // last: destroyed first
+};
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_TARGET_H_

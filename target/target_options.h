@@ -1,0 +1,43 @@
+// TargetOptions: everything the target library needs, filled by the CLI or a test.
+#ifndef NVMF_TARGET_TARGET_OPTIONS_H_
+#define NVMF_TARGET_TARGET_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace nvmf::target {
+
+inline constexpr char kDefaultSubnqn[] = "nqn.2024-01.io.nvmf-rdma:target";
+
+// Settings of one target: one listener, one subsystem, one namespace (nsid 1).
+struct TargetOptions {
+  std::string traddr;            // Local IPv4/IPv6 address to listen on (required).
+  std::string trsvcid = "4420";  // Port; "0" picks an ephemeral one (see Target::port()).
+  std::string subnqn = kDefaultSubnqn;
+
+  // Namespace backing: exactly one of file_path or ram_size.
+  std::string file_path;    // mmap'ed file; created and/or extended to file_size when > 0
+  uint64_t file_size = 0;   // bytes; 0 = use the existing file's size
+  uint64_t ram_size = 0;    // bytes of anonymous memory
+  uint32_t lba_size = 512;  // 512 or 4096
+
+  // In-capsule data size per I/O command capsule, nvmet meaning (bytes): -1 = one page, 0 =
+  // off, larger values clamped to max(16 KiB, page) and to the device's receive SGEs.
+  int32_t inline_data_size = -1;
+  uint32_t max_queue_size = 128;  // I/O queue entries offered (CAP.MQES + 1), 2..1024
+  uint16_t max_io_queues = 4;     // I/O queues per controller, 1..64
+  uint8_t mdts = 5;               // max transfer 2^mdts * 4 KiB per command, 0..8 (0 = 4 KiB)
+  // Inline-send size asked for on each QP (IBV_SEND_INLINE for the 16-byte CQE); the QP wrapper
+  // falls back to 0 when the device refuses.
+  uint32_t requested_max_inline_data = 16;
+};
+
+// Checks ranges and the one-backing rule. kInvalidArgument names the option ("--lba-size 1024
+// is not 512 or 4096").
+Status validate_options(const TargetOptions& options);
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_TARGET_OPTIONS_H_
