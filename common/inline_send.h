@@ -24,14 +24,30 @@ namespace nvmf {
 //   memory must stay untouched until the send completion.
 enum class SendMode { kInline, kByReference };
 
+// The largest inline send this QP may actually post, in bytes: min(effective request, granted).
+//
+// `requested` is what the caller asked of ibv_create_qp/rdma_create_qp; `granted` is the
+// max_inline_data the provider wrote back; `fallback` is true when the first create was refused
+// and the QP was created again with max_inline_data 0 (QueuePair). The request caps the grant
+// because providers round up or answer a request of 0 with a non-zero size (rxe answers 0 with
+// 16 and 64 with 80, measured on Debian's 6.1 kernel): a request of 0 means "never inline
+// send", whatever came back. The grant caps the request because a provider might write back
+// less than was asked (ibv_create_qp(3) promises at least the request, but the host must not
+// trust that blindly), and an inline post beyond the grant fails.
+constexpr uint32_t usable_max_inline_data(uint32_t requested, uint32_t granted, bool fallback) {
+  if (fallback || requested == 0) return 0;
+  return requested < granted ? requested : granted;
+}
+
 // Decides how to post a capsule of `capsule_bytes` bytes (64 for an SQE, 16 for a CQE, plus any
-// in-capsule data) on a QP whose granted max_inline_data is `granted_max_inline_data`.
+// in-capsule data) on a QP that may inline-send up to `granted_max_inline_data` bytes (pass
+// usable_max_inline_data(), i.e. QueuePair::usable_max_inline_data(), not the raw grant).
 //
 // Inline only when the capsule has no in-capsule data and fits the granted size: a 64-byte SQE
 // needs granted >= 64, a 16-byte CQE needs granted >= 16. A capsule with in-capsule data always
 // goes by reference: its data lives in a registered buffer and is often larger than any inline
 // limit, and copying it on the CPU is what the in-capsule path is meant to avoid anyway.
-// Granted 0 (the inline-send fallback happened, see QueuePair) means never inline.
+// 0 (the inline-send fallback happened, or 0 was requested) means never inline.
 constexpr SendMode choose_send_mode(uint32_t capsule_bytes, bool has_in_capsule_data,
                                     uint32_t granted_max_inline_data) {
   if (has_in_capsule_data) return SendMode::kByReference;

@@ -51,11 +51,47 @@ INSTANTIATE_TEST_SUITE_P(
         // Boundary around the granted size.
         Case{512, false, 512, kIn}, Case{512, false, 513, kRef}));
 
+// The ceiling the decision is fed: min(request, grant), 0 when 0 was asked or after the fallback.
+TEST(UsableMaxInlineDataTest, RequestZeroMeansNeverEvenWhenTheProviderGrantsSixteen) {
+  // rxe answers a request of 0 with 16: a 16-byte CQE must still go by reference.
+  EXPECT_EQ(usable_max_inline_data(0, 16, false), 0u);
+  EXPECT_EQ(choose_send_mode(kCqeBytes, false, usable_max_inline_data(0, 16, false)), kRef);
+  EXPECT_EQ(choose_send_mode(kSqeBytes, false, usable_max_inline_data(0, 16, false)), kRef);
+  EXPECT_EQ(usable_max_inline_data(0, 0, false), 0u);
+}
+
+TEST(UsableMaxInlineDataTest, FallbackMeansNeverWhateverTheRetryGranted) {
+  // The retry asked 0; rxe would write back 16 for it.
+  EXPECT_EQ(usable_max_inline_data(4096, 16, true), 0u);
+  EXPECT_EQ(usable_max_inline_data(64, 512, true), 0u);
+  EXPECT_EQ(choose_send_mode(kCqeBytes, false, usable_max_inline_data(16, 16, true)), kRef);
+}
+
+TEST(UsableMaxInlineDataTest, GrantAboveRequestIsCappedByTheRequest) {
+  EXPECT_EQ(usable_max_inline_data(64, 80, false), 64u);  // rxe: 64 asked, 80 granted
+  EXPECT_EQ(usable_max_inline_data(16, 512, false), 16u);
+  // Asked for 16 only (the target's default): an SQE-sized inline send is not wanted.
+  EXPECT_EQ(choose_send_mode(kSqeBytes, false, usable_max_inline_data(16, 80, false)), kRef);
+  EXPECT_EQ(choose_send_mode(kCqeBytes, false, usable_max_inline_data(16, 80, false)), kIn);
+}
+
+TEST(UsableMaxInlineDataTest, GrantBelowRequestIsWhatCounts) {
+  EXPECT_EQ(usable_max_inline_data(64, 63, false), 63u);
+  EXPECT_EQ(usable_max_inline_data(512, 128, false), 128u);  // qedr-like limit
+  EXPECT_EQ(usable_max_inline_data(64, 0, false), 0u);       // granted none without refusing
+  EXPECT_EQ(choose_send_mode(kSqeBytes, false, usable_max_inline_data(64, 63, false)), kRef);
+  EXPECT_EQ(choose_send_mode(kCqeBytes, false, usable_max_inline_data(64, 63, false)), kIn);
+  EXPECT_EQ(choose_send_mode(kSqeBytes, false, usable_max_inline_data(64, 16, false)), kRef);
+  EXPECT_EQ(choose_send_mode(kCqeBytes, false, usable_max_inline_data(64, 16, false)), kIn);
+  EXPECT_EQ(choose_send_mode(kSqeBytes, false, usable_max_inline_data(512, 128, false)), kIn);
+}
+
 TEST(InlineSendTest, IsConstexpr) {
   static_assert(choose_send_mode(64, false, 64) == SendMode::kInline);
   static_assert(choose_send_mode(64, true, 64) == SendMode::kByReference);
   static_assert(send_flags_for(SendMode::kInline) == IBV_SEND_INLINE);
   static_assert(send_flags_for(SendMode::kByReference) == 0);
+  static_assert(usable_max_inline_data(0, 16, false) == 0);
 }
 
 TEST(InlineSendTest, Names) {

@@ -80,7 +80,11 @@ nlohmann::json negotiation_json(const Negotiation& n) {
     queues.push_back({{"qid", q.qid},
                       {"requested_max_inline_data", q.requested},
                       {"granted_max_inline_data", q.granted},
-                      {"inline_fallback", q.fallback}});
+                      {"inline_fallback", q.fallback},
+                      {"usable_max_inline_data", q.usable},
+                      {"capsules_inline", q.capsules_inline},
+                      {"capsules_by_reference", q.capsules_by_reference},
+                      {"capsules_with_in_capsule_data", q.capsules_with_in_capsule_data}});
   }
   return {{"cntlid", n.cntlid},
           {"ioccsz", n.ioccsz},
@@ -109,7 +113,8 @@ nlohmann::json stats_json(const HostStats& s) {
           {"bytes_read", s.bytes_read},
           {"flushes", s.flushes},
           {"capsules_inline", s.capsules_inline},
-          {"capsules_by_reference", s.capsules_by_reference}};
+          {"capsules_by_reference", s.capsules_by_reference},
+          {"capsules_with_in_capsule_data", s.capsules_with_in_capsule_data}};
 }
 
 nlohmann::json identify_json(const proto::IdentifyController& id, const NamespaceInfo& ns,

@@ -56,17 +56,33 @@ TEST(Json, NegotiationAndStats) {
   n.ioccsz = 260;
   n.in_capsule_data_size = 4096;
   n.in_capsule_enabled = true;
-  n.queues = {{0, 64, 64, false}, {1, 64, 0, true}};
+  n.queues = {{0, 64, 80, false, 64, 5, 0, 0}, {1, 4096, 16, true, 0, 0, 9, 4}};
   n.min_granted_max_inline_data = 0;
   auto j = negotiation_json(n);
   EXPECT_EQ(j["ioccsz"], 260);
   EXPECT_EQ(j["in_capsule_data_size"], 4096);
+  EXPECT_EQ(j["queues"][0]["qid"], 0);
+  EXPECT_EQ(j["queues"][0]["requested_max_inline_data"], 64);
+  EXPECT_EQ(j["queues"][0]["granted_max_inline_data"], 80);
+  EXPECT_EQ(j["queues"][0]["usable_max_inline_data"], 64);
+  EXPECT_EQ(j["queues"][0]["inline_fallback"], false);
+  EXPECT_EQ(j["queues"][0]["capsules_inline"], 5);
   EXPECT_EQ(j["queues"][1]["inline_fallback"], true);
+  EXPECT_EQ(j["queues"][1]["granted_max_inline_data"], 16);
+  EXPECT_EQ(j["queues"][1]["usable_max_inline_data"], 0);
+  EXPECT_EQ(j["queues"][1]["capsules_inline"], 0);
+  EXPECT_EQ(j["queues"][1]["capsules_by_reference"], 9);
+  EXPECT_EQ(j["queues"][1]["capsules_with_in_capsule_data"], 4);
   EXPECT_EQ(j["min_granted_max_inline_data"], 0);
   HostStats s;
   s.writes_in_capsule = 3;
+  s.capsules_inline = 7;
+  s.capsules_by_reference = 4;
+  s.capsules_with_in_capsule_data = 3;
   EXPECT_EQ(stats_json(s)["writes_in_capsule"], 3);
-  EXPECT_TRUE(stats_json(s).contains("capsules_by_reference"));
+  EXPECT_EQ(stats_json(s)["capsules_inline"], 7);
+  EXPECT_EQ(stats_json(s)["capsules_by_reference"], 4);
+  EXPECT_EQ(stats_json(s)["capsules_with_in_capsule_data"], 3);
 }
 
 TEST(Json, Identify) {

@@ -58,6 +58,10 @@ struct QueueInlineSend {
   uint32_t requested = 0;
   uint32_t granted = 0;
   bool fallback = false;  // the QP was created again without inline send
+  uint32_t usable = 0;    // IBV_SEND_INLINE ceiling: 0 after a fallback or a request of 0
+  uint64_t capsules_inline = 0;
+  uint64_t capsules_by_reference = 0;  // includes capsules_with_in_capsule_data
+  uint64_t capsules_with_in_capsule_data = 0;
 };
 
 // What was negotiated with the target, for reports and tests.
@@ -91,6 +95,8 @@ struct HostStats {
   uint64_t flushes = 0;
   uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE (all queues)
   uint64_t capsules_by_reference = 0;  // posted from registered memory (all queues)
+  // Of capsules_by_reference, those with in-capsule data (they never go inline, by design).
+  uint64_t capsules_with_in_capsule_data = 0;
 };
 
 // One association. Not thread-safe: use from one thread. I/O goes to the first I/O queue

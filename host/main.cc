@@ -90,6 +90,10 @@ void print_identify(const Controller& c) {
   }
   std::printf("max command bytes: %u, max_inline_data granted (min over queues): %u\n",
               n.max_command_bytes, n.min_granted_max_inline_data);
+  for (const QueueInlineSend& q : n.queues) {
+    std::printf("queue %u: max_inline_data requested %u, granted %u, inline send up to %u%s\n",
+                q.qid, q.requested, q.granted, q.usable, q.fallback ? " (fallback)" : "");
+  }
 }
 
 int cmd_identify(const HostOptions& opts, bool json) {
@@ -242,7 +246,8 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, b
       ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
   app.add_option("--max-inline-data", o.requested_max_inline_data,
-                 "max_inline_data asked of each QP (inline send)")
+                 "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of command "
+                 "capsules; 0 = never; a refused size falls back to 0")
       ->capture_default_str();
   app.add_option("--poll-mode", poll_mode, "busy|event")
       ->capture_default_str()

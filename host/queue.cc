@@ -48,7 +48,8 @@ Result<std::unique_ptr<Queue>> Queue::connect(const QueueParams& params,
   if (!st.ok()) return std::move(st).annotate(context);
   NVMF_LOG(DEBUG, "host") << context << ": connected, max_inline_data requested "
                           << params.requested_max_inline_data << " granted "
-                          << q->granted_max_inline_data()
+                          << q->granted_max_inline_data() << " usable "
+                          << q->usable_max_inline_data()
                           << (q->inline_fallback() ? " (fallback)" : "");
   return q;
 }
@@ -206,6 +207,7 @@ Result<uint16_t> Queue::post(const proto::Sqe& sqe, std::span<const Piece> in_ca
     return fail(Status::from_errno("ibv_post_send", err, "queue " + std::to_string(qid_)));
   }
   ++(mode == SendMode::kInline ? counters_.capsules_inline : counters_.capsules_by_reference);
+  if (!in_capsule.empty()) ++counters_.capsules_with_in_capsule_data;
   return *idx;
 }
 

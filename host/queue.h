@@ -41,6 +41,8 @@ struct QueueParams {
 struct QueueCounters {
   uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE
   uint64_t capsules_by_reference = 0;  // posted from the registered SQE buffer
+  // Of capsules_by_reference, those carrying in-capsule data (multi-SGE, never inline send).
+  uint64_t capsules_with_in_capsule_data = 0;
 };
 
 // Command slots in flight use steady_clock deadlines.
@@ -67,6 +69,8 @@ class Queue : public CommandChannel {
   uint16_t queue_size() const { return queue_size_; }
   uint32_t granted_max_inline_data() const { return qp_->granted_max_inline_data(); }
   bool inline_fallback() const { return qp_->inline_fallback(); }
+  // The IBV_SEND_INLINE ceiling (common/inline_send.h usable_max_inline_data()).
+  uint32_t usable_max_inline_data() const { return qp_->usable_max_inline_data(); }
   uint32_t granted_max_send_sge() const { return qp_->granted_max_send_sge(); }
   const QueueCounters& counters() const { return counters_; }
   // Set after connect by the controller once Identify says what in-capsule data the target takes.
@@ -80,7 +84,8 @@ class Queue : public CommandChannel {
   // Fast path. Copies `sqe` into a free slot's registered SQE buffer, sets CID = slot index and
   // posts it signalled: SGE 0 is the SQE, SGEs 1..n are `in_capsule` (registered caller memory,
   // not copied). SGL1 is sent as given. Posted with IBV_SEND_INLINE when choose_send_mode()
-  // allows (no in-capsule data, 64 <= granted max_inline_data). Returns the slot.
+  // allows (no in-capsule data, 64 <= usable_max_inline_data()); the SGE then still points at
+  // the slot's SQE buffer, which the CPU copies at post time. Returns the slot.
   // kResourceExhausted when no slot is free; kInvalidArgument for too many SGEs; kIo when the
   // queue has failed before or ibv_post_send fails.
   Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> in_capsule);

@@ -15,6 +15,8 @@ CounterSnapshot& CounterSnapshot::operator+=(const CounterSnapshot& o) {
   writes_rdma_read += o.writes_rdma_read;
   writes_rdma_read_bytes += o.writes_rdma_read_bytes;
   flushes += o.flushes;
+  responses_inline += o.responses_inline;
+  responses_by_reference += o.responses_by_reference;
   return *this;
 }
 
@@ -29,6 +31,8 @@ CounterSnapshot QueueCounters::snapshot() const {
   s.writes_rdma_read = writes_rdma_read.get();
   s.writes_rdma_read_bytes = writes_rdma_read_bytes.get();
   s.flushes = flushes.get();
+  s.responses_inline = responses_inline.get();
+  s.responses_by_reference = responses_by_reference.get();
   return s;
 }
 

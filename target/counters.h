@@ -36,6 +36,8 @@ struct QueueCounters {
   Counter writes_rdma_read;
   Counter writes_rdma_read_bytes;
   Counter flushes;
+  Counter responses_inline;
+  Counter responses_by_reference;
 
   CounterSnapshot snapshot() const;
 };

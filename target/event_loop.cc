@@ -242,7 +242,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   subsystem_.registry().count_accepted();
   NVMF_LOG(INFO, "target") << q->describe() << ": accepted (queue size " << p.queue_size
                            << ", hrqsize " << p.hrqsize << ", in-capsule " << p.in_capsule_bytes
-                           << " bytes, inline send up to " << q->granted_max_inline_data()
+                           << " bytes, inline send up to " << q->usable_max_inline_data()
                            << " bytes, initiator depth " << unsigned{initiator_depth} << ")";
   queues_[q->cm_id()] = std::move(q);
 }

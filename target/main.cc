@@ -37,6 +37,20 @@ void install_signal_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
+// One queue's inline-send outcome and response counters, for the report's "queues" list.
+nlohmann::json queue_json(const nvmf::target::QueueStats& q) {
+  return {{"qid", q.qid},
+          {"cntlid", q.cntlid},
+          {"peer", q.peer},
+          {"requested_max_inline_data", q.requested_max_inline_data},
+          {"granted_max_inline_data", q.granted_max_inline_data},
+          {"usable_max_inline_data", q.usable_max_inline_data},
+          {"inline_fallback", q.inline_fallback},
+          {"commands", q.counters.commands},
+          {"responses_inline", q.counters.responses_inline},
+          {"responses_by_reference", q.counters.responses_by_reference}};
+}
+
 nlohmann::json report(const Target& target, const TargetOptions& options) {
   TargetStats s = target.stats();
   nlohmann::json errors = nlohmann::json::array();
@@ -46,6 +60,10 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
     errors.push_back({{"status", hex}, {"name", nvmf::status_name(e.status)}, {"count", e.count}});
   }
   const auto& n = s.negotiation;
+  // Closed queues first (the report is written at exit, when most are), then any still live.
+  nlohmann::json queues = nlohmann::json::array();
+  for (const auto& q : s.closed_queues) queues.push_back(queue_json(q));
+  for (const auto& q : s.queues) queues.push_back(queue_json(q));
   return {
       {"listen", target.listen_address()},
       {"subnqn", options.subnqn},
@@ -74,6 +92,10 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
         {"disconnections", s.disconnections}}},
       {"controllers", {{"created", s.controllers_created}, {"freed", s.controllers_freed}}},
       {"inline_send_fallbacks", s.inline_send_fallbacks},
+      {"requested_max_inline_data", options.requested_max_inline_data},
+      {"responses",
+       {{"inline", s.totals.responses_inline}, {"by_reference", s.totals.responses_by_reference}}},
+      {"queues", queues},
   };
 }
 
@@ -112,8 +134,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-io-queues", o.max_io_queues, "I/O queues per controller")
       ->capture_default_str();
-  app.add_option("--requested-max-inline-data", o.requested_max_inline_data,
-                 "inline-send bytes asked for on each QP")
+  // --requested-max-inline-data: the older name, kept as an alias.
+  app.add_option("--max-inline-data,--requested-max-inline-data", o.requested_max_inline_data,
+                 "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of the "
+                 "16-byte responses; 0 = never; a refused size falls back to 0")
       ->capture_default_str();
   app.add_option("--json", json_path, "write a JSON report here on exit");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();

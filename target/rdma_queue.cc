@@ -179,7 +179,10 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   info.qid = params_.qid;
   info.queue_size = params_.queue_size;
   info.peer = params_.peer;
+  info.requested_max_inline_data = qp_->requested_max_inline_data();
   info.granted_max_inline_data = qp_->granted_max_inline_data();
+  info.usable_max_inline_data = qp_->usable_max_inline_data();
+  info.inline_fallback = qp_->inline_fallback();
   subsystem_.registry().add_queue(&counters_, info);
   return ok_status();
 }
@@ -290,7 +293,10 @@ void RdmaQueue::respond(uint32_t slot, bool with_data) {
   s.send_wr.next = nullptr;
   s.send_wr.opcode = s.req.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
   if (s.req.invalidate) s.send_wr.invalidate_rkey = s.req.sgl.rkey;
-  s.send_wr.send_flags = IBV_SEND_SIGNALED | send_flags_for(qp_->send_mode(kCqeBytes, false));
+  // The CQE is copied into its registered buffer above either way, so the by-reference path
+  // (after the inline-send fallback, or with 0 requested) needs nothing else.
+  const SendMode mode = qp_->send_mode(kCqeBytes, false);
+  s.send_wr.send_flags = IBV_SEND_SIGNALED | send_flags_for(mode);
   ibv_send_wr* first = &s.send_wr;
   if (with_data) {
     s.data_sge.length = s.req.transfer_bytes;
@@ -303,7 +309,11 @@ void RdmaQueue::respond(uint32_t slot, bool with_data) {
     first = &s.data_wr;
   }
   int err = qp_->post_send(first);
-  if (err != 0) fail("ibv_post_send(response): " + errno_string(err));
+  if (err != 0) {
+    fail("ibv_post_send(response): " + errno_string(err));
+    return;
+  }
+  (mode == SendMode::kInline ? counters_.responses_inline : counters_.responses_by_reference).add();
 }
 
 void RdmaQueue::on_send_done(uint32_t slot) {

@@ -80,6 +80,7 @@ class RdmaQueue : public QueueLink {
   const RdmaQueueParams& params() const { return params_; }
   uint32_t granted_max_inline_data() const { return qp_->granted_max_inline_data(); }
   bool inline_fallback() const { return qp_->inline_fallback(); }
+  uint32_t usable_max_inline_data() const { return qp_->usable_max_inline_data(); }
 
  private:
   struct Slot {

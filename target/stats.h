@@ -2,6 +2,7 @@
 #ifndef NVMF_TARGET_STATS_H_
 #define NVMF_TARGET_STATS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +21,10 @@ struct CounterSnapshot {
   uint64_t writes_rdma_read = 0;         // NVM Writes whose data needed an RDMA READ
   uint64_t writes_rdma_read_bytes = 0;   // their bytes
   uint64_t flushes = 0;                  // NVM Flushes that succeeded
+  // Response capsules (16-byte CQEs) sent, by how the SEND was posted (common/inline_send.h):
+  // with IBV_SEND_INLINE, or by reference from the registered CQE buffer.
+  uint64_t responses_inline = 0;
+  uint64_t responses_by_reference = 0;
 
   CounterSnapshot& operator+=(const CounterSnapshot& other);
   friend bool operator==(const CounterSnapshot&, const CounterSnapshot&) = default;
@@ -35,11 +40,20 @@ struct StatusCount {
 struct QueueStats {
   uint16_t cntlid = 0xFFFF;  // 0xFFFF until its Fabrics Connect succeeded
   uint16_t qid = 0;
-  uint32_t queue_size = 0;               // entries (hsqsize + 1)
-  std::string peer;                      // "10.0.0.2:51234"
-  uint32_t granted_max_inline_data = 0;  // the QP's inline-send ceiling (0 after the fallback)
+  uint32_t queue_size = 0;  // entries (hsqsize + 1)
+  std::string peer;         // "10.0.0.2:51234"
+  // Inline send (IBV_SEND_INLINE) on this queue's QP, bytes: asked, written back by the
+  // provider (rxe answers 0 with 16), and the ceiling responses use (0 after the fallback or
+  // when 0 was asked; else min(requested, granted)).
+  uint32_t requested_max_inline_data = 0;
+  uint32_t granted_max_inline_data = 0;
+  uint32_t usable_max_inline_data = 0;
+  bool inline_fallback = false;  // the first QP create was refused; created again without
   CounterSnapshot counters;
 };
+
+// How many torn-down queues TargetStats::closed_queues keeps (the most recent ones).
+inline constexpr size_t kMaxClosedQueues = 64;
 
 // One live controller (its queues' counters, freed queues included).
 struct ControllerStats {
@@ -73,8 +87,9 @@ struct TargetStats {
   uint64_t disconnections = 0;                // queues torn down
   uint64_t controllers_created = 0;
   uint64_t controllers_freed = 0;
-  uint64_t inline_send_fallbacks = 0;  // QPs created without inline send after a refusal
-  std::vector<QueueStats> queues;
+  uint64_t inline_send_fallbacks = 0;     // QPs created without inline send after a refusal
+  std::vector<QueueStats> queues;         // live queues
+  std::vector<QueueStats> closed_queues;  // the last kMaxClosedQueues torn down, oldest first
   std::vector<ControllerStats> controllers;
   NegotiationStats negotiation;
 };

@@ -20,6 +20,10 @@ void StatsRegistry::remove_queue(const QueueCounters* counters) {
   if (it == queues_.end()) return;
   CounterSnapshot s = counters->snapshot();
   retired_ += s;
+  QueueStats closed = it->second.info;
+  closed.counters = s;
+  closed_.push_back(std::move(closed));
+  if (closed_.size() > kMaxClosedQueues) closed_.pop_front();
   auto c = controllers_.find(it->second.info.cntlid);
   if (c != controllers_.end()) c->second.retired += s;
   queues_.erase(it);
@@ -89,6 +93,7 @@ TargetStats StatsRegistry::snapshot(const StatusCounters& statuses) const {
     out.queues.push_back(std::move(qs));
   }
   for (auto& [cntlid, c] : ctrls) out.controllers.push_back(std::move(c));
+  out.closed_queues.assign(closed_.begin(), closed_.end());
   out.errors_by_status = statuses.snapshot();
   return out;
 }

@@ -4,6 +4,7 @@
 #define NVMF_TARGET_STATS_REGISTRY_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -21,7 +22,8 @@ class StatsRegistry {
   void add_queue(const QueueCounters* counters, const QueueStats& info);
   // Its Fabrics Connect bound it to controller `cntlid`.
   void set_queue_controller(const QueueCounters* counters, uint16_t cntlid);
-  // It is being torn down: its counters move into the totals (and its controller's).
+  // It is being torn down: its counters move into the totals (and its controller's), and its
+  // final QueueStats into closed_queues (the last kMaxClosedQueues only).
   void remove_queue(const QueueCounters* counters);
 
   void add_controller(uint16_t cntlid, const std::string& hostnqn);
@@ -52,7 +54,8 @@ class StatsRegistry {
   std::map<const QueueCounters*, LiveQueue> queues_;
   std::map<uint16_t, LiveController> controllers_;
   CounterSnapshot retired_;
-  TargetStats counts_;  // connection/controller counts only
+  std::deque<QueueStats> closed_;  // at most kMaxClosedQueues
+  TargetStats counts_;             // connection/controller counts only
   NegotiationStats negotiation_;
 };
 

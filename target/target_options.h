@@ -29,8 +29,9 @@ struct TargetOptions {
   uint32_t max_queue_size = 128;  // I/O queue entries offered (CAP.MQES + 1), 2..1024
   uint16_t max_io_queues = 4;     // I/O queues per controller, 1..64
   uint8_t mdts = 5;               // max transfer 2^mdts * 4 KiB per command, 0..8 (0 = 4 KiB)
-  // Inline-send size asked for on each QP (IBV_SEND_INLINE for the 16-byte CQE); the QP wrapper
-  // falls back to 0 when the device refuses.
+  // Inline-send size asked for on each QP (IBV_SEND_INLINE for the 16-byte CQE), bytes; CLI
+  // --max-inline-data. The QP wrapper falls back to 0 when the device refuses; 0 never posts a
+  // response inline (even where the provider grants 16 for a request of 0, as rxe does).
   uint32_t requested_max_inline_data = 16;
 };
 

@@ -52,6 +52,12 @@ struct QpCreation {
   // created by the retry with max_inline_data = 0.
   bool inline_fallback = false;
   int first_errno = 0;  // The failed first attempt's errno when inline_fallback.
+
+  // nvmf::usable_max_inline_data() of this creation: the ceiling for IBV_SEND_INLINE.
+  uint32_t usable_max_inline_data() const {
+    return nvmf::usable_max_inline_data(requested_max_inline_data, granted.max_inline_data,
+                                        inline_fallback);
+  }
 };
 
 // Builds the RC init attributes of `config` with cap.max_inline_data = `max_inline_data`.
@@ -95,20 +101,23 @@ class QueuePair {
   ibv_qp* get() const { return qp_; }
   uint32_t qp_num() const { return qp_->qp_num; }
 
-  // What the caller asked for, and what the provider granted. Use granted values only when
-  // posting: the granted max_inline_data is the ceiling for IBV_SEND_INLINE.
+  // What the caller asked for, and what the provider granted (reported as is; post with
+  // usable_max_inline_data(), which also honours a request of 0 and the fallback).
   uint32_t requested_max_inline_data() const { return creation_.requested_max_inline_data; }
   uint32_t granted_max_inline_data() const { return creation_.granted.max_inline_data; }
   bool inline_fallback() const { return creation_.inline_fallback; }
+  // The ceiling every IBV_SEND_INLINE decision of this QP uses: 0 after the fallback or when 0
+  // was requested (even though rxe grants 16 then), else min(requested, granted).
+  uint32_t usable_max_inline_data() const { return creation_.usable_max_inline_data(); }
   uint32_t granted_max_send_sge() const { return creation_.granted.max_send_sge; }
   uint32_t granted_max_recv_sge() const { return creation_.granted.max_recv_sge; }
   uint32_t granted_max_send_wr() const { return creation_.granted.max_send_wr; }
   uint32_t granted_max_recv_wr() const { return creation_.granted.max_recv_wr; }
   const QpCaps& granted() const { return creation_.granted; }
 
-  // choose_send_mode() against this QP's granted max_inline_data.
+  // choose_send_mode() against this QP's usable_max_inline_data().
   SendMode send_mode(uint32_t capsule_bytes, bool has_in_capsule_data) const {
-    return choose_send_mode(capsule_bytes, has_in_capsule_data, granted_max_inline_data());
+    return choose_send_mode(capsule_bytes, has_in_capsule_data, usable_max_inline_data());
   }
 
   // Fast path: ibv_post_send / ibv_post_recv. Return 0 or an errno; `bad_wr` (optional)

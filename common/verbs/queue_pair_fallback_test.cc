@@ -72,6 +72,7 @@ TEST_F(FallbackTest, FirstAttemptSucceeds) {
   EXPECT_FALSE(r->inline_fallback);
   EXPECT_EQ(r->requested_max_inline_data, 64u);
   EXPECT_EQ(r->granted.max_inline_data, 64u);
+  EXPECT_EQ(r->usable_max_inline_data(), 64u);
   EXPECT_EQ(r->granted.max_send_sge, 3u);  // Written back by the provider.
   EXPECT_EQ(r->granted.max_recv_sge, 4u);
   EXPECT_TRUE(lines_.empty());
@@ -91,6 +92,7 @@ TEST_F(FallbackTest, EinvalThenRetryWithoutInline) {
   EXPECT_EQ(r->first_errno, EINVAL);
   EXPECT_EQ(r->requested_max_inline_data, 1024u);
   EXPECT_EQ(r->granted.max_inline_data, 16u);  // What the provider wrote back for 0.
+  EXPECT_EQ(r->usable_max_inline_data(), 0u);  // ... but nothing is ever posted inline.
   // Exactly one WARN, naming the device, the size and the errno.
   ASSERT_EQ(lines_.size(), 1u);
   const std::string& line = lines_[0];
@@ -106,6 +108,37 @@ TEST_F(FallbackTest, AnyErrnoTriggersTheRetry) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->inline_fallback);
   EXPECT_EQ(r->first_errno, ENOMEM);
+}
+
+TEST_F(FallbackTest, RequestZeroIsOneAttemptAndNeverInlineThoughSixteenIsGranted) {
+  config_.requested_max_inline_data = 0;
+  FakeCreate fake({0});
+  Result<QpCreation> r = create_qp_with_inline_fallback(config_, "rxe0", fake.fn());
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(fake.requested().size(), 1u);
+  EXPECT_EQ(fake.requested()[0].cap.max_inline_data, 0u);
+  EXPECT_FALSE(r->inline_fallback);
+  EXPECT_EQ(r->granted.max_inline_data, 16u);
+  EXPECT_EQ(r->usable_max_inline_data(), 0u);
+  EXPECT_TRUE(lines_.empty());
+}
+
+TEST_F(FallbackTest, GrantBelowTheRequestIsUsedWithoutRetry) {
+  config_.requested_max_inline_data = 512;
+  FakeCreate fake({0});
+  auto shrink = [inner = fake.fn()](ibv_qp_init_attr& attr) {
+    const int rc = inner(attr);
+    attr.cap.max_inline_data = 32;  // a provider that writes back less than was asked
+    return rc;
+  };
+  Result<QpCreation> r = create_qp_with_inline_fallback(config_, "mlx5_0", shrink);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(fake.requested().size(), 1u);
+  EXPECT_FALSE(r->inline_fallback);
+  EXPECT_EQ(r->granted.max_inline_data, 32u);
+  EXPECT_EQ(r->usable_max_inline_data(), 32u);
+  EXPECT_EQ(choose_send_mode(64, false, r->usable_max_inline_data()), SendMode::kByReference);
+  EXPECT_EQ(choose_send_mode(16, false, r->usable_max_inline_data()), SendMode::kInline);
 }
 
 TEST_F(FallbackTest, RequestZeroFailsWithoutRetry) {
