@@ -59,6 +59,10 @@ def load(name):
 identify, target, write, read = (load(n) for n in
                                  ("identify.json", "target.json", "write.json", "read.json"))
 neg = identify.get("negotiation", {})
+def capsules(key):
+    """Capsules the host posted, summed over its identify, write and read invocations."""
+    counts = [j.get("stats", {}).get(key) for j in (identify, write, read)]
+    return None if None in counts else sum(counts)
 report = {
     "input": path,
     "input_bytes": size,
@@ -70,6 +74,12 @@ report = {
         "in_capsule_enabled": neg.get("in_capsule_enabled"),
         "max_inline_data": neg.get("min_granted_max_inline_data"),
     },
+    "capsules": {
+        "inline": capsules("capsules_inline"),
+        "by_reference": capsules("capsules_by_reference"),
+        "with_in_capsule_data": capsules("capsules_with_in_capsule_data"),
+    },
+    "responses": target.get("responses"),
     "writes": {
         "in_capsule": target.get("writes", {}).get("in_capsule"),
         "rdma_read": target.get("writes", {}).get("rdma_read"),

@@ -21,6 +21,14 @@ def main(path):
     print(f"  in-capsule data  {n.get('in_capsule_data_size')} bytes")
     if n.get("max_inline_data") is not None:
         print(f"  max_inline_data  {n.get('max_inline_data')} bytes (granted to the host's QPs)")
+    c, resp = r.get("capsules") or {}, r.get("responses") or {}
+    if c.get("inline") is not None:
+        print(f"  capsules         {c.get('inline')} posted inline, {c.get('by_reference')} by"
+              f" reference ({c.get('with_in_capsule_data')} of them with in-capsule data);"
+              " host's identify + write + read")
+    if resp.get("inline") is not None:
+        print(f"  responses        {resp.get('inline')} posted inline,"
+              f" {resp.get('by_reference')} by reference (target's counters)")
     print(f"  writes           {w.get('in_capsule')} in-capsule, {w.get('rdma_read')} by RDMA READ"
           " (target's counters)")
     print(f"  bytes            {r.get('bytes_written')} written, {r.get('bytes_read')} read")

@@ -44,4 +44,24 @@ while IFS= read -r bin; do
     fi
   }
 done <"$list"
+
+# The skeleton's read/write suite once more with inline send off on both sides (every command
+# capsule and every response posted by reference), under its own XML name: the inline-send
+# path must not hide a bug of the by-reference one (issue 4).
+while IFS= read -r bin; do
+  [ "$(basename "$bin")" = loopback_test ] || continue
+  name=loopback_test.by_reference
+  echo "=== $name (NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0)"
+  export TEST_SRCDIR="$bin.runfiles"
+  TEST_TMPDIR=$(mktemp -d)
+  NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0 timeout 900 "$bin" \
+    --gtest_output="xml:$NVMF_RESULTS_DIR/$name.xml" || {
+    rc=$?
+    echo "=== $name exited $rc"
+    status=1
+    if [ ! -s "$NVMF_RESULTS_DIR/$name.xml" ]; then
+      write_case "$NVMF_RESULTS_DIR/$name.xml" "$name" "binary_exit_$rc" "$rc"
+    fi
+  }
+done <"$list"
 exit $status

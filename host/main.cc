@@ -103,6 +103,7 @@ int cmd_identify(const HostOptions& opts, bool json) {
     nlohmann::json j =
         identify_json((*c)->identify_controller(), (*c)->namespace_info(), (*c)->negotiation());
     j["host"] = {{"hostnqn", (*c)->hostnqn()}, {"hostid", uuid_string((*c)->hostid())}};
+    j["stats"] = stats_json((*c)->stats());  // the capsules identify itself posted
     std::cout << j.dump(2) << std::endl;
   } else {
     print_identify(**c);

@@ -3,9 +3,12 @@
 // (the target's counters), and the statuses of bad requests.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -49,16 +52,34 @@ class RunningTarget {
   Status run_status_;
 };
 
+// max_inline_data asked by each side, from NVMF_HOST_MAX_INLINE_DATA / NVMF_TARGET_MAX_INLINE_DATA
+// when set: ci/run-rxe-tests.sh runs this suite a second time with both 0, so that every capsule
+// and response goes by reference (the inline-send path must not hide a bug of the old one).
+std::optional<uint32_t> max_inline_data_from_env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  char* end = nullptr;
+  unsigned long n = std::strtoul(v, &end, 10);
+  if (*end != '\0' || n > UINT32_MAX) {
+    ADD_FAILURE() << name << "=" << v << " is not a byte count";
+    return std::nullopt;
+  }
+  return static_cast<uint32_t>(n);
+}
+
 class LoopbackTest : public ::testing::Test {
  protected:
   void SetUp() override {
     NVMF_REQUIRE_RXE(env_);
+    host_max_inline_data_ = max_inline_data_from_env("NVMF_HOST_MAX_INLINE_DATA");
+    target_max_inline_data_ = max_inline_data_from_env("NVMF_TARGET_MAX_INLINE_DATA");
     target::TargetOptions topts;
     topts.traddr = env_->target_addr;
     topts.trsvcid = "0";  // ephemeral: test binaries never collide
     topts.subnqn = kNqn;
     topts.ram_size = kRamBytes;
     topts.lba_size = kLbaSize;
+    if (target_max_inline_data_) topts.requested_max_inline_data = *target_max_inline_data_;
     target_ = RunningTarget::start(topts);
     ASSERT_NE(target_, nullptr);
 
@@ -68,12 +89,21 @@ class LoopbackTest : public ::testing::Test {
     hopts.subnqn = kNqn;
     hopts.host_traddr = env_->host_addr;
     hopts.queue_size = 32;
+    if (host_max_inline_data_) hopts.requested_max_inline_data = *host_max_inline_data_;
     auto ctrl = host::Controller::connect(hopts);
     ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
     ctrl_ = std::move(*ctrl);
   }
 
   void TearDown() override {
+    // The mode asked for is the mode that ran: 0 means nothing was posted inline.
+    if (ctrl_ && host_max_inline_data_ == 0u) EXPECT_EQ(ctrl_->stats().capsules_inline, 0u);
+    if (ctrl_ && host_max_inline_data_.value_or(64) >= 64) {
+      EXPECT_GT(ctrl_->stats().capsules_inline, 0u);
+    }
+    if (target_ && target_max_inline_data_ == 0u) {
+      EXPECT_EQ((*target_)->stats().totals.responses_inline, 0u);
+    }
     if (ctrl_) {
       Status s = ctrl_->disconnect();
       EXPECT_TRUE(s.ok()) << s.to_string();
@@ -85,6 +115,8 @@ class LoopbackTest : public ::testing::Test {
   target::CounterSnapshot target_totals() { return (*target_)->stats().totals; }
 
   std::optional<RxeEnv> env_;
+  std::optional<uint32_t> host_max_inline_data_;
+  std::optional<uint32_t> target_max_inline_data_;
   std::unique_ptr<RunningTarget> target_;
   std::unique_ptr<host::Controller> ctrl_;
 };
