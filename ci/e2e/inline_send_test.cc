@@ -166,6 +166,18 @@ class InlineSendTest : public ::testing::Test {
     return out;
   }
 
+  // Records what the provider granted on each host and target QP into the XML result
+  // (e.g. host_qid1_granted=80): rxe's answers are worth knowing, not only our decisions.
+  void record_grants() {
+    for (const auto& q : ctrl_->negotiation().queues) {
+      RecordProperty("host_qid" + std::to_string(q.qid) + "_granted", static_cast<int>(q.granted));
+    }
+    for (const auto& q : (*target_)->stats().queues) {
+      RecordProperty("target_qid" + std::to_string(q.qid) + "_granted",
+                     static_cast<int>(q.granted_max_inline_data));
+    }
+  }
+
   // Every target queue, live or closed.
   std::vector<target::QueueStats> target_queues() {
     target::TargetStats s = (*target_)->stats();
@@ -184,6 +196,7 @@ class InlineSendTest : public ::testing::Test {
 TEST_F(InlineSendTest, DefaultPostsEveryCapsuleWithoutDataAndEveryResponseInline) {
   ASSERT_NO_FATAL_FAILURE(connect(host::HostOptions{}.requested_max_inline_data,
                                   target::TargetOptions{}.requested_max_inline_data));
+  record_grants();
   const host::Negotiation n = ctrl_->negotiation();
   ASSERT_EQ(n.queues.size(), 2u);  // admin + one I/O queue
   for (const auto& q : n.queues) {
@@ -221,6 +234,7 @@ TEST_F(InlineSendTest, DefaultPostsEveryCapsuleWithoutDataAndEveryResponseInline
 
 TEST_F(InlineSendTest, HostFallbackPostsEveryCapsuleByReference) {
   ASSERT_NO_FATAL_FAILURE(connect(kRefusedSize, target::TargetOptions{}.requested_max_inline_data));
+  record_grants();
   const host::Negotiation n = ctrl_->negotiation();
   ASSERT_EQ(n.queues.size(), 2u);
   for (const auto& q : n.queues) {
@@ -252,6 +266,7 @@ TEST_F(InlineSendTest, HostFallbackPostsEveryCapsuleByReference) {
 
 TEST_F(InlineSendTest, TargetFallbackPostsEveryResponseByReference) {
   ASSERT_NO_FATAL_FAILURE(connect(host::HostOptions{}.requested_max_inline_data, kRefusedSize));
+  record_grants();
   const IoRound round = write_read_verify(3);
   const host::HostStats h = ctrl_->stats();
   target::TargetStats t = (*target_)->stats();
@@ -275,6 +290,7 @@ TEST_F(InlineSendTest, TargetFallbackPostsEveryResponseByReference) {
 
 TEST_F(InlineSendTest, BothFallBackAndEveryByteStillVerifies) {
   ASSERT_NO_FATAL_FAILURE(connect(kRefusedSize, kRefusedSize));
+  record_grants();
   const IoRound round = write_read_verify(4);
   const host::HostStats h = ctrl_->stats();
   const target::TargetStats t = (*target_)->stats();
@@ -288,6 +304,7 @@ TEST_F(InlineSendTest, BothFallBackAndEveryByteStillVerifies) {
 // 0 turns inline send off, although rxe grants 16 for a request of 0 (enough for a CQE).
 TEST_F(InlineSendTest, ZeroNeverPostsInlineOnEitherSide) {
   ASSERT_NO_FATAL_FAILURE(connect(0, 0));
+  record_grants();
   for (const auto& q : ctrl_->negotiation().queues) {
     EXPECT_FALSE(q.fallback);
     EXPECT_EQ(q.usable, 0u) << "qid " << q.qid << " granted " << q.granted;
@@ -309,6 +326,7 @@ TEST_F(InlineSendTest, ZeroNeverPostsInlineOnEitherSide) {
 // A ceiling below one SQE (granted or asked): commands go by reference, responses still fit.
 TEST_F(InlineSendTest, CeilingBelowOneSqeKeepsCommandsByReference) {
   ASSERT_NO_FATAL_FAILURE(connect(32, 16));
+  record_grants();
   for (const auto& q : ctrl_->negotiation().queues) {
     EXPECT_FALSE(q.fallback);
     EXPECT_EQ(q.usable, 32u) << "granted " << q.granted;
