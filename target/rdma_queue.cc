@@ -308,12 +308,11 @@ void RdmaQueue::respond(uint32_t slot, bool with_data) {
     s.data_wr.wr.rdma.rkey = s.req.sgl.rkey;
     first = &s.data_wr;
   }
-  int err = qp_->post_send(first);
-  if (err != 0) {
-    fail("ibv_post_send(response): " + errno_string(err));
-    return;
-  }
+  // Counted before the post: once the host holds the CQE, stats() must already show it (a
+  // test reads them right after its last completion). A failed post tears the queue down.
   (mode == SendMode::kInline ? counters_.responses_inline : counters_.responses_by_reference).add();
+  int err = qp_->post_send(first);
+  if (err != 0) fail("ibv_post_send(response): " + errno_string(err));
 }
 
 void RdmaQueue::on_send_done(uint32_t slot) {

@@ -21,8 +21,9 @@ struct CounterSnapshot {
   uint64_t writes_rdma_read = 0;         // NVM Writes whose data needed an RDMA READ
   uint64_t writes_rdma_read_bytes = 0;   // their bytes
   uint64_t flushes = 0;                  // NVM Flushes that succeeded
-  // Response capsules (16-byte CQEs) sent, by how the SEND was posted (common/inline_send.h):
-  // with IBV_SEND_INLINE, or by reference from the registered CQE buffer.
+  // Response capsules (16-byte CQEs) handed to ibv_post_send, by how the SEND was posted
+  // (common/inline_send.h): with IBV_SEND_INLINE, or by reference from the registered CQE
+  // buffer. Counted just before the post, so a host that has seen the CQE sees the count.
   uint64_t responses_inline = 0;
   uint64_t responses_by_reference = 0;
 
