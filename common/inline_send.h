@@ -29,11 +29,12 @@ enum class SendMode { kInline, kByReference };
 // `requested` is what the caller asked of ibv_create_qp/rdma_create_qp; `granted` is the
 // max_inline_data the provider wrote back; `fallback` is true when the first create was refused
 // and the QP was created again with max_inline_data 0 (QueuePair). The request caps the grant
-// because providers round up or answer a request of 0 with a non-zero size (rxe answers 0 with
-// 16 and 64 with 80, measured on Debian's 6.1 kernel): a request of 0 means "never inline
-// send", whatever came back. The grant caps the request because a provider might write back
-// less than was asked (ibv_create_qp(3) promises at least the request, but the host must not
-// trust that blindly), and an inline post beyond the grant fails.
+// because providers round up or answer a request of 0 with a non-zero size: rxe (Debian 6.1,
+// measured by ci/e2e/inline_send_test) writes back 16 bytes per send SGE at least, so 80 for
+// the host's 5-SGE QP whether it asked 0, 32 or 64, and 16 for the target's 1-SGE QP asking 0
+// or 16. A request of 0 means "never inline send", whatever came back. The grant caps the request
+// because a provider might write back less than was asked (ibv_create_qp(3) promises at least the
+// request, but the host must not trust that blindly), and an inline post beyond the grant fails.
 constexpr uint32_t usable_max_inline_data(uint32_t requested, uint32_t granted, bool fallback) {
   if (fallback || requested == 0) return 0;
   return requested < granted ? requested : granted;
