@@ -60,7 +60,8 @@ identify, target, write, read = (load(n) for n in
                                  ("identify.json", "target.json", "write.json", "read.json"))
 neg = identify.get("negotiation", {})
 def capsules(key):
-    """Capsules the host posted, summed over its identify, write and read invocations."""
+    """Capsules the host posted, summed over its identify, write and read invocations; each
+    counts up to its JSON report, i.e. without the shutdown commands of its disconnect."""
     counts = [j.get("stats", {}).get(key) for j in (identify, write, read)]
     return None if None in counts else sum(counts)
 report = {

@@ -24,8 +24,9 @@ def main(path):
     c, resp = r.get("capsules") or {}, r.get("responses") or {}
     if c.get("inline") is not None:
         print(f"  capsules         {c.get('inline')} posted inline, {c.get('by_reference')} by"
-              f" reference ({c.get('with_in_capsule_data')} of them with in-capsule data);"
-              " host's identify + write + read")
+              f" reference ({c.get('with_in_capsule_data')} of them with in-capsule data)"
+              "\n                   (host's counters: identify + write + read, each up to its JSON"
+              " report, so without its disconnect's shutdown commands)")
     if resp.get("inline") is not None:
         print(f"  responses        {resp.get('inline')} posted inline,"
               f" {resp.get('by_reference')} by reference (target's counters)")
