@@ -51,6 +51,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"subnqn", options.subnqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
+      {"negotiation_warnings", n.warnings},
       {"ioccsz", n.ioccsz},
       {"sgls", n.sgls},
       {"icdoff", n.icdoff},
