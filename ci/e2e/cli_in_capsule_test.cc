@@ -192,6 +192,27 @@ TEST_F(CliInCapsuleTest, SegmentedWritesGoInCapsuleAndReadBack) {
   EXPECT_EQ(t["writes"]["in_capsule_bytes"], 12800 + 32768) << t.dump(2);
   EXPECT_EQ(t["writes"]["rdma_read"], 2) << t.dump(2);
   EXPECT_EQ(t["writes"]["rdma_read_bytes"], 7680) << t.dump(2);
+  // Each CLI run was its own controller: the big write's controller and its I/O queue carry
+  // exactly its two in-capsule and two RDMA READ writes; the sums match the totals.
+  for (const char* level : {"per_controller", "per_queue"}) {
+    uint64_t in_capsule = 0, rdma_read = 0;
+    int big = 0;
+    for (const auto& e : t[level]) {
+      if (std::string(level) == "per_queue" && e["qid"] == 0) {
+        EXPECT_EQ(e["writes"]["in_capsule"], 0) << e.dump();
+        continue;
+      }
+      in_capsule += e["writes"]["in_capsule"].get<uint64_t>();
+      rdma_read += e["writes"]["rdma_read"].get<uint64_t>();
+      if (e["writes"]["in_capsule"] == 2 && e["writes"]["rdma_read"] == 2 &&
+          e["writes"]["in_capsule_bytes"] == 32768) {
+        ++big;
+      }
+    }
+    EXPECT_EQ(in_capsule, 3u) << level << ": " << t[level].dump(2);
+    EXPECT_EQ(rdma_read, 2u) << level << ": " << t[level].dump(2);
+    EXPECT_EQ(big, 1) << level << ": " << t[level].dump(2);
+  }
 }
 
 TEST_F(CliInCapsuleTest, InCapsuleOffSaysWhyAndRefusesUnalignedPieces) {
