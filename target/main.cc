@@ -37,12 +37,9 @@ void install_signal_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-// One queue's inline-send outcome and response counters, for the report's "queues" list.
-nlohmann::json queue_json(const nvmf::target::QueueStats& q) {
-  return {{"qid", q.qid},
-          {"cntlid", q.cntlid},
-          {"peer", q.peer},
-          {"requested_max_inline_data", q.requested_max_inline_data},
+// One queue's inline-send outcome and response counters, merged into its "per_queue" entry.
+nlohmann::json inline_send_json(const nvmf::target::QueueStats& q) {
+  return {{"requested_max_inline_data", q.requested_max_inline_data},
           {"granted_max_inline_data", q.granted_max_inline_data},
           {"usable_max_inline_data", q.usable_max_inline_data},
           {"inline_fallback", q.inline_fallback},
@@ -59,16 +56,40 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
     std::snprintf(hex, sizeof(hex), "0x%04x", e.status);
     errors.push_back({{"status", hex}, {"name", nvmf::status_name(e.status)}, {"count", e.count}});
   }
+  // Per controller and per queue, live and freed (a report written at exit sees mostly freed).
+  auto writes = [](const nvmf::target::CounterSnapshot& c) {
+    return nlohmann::json{{"in_capsule", c.writes_in_capsule},
+                          {"rdma_read", c.writes_rdma_read},
+                          {"in_capsule_bytes", c.writes_in_capsule_bytes},
+                          {"rdma_read_bytes", c.writes_rdma_read_bytes}};
+  };
+  nlohmann::json per_controller = nlohmann::json::array(), per_queue = nlohmann::json::array();
+  for (const auto* list : {&s.freed_controllers, &s.controllers}) {
+    for (const auto& c : *list) {
+      per_controller.push_back({{"cntlid", c.cntlid},
+                                {"hostnqn", c.hostnqn},
+                                {"live", list == &s.controllers},
+                                {"writes", writes(c.counters)}});
+    }
+  }
+  for (const auto* list : {&s.freed_queues, &s.queues}) {
+    for (const auto& q : *list) {
+      nlohmann::json entry = {{"cntlid", q.cntlid},
+                              {"qid", q.qid},
+                              {"peer", q.peer},
+                              {"live", list == &s.queues},
+                              {"writes", writes(q.counters)}};
+      entry.update(inline_send_json(q));
+      per_queue.push_back(std::move(entry));
+    }
+  }
   const auto& n = s.negotiation;
-  // Closed queues first (the report is written at exit, when most are), then any still live.
-  nlohmann::json queues = nlohmann::json::array();
-  for (const auto& q : s.closed_queues) queues.push_back(queue_json(q));
-  for (const auto& q : s.queues) queues.push_back(queue_json(q));
   return {
       {"listen", target.listen_address()},
       {"subnqn", options.subnqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
+      {"negotiation_warnings", n.warnings},
       {"ioccsz", n.ioccsz},
       {"sgls", n.sgls},
       {"icdoff", n.icdoff},
@@ -95,7 +116,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"requested_max_inline_data", options.requested_max_inline_data},
       {"responses",
        {{"inline", s.totals.responses_inline}, {"by_reference", s.totals.responses_by_reference}}},
-      {"queues", queues},
+      {"per_controller", per_controller},
+      {"per_queue", per_queue},
   };
 }
 

@@ -53,9 +53,6 @@ struct QueueStats {
   CounterSnapshot counters;
 };
 
-// How many torn-down queues TargetStats::closed_queues keeps (the most recent ones).
-inline constexpr size_t kMaxClosedQueues = 64;
-
 // One live controller (its queues' counters, freed queues included).
 struct ControllerStats {
   uint16_t cntlid = 0;
@@ -79,6 +76,9 @@ struct NegotiationStats {
   std::vector<std::string> warnings;  // adjustments made while resolving
 };
 
+// How many freed queues and controllers TargetStats keeps (each).
+inline constexpr size_t kFreedStatsKept = 64;
+
 // Everything Target::stats() reports. Totals include queues and controllers already freed.
 struct TargetStats {
   CounterSnapshot totals;
@@ -88,10 +88,13 @@ struct TargetStats {
   uint64_t disconnections = 0;                // queues torn down
   uint64_t controllers_created = 0;
   uint64_t controllers_freed = 0;
-  uint64_t inline_send_fallbacks = 0;     // QPs created without inline send after a refusal
-  std::vector<QueueStats> queues;         // live queues
-  std::vector<QueueStats> closed_queues;  // the last kMaxClosedQueues torn down, oldest first
+  uint64_t inline_send_fallbacks = 0;  // QPs created without inline send after a refusal
+  std::vector<QueueStats> queues;
   std::vector<ControllerStats> controllers;
+  // The most recently torn down queues and freed controllers with their final counters, oldest
+  // first, at most kFreedStatsKept of each: what a report written at exit can still show.
+  std::vector<QueueStats> freed_queues;
+  std::vector<ControllerStats> freed_controllers;
   NegotiationStats negotiation;
 };
 

@@ -178,14 +178,6 @@ class InlineSendTest : public ::testing::Test {
     }
   }
 
-  // Every target queue, live or closed.
-  std::vector<target::QueueStats> target_queues() {
-    target::TargetStats s = (*target_)->stats();
-    std::vector<target::QueueStats> all = s.closed_queues;
-    all.insert(all.end(), s.queues.begin(), s.queues.end());
-    return all;
-  }
-
   std::optional<RxeEnv> env_;
   std::unique_ptr<RunningTarget> target_;
   std::unique_ptr<host::Controller> ctrl_;
@@ -480,8 +472,8 @@ TEST_F(InlineSendCliTest, MaxInlineDataKnobsDriveTheFallbackOnBothSides) {
   EXPECT_EQ(t["inline_send_fallbacks"], 6) << "admin + I/O queue of three host runs";
   EXPECT_EQ(t["responses"]["inline"], 0) << t.dump(2);
   EXPECT_EQ(t["responses"]["by_reference"], t["commands"]) << t.dump(2);
-  ASSERT_EQ(t["queues"].size(), 6u) << t.dump(2);
-  for (const auto& q : t["queues"]) {
+  ASSERT_EQ(t["per_queue"].size(), 6u) << t.dump(2);
+  for (const auto& q : t["per_queue"]) {
     EXPECT_EQ(q["inline_fallback"], true) << q.dump();
     EXPECT_EQ(q["usable_max_inline_data"], 0) << q.dump();
     EXPECT_EQ(q["responses_inline"], 0) << q.dump();
