@@ -25,7 +25,7 @@ def main(path):
     if c.get("inline") is not None:
         print(f"  capsules         {c.get('inline')} posted inline, {c.get('by_reference')} by"
               f" reference ({c.get('with_in_capsule_data')} of them with in-capsule data)"
-              "\n                   (host's counters: identify + write + read, each up to its JSON"
+              "\n                   (host's counters, every invocation: identify, writes, read; each up to its JSON"
               " report, so without its disconnect's shutdown commands)")
     if resp.get("inline") is not None:
         print(f"  responses        {resp.get('inline')} posted inline,"
