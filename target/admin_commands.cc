@@ -182,7 +182,7 @@ NextStep CommandProcessor::async_event_request(Request& r) {
         r, make_status(proto::kSctCommandSpecific, proto::kScAsyncEventRequestLimitExceeded, true));
   }
   ++aers_held_;  // no event source yet: held until the queue goes away
-  r.cqe.sqhd = sq_head_;
+  r.cqe.sqhd = sqhd_disabled_ ? proto::kSqhdDisabled : sq_head_;
   return NextStep::kHold;
 }
 

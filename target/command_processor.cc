@@ -106,7 +106,7 @@ NextStep CommandProcessor::begin_fabrics(Request& r) {
 
 NextStep CommandProcessor::complete(Request& r, uint16_t status) {
   r.cqe.status = status;
-  r.cqe.sqhd = sq_head_;
+  r.cqe.sqhd = sqhd_disabled_ ? proto::kSqhdDisabled : sq_head_;
   if (status != kStatusSuccess) {
     counters_.errors.add();
     statuses_.add(status);
@@ -209,7 +209,13 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
         r, kConnectInvalidParameters,
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)));
   }
-  return qid_ == 0 ? connect_admin(r, c, data) : connect_io(r, c, data);
+  NextStep step = qid_ == 0 ? connect_admin(r, c, data) : connect_io(r, c, data);
+  // nvmet_install_queue: SQ flow control disabled from this Connect's response on.
+  if (r.cqe.status == kStatusSuccess && (c.cattr & proto::kCattrDisableSqFlowControl) != 0) {
+    sqhd_disabled_ = true;
+    r.cqe.sqhd = proto::kSqhdDisabled;
+  }
+  return step;
 }
 
 NextStep CommandProcessor::connect_admin(Request& r, const proto::ConnectCommand& c,

@@ -106,6 +106,7 @@ class CommandProcessor {
   uint32_t queue_size_;
   uint32_t in_capsule_area_bytes_;
   uint16_t sq_head_ = 0;
+  bool sqhd_disabled_ = false;  // Connect CATTR asked: SQHD FFFFh in every CQE (nvmet)
   uint16_t aers_held_ = 0;
   Controller* controller_ = nullptr;
 };

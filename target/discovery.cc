@@ -27,25 +27,27 @@ uint8_t adrfam_for(std::string_view traddr) {
 std::vector<uint8_t> build_discovery_log(const DiscoveryAddress& address,
                                          std::span<const std::string> subnqns, uint64_t genctr,
                                          uint16_t asqsz) {
-  std::vector<uint8_t> log(proto::kDiscoveryLogHeaderSize +
-                           subnqns.size() * proto::kDiscoveryLogEntrySize);
+  size_t numrec = subnqns.size() + 1;
+  std::vector<uint8_t> log(proto::kDiscoveryLogHeaderSize + numrec * proto::kDiscoveryLogEntrySize);
   proto::DiscoveryLogHeader header{};
   header.genctr = genctr;
-  header.numrec = subnqns.size();
+  header.numrec = numrec;
   header.recfmt = 0;
   std::memcpy(log.data(), &header, sizeof(header));
-  for (size_t i = 0; i < subnqns.size(); ++i) {
+  for (size_t i = 0; i < numrec; ++i) {
+    bool current = i == 0;
+    std::string_view nqn = current ? std::string_view(proto::kDiscoveryNqn) : subnqns[i - 1];
     proto::DiscoveryLogEntry e{};
     e.trtype = address.trtype;
     e.adrfam = address.adrfam;
-    e.subtype = proto::kSubtypeNvme;
+    e.subtype = current ? proto::kSubtypeCurrentDiscovery : proto::kSubtypeNvme;
     e.treq = address.treq;
     e.portid = address.portid;
     e.cntlid = proto::kDiscoveryCntlidDynamic;
     e.asqsz = asqsz;
     e.eflags = 0;
     set_nul_padded(e.trsvcid, address.trsvcid);
-    set_nul_padded(e.subnqn, subnqns[i]);
+    set_nul_padded(e.subnqn, nqn);
     set_nul_padded(e.traddr, address.traddr);
     e.tsas.qptype = proto::kRdmaQptypeConnected;
     e.tsas.prtype = proto::kRdmaPrtypeNotSpecified;

@@ -29,12 +29,14 @@ struct DiscoveryAddress {
 // ADRFAM for a textual address: kAdrfamIpv6 when it contains ':', else kAdrfamIpv4.
 uint8_t adrfam_for(std::string_view traddr);
 
-// The Discovery Log Page: a 1024-byte header (GENCTR = `genctr`, NUMREC = subnqns.size(),
-// RECFMT 0) and one 1024-byte entry per NQN in `subnqns`, in order: TRTYPE/ADRFAM/TREQ/PORTID/
-// TRSVCID/TRADDR from `address`, SUBTYPE 2 (NVM subsystem), CNTLID FFFFh (dynamic), ASQSZ
-// `asqsz`, EFLAGS 0, and the RDMA TSAS: QPTYPE connected, PRTYPE not specified, CMS rdma_cm,
-// as nvmet's configfs defaults for an rdma port. Text fields are NUL padded, like nvmet.
-// Fabrics 1.1 §5.3; RDMA 1.0 §3.1.2. Setup path: allocates.
+// The Discovery Log Page: a 1024-byte header (GENCTR = `genctr`, NUMREC, RECFMT 0), then, as
+// Linux 6.1's nvmet, one entry for this discovery subsystem itself (SUBTYPE 3 "current
+// discovery subsystem", SUBNQN the discovery NQN; TP 8013), then one entry per NQN in
+// `subnqns` (SUBTYPE 2, NVM subsystem), in order. Every entry: TRTYPE/ADRFAM/TREQ/PORTID/
+// TRSVCID/TRADDR from `address`, CNTLID FFFFh (dynamic), ASQSZ `asqsz`, EFLAGS 0, and the
+// RDMA TSAS: QPTYPE connected, PRTYPE not specified, CMS rdma_cm (nvmet's configfs defaults
+// for an rdma port). Text fields are NUL padded, like nvmet. Fabrics 1.1 §5.3; RDMA 1.0
+// §3.1.2. Setup path: allocates.
 std::vector<uint8_t> build_discovery_log(const DiscoveryAddress& address,
                                          std::span<const std::string> subnqns, uint64_t genctr,
                                          uint16_t asqsz);

@@ -48,22 +48,23 @@ DiscoveryAddress address_v4() {
 TEST(DiscoveryLogTest, HeaderAndEntriesAtSpecOffsets) {
   std::vector<std::string> nqns = {kNqnA, kNqnB};
   std::vector<uint8_t> log = build_discovery_log(address_v4(), nqns, 5, 32);
-  ASSERT_EQ(log.size(), 1024u * 3);
+  ASSERT_EQ(log.size(), 1024u * 4);
   EXPECT_EQ(le(&log[0], 8), 5u);   // GENCTR
-  EXPECT_EQ(le(&log[8], 8), 2u);   // NUMREC
+  EXPECT_EQ(le(&log[8], 8), 3u);   // NUMREC: the current discovery subsystem + 2
   EXPECT_EQ(le(&log[16], 2), 0u);  // RECFMT
-  for (size_t i = 0; i < 2; ++i) {
+  std::vector<std::string> want = {proto::kDiscoveryNqn, kNqnA, kNqnB};
+  for (size_t i = 0; i < 3; ++i) {
     const uint8_t* e = &log[1024 * (i + 1)];
     EXPECT_EQ(e[0], 1) << "TRTYPE rdma";
     EXPECT_EQ(e[1], 1) << "ADRFAM ipv4";
-    EXPECT_EQ(e[2], 2) << "SUBTYPE NVM subsystem";
+    EXPECT_EQ(e[2], i == 0 ? 3 : 2) << "SUBTYPE current discovery subsystem, then NVM subsystem";
     EXPECT_EQ(e[3], 0) << "TREQ not specified";
     EXPECT_EQ(le(e + 4, 2), 7u) << "PORTID";
     EXPECT_EQ(le(e + 6, 2), 0xFFFFu) << "CNTLID dynamic";
     EXPECT_EQ(le(e + 8, 2), 32u) << "ASQSZ";
     EXPECT_EQ(le(e + 10, 2), 0u) << "EFLAGS";
     EXPECT_EQ(text_at(e + 32, 32), "4420");
-    EXPECT_EQ(text_at(e + 256, 256), nqns[i]);
+    EXPECT_EQ(text_at(e + 256, 256), want[i]);
     EXPECT_EQ(text_at(e + 512, 256), "10.99.0.1");
     EXPECT_EQ(e[768], 1) << "RDMA_QPTYPE connected";
     EXPECT_EQ(e[769], 1) << "RDMA_PRTYPE not specified";
@@ -73,10 +74,11 @@ TEST(DiscoveryLogTest, HeaderAndEntriesAtSpecOffsets) {
   }
 }
 
-TEST(DiscoveryLogTest, EmptyLogIsHeaderOnly) {
+TEST(DiscoveryLogTest, NoSubsystemLeavesTheDiscoveryEntry) {
   std::vector<uint8_t> log = build_discovery_log(address_v4(), {}, 1, 32);
-  ASSERT_EQ(log.size(), 1024u);
-  EXPECT_EQ(le(&log[8], 8), 0u);
+  ASSERT_EQ(log.size(), 2048u);
+  EXPECT_EQ(le(&log[8], 8), 1u);
+  EXPECT_EQ(text_at(&log[1024 + 256], 256), proto::kDiscoveryNqn);
 }
 
 TEST(DiscoveryLogTest, AdrfamFromAddress) {
@@ -293,22 +295,25 @@ TEST_F(PortTest, DiscoveryLogListsOnlySubsystemsTheHostMaySee) {
   ASSERT_EQ(d1.submit(get_log_page(proto::kLogDiscovery, 4096, 0)),
             NextStep::kWriteToHostThenRespond);
   ASSERT_EQ(d1.status(), kStatusSuccess);
-  EXPECT_EQ(le(&d1.buffer[8], 8), 2u);
+  EXPECT_EQ(le(&d1.buffer[8], 8), 3u);
   EXPECT_EQ(le(&d1.buffer[0], 8), 2u) << "GENCTR counts the two links";
-  EXPECT_EQ(text_at(&d1.buffer[1024 + 256], 256), kNqnA);
-  EXPECT_EQ(text_at(&d1.buffer[2048 + 256], 256), kNqnB);
-  EXPECT_EQ(le(&d1.buffer[3072], 8), 0u) << "past NUMREC entries: zero";
+  EXPECT_EQ(text_at(&d1.buffer[1024 + 256], 256), proto::kDiscoveryNqn);
+  EXPECT_EQ(text_at(&d1.buffer[2048 + 256], 256), kNqnA);
+  EXPECT_EQ(text_at(&d1.buffer[3072 + 256], 256), kNqnB);
 
   Queue& d2 = admin(proto::kDiscoveryNqn, kHost2);
-  d2.submit(get_log_page(proto::kLogDiscovery, 2048, 0));
+  d2.submit(get_log_page(proto::kLogDiscovery, 3072, 0));
   ASSERT_EQ(d2.status(), kStatusSuccess);
-  EXPECT_EQ(le(&d2.buffer[8], 8), 1u) << "host-2 is not allowed on subsystem b";
-  EXPECT_EQ(text_at(&d2.buffer[1024 + 256], 256), kNqnA);
+  EXPECT_EQ(le(&d2.buffer[8], 8), 2u) << "host-2 is not allowed on subsystem b";
+  EXPECT_EQ(text_at(&d2.buffer[2048 + 256], 256), kNqnA);
 
   // nvme-cli reads the header, then the entries at an offset (LPOL).
-  d1.submit(get_log_page(proto::kLogDiscovery, 1024, 2048));
+  d1.submit(get_log_page(proto::kLogDiscovery, 1024, 3072));
   ASSERT_EQ(d1.status(), kStatusSuccess);
   EXPECT_EQ(text_at(&d1.buffer[256], 256), kNqnB);
+  d1.submit(get_log_page(proto::kLogDiscovery, 1024, 4096));
+  ASSERT_EQ(d1.status(), kStatusSuccess);
+  EXPECT_EQ(le(&d1.buffer[0], 8), 0u) << "past NUMREC entries: zero";
 }
 
 TEST_F(PortTest, DiscoveryControllerCommandsAsNvmet) {
@@ -340,6 +345,19 @@ TEST_F(PortTest, DiscoveryControllerCommandsAsNvmet) {
   EXPECT_EQ(d.status(), kStatusSuccess);
   d.submit(keyed(0x80, 0));  // Format NVM
   EXPECT_EQ(d.status(), generic_status(proto::kScInvalidOpcode));
+}
+
+TEST_F(PortTest, ConnectCanDisableSqFlowControl) {
+  Queue& q = queue(0);
+  proto::Sqe c = connect_sqe(0);
+  reinterpret_cast<proto::ConnectCommand&>(c).cattr = proto::kCattrDisableSqFlowControl;
+  q.submit(c, connect_data(0xFFFF, kNqnA, kHost1));
+  ASSERT_EQ(q.status(), kStatusSuccess);
+  EXPECT_EQ(q.req.cqe.sqhd, 0xFFFF) << "nvmet: SQHD FFFFh from the Connect response on";
+  q.submit(property_set_cc());
+  EXPECT_EQ(q.req.cqe.sqhd, 0xFFFF);
+  Queue& other = admin(kNqnA, kHost1);
+  EXPECT_EQ(other.req.cqe.sqhd, 2) << "flow control stays on for a queue that did not ask";
 }
 
 TEST_F(PortTest, IoQueueOnDiscoveryControllerIsRefusedOnQid) {

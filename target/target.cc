@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "proto/discovery.h"
 #include "proto/fabrics.h"
 #include "target/counters.h"
 #include "target/event_loop.h"
@@ -116,7 +117,8 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   DiscoveryAddress address;
   address.portid = options.portid;
   address.adrfam = adrfam_for(options.traddr);
-  address.treq = options.treq;
+  // TREQ bit 2 as nvmet: a host may disable SQ flow control (Connect CATTR bit 2).
+  address.treq = options.treq | proto::kTreqDisableSqFlowControl;
   address.traddr = options.traddr;
   address.trsvcid = options.trsvcid;
   t->port_ = std::make_unique<Port>(address, *t->discovery_);
