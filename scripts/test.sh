@@ -70,7 +70,7 @@ if [ $run_rxe -eq 1 ]; then
       name=${t##*:}
       echo "$bin/$pkg/$name" >>"$list"
     done
-    ci/rxe-run --results "$rxe_xml_dir" --timeout 1500 \
+    ci/rxe-run --results "$rxe_xml_dir" --timeout 2400 \
       ci/run-rxe-tests.sh "$list" || status=$?
   fi
 fi
