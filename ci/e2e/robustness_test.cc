@@ -498,6 +498,40 @@ TEST_F(RobustnessTest, HostWithoutReadResourcesIsRejectedWithInvalidIrd) {
   EXPECT_EQ(raw(1, keyed_read(0, 1, kLba)), kStatusSuccess);
 }
 
+// The host, against a target that goes away with a command outstanding: the wait ends with
+// "the target disconnected" (kUnavailable) as soon as the CM says so. Before the fix the host
+// sat until its command timeout and then reported a timeout.
+TEST_F(RobustnessTest, HostReportsATargetThatDisconnectsMidCommand) {
+  std::optional<verbs::ProtectionDomain> pd;
+  host::QueueParams params = queue_params(0, host::kAdminQueueSize);
+  params.timeout_ms = 300000;  // far beyond the test: only a CM event can end the wait early
+  auto admin = host::Queue::connect(params, pd);
+  ASSERT_TRUE(admin.ok()) << admin.status().to_string();
+  auto cqe = bare_connect(**admin, 0, host::kAdminQueueSize, proto::kAdminQueueCntlid, kNqn,
+                          "nqn.2014-08.org.nvmexpress:uuid:goes-away");
+  ASSERT_TRUE(cqe.ok()) << cqe.status().to_string();
+  ASSERT_EQ(status_without_phase(cqe->status), kStatusSuccess);
+  auto en = (*admin)->run(host::property_set_sqe(proto::kPropCc, host::kCcEnable), {}, {}, false);
+  ASSERT_TRUE(en.ok()) << en.status().to_string();
+  ASSERT_EQ(status_without_phase(en->status), kStatusSuccess);
+  // An Async Event Request is held by the target: it is answered by nothing but the end.
+  proto::Sqe aer{};
+  aer.opcode = proto::kAdminAsyncEventRequest;
+  aer.flags = proto::kFlagsPsdtSgl;
+  encode_null_sgl(aer.dptr);
+  auto slot = (*admin)->post(aer, {});
+  ASSERT_TRUE(slot.ok()) << slot.status().to_string();
+  target_->stop();
+  thread_.join();
+  EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
+  auto r = (*admin)->wait(*slot, (*admin)->deadline());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("target disconnected"), std::string::npos)
+      << r.status().to_string();
+  target_.reset();  // stopped and joined already: nothing left for TearDown
+}
+
 TEST_F(RobustnessTest, QuickIoQueueReconnectIsNeverRefused) {
   connect();
   ASSERT_TRUE(ctrl_);
