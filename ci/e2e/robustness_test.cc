@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -57,6 +58,23 @@ int open_fds() {
   }
   ::closedir(d);
   return n - 1;  // the DIR's own fd
+}
+
+// Verbs objects held on every RDMA device, from `rdma resource show` (iproute2): the summary
+// line per device, e.g. "0: rxe0: pd 3 cq 5 qp 5 cm_id 3 mr 10 ctx 2 srq 0", with the device
+// index and name dropped. Empty when the tool cannot be run.
+std::string rdma_resources() {
+  std::string out;
+  std::FILE* p = ::popen("rdma resource show 2>/dev/null", "r");
+  if (p == nullptr) return out;
+  char line[512];
+  while (std::fgets(line, sizeof(line), p) != nullptr) {
+    std::string l(line);
+    size_t pd = l.find("pd ");
+    if (pd != std::string::npos) out += l.substr(pd);
+  }
+  ::pclose(p);
+  return out;
 }
 
 class RobustnessTest : public ::testing::Test {
@@ -568,9 +586,13 @@ TEST_F(RobustnessTest, ConnectDisconnectCyclesLeakNothing) {
   };
   ASSERT_TRUE(settled());
   const int fds = open_fds();
+  const std::string resources = rdma_resources();
+  ASSERT_NE(resources.find("qp "), std::string::npos) << "`rdma resource show` gave: " << resources;
   for (int i = 0; i < 25; ++i) cycle();
   ASSERT_TRUE(settled());
   EXPECT_EQ(open_fds(), fds);
+  // No PD, CQ, QP, CM id or MR left behind on either side (both run in this process).
+  EXPECT_EQ(rdma_resources(), resources);
   auto s = target_->stats();
   EXPECT_EQ(s.controllers_created, 26u);
   EXPECT_EQ(s.controllers_freed, 26u);
