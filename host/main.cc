@@ -8,11 +8,13 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/log.h"
 #include "common/status.h"
 #include "host/cli_util.h"
 #include "host/controller.h"
+#include "host/segments.h"
 
 namespace nvmf::host {
 namespace {
@@ -22,7 +24,8 @@ struct IoArgs {
   std::string file;
   std::string offset = "0";
   std::string length;
-  std::string json;  // "" none, "-" stdout, else a path
+  std::string json;       // "" none, "-" stdout, else a path
+  uint32_t segments = 1;  // write: separately registered pieces per chunk (host/segments.h)
 };
 
 struct FreeDeleter {
@@ -121,21 +124,44 @@ nlohmann::json io_report(Controller& c, const char* op, uint64_t offset, uint64_
           {"negotiation", negotiation_json(c.negotiation())}};
 }
 
-// Writes the file chunk by chunk through one registered buffer.
-Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slba) {
+// Writes the file chunk by chunk. With `segments` 1 through one registered buffer; with more,
+// each chunk is split unevenly (uneven_split) over that many separately allocated and registered
+// buffers and handed to Controller::write() as a scattered write.
+Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slba,
+                  uint32_t segments) {
   uint32_t lba = c.lba_size();
   uint64_t chunk = cli_buffer_bytes(file_size, lba);
-  NVMF_ASSIGN_OR_RETURN(AlignedBuffer mem, allocate(chunk));
-  NVMF_ASSIGN_OR_RETURN(RegisteredBuffer buf, c.register_buffer(mem.get(), chunk));
+  NVMF_ASSIGN_OR_RETURN(std::vector<uint64_t> capacity, uneven_split(chunk, segments));
+  std::vector<AlignedBuffer> mem;
+  std::vector<RegisteredBuffer> bufs;
+  for (uint64_t& cap : capacity) {
+    cap += 4096;  // a shorter last chunk's split can exceed its share by a few bytes
+    NVMF_ASSIGN_OR_RETURN(AlignedBuffer m, allocate(cap));
+    NVMF_ASSIGN_OR_RETURN(RegisteredBuffer b, c.register_buffer(m.get(), cap));
+    mem.push_back(std::move(m));
+    bufs.push_back(std::move(b));
+  }
+  std::vector<DataSegment> segs(segments);
   for (uint64_t done = 0; done < file_size;) {
     uint64_t want = std::min(chunk, file_size - done);
-    if (std::fread(mem.get(), 1, want, in) != want) {
-      return Status::io("short read from the input file at byte " + std::to_string(done));
-    }
     uint64_t padded = round_up_to_lba(want, lba);
-    std::memset(mem.get() + want, 0, padded - want);
-    DataSegment seg = buf.segment(0, padded);
-    NVMF_RETURN_IF_ERROR(c.write(slba + done / lba, std::span<const DataSegment>(&seg, 1)));
+    NVMF_ASSIGN_OR_RETURN(
+        std::vector<uint64_t> sizes,
+        uneven_split(padded, static_cast<uint32_t>(std::min<uint64_t>(segments, padded))));
+    segs.resize(sizes.size());
+    uint64_t filled = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      uint8_t* p = mem[i].get();
+      uint64_t from_file = std::min(sizes[i], want - std::min(want, filled));
+      if (std::fread(p, 1, from_file, in) != from_file) {
+        return Status::io("short read from the input file at byte " +
+                          std::to_string(done + filled));
+      }
+      std::memset(p + from_file, 0, sizes[i] - from_file);
+      segs[i] = bufs[i].segment(0, sizes[i]);
+      filled += sizes[i];
+    }
+    NVMF_RETURN_IF_ERROR(c.write(slba + done / lba, segs));
     done += want;
   }
   return ok_status();
@@ -167,7 +193,7 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
                  a.file.c_str(), static_cast<unsigned long long>(file_size), lba,
                  static_cast<unsigned long long>(pad));
   }
-  st = write_file(ctrl, in.get(), file_size, *offset / lba);
+  st = write_file(ctrl, in.get(), file_size, *offset / lba, a.segments);
   // Like Linux, flush only when the controller has a volatile write cache (VWC bit 0): the data
   // is then durable when the CLI reports success.
   if (st.ok() && (ctrl.identify_controller().vwc & 1) != 0) st = ctrl.flush();
@@ -181,7 +207,9 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
                 static_cast<unsigned long long>(s.writes_keyed));
   }
   if (!a.json.empty()) {
-    st = emit_json(a.json, io_report(ctrl, "write", *offset, written));
+    nlohmann::json j = io_report(ctrl, "write", *offset, written);
+    j["segments"] = a.segments;
+    st = emit_json(a.json, j);
     if (!st.ok()) return finish(ctrl, fail("write", st));
   }
   return finish(ctrl, kExitOk);
@@ -278,6 +306,11 @@ int run(int argc, char** argv) {
   write->add_option("-i,--input", w.file, "input file")->required();
   write->add_option("-o,--offset", w.offset, "byte offset (multiple of the LBA size)");
   write->add_option("--json", w.json, "report file, or - for stdout");
+  write
+      ->add_option("--segments", w.segments,
+                   "split the data into N separately registered uneven pieces (scattered write)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, kMaxCliSegments));
   CLI::App* read = app.add_subcommand("read", "read bytes at an offset into a file");
   read->add_option("-f,--output", r.file, "output file")->required();
   read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");

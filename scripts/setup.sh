@@ -13,7 +13,7 @@ for arg in "$@"; do
     --vm) want_vm=yes ;;
     --no-vm) want_vm=no ;;
     -h | --help)
-      sed -n '2,8p' "$0"
+      sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)

@@ -16,7 +16,7 @@ for arg in "$@"; do
     --unit-only) run_rxe=0 ;;
     --rxe-only) run_unit=0 ;;
     -h | --help)
-      sed -n '2,7p' "$0"
+      sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)

@@ -47,12 +47,38 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
     std::snprintf(hex, sizeof(hex), "0x%04x", e.status);
     errors.push_back({{"status", hex}, {"name", nvmf::status_name(e.status)}, {"count", e.count}});
   }
+  // Per controller and per queue, live and freed (a report written at exit sees mostly freed).
+  auto writes = [](const nvmf::target::CounterSnapshot& c) {
+    return nlohmann::json{{"in_capsule", c.writes_in_capsule},
+                          {"rdma_read", c.writes_rdma_read},
+                          {"in_capsule_bytes", c.writes_in_capsule_bytes},
+                          {"rdma_read_bytes", c.writes_rdma_read_bytes}};
+  };
+  nlohmann::json per_controller = nlohmann::json::array(), per_queue = nlohmann::json::array();
+  for (const auto* list : {&s.freed_controllers, &s.controllers}) {
+    for (const auto& c : *list) {
+      per_controller.push_back({{"cntlid", c.cntlid},
+                                {"hostnqn", c.hostnqn},
+                                {"live", list == &s.controllers},
+                                {"writes", writes(c.counters)}});
+    }
+  }
+  for (const auto* list : {&s.freed_queues, &s.queues}) {
+    for (const auto& q : *list) {
+      per_queue.push_back({{"cntlid", q.cntlid},
+                           {"qid", q.qid},
+                           {"peer", q.peer},
+                           {"live", list == &s.queues},
+                           {"writes", writes(q.counters)}});
+    }
+  }
   const auto& n = s.negotiation;
   return {
       {"listen", target.listen_address()},
       {"subnqn", options.subnqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
+      {"negotiation_warnings", n.warnings},
       {"ioccsz", n.ioccsz},
       {"sgls", n.sgls},
       {"icdoff", n.icdoff},
@@ -76,6 +102,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
         {"disconnections", s.disconnections}}},
       {"controllers", {{"created", s.controllers_created}, {"freed", s.controllers_freed}}},
       {"inline_send_fallbacks", s.inline_send_fallbacks},
+      {"per_controller", per_controller},
+      {"per_queue", per_queue},
   };
 }
 
