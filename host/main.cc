@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "host/cli_util.h"
 #include "host/controller.h"
+#include "host/discover.h"
 #include "host/segments.h"
 
 namespace nvmf::host {
@@ -266,10 +267,77 @@ int cmd_read(const HostOptions& opts, const IoArgs& a) {
   return finish(ctrl, kExitOk);
 }
 
+nlohmann::json discovery_json(const DiscoveryLog& log) {
+  nlohmann::json records = nlohmann::json::array();
+  for (const DiscoveryEntry& e : log.entries) {
+    records.push_back({{"trtype", trtype_name(e.trtype)},
+                       {"adrfam", adrfam_name(e.adrfam)},
+                       {"subtype", subtype_name(e.subtype)},
+                       {"treq", treq_name(e.treq)},
+                       {"portid", e.portid},
+                       {"cntlid", e.cntlid},
+                       {"asqsz", e.asqsz},
+                       {"eflags", e.eflags},
+                       {"trsvcid", e.trsvcid},
+                       {"subnqn", e.subnqn},
+                       {"traddr", e.traddr},
+                       {"rdma_qptype", rdma_qptype_name(e.rdma_qptype)},
+                       {"rdma_prtype", rdma_prtype_name(e.rdma_prtype)},
+                       {"rdma_cms", rdma_cms_name(e.rdma_cms)},
+                       {"rdma_pkey", e.rdma_pkey},
+                       {"raw",
+                        {{"trtype", e.trtype},
+                         {"adrfam", e.adrfam},
+                         {"subtype", e.subtype},
+                         {"treq", e.treq},
+                         {"rdma_qptype", e.rdma_qptype},
+                         {"rdma_prtype", e.rdma_prtype},
+                         {"rdma_cms", e.rdma_cms}}}});
+  }
+  const proto::IdentifyController& id = log.identify;
+  return {{"genctr", log.genctr},
+          {"numrec", log.numrec},
+          {"recfmt", log.recfmt},
+          {"controller",
+           {{"cntrltype", id.cntrltype},
+            {"cntlid", id.cntlid},
+            {"subnqn", std::string(id.subnqn, strnlen(id.subnqn, sizeof(id.subnqn)))},
+            {"sn", trim_ascii(id.sn, sizeof(id.sn))},
+            {"mn", trim_ascii(id.mn, sizeof(id.mn))},
+            {"fr", trim_ascii(id.fr, sizeof(id.fr))}}},
+          {"records", records}};
+}
+
+// Like `nvme discover`: one block per Discovery Log entry.
+int cmd_discover(const HostOptions& opts, bool json) {
+  auto log = discover(opts);
+  if (!log.ok()) return fail("discover", log.status());
+  if (json) {
+    std::cout << discovery_json(*log).dump(2) << std::endl;
+    return kExitOk;
+  }
+  std::printf("Discovery Log Number of Records %llu, Generation counter %llu\n",
+              static_cast<unsigned long long>(log->numrec),
+              static_cast<unsigned long long>(log->genctr));
+  for (size_t i = 0; i < log->entries.size(); ++i) {
+    const DiscoveryEntry& e = log->entries[i];
+    std::printf("=====Discovery Log Entry %zu======\n", i);
+    std::printf("trtype:  %s\nadrfam:  %s\nsubtype: %s\ntreq:    %s\nportid:  %u\n",
+                trtype_name(e.trtype).c_str(), adrfam_name(e.adrfam).c_str(),
+                subtype_name(e.subtype).c_str(), treq_name(e.treq).c_str(), e.portid);
+    std::printf("trsvcid: %s\nsubnqn:  %s\ntraddr:  %s\ncntlid:  0x%04x\nasqsz:   %u\n",
+                e.trsvcid.c_str(), e.subnqn.c_str(), e.traddr.c_str(), e.cntlid, e.asqsz);
+    std::printf("rdma_prtype: %s\nrdma_qptype: %s\nrdma_cms:    %s\nrdma_pkey: 0x%04x\n",
+                rdma_prtype_name(e.rdma_prtype).c_str(), rdma_qptype_name(e.rdma_qptype).c_str(),
+                rdma_cms_name(e.rdma_cms).c_str(), e.rdma_pkey);
+  }
+  return kExitOk;
+}
+
 void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, bool& verbose) {
   app.add_option("-a,--traddr", o.traddr, "target address")->required();
   app.add_option("-s,--trsvcid", o.trsvcid, "target port")->capture_default_str();
-  app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->required();
+  app.add_option("-n,--nqn", o.subnqn, "subsystem NQN (not for discover)");
   app.add_option("-w,--host-traddr", o.host_traddr, "local source address");
   app.add_option("--hostnqn", o.hostnqn, "host NQN (default: from a random host id)");
   app.add_option("--nr-io-queues", o.num_io_queues, "I/O queues to connect (I/O uses the first)")
@@ -291,7 +359,8 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, b
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read)", "nvmf-host"};
+  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, discover)",
+               "nvmf-host"};
   app.require_subcommand(1);
   app.fallthrough();
   HostOptions opts;
@@ -316,6 +385,9 @@ int run(int argc, char** argv) {
   read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");
   read->add_option("-l,--length", r.length, "bytes to read")->required();
   read->add_option("--json", r.json, "report file, or - for stdout");
+  bool disc_json = false;
+  CLI::App* disc = app.add_subcommand("discover", "read the Discovery Log Page (nvme discover)");
+  disc->add_flag("--json", disc_json, "JSON on stdout");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -332,6 +404,11 @@ int run(int argc, char** argv) {
   }
   opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;
   set_log_level(verbose ? LogLevel::kDebug : LogLevel::kWarn);
+  if (disc->parsed()) return cmd_discover(opts, disc_json);
+  if (opts.subnqn.empty()) {
+    std::fprintf(stderr, "nvmf-host: usage: -n,--nqn is required (try --help)\n");
+    return kExitUsage;
+  }
   if (identify->parsed()) return cmd_identify(opts, id_json);
   if (write->parsed()) return cmd_write(opts, w);
   return cmd_read(opts, r);

@@ -75,6 +75,11 @@ if [ $run_rxe -eq 1 ]; then
   fi
 fi
 
+# The interop suite's field comparisons run here, on the host (ci/interop/judge.py).
+if [ $run_rxe -eq 1 ]; then
+  python3 ci/interop/judge.py "$rxe_xml_dir" || status=1
+fi
+
 # A guest that never got as far as the smoke test wrote no XML: count that as a failure.
 if [ $run_rxe -eq 1 ] && [ ! -s "$rxe_xml_dir/rxe-smoke.xml" ]; then
   printf '<testsuites><testsuite name="RxeRun"><testcase classname="RxeRun" name="GuestRan"><failure message="ci/rxe-run produced no results"/></testcase></testsuite></testsuites>\n' \
