@@ -83,8 +83,8 @@ Status check_connection_options(const HostOptions& o) {
       return Status::invalid_argument("--host-traddr: " + a.status().message());
     }
   }
-  if (o.subnqn.empty() || o.subnqn.size() > kMaxNqnBytes) {
-    return Status::invalid_argument("--nqn must be 1.." + std::to_string(kMaxNqnBytes) +
+  if (o.subnqn.size() > kMaxNqnBytes) {  // empty is left to the caller: discover needs none
+    return Status::invalid_argument("--nqn must be at most " + std::to_string(kMaxNqnBytes) +
                                     " bytes, got " + std::to_string(o.subnqn.size()));
   }
   if (o.hostnqn.size() > kMaxNqnBytes) {

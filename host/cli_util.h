@@ -32,7 +32,8 @@ Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view wh
 // Checks the connection options as typed, before anything is opened, so a typo is named as the
 // option it came from (kInvalidArgument, message starting with the option): --traddr and
 // --host-traddr (when set) numeric IPv4/IPv6 addresses, --trsvcid a port 1..65535 (a host
-// cannot connect to port 0), --nqn 1..223 bytes and --hostnqn at most 223 bytes (Base 2.0
+// cannot connect to port 0), --nqn and --hostnqn at most 223 bytes (an empty --nqn is the caller's
+// to judge: discover needs none) (Base 2.0
 // §4.5: an NQN is at most 223 bytes).
 Status check_connection_options(const HostOptions& o);
 
