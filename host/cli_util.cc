@@ -1,12 +1,22 @@
 // nvmf-host CLI helpers; see cli_util.h.
 #include "host/cli_util.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 
+#include "common/verbs/address.h"
+
 namespace nvmf::host {
 namespace {
+
+constexpr size_t kMaxNqnBytes = 223;        // Base 2.0 §4.5
+constexpr uint64_t kMaxLbaBytes = 1 << 20;  // LBADS <= 20 (decode_namespace in identify.cc)
 
 Status bad_size(std::string_view what, std::string_view text, std::string_view why) {
   return Status::invalid_argument(std::string(what) + " '" + std::string(text) + "' " +
@@ -59,6 +69,59 @@ Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view wh
   if (lba_size != 0 && offset % lba_size == 0) return ok_status();
   return Status::invalid_argument(std::string(what) + " " + std::to_string(offset) +
                                   " is not a multiple of the LBA size " + std::to_string(lba_size));
+}
+
+Status check_connection_options(const HostOptions& o) {
+  auto port = verbs::parse_port(o.trsvcid);
+  if (!port.ok()) return Status::invalid_argument("--trsvcid: " + port.status().message());
+  if (*port == 0) return Status::invalid_argument("--trsvcid: port 0 cannot be connected to");
+  if (auto a = verbs::SocketAddress::parse(o.traddr, *port); !a.ok()) {
+    return Status::invalid_argument("--traddr: " + a.status().message());
+  }
+  if (!o.host_traddr.empty()) {
+    if (auto a = verbs::SocketAddress::parse(o.host_traddr, uint16_t{0}); !a.ok()) {
+      return Status::invalid_argument("--host-traddr: " + a.status().message());
+    }
+  }
+  if (o.subnqn.size() > kMaxNqnBytes) {  // empty is left to the caller: discover needs none
+    return Status::invalid_argument("--nqn must be at most " + std::to_string(kMaxNqnBytes) +
+                                    " bytes, got " + std::to_string(o.subnqn.size()));
+  }
+  if (o.hostnqn.size() > kMaxNqnBytes) {
+    return Status::invalid_argument("--hostnqn must be at most " + std::to_string(kMaxNqnBytes) +
+                                    " bytes, got " + std::to_string(o.hostnqn.size()));
+  }
+  return ok_status();
+}
+
+Status check_byte_range(uint64_t offset, uint64_t length, std::string_view what) {
+  constexpr uint64_t kSlack = kMaxLbaBytes - 1;  // rounding the end up to a whole LBA
+  if (offset > UINT64_MAX - kSlack || length > UINT64_MAX - kSlack - offset) {
+    return Status::invalid_argument(std::string(what) + " (" + std::to_string(offset) + " + " +
+                                    std::to_string(length) + ") overflows 64 bits");
+  }
+  return ok_status();
+}
+
+Result<uint64_t> regular_file_size(int fd, std::string_view path, std::string_view option) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Status::from_errno("fstat", errno, path);
+  if (S_ISDIR(st.st_mode)) {
+    return Status::invalid_argument(std::string(option) + " " + std::string(path) +
+                                    " is a directory, not a file");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Status::invalid_argument(std::string(option) + " " + std::string(path) +
+                                    " is not a regular file");
+  }
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Status check_writable(const std::string& path, std::string_view option) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::from_errno(std::string(option) + " " + path, errno, "open");
+  ::close(fd);
+  return ok_status();
 }
 
 uint64_t cli_buffer_bytes(uint64_t total, uint32_t lba_size, uint64_t cap) {

@@ -29,6 +29,28 @@ Result<uint64_t> parse_size(std::string_view text, std::string_view what);
 // not a multiple of the LBA size 512".
 Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view what);
 
+// Checks the connection options as typed, before anything is opened, so a typo is named as the
+// option it came from (kInvalidArgument, message starting with the option): --traddr and
+// --host-traddr (when set) numeric IPv4/IPv6 addresses, --trsvcid a port 1..65535 (a host
+// cannot connect to port 0), --nqn and --hostnqn at most 223 bytes (an empty --nqn is the caller's
+// to judge: discover needs none) (Base 2.0
+// §4.5: an NQN is at most 223 bytes).
+Status check_connection_options(const HostOptions& o);
+
+// Ok when bytes [offset, offset + length) rounded out to whole LBAs of any size the host
+// accepts (up to 1 MiB) stay below 2^64; else kInvalidArgument naming `what` ("--offset +
+// --length"). Without it a length near 2^64 rounds up to 0 and the transfer silently does nothing.
+Status check_byte_range(uint64_t offset, uint64_t length, std::string_view what);
+
+// The size in bytes of the regular file open on `fd`. kInvalidArgument naming `option` and
+// `path` when it is a directory or not a regular file (a FIFO or device has no size to write
+// from); the fstat errno otherwise.
+Result<uint64_t> regular_file_size(int fd, std::string_view path, std::string_view option);
+
+// Ok when `path` can be opened for writing (created if missing, never truncated); else the
+// open errno, naming `option` and `path`. Lets a report path fail before any I/O is done.
+Status check_writable(const std::string& path, std::string_view option);
+
 // `bytes` rounded up to whole LBAs.
 constexpr uint64_t round_up_to_lba(uint64_t bytes, uint32_t lba_size) {
   return (bytes + lba_size - 1) / lba_size * lba_size;

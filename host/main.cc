@@ -59,6 +59,12 @@ Status emit_json(const std::string& target, const nlohmann::json& j) {
   return ok_status();
 }
 
+// A --json report path other than stdout must be writable before any I/O is done.
+Status check_report_path(const std::string& json) {
+  if (json.empty() || json == "-") return ok_status();
+  return check_writable(json, "--json");
+}
+
 Result<AlignedBuffer> allocate(uint64_t bytes) {
   void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
   if (p == nullptr) return Status::resource_exhausted("cannot allocate " + std::to_string(bytes));
@@ -173,10 +179,13 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(a.file.c_str(), "rb"),
                                                      &std::fclose);
   if (!in) return fail("write", Status::from_errno("open " + a.file, errno));
-  std::fseek(in.get(), 0, SEEK_END);
-  auto file_size = static_cast<uint64_t>(std::ftell(in.get()));
-  std::rewind(in.get());
+  Result<uint64_t> size = regular_file_size(fileno(in.get()), a.file, "--input");
+  if (!size.ok()) return fail("write", size.status());
+  uint64_t file_size = *size;
   if (file_size == 0) return fail("write", Status::invalid_argument(a.file + " is empty"));
+  Status range = check_byte_range(*offset, file_size, "--offset + the --input size");
+  if (!range.ok()) return fail_usage("write", range);
+  if (Status st = check_report_path(a.json); !st.ok()) return fail("write", st);
   auto c = Controller::connect(opts);
   if (!c.ok()) return fail("connect", c.status());
   Controller& ctrl = **c;
@@ -237,6 +246,9 @@ int cmd_read(const HostOptions& opts, const IoArgs& a) {
   Result<uint64_t> length = parse_size(a.length, "--length");
   if (!length.ok()) return fail_usage("read", length.status());
   if (*length == 0) return fail_usage("read", Status::invalid_argument("--length is 0"));
+  Status range = check_byte_range(*offset, *length, "--offset + --length");
+  if (!range.ok()) return fail_usage("read", range);
+  if (Status st = check_report_path(a.json); !st.ok()) return fail("read", st);
   auto c = Controller::connect(opts);
   if (!c.ok()) return fail("connect", c.status());
   Controller& ctrl = **c;
@@ -390,6 +402,10 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "nvmf-host: usage: %s (try --help)\n", e.what());
+    return kExitUsage;
+  }
+  if (Status st = check_connection_options(opts); !st.ok()) {
+    std::fprintf(stderr, "nvmf-host: usage: %s\n", st.message().c_str());
     return kExitUsage;
   }
   opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;

@@ -1,13 +1,17 @@
 // The host queue engine: rdma_cm connect, buffers, post and completion matching; see queue.h.
 #include "host/queue.h"
 
+#include <poll.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <string>
 
 #include "common/inline_send.h"
 #include "common/log.h"
 #include "common/sgl.h"
+#include "common/verbs/fd_wait.h"
 #include "host/commands.h"
 
 namespace nvmf::host {
@@ -250,12 +254,45 @@ Status Queue::poll_once(int* found) {
   return failed_;
 }
 
+Status Queue::check_cm_events() {
+  // A target that disconnects does not break our QP (user QPs are not moved to error by the
+  // kernel CM): without this, the wait would only end at the timeout, misreported as one.
+  NVMF_ASSIGN_OR_RETURN(bool pending, verbs::wait_readable(channel_->fd(), 0, "poll(rdma_cm)"));
+  if (!pending) return ok_status();
+  Result<verbs::CmEvent> event = channel_->get_event(0);
+  if (!event.ok()) {
+    return event.status().code() == StatusCode::kTimeout ? ok_status() : event.status();
+  }
+  switch (event->event()) {
+    case RDMA_CM_EVENT_DISCONNECTED:
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+      return fail(Status::unavailable("queue " + std::to_string(qid_) + " to " + peer_ +
+                                      ": the target disconnected (" + std::string(event->name()) +
+                                      ")"));
+    default:
+      return ok_status();
+  }
+}
+
 Status Queue::wait_for_work(Deadline deadline) {
+  // Busy mode stays free of syscalls while it spins: it looks at the CM channel now and then.
+  constexpr uint32_t kBusySpinsPerCmCheck = 1024;
+  if (poll_mode_ == PollMode::kEvent || ++idle_spins_ % kBusySpinsPerCmCheck == 0) {
+    NVMF_RETURN_IF_ERROR(check_cm_events());
+  }
   int left = remaining_ms(deadline);
   if (left > 0 && poll_mode_ == PollMode::kEvent) {
-    NVMF_ASSIGN_OR_RETURN(bool woke, cq_->wait_event(left));
-    if (woke) return ok_status();
-    left = 0;
+    // Sleep on the completion channel and the CM channel together.
+    pollfd fds[2] = {{comp_channel_->fd(), POLLIN, 0}, {channel_->fd(), POLLIN, 0}};
+    int n = ::poll(fds, 2, left);
+    if (n < 0 && errno != EINTR)
+      return fail(Status::from_errno("poll(completion, rdma_cm)", errno));
+    if (n != 0) {
+      if (fds[0].revents != 0) NVMF_RETURN_IF_ERROR(cq_->wait_event(0).status());
+      return check_cm_events();
+    }
+    left = remaining_ms(deadline);
   }
   if (left > 0) return ok_status();  // busy mode: spin on
   return fail(Status::timeout("queue " + std::to_string(qid_) + ": no completion within " +

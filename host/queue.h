@@ -121,6 +121,8 @@ class Queue : public CommandChannel {
   Status poll_once(int* found);
   void handle_completion(const ibv_wc& wc);
   Status wait_for_work(Deadline deadline);
+  // Non-blocking look at the CM channel: kUnavailable (sticky) once the target disconnected.
+  Status check_cm_events();
   // Records the first fatal error of the queue (sticky); fail() also returns it.
   void mark_failed(Status status);
   Status fail(Status status);
@@ -143,7 +145,8 @@ class Queue : public CommandChannel {
   HostInCapsulePolicy in_capsule_;
   Status failed_;  // sticky: set on timeout or completion error
   bool connected_ = false;
-  int max_qp_rd_atom_ = 1;  // device limit, offered as responder_resources
+  uint32_t idle_spins_ = 0;  // busy mode: empty polls, for check_cm_events() now and then
+  int max_qp_rd_atom_ = 1;   // device limit, offered as responder_resources
 
   // Verbs objects, destroyed bottom-up: QP, MRs, CQ, completion channel, CM id, event channel
   // (common/verbs/verbs.h order). The PD belongs to the Controller and outlives all queues.

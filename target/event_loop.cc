@@ -206,6 +206,19 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
   auto dev = device_for(id.verbs());
   if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
+  const ibv_device_attr& attr = (*dev)->attr;
+  // The kernel reports the REQ's values from our side: param.initiator_depth is the host's
+  // responder_resources (its IRD), the most RDMA READs we may have outstanding towards it.
+  auto initiator_depth =
+      static_cast<uint8_t>(std::min<int>(param.initiator_depth, attr.max_qp_init_rd_atom));
+  auto responder_resources =
+      static_cast<uint8_t>(std::min<int>(param.responder_resources, attr.max_qp_rd_atom));
+  // With no READ credit an RDMA READ is never sent (rxe's check_init_depth() waits for one
+  // forever): every keyed Write or Connect data would hang unanswered. Refuse at the CM.
+  if (initiator_depth == 0) {
+    return reject(id, proto::kCmRejectInvalidIrd, peer,
+                  "host offers no RDMA READ resources (responder_resources 0)");
+  }
   uint32_t page = page_size();
   RdmaQueueParams p;
   p.qid = check.qid;
@@ -220,23 +233,11 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   if (!queue.ok()) {
     return reject(id, proto::kCmRejectNoResources, peer, queue.status().to_string());
   }
-  const ibv_device_attr& attr = (*dev)->attr;
-  // The kernel reports the REQ's values from our side: param.initiator_depth is the host's
-  // responder_resources, the most RDMA READs we may have outstanding towards it.
-  auto initiator_depth =
-      static_cast<uint8_t>(std::min<int>(param.initiator_depth, attr.max_qp_init_rd_atom));
-  auto responder_resources =
-      static_cast<uint8_t>(std::min<int>(param.responder_resources, attr.max_qp_rd_atom));
   std::unique_ptr<RdmaQueue> q = std::move(queue).value();
   if (Status st = q->accept(responder_resources, initiator_depth); !st.ok()) {
     NVMF_LOG(WARN, "target") << q->describe() << ": accept failed: " << st.to_string();
     subsystem_.registry().count_rejected();
     return;
-  }
-  if (initiator_depth == 0) {
-    NVMF_LOG(WARN, "target") << q->describe()
-                             << ": host offers no RDMA READ resources; writes that need an "
-                                "RDMA READ will fail";
   }
   if (q->inline_fallback()) subsystem_.registry().count_inline_send_fallback();
   subsystem_.registry().count_accepted();

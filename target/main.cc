@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -201,6 +203,12 @@ int main(int argc, char** argv) {
     std::cerr << "nvmf-target: " << st.message() << "\n";
     return kExitUsage;
   }
+  // The report is written at exit: find out now, not after serving, that it cannot be.
+  if (!json_path.empty() && !std::ofstream(json_path, std::ios::app)) {
+    std::cerr << "nvmf-target: --json " << json_path
+              << ": cannot open for writing: " << std::strerror(errno) << "\n";
+    return 1;
+  }
   install_signal_handlers();  // early: a SIGTERM during setup still means a clean exit 0
   auto target = Target::create(o);
   if (!target.ok()) {
@@ -215,7 +223,11 @@ int main(int argc, char** argv) {
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << report(**target, o).dump(2) << "\n";
-    if (!out) std::cerr << "nvmf-target: cannot write " << json_path << "\n";
+    out.close();
+    if (!out) {
+      std::cerr << "nvmf-target: --json " << json_path << ": cannot write the report\n";
+      if (st.ok()) st = nvmf::Status::io("writing the --json report failed");
+    }
   }
   g_target.store(nullptr);
   if (!st.ok()) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "common/verbs/address.h"
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
 #include "target/counters.h"
@@ -59,6 +60,14 @@ Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
 
 Status validate_options(const TargetOptions& o) {
   if (o.traddr.empty()) return bad("--traddr is required");
+  // Checked here, before any device is opened, so a typo is named as the option it came from
+  // rather than surfacing later as an rdma_cm error. Port 0 picks an ephemeral port.
+  if (auto port = verbs::parse_port(o.trsvcid); !port.ok()) {
+    return bad("--trsvcid: " + port.status().message());
+  }
+  if (auto addr = verbs::SocketAddress::parse(o.traddr, uint16_t{0}); !addr.ok()) {
+    return bad("--traddr: " + addr.status().message());
+  }
   if (o.subsystems.empty()) {
     if (o.subnqn.empty() || o.subnqn.size() > 223) {
       return bad("--nqn must be 1..223 bytes, got " + std::to_string(o.subnqn.size()));
@@ -86,7 +95,7 @@ Status validate_options(const TargetOptions& o) {
     return bad("--queue-size " + std::to_string(o.max_queue_size) + " is not in 2..1024");
   }
   if (o.max_io_queues < 1 || o.max_io_queues > 64) {
-    return bad("max_io_queues " + std::to_string(o.max_io_queues) + " is not in 1..64");
+    return bad("--max-io-queues " + std::to_string(o.max_io_queues) + " is not in 1..64");
   }
   if (o.mdts < 1 || o.mdts > 8) return bad("mdts " + std::to_string(o.mdts) + " is not in 1..8");
   return ok_status();

@@ -116,7 +116,14 @@ INSTANTIATE_TEST_SUITE_P(
         RejectCase{"QidTooLarge", request(0, 1000, 32, 31), 32, proto::kCmRejectInvalidQid},
         RejectCase{"Hsqsize0", request(0, 0, 32, 0), 32, proto::kCmRejectInvalidHsqsize},
         RejectCase{"HsqsizeHuge", request(0, 1, 32, 60000), 32, proto::kCmRejectInvalidHsqsize},
-        RejectCase{"Hrqsize0", request(0, 0, 0, 31), 32, proto::kCmRejectInvalidHrqsize}),
+        RejectCase{"Hrqsize0", request(0, 0, 0, 31), 32, proto::kCmRejectInvalidHrqsize},
+        RejectCase{"AdminHsqsize32", request(0, 0, 32, 32), 32, proto::kCmRejectInvalidHsqsize},
+        RejectCase{"AdminHrqsize33", request(0, 0, 33, 31), 32, proto::kCmRejectInvalidHrqsize},
+        RejectCase{"IoHrqsize129", request(0, 1, 129, 127), 32, proto::kCmRejectInvalidHrqsize},
+        RejectCase{"IoHsqsize128", request(0, 1, 128, 128), 32, proto::kCmRejectInvalidHsqsize},
+        RejectCase{"HrqsizeMax", request(0, 1, 0xFFFF, 31), 32, proto::kCmRejectInvalidHrqsize},
+        RejectCase{"Qid0xFFFF", request(0, 0xFFFF, 32, 31), 32, proto::kCmRejectInvalidQid},
+        RejectCase{"QidOneAboveMax", request(0, 5, 32, 31), 32, proto::kCmRejectInvalidQid}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -1,0 +1,148 @@
+// The two binaries against a careless user, no RDMA device needed: every bad command line ends
+// with exit 2 and a message naming the option, or exit 1 naming what failed, before any device
+// or connection is touched; never a crash, an abort or a silent success (exit 0).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace nvmf::e2e {
+namespace {
+
+std::string runfile(const std::string& rel) {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  return std::string(srcdir ? srcdir : ".") + "/nvmf_rdma/" + rel;
+}
+
+std::string tmpdir() {
+  const char* t = std::getenv("TEST_TMPDIR");
+  return t ? t : "/tmp";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct Outcome {
+  int exit_code;  // -1: killed by a signal (a crash or an abort)
+  std::string err;
+};
+
+Outcome run(const std::string& binary, const std::string& args) {
+  const std::string log = tmpdir() + "/stderr.log";
+  int rc =
+      std::system(("'" + runfile(binary) + "' " + args + " > /dev/null 2> '" + log + "'").c_str());
+  return Outcome{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(log)};
+}
+
+struct Case {
+  const char* args;
+  int want_exit;
+  const char* names;  // text the message must contain
+};
+
+// Addresses are well formed but unreachable: every case must fail before connecting.
+constexpr char kTarget[] = "-a 192.0.2.1 ";
+constexpr char kHost[] = "-a 192.0.2.1 -n nqn.2024-01.io.nvmf-rdma:t ";
+
+TEST(CliArgs, TargetRefusesBadOptions) {
+  const std::string dir = tmpdir();
+  const Case cases[] = {
+      {"", 2, "--traddr"},
+      {"-a 192.0.2.1", 2, "--file PATH or --ram-size"},
+      {"-a 192.0.2.1 --ram-size 10x", 2, "--ram-size"},
+      {"-a 192.0.2.1 --ram-size -1", 2, "--ram-size"},
+      {"-a 192.0.2.1 --ram-size 0", 2, "--ram-size"},
+      {"-a 192.0.2.1 --ram-size 99999999999t", 2, "--ram-size"},
+      {"-a 192.0.2.1 --ram-size 100", 2, "smaller than one LBA"},
+      {"-a 192.0.2.1 --ram-size 1m --ram-size 2m", 2, "--ram-size"},
+      {"-a 192.0.2.1 --ram-size 1m --lba-size 1000", 2, "--lba-size"},
+      {"-a 192.0.2.1 --ram-size 1m --lba-size -512", 2, "--lba-size"},
+      {"-a 192.0.2.1 --ram-size 1m --file x", 2, "exactly one"},
+      {"-a 192.0.2.1 --ram-size 1m --size 1m", 2, "--size"},
+      {"-a 192.0.2.1 --ram-size 1m -s abc", 2, "--trsvcid"},
+      {"-a 192.0.2.1 --ram-size 1m -s 65536", 2, "--trsvcid"},
+      {"-a 192.0.2.1 --ram-size 1m -s -1", 2, "--trsvcid"},
+      {"-a 999.1.1.1 --ram-size 1m", 2, "--traddr"},
+      {"-a localhost --ram-size 1m", 2, "--traddr"},
+      {"-a 192.0.2.1 --ram-size 1m --queue-size 0", 2, "--queue-size"},
+      {"-a 192.0.2.1 --ram-size 1m --queue-size 70000", 2, "--queue-size"},
+      {"-a 192.0.2.1 --ram-size 1m --max-io-queues 0", 2, "--max-io-queues"},
+      {"-a 192.0.2.1 --ram-size 1m --max-io-queues 70000", 2, "--max-io-queues"},
+      {"-a 192.0.2.1 --ram-size 1m --inline-data-size -2", 2, "--inline-data-size"},
+      {"-a 192.0.2.1 --ram-size 1m --inline-data-size 99999999999", 2, "--inline-data-size"},
+      {"-a 192.0.2.1 --ram-size 1m --nqn ''", 2, "--nqn"},
+      {"-a 192.0.2.1 --ram-size 1m --log-level loud", 2, "--log-level"},
+      {"-a 192.0.2.1 --ram-size 1m --bogus", 2, "--bogus"},
+      {"-a 192.0.2.1 --ram-size 1m --json /nonexistent-dir/r.json", 1, "--json"},
+      {"-a 192.0.2.1 --file /nonexistent-dir/ns.img --size 1m", 1, "/nonexistent-dir/ns.img"},
+      {"-a 192.0.2.1 --file /nonexistent-dir/ns.img", 1, "/nonexistent-dir/ns.img"},
+      {"-a 192.0.2.1 --file /dev/null", 2, "smaller than one LBA"},
+  };
+  for (const Case& c : cases) {
+    Outcome o = run("target/nvmf-target", c.args);
+    EXPECT_EQ(o.exit_code, c.want_exit) << c.args << ": " << o.err;
+    EXPECT_NE(o.err.find(c.names), std::string::npos) << c.args << ": " << o.err;
+  }
+  Outcome o = run("target/nvmf-target", "-a 192.0.2.1 --file '" + dir + "'");
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.err.find("Is a directory"), std::string::npos) << o.err;
+}
+
+TEST(CliArgs, HostRefusesBadOptions) {
+  const std::string dir = tmpdir();
+  const std::string input = dir + "/in.bin";
+  std::ofstream(input) << "hello";
+  const std::string h = kHost;
+  const Case cases[] = {
+      {"identify", 2, "--traddr"},
+      {"-a 192.0.2.1 identify", 2, "--nqn"},
+      {"-a 192.0.2.1 -n nqn.x", 2, "subcommand"},
+      {"-a 192.0.2.1 -n '' identify", 2, "--nqn"},
+      {"-a 999.1.1.1 -n nqn.x identify", 2, "--traddr"},
+      {"-a 192.0.2.1 -n nqn.x -w 1.2.3 identify", 2, "--host-traddr"},
+      {"-a 192.0.2.1 -n nqn.x -s abc identify", 2, "--trsvcid"},
+      {"-a 192.0.2.1 -n nqn.x -s 0 identify", 2, "--trsvcid"},
+      {"-a 192.0.2.1 -n nqn.x -s 65536 identify", 2, "--trsvcid"},
+      {"-a 192.0.2.1 -n nqn.x --queue-size 1 identify", 2, "--queue-size"},
+      {"-a 192.0.2.1 -n nqn.x --timeout-ms 0 identify", 2, "--timeout-ms"},
+      {"-a 192.0.2.1 -n nqn.x --nr-io-queues 0 identify", 2, "--nr-io-queues"},
+      {"-a 192.0.2.1 -n nqn.x --poll-mode fast identify", 2, "--poll-mode"},
+      {"-a 192.0.2.1 -n nqn.x write", 2, "--input"},
+      {"-a 192.0.2.1 -n nqn.x write -i /nonexistent-dir/in", 1, "/nonexistent-dir/in"},
+      {"-a 192.0.2.1 -n nqn.x write -i /dev/null", 1, "/dev/null"},
+      {"-a 192.0.2.1 -n nqn.x read -f x -l 0", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -f x -l 10x", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -f x -l -1", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -f x", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -f x -l 512 -l 1024", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -f x -l 0xffffffffffffffff", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -f x -l 512 -o 0xfffffffffffffe00", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -f x -l 512 -o 5x", 2, "--offset"},
+      {"-a 192.0.2.1 -n nqn.x read -f x -l 512 --json /nonexistent-dir/r.json", 1, "--json"},
+  };
+  for (const Case& c : cases) {
+    Outcome o = run("host/nvmf-host", c.args);
+    EXPECT_EQ(o.exit_code, c.want_exit) << c.args << ": " << o.err;
+    EXPECT_NE(o.err.find(c.names), std::string::npos) << c.args << ": " << o.err;
+  }
+  for (const std::string& args :
+       {h + "write -i '" + dir + "'", h + "write -i '" + input + "' -o 10x",
+        h + "write -i '" + input + "' -o -512",
+        h + "write -i '" + input + "' -o 0xffffffffffffffff",
+        h + "write -i '" + input + "' --json /nonexistent-dir/w.json"}) {
+    Outcome o = run("host/nvmf-host", args);
+    EXPECT_NE(o.exit_code, 0) << args << ": " << o.err;
+    EXPECT_NE(o.exit_code, -1) << args << ": " << o.err;
+    EXPECT_EQ(o.err.find("connect"), std::string::npos) << args << ": refused too late: " << o.err;
+  }
+}
+
+}  // namespace
+}  // namespace nvmf::e2e

@@ -1,0 +1,59 @@
+// validate_options() against the inputs a careless user types: each is refused before any
+// device is touched, with a message naming the option.
+#include <gtest/gtest.h>
+
+#include "target/target_options.h"
+
+namespace nvmf::target {
+namespace {
+
+TargetOptions good() {
+  TargetOptions o;
+  o.traddr = "10.0.0.1";
+  o.ram_size = 1 << 20;
+  return o;
+}
+
+void expect_invalid(const TargetOptions& o, const std::string& names) {
+  Status s = validate_options(o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find(names), std::string::npos) << s.message();
+}
+
+TEST(ValidateOptionsHardening, BadPortsAreNamed) {
+  for (const char* port : {"abc", "65536", "-1", "", "4420x", " 4420", "99999999999"}) {
+    TargetOptions o = good();
+    o.trsvcid = port;
+    expect_invalid(o, "--trsvcid");
+  }
+  for (const char* port : {"0", "1", "4420", "65535"}) {
+    TargetOptions o = good();
+    o.trsvcid = port;
+    EXPECT_TRUE(validate_options(o).ok()) << port << ": " << validate_options(o).to_string();
+  }
+}
+
+TEST(ValidateOptionsHardening, BadAddressesAreNamed) {
+  for (const char* addr :
+       {"999.1.1.1", "10.0.0", "localhost", "10.0.0.1:4420", "fe80::1%", "[::1", "1.2.3.4 "}) {
+    TargetOptions o = good();
+    o.traddr = addr;
+    expect_invalid(o, "--traddr");
+  }
+  for (const char* addr : {"10.0.0.1", "0.0.0.0", "::1", "[::1]", "fe80::1%1"}) {
+    TargetOptions o = good();
+    o.traddr = addr;
+    EXPECT_TRUE(validate_options(o).ok()) << addr << ": " << validate_options(o).to_string();
+  }
+}
+
+TEST(ValidateOptionsHardening, MaxIoQueuesNamesTheOption) {
+  TargetOptions o = good();
+  o.max_io_queues = 0;
+  expect_invalid(o, "--max-io-queues 0");
+  o.max_io_queues = 65;
+  expect_invalid(o, "--max-io-queues 65");
+}
+
+}  // namespace
+}  // namespace nvmf::target
