@@ -248,6 +248,12 @@ Status Queue::poll_once(int* found) {
   return failed_;
 }
 
+Result<int> Queue::poll_completions() {
+  int found = 0;
+  NVMF_RETURN_IF_ERROR(poll_once(&found));
+  return found;
+}
+
 Status Queue::wait_for_work(Deadline deadline) {
   int left = remaining_ms(deadline);
   if (left > 0 && poll_mode_ == PollMode::kEvent) {
