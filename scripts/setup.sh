@@ -29,6 +29,8 @@ build_pkgs=(bazel-bootstrap bazel-rules-java libgtest-dev libgmock-dev googletes
 # rdma-core user space: verbs, rdma_cm, the rxe provider and the diagnostic tools.
 rdma_pkgs=(libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
   rdmacm-utils perftest iproute2 kmod)
+# ci/bench-compare.sh: the kernel NVMe-oF peers (nvme-cli, fio) and the plot (gnuplot).
+rdma_pkgs+=(fio nvme-cli gnuplot-nox)
 # The soft-RoCE guest: QEMU, Debian's kernel (has rdma_rxe), and the initramfs tools.
 vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static cpio zstd xz-utils)
 
