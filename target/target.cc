@@ -44,7 +44,7 @@ Status validate_options(const TargetOptions& o) {
   if (o.max_io_queues < 1 || o.max_io_queues > 64) {
     return bad("max_io_queues " + std::to_string(o.max_io_queues) + " is not in 1..64");
   }
-  if (o.mdts > 8) return bad("mdts " + std::to_string(o.mdts) + " is not in 0..8");
+  if (o.mdts < 1 || o.mdts > 8) return bad("mdts " + std::to_string(o.mdts) + " is not in 1..8");
   return ok_status();
 }
 

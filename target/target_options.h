@@ -28,7 +28,9 @@ struct TargetOptions {
   int32_t inline_data_size = -1;
   uint32_t max_queue_size = 128;  // I/O queue entries offered (CAP.MQES + 1), 2..1024
   uint16_t max_io_queues = 4;     // I/O queues per controller, 1..64
-  uint8_t mdts = 5;               // max transfer 2^mdts * 4 KiB per command, 0..8 (0 = 4 KiB)
+  // Identify MDTS: max transfer 2^mdts * 4 KiB per command, 1..8. (MDTS 0 means "no limit" on
+  // the wire, which a target with fixed-size data buffers cannot honestly advertise.)
+  uint8_t mdts = 5;
   // Inline-send size asked for on each QP (IBV_SEND_INLINE for the 16-byte CQE); the QP wrapper
   // falls back to 0 when the device refuses.
   uint32_t requested_max_inline_data = 16;

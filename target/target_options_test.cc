@@ -1,0 +1,71 @@
+// Tests of validate_options(): every range it enforces, at and just past each edge.
+#include "target/target_options.h"
+
+#include <gtest/gtest.h>
+
+namespace nvmf::target {
+namespace {
+
+TargetOptions good() {
+  TargetOptions o;
+  o.traddr = "10.0.0.1";
+  o.ram_size = 1 << 20;
+  return o;
+}
+
+void expect_invalid(const TargetOptions& o, const std::string& names) {
+  Status s = validate_options(o);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find(names), std::string::npos) << s.message();
+}
+
+TEST(ValidateOptions, DefaultsWithOneBackingAreValid) {
+  EXPECT_TRUE(validate_options(good()).ok()) << validate_options(good()).to_string();
+}
+
+TEST(ValidateOptions, MdtsMustBeOneToEight) {
+  TargetOptions o = good();
+  o.mdts = 1;
+  EXPECT_TRUE(validate_options(o).ok());
+  o.mdts = 8;
+  EXPECT_TRUE(validate_options(o).ok());
+  o.mdts = 0;  // would advertise "no limit"
+  expect_invalid(o, "mdts 0");
+  o.mdts = 9;
+  expect_invalid(o, "mdts 9");
+}
+
+TEST(ValidateOptions, ExactlyOneBacking) {
+  TargetOptions o = good();
+  o.file_path = "/tmp/x.img";
+  expect_invalid(o, "exactly one namespace backing");
+  o = good();
+  o.ram_size = 0;
+  expect_invalid(o, "exactly one namespace backing");
+}
+
+TEST(ValidateOptions, LbaSizeAndInlineDataSize) {
+  TargetOptions o = good();
+  o.lba_size = 1024;
+  expect_invalid(o, "--lba-size 1024");
+  o = good();
+  o.inline_data_size = -2;
+  expect_invalid(o, "--inline-data-size -2");
+}
+
+TEST(ValidateOptions, QueueSizeRange) {
+  TargetOptions o = good();
+  o.max_queue_size = 1;
+  expect_invalid(o, "--queue-size 1");
+  o.max_queue_size = 1025;
+  expect_invalid(o, "--queue-size 1025");
+}
+
+TEST(ValidateOptions, TraddrRequired) {
+  TargetOptions o = good();
+  o.traddr.clear();
+  expect_invalid(o, "--traddr");
+}
+
+}  // namespace
+}  // namespace nvmf::target
