@@ -54,6 +54,9 @@ trap cleanup EXIT
 # ---------------------------------------------------------------- kernel target (nvmet-rdma) --
 kernel_target_setup() {
   modprobe null_blk nr_devices=1 || return 1
+  # nvmet reports a multi-controller subsystem (CMIC), so with native multipath the kernel host
+  # builds a head disk, which took minutes to appear under emulation: use the plain namespace.
+  modprobe nvme_core multipath=N || return 1
   modprobe -a nvmet nvmet-rdma nvme-rdma || return 1
   [ -d "$cfg" ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
   mkdir -p "$cfg/subsystems/$knqn/namespaces/1" || return 1
@@ -96,12 +99,14 @@ our_target_start() {
 
 # ------------------------------------------------------------------------- kernel host --
 # The block device of the connected subsystem $1 ("" when none).
+# A multipath head (nvmeXnY under nvme-subsysX) has the NQN beside it, a plain namespace on its
+# controller (device/subsysnqn).
 block_dev_of() {
   local b
   for b in /sys/block/nvme*; do
     [ -e "$b" ] || continue
     if [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] ||
-      [ "$(cat "$b/device/../subsysnqn" 2>/dev/null)" = "$1" ]; then
+      [ "$(cat "$(readlink -f "$b")/../subsysnqn" 2>/dev/null)" = "$1" ]; then
       echo "/dev/${b##*/}"
       return 0
     fi
@@ -110,19 +115,25 @@ block_dev_of() {
 }
 
 kernel_connect() { # NQN PORT -> prints the block device
-  timeout 60 nvme connect -t rdma -a "$taddr" -s "$2" -n "$1" -w "$haddr" >&3 2>&1 || {
+  timeout 20 nvme connect -t rdma -a "$taddr" -s "$2" -n "$1" -w "$haddr" >&3 2>&1 || {
     echo "nvme connect to $1 failed; kernel log:" >&3
     dmesg | tail -n 25 >&3
     return 1
   }
   local d
-  for _ in $(seq 1 50); do
+  for _ in $(seq 1 60); do
     d=$(block_dev_of "$1") && [ -b "$d" ] && {
       echo "$d"
       return 0
     }
-    sleep 0.1
+    sleep 0.2
   done
+  {
+    echo "connected to $1 but found no block device; /sys/block and controllers:"
+    ls -l /sys/block/ | grep nvme
+    grep -H . /sys/class/nvme/*/subsysnqn /sys/class/nvme-subsystem/*/subsysnqn
+    dmesg | tail -n 25
+  } >&3 2>&1
   return 1
 }
 
@@ -153,7 +164,7 @@ ours() { # rep group cell port nqn rw bs iodepth [extra bench options]
   local rep=$1 group=$2 cell=$3 port=$4 nqn=$5 rw=$6 bs=$7 qd=$8
   shift 8
   local f=$out/r$rep-g$group-$cell.json rc=0
-  timeout $((30 + 2 * ${runtime%.*})) "$bin/host/nvmf-host" bench -a "$taddr" -s "$port" \
+  timeout $((120 + 2 * ${runtime%.*})) "$bin/host/nvmf-host" bench -a "$taddr" -s "$port" \
     -w "$haddr" -n "$nqn" --rw "$rw" --bs "$bs" --iodepth "$qd" --runtime "$runtime" \
     --ramp_time "$ramp" --size 64m --poll "${CELL_POLL:-$poll}" --output-format json --output "$f" "$@" \
     2>"$f.err" || rc=$?
@@ -167,7 +178,7 @@ kfio() { # rep group cell dev rw bs iodepth
     record "$rep" "$group" "$cell" fio "$f" 127
     return
   fi
-  timeout $((30 + 2 * ${runtime%.*})) fio --name=cell --filename="$dev" --ioengine=libaio \
+  timeout $((120 + 2 * ${runtime%.*})) fio --name=cell --filename="$dev" --ioengine=libaio \
     --direct=1 --rw="$rw" --bs="$bs" --iodepth="$qd" --size=64m --time_based \
     --runtime="${runtime_ms}ms" --ramp_time="${ramp_ms}ms" --output-format=json \
     --output="$f" >"$f.err" 2>&1 || rc=$?

@@ -18,7 +18,7 @@ set title "our host -> our target"
 plot datafile using 1:2 with linespoints title "in-capsule 4096", \
      '' using 1:4 with linespoints title "in-capsule 8192", \
      '' using 1:6 with linespoints title "in-capsule 16384"
-set title "Linux nvme-rdma -> nvmet-rdma (null_blk)"
+set title "Linux nvme-rdma -> nvmet-rdma (null_blk)" noenhanced
 plot datafile using 1:3 with linespoints title "in-capsule 4096", \
      '' using 1:5 with linespoints title "in-capsule 8192", \
      '' using 1:7 with linespoints title "in-capsule 16384"

@@ -104,6 +104,79 @@ def summary(values):
     }
 
 
+def build(reps, get, field):
+    """Cells, ratios and targets with QD1 latency taken as `field` (mean_us or p50_us)."""
+    def floor(rep, field, kind, bs_bytes, ics=None):
+        send = lambda n: get(rep, "floor", "ib_send_lat-%d" % n, field)
+        if kind == "read":
+            parts = [send(64), get(rep, "floor", "ib_write_lat-%d" % bs_bytes, field), send(16)]
+        elif bs_bytes <= ics:
+            parts = [send(64 + bs_bytes), send(16)]
+        else:
+            parts = [send(64), get(rep, "floor", "ib_read_lat-%d" % bs_bytes, field), send(16)]
+        return None if any(p is None for p in parts) else sum(parts)
+
+    def ratio(x, y):
+        return None if x is None or y is None or y == 0 else x / y
+
+    report = {"cells": {}, "ratios": {}}
+    # QD1 4 KiB read, QD32 IOPS.
+    for s in STACKS:
+        report["cells"]["read1-4k-%s" % s] = summary([get(r, "4096", "read1-" + s, field) for r in reps])
+        report["cells"]["read32-4k-%s-iops" % s] = summary(
+            [get(r, "4096", "read32-" + s, "iops") for r in reps])
+    report["cells"]["read1-4k-floor"] = summary([floor(r, field, "read", 4096) for r in reps])
+    report["cells"]["read1-4k-oo-inline-off"] = summary(
+        [get(r, "4096", "read1-oo-inline-off", field) for r in reps])
+    report["cells"]["read1-4k-oo-busy"] = summary([get(r, "4096", "read1-oo-busy", field) for r in reps])
+    for bs in SIZES:
+        b = int(bs[:-1]) * 1024
+        for ics in ICS:
+            for s in ("oo", "kk"):
+                report["cells"]["write1-%s-ics%s-%s" % (bs, ics, s)] = summary(
+                    [get(r, ics, "write1-%s-%s" % (bs, s), field) for r in reps])
+            report["cells"]["write1-%s-ics%s-floor" % (bs, ics)] = summary(
+                [floor(r, field, "write", b, int(ics)) for r in reps])
+
+    rat = report["ratios"]
+    rat["read1 ours/kernel"] = summary(
+        [ratio(get(r, "4096", "read1-oo", field), get(r, "4096", "read1-kk", field)) for r in reps])
+    rat["read1 ours/floor"] = summary(
+        [ratio(get(r, "4096", "read1-oo", field), floor(r, field, "read", 4096)) for r in reps])
+    rat["read1 kernel/floor"] = summary(
+        [ratio(get(r, "4096", "read1-kk", field), floor(r, field, "read", 4096)) for r in reps])
+    rat["read32 IOPS ours/kernel"] = summary([
+        ratio(get(r, "4096", "read32-oo", "iops"), get(r, "4096", "read32-kk", "iops"))
+        for r in reps])
+    for s, who in (("oo", "ours"), ("kk", "kernel")):
+        rat["write1 8k ics16384/ics4096 %s" % who] = summary([
+            ratio(get(r, "16384", "write1-8k-" + s, field), get(r, "4096", "write1-8k-" + s, field))
+            for r in reps])
+    rat["read1 ours inline on/off"] = summary(
+        [ratio(get(r, "4096", "read1-oo", field), get(r, "4096", "read1-oo-inline-off", field)) for r in reps])
+    rat["read1 ours busy/event"] = summary(
+        [ratio(get(r, "4096", "read1-oo-busy", field), get(r, "4096", "read1-oo", field)) for r in reps])
+    rat["read1 ours-host/kernel-host on kernel target"] = summary(
+        [ratio(get(r, "4096", "read1-ok", field), get(r, "4096", "read1-kk", field)) for r in reps])
+    rat["read1 kernel host: our target/kernel target"] = summary(
+        [ratio(get(r, "4096", "read1-ko", field), get(r, "4096", "read1-kk", field)) for r in reps])
+
+    targets = [
+        ("read1 ours/kernel", "<=", 0.8),
+        ("read1 ours/floor", "<=", 1.5),
+        ("read32 IOPS ours/kernel", ">=", 1.0),
+        ("write1 8k ics16384/ics4096 ours", "<=", 0.8),
+    ]
+    report["targets"] = []
+    for name, op, bound in targets:
+        s = rat.get(name)
+        met = None if s is None else (s["median"] <= bound if op == "<=" else s["median"] >= bound)
+        report["targets"].append({"ratio": name, "target": "%s %s" % (op, bound),
+                                  "median": s and s["median"], "met": met})
+
+    return report["cells"], report["ratios"], report["targets"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -134,78 +207,17 @@ def main():
         v = cells.get((rep, group, cell))
         return None if v is None else v.get(field)
 
-    def floor(rep, kind, bs_bytes, ics=None):
-        send = lambda n: get(rep, "floor", "ib_send_lat-%d" % n)
-        parts = []
-        if kind == "read":
-            parts = [send(64), get(rep, "floor", "ib_write_lat-%d" % bs_bytes), send(16)]
-        elif bs_bytes <= ics:
-            parts = [send(64 + bs_bytes), send(16)]
-        else:
-            parts = [send(64), get(rep, "floor", "ib_read_lat-%d" % bs_bytes), send(16)]
-        return None if any(p is None for p in parts) else sum(parts)
-
-    def ratio(x, y):
-        return None if x is None or y is None or y == 0 else x / y
-
-    report = {"machine": a.machine, "command": a.command, "repetitions": len(reps), "cells": {},
-              "ratios": {}, "failures": failures}
-    # QD1 4 KiB read, QD32 IOPS.
-    for s in STACKS:
-        report["cells"]["read1-4k-%s" % s] = summary([get(r, "4096", "read1-" + s) for r in reps])
-        report["cells"]["read32-4k-%s-iops" % s] = summary(
-            [get(r, "4096", "read32-" + s, "iops") for r in reps])
-    report["cells"]["read1-4k-floor"] = summary([floor(r, "read", 4096) for r in reps])
-    report["cells"]["read1-4k-oo-inline-off"] = summary(
-        [get(r, "4096", "read1-oo-inline-off") for r in reps])
-    report["cells"]["read1-4k-oo-busy"] = summary([get(r, "4096", "read1-oo-busy") for r in reps])
+    report = {"machine": a.machine, "command": a.command, "repetitions": len(reps),
+              "failures": failures}
     inline_posts = [get(r, "4096", "read1-oo-inline-off", "capsules_inline") for r in reps]
     report["inline_off_capsules_inline"] = inline_posts
-    for bs in SIZES:
-        b = int(bs[:-1]) * 1024
-        for ics in ICS:
-            for s in ("oo", "kk"):
-                report["cells"]["write1-%s-ics%s-%s" % (bs, ics, s)] = summary(
-                    [get(r, ics, "write1-%s-%s" % (bs, s)) for r in reps])
-            report["cells"]["write1-%s-ics%s-floor" % (bs, ics)] = summary(
-                [floor(r, "write", b, int(ics)) for r in reps])
-
+    for field, suffix in (("mean_us", ""), ("p50_us", "_p50")):
+        cells_, rat_, targets_ = build(reps, get, field)
+        report["cells" + suffix] = cells_
+        report["ratios" + suffix] = rat_
+        report["targets" + suffix] = targets_
+    c = report["cells"]
     rat = report["ratios"]
-    rat["read1 ours/kernel"] = summary(
-        [ratio(get(r, "4096", "read1-oo"), get(r, "4096", "read1-kk")) for r in reps])
-    rat["read1 ours/floor"] = summary(
-        [ratio(get(r, "4096", "read1-oo"), floor(r, "read", 4096)) for r in reps])
-    rat["read1 kernel/floor"] = summary(
-        [ratio(get(r, "4096", "read1-kk"), floor(r, "read", 4096)) for r in reps])
-    rat["read32 IOPS ours/kernel"] = summary([
-        ratio(get(r, "4096", "read32-oo", "iops"), get(r, "4096", "read32-kk", "iops"))
-        for r in reps])
-    for s, who in (("oo", "ours"), ("kk", "kernel")):
-        rat["write1 8k ics16384/ics4096 %s" % who] = summary([
-            ratio(get(r, "16384", "write1-8k-" + s), get(r, "4096", "write1-8k-" + s))
-            for r in reps])
-    rat["read1 ours inline on/off"] = summary(
-        [ratio(get(r, "4096", "read1-oo"), get(r, "4096", "read1-oo-inline-off")) for r in reps])
-    rat["read1 ours busy/event"] = summary(
-        [ratio(get(r, "4096", "read1-oo-busy"), get(r, "4096", "read1-oo")) for r in reps])
-    rat["read1 ours-host/kernel-host on kernel target"] = summary(
-        [ratio(get(r, "4096", "read1-ok"), get(r, "4096", "read1-kk")) for r in reps])
-    rat["read1 kernel host: our target/kernel target"] = summary(
-        [ratio(get(r, "4096", "read1-ko"), get(r, "4096", "read1-kk")) for r in reps])
-
-    targets = [
-        ("read1 ours/kernel", "<=", 0.8),
-        ("read1 ours/floor", "<=", 1.5),
-        ("read32 IOPS ours/kernel", ">=", 1.0),
-        ("write1 8k ics16384/ics4096 ours", "<=", 0.8),
-    ]
-    report["targets"] = []
-    for name, op, bound in targets:
-        s = rat.get(name)
-        met = None if s is None else (s["median"] <= bound if op == "<=" else s["median"] >= bound)
-        report["targets"].append({"ratio": name, "target": "%s %s" % (op, bound),
-                                  "median": s and s["median"], "met": met})
-
     with open(os.path.join(a.results, "bench-report.json"), "w") as f:
         json.dump(report, f, indent=2)
 
@@ -247,6 +259,21 @@ def main():
         t = tmap.get(name)
         met = "" if t is None else ("n/a" if t["met"] is None else ("yes" if t["met"] else "no"))
         md.append("| %s | %s | %s | %s |" % (name, cell(s, "%.2f"), t["target"] if t else "", met))
+    md.append("")
+    md.append("The same ratios from median (p50) latencies (ours: clat p50, submission included; "
+              "fio: clat p50, which leaves out io_submit; perftest: t_typical):")
+    md.append("")
+    md.append("| ratio from p50, within each repetition | median (min–max) | target | met |")
+    md.append("|---|---|---|---|")
+    tmap50 = {t["ratio"]: t for t in report["targets_p50"]}
+    for name, s50 in report["ratios_p50"].items():
+        t = tmap50.get(name)
+        met = "" if t is None else ("n/a" if t["met"] is None else ("yes" if t["met"] else "no"))
+        md.append("| %s | %s | %s | %s |" % (name, cell(s50, "%.2f"), t["target"] if t else "",
+                                             met))
+    md.append("")
+    md.append("Capsules posted inline in the inline-off cell, per repetition: %s" %
+              report["inline_off_capsules_inline"])
     if failures:
         md.append("")
         md.append("Cells without a figure: " + ", ".join(
