@@ -35,9 +35,14 @@ rc=0
 timeout 120 "${host[@]}" identify "${common[@]}" --json >"$out/identify.json" 2>"$out/identify.log" || rc=1
 timeout 300 "${host[@]}" write "${common[@]}" --input "$input" --offset 0 \
   --json "$out/write.json" 2>"$out/write.log" || rc=1
+# A second, small write: the input's first 4 KiB again (same bytes, same place), which goes
+# in-capsule whenever the target takes 4 KiB of in-capsule data, so the report shows both paths.
+head -c 4096 "$input" >"$work/head"
+timeout 120 "${host[@]}" write "${common[@]}" --input "$work/head" --offset 0 \
+  --json "$out/write-small.json" 2>"$out/write-small.log" || rc=1
 timeout 300 "${host[@]}" read "${common[@]}" --output "$work/readback" --offset 0 \
   --length "$size" --json "$out/read.json" 2>"$out/read.log" || rc=1
-for f in identify write read; do sed "s/^/$f: /" "$out/$f.log" >&2; done
+for f in identify write write-small read; do sed "s/^/$f: /" "$out/$f.log" >&2; done
 
 kill -TERM "$target_pid"
 wait "$target_pid" || rc=1
@@ -66,7 +71,8 @@ report = {
         "ioccsz": number(neg.get("ioccsz")),
         "icdoff": number(neg.get("icdoff")),
         "sgls": number(neg.get("sgls")),
-        "in_capsule_data_size": neg.get("in_capsule_data_size"),
+        # The target's effective size (its own report); IOCCSZ * 16 - 64 only rounds it down.
+        "in_capsule_data_size": target.get("in_capsule_data_size", neg.get("in_capsule_data_size")),
         "in_capsule_enabled": neg.get("in_capsule_enabled"),
         "max_inline_data": neg.get("min_granted_max_inline_data"),
     },

@@ -44,4 +44,14 @@ while IFS= read -r bin; do
     fi
   }
 done <"$list"
+# Interop with the Linux kernel host and target (ci/interop/run.sh writes interop.xml).
+if [ -x "$here/interop/run.sh" ]; then
+  echo "=== interop"
+  rc=0
+  timeout 900 "$here/interop/run.sh" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    [ -s "$NVMF_RESULTS_DIR/interop.xml" ] || write_case "$NVMF_RESULTS_DIR/interop.xml" Interop "run_exit_$rc" "$rc"
+  fi
+fi
 exit $status

@@ -55,7 +55,8 @@ Result<uint16_t> fabrics_connect(CommandChannel& ch, uint16_t qid, uint16_t queu
   Status st = cqe_status(*cqe, what);
   if (!st.ok()) {
     if (status_sct(cqe->status) == proto::kSctCommandSpecific &&
-        status_sc(cqe->status) == proto::kScConnectInvalidParameters) {
+        (status_sc(cqe->status) == proto::kScConnectInvalidParameters ||
+         status_sc(cqe->status) == proto::kScConnectInvalidHost)) {
       return Status::nvme_error(cqe->status, st.message() + connect_invalid_field(cqe->dw0));
     }
     return st;

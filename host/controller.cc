@@ -185,7 +185,7 @@ Status Controller::pipeline(Queue& q, const char* verb, uint64_t total, NextComm
 
 Status Controller::write(uint64_t slba, std::span<const DataSegment> segments) {
   NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
-  NVMF_RETURN_IF_ERROR(validate_transfer(segments, limits_));
+  NVMF_RETURN_IF_ERROR(check_write_plan(segments, limits_));  // nothing sent if it cannot be
   uint64_t total = total_bytes(segments);
   TransferCursor cursor;
   CommandPlan plan;

@@ -116,8 +116,10 @@ class Controller {
   // Writes the segments' bytes, in order, starting at `slba`. The total must be a non-zero
   // multiple of the LBA size (kInvalidArgument). Cut into commands of at most
   // negotiation().max_command_bytes; each goes in-capsule when the target allows it (SGEs point
-  // at the caller's memory, no copy) or keyed (SGL 0x40 with the segment's rkey; needs segment
-  // boundaries on LBA boundaries). Up to queue depth commands in flight. NVMe errors:
+  // at the caller's memory, no copy) or keyed (SGL 0x40 with the segment's rkey, whole LBAs of
+  // one segment). An LBA that straddles two segments goes in-capsule; when it cannot, the write
+  // is refused with kInvalidArgument before any command is sent (host/io_plan.h,
+  // next_write_command). Up to queue depth commands in flight. NVMe errors:
   // kNvmeError "Write at LBA n: <status name>".
   Status write(uint64_t slba, std::span<const DataSegment> segments);
   // Reads segment.length bytes (a multiple of the LBA size) from `slba` into the segment

@@ -91,30 +91,61 @@ Status validate_transfer(std::span<const DataSegment> segments, const TransferLi
 Result<CommandPlan> next_write_command(std::span<const DataSegment> segments,
                                        TransferCursor& cursor, const TransferLimits& limits) {
   CommandPlan plan;
-  uint64_t remaining = total_bytes(segments) - cursor.done;
-  uint64_t bytes = std::min<uint64_t>(remaining, limits.max_command_bytes);
+  const uint64_t remaining = total_bytes(segments) - cursor.done;
+  const uint64_t bytes = std::min<uint64_t>(remaining, limits.max_command_bytes);
   const HostInCapsulePolicy& icd = limits.in_capsule;
-  if (icd.enabled && bytes <= icd.max_bytes &&
-      gather(segments, cursor, bytes, std::min(icd.max_segments, kMaxInCapsuleSegments), plan) &&
+  const uint32_t max_pieces = std::min(icd.max_segments, kMaxInCapsuleSegments);
+  if (icd.enabled && bytes <= icd.max_bytes && gather(segments, cursor, bytes, max_pieces, plan) &&
       fits_in_capsule(icd, static_cast<uint32_t>(bytes), plan.num_pieces)) {
     plan.path = WritePath::kInCapsule;
     plan.bytes = static_cast<uint32_t>(bytes);
     advance(segments, cursor, bytes);
     return plan;
   }
+  // Keyed: one descriptor (MSDBD 1), so one contiguous region, cut to whole LBAs.
   const DataSegment& seg = segments[cursor.segment];
-  bytes = std::min<uint64_t>(bytes, seg.length - cursor.offset);
-  if (bytes % limits.lba_size != 0) {
-    return Status::invalid_argument(
-        "data segment " + std::to_string(cursor.segment) +
-        " ends inside an LBA: keyed transfers need segments of whole LBAs");
+  const uint64_t seg_left = seg.length - cursor.offset;
+  const uint64_t keyed = std::min<uint64_t>(bytes, seg_left) / limits.lba_size * limits.lba_size;
+  if (keyed > 0) {
+    plan.path = WritePath::kKeyed;
+    plan.bytes = static_cast<uint32_t>(keyed);
+    plan.num_pieces = 1;
+    plan.pieces[0] = piece_of(seg, cursor.offset, keyed);
+    advance(segments, cursor, keyed);
+    return plan;
   }
-  plan.path = WritePath::kKeyed;
-  plan.bytes = static_cast<uint32_t>(bytes);
-  plan.num_pieces = 1;
-  plan.pieces[0] = piece_of(seg, cursor.offset, bytes);
-  advance(segments, cursor, bytes);
-  return plan;
+  // The next LBA straddles the end of this segment: no keyed descriptor can describe it. Send
+  // the largest run of whole LBAs from here that fits in-capsule (one SGE per piece, no copy).
+  if (icd.enabled) {
+    const uint64_t cap = std::min<uint64_t>(bytes, icd.max_bytes);
+    for (uint64_t n = cap / limits.lba_size * limits.lba_size; n > 0; n -= limits.lba_size) {
+      if (gather(segments, cursor, n, max_pieces, plan) &&
+          fits_in_capsule(icd, static_cast<uint32_t>(n), plan.num_pieces)) {
+        plan.path = WritePath::kInCapsule;
+        plan.bytes = static_cast<uint32_t>(n);
+        advance(segments, cursor, n);
+        return plan;
+      }
+    }
+  }
+  const std::string why =
+      icd.enabled ? "it needs more than " + std::to_string(max_pieces) + " in-capsule segments"
+                  : "in-capsule data is off (" + icd.why_off + ")";
+  return Status::invalid_argument(
+      "data segment " + std::to_string(cursor.segment) + " ends inside the LBA at byte " +
+      std::to_string(cursor.done) + " of the transfer and " + why +
+      ": a keyed command (MSDBD 1) carries one contiguous run of whole LBAs");
+}
+
+Status check_write_plan(std::span<const DataSegment> segments, const TransferLimits& limits) {
+  NVMF_RETURN_IF_ERROR(validate_transfer(segments, limits));
+  const uint64_t total = total_bytes(segments);
+  TransferCursor cursor;
+  while (cursor.done < total) {
+    Result<CommandPlan> plan = next_write_command(segments, cursor, limits);
+    if (!plan.ok()) return plan.status();
+  }
+  return ok_status();
 }
 
 CommandPlan next_read_command(const DataSegment& segment, TransferCursor& cursor,

@@ -73,13 +73,23 @@ Status validate_transfer(std::span<const DataSegment> segments, const TransferLi
 uint64_t total_bytes(std::span<const DataSegment> segments);
 
 // Plans the next Write command from `cursor` and advances it. Like the Linux host: the command
-// covers min(remaining, max_command_bytes); it goes in-capsule when fits_in_capsule() accepts
-// its byte count and piece count (common/in_capsule.h), otherwise keyed, where it is
-// further cut at the end of the current segment (one keyed descriptor per command).
-// kInvalidArgument when a keyed command would end inside an LBA (a segment boundary that is not
-// on an LBA boundary). Call validate_transfer() first; no allocation.
+// covers min(remaining, max_command_bytes) and goes in-capsule when fits_in_capsule() accepts
+// its byte count and piece count (common/in_capsule.h). Otherwise it is keyed: one Keyed SGL
+// Data Block (our targets and Linux advertise MSDBD 1), so one contiguous region of whole LBAs,
+// cut at the end of the current segment and rounded down to whole LBAs.
+// Pieces of any size: when the next LBA straddles a segment boundary (no keyed descriptor can
+// describe it), the largest run of whole LBAs from there that fits in-capsule is sent in-capsule,
+// one SGE per piece, no bounce copy. When in-capsule data is off or that LBA spans more pieces
+// than the segment limit, kInvalidArgument naming the segment and the byte: refusing is the
+// correct answer (SPDK's host refuses a multi-SGE payload to an MSDBD 1 target the same way);
+// check_write_plan() finds it before anything is sent. Call validate_transfer() first; no
+// allocation.
 Result<CommandPlan> next_write_command(std::span<const DataSegment> segments,
                                        TransferCursor& cursor, const TransferLimits& limits);
+
+// validate_transfer(), then plans the whole write without sending it, so a write that cannot be
+// sent (see next_write_command) is refused before its first command. O(commands), no allocation.
+Status check_write_plan(std::span<const DataSegment> segments, const TransferLimits& limits);
 
 // Plans the next Read command into `segment` (keyed, one piece) and advances `cursor`.
 CommandPlan next_read_command(const DataSegment& segment, TransferCursor& cursor,

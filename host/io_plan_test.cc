@@ -138,16 +138,62 @@ TEST(WritePathChoice, OffWhenTargetSaysSo) {
   EXPECT_EQ(plan_write(std::span(&s, 1), l)[0].path, WritePath::kKeyed);
 }
 
-TEST(WritePathChoice, KeyedSegmentMustEndOnLba) {
+TEST(WritePathChoice, StraddlingLbaWithoutInCapsuleIsRefusedBeforeSending) {
   auto l = limits(1 << 20, 512);  // in-capsule off
   std::vector<DataSegment> segs = {seg(0, 700), seg(4096, 324)};
   ASSERT_TRUE(validate_transfer(segs, l).ok());
   TransferCursor c;
-  auto p = next_write_command(segs, c, l);
+  auto p = next_write_command(segs, c, l);  // the whole LBA of segment 0 goes keyed
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_EQ(p->path, WritePath::kKeyed);
+  EXPECT_EQ(p->bytes, 512u);
+  p = next_write_command(segs, c, l);  // bytes 512..1023 straddle segments 0 and 1
   EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  Status whole = check_write_plan(segs, l);
+  EXPECT_EQ(whole.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(whole.message().find("data segment 0 ends inside the LBA at byte 512"),
+            std::string::npos)
+      << whole.message();
+  EXPECT_NE(whole.message().find("in-capsule data is off"), std::string::npos) << whole.message();
   // In-capsule, the same two segments form one command.
   auto l2 = limits(1 << 20, 512, policy(260));
   EXPECT_EQ(plan_write(segs, l2)[0].path, WritePath::kInCapsule);
+  EXPECT_TRUE(check_write_plan(segs, l2).ok());
+}
+
+TEST(WritePathChoice, StraddlingLbasGoInCapsuleWhenTheWriteIsTooBig) {
+  // 4 KiB in-capsule; 3 pieces of 5000, 3000 and 8384 bytes (16 KiB, too big for a capsule).
+  auto l = limits(1 << 20, 512, policy(260));
+  std::vector<DataSegment> segs = {seg(0, 5000), seg(65536, 3000), seg(131072, 8384)};
+  auto p = plan_write(segs, l);
+  // keyed 4608 (9 LBAs of piece 0) | in-capsule 4096 = 392 + 3000 + 704 | keyed 7680 of piece 2
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].path, WritePath::kKeyed);
+  EXPECT_EQ(p[0].bytes, 4608u);
+  EXPECT_EQ(p[1].path, WritePath::kInCapsule);
+  EXPECT_EQ(p[1].bytes, 4096u);
+  ASSERT_EQ(p[1].num_pieces, 3u);
+  EXPECT_EQ(p[1].pieces[0].addr, reinterpret_cast<uint64_t>(g_memory) + 4608);
+  EXPECT_EQ(p[1].pieces[0].length, 392u);
+  EXPECT_EQ(p[1].pieces[1].length, 3000u);
+  EXPECT_EQ(p[1].pieces[2].addr, reinterpret_cast<uint64_t>(g_memory) + 131072);
+  EXPECT_EQ(p[1].pieces[2].length, 704u);
+  EXPECT_EQ(p[2].path, WritePath::kKeyed);
+  EXPECT_EQ(p[2].bytes, 7680u);
+  EXPECT_EQ(p[2].pieces[0].addr, reinterpret_cast<uint64_t>(g_memory) + 131072 + 704);
+  uint64_t sum = 0;
+  for (const auto& c : p) sum += c.bytes;
+  EXPECT_EQ(sum, 16384u);
+}
+
+TEST(WritePathChoice, StraddlingLbaOverTooManyPiecesIsRefused) {
+  // One LBA spread over three pieces, but the device leaves only 2 data SGEs.
+  auto l = limits(1 << 20, 512, policy(260, /*max_send_sge=*/3));
+  std::vector<DataSegment> segs = {seg(0, 100), seg(4096, 100), seg(8192, 8504)};
+  Status st = check_write_plan(segs, l);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("more than 2 in-capsule segments"), std::string::npos)
+      << st.message();
 }
 
 TEST(ValidateTransfer, Errors) {

@@ -8,12 +8,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/log.h"
 #include "common/status.h"
 #include "host/bench_cli.h"
 #include "host/cli_util.h"
 #include "host/controller.h"
+#include "host/discover.h"
+#include "host/segments.h"
 
 namespace nvmf::host {
 namespace {
@@ -23,7 +26,8 @@ struct IoArgs {
   std::string file;
   std::string offset = "0";
   std::string length;
-  std::string json;  // "" none, "-" stdout, else a path
+  std::string json;       // "" none, "-" stdout, else a path
+  uint32_t segments = 1;  // write: separately registered pieces per chunk (host/segments.h)
 };
 
 struct FreeDeleter {
@@ -116,21 +120,44 @@ nlohmann::json io_report(Controller& c, const char* op, uint64_t offset, uint64_
           {"negotiation", negotiation_json(c.negotiation())}};
 }
 
-// Writes the file chunk by chunk through one registered buffer.
-Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slba) {
+// Writes the file chunk by chunk. With `segments` 1 through one registered buffer; with more,
+// each chunk is split unevenly (uneven_split) over that many separately allocated and registered
+// buffers and handed to Controller::write() as a scattered write.
+Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slba,
+                  uint32_t segments) {
   uint32_t lba = c.lba_size();
   uint64_t chunk = cli_buffer_bytes(file_size, lba);
-  NVMF_ASSIGN_OR_RETURN(AlignedBuffer mem, allocate(chunk));
-  NVMF_ASSIGN_OR_RETURN(RegisteredBuffer buf, c.register_buffer(mem.get(), chunk));
+  NVMF_ASSIGN_OR_RETURN(std::vector<uint64_t> capacity, uneven_split(chunk, segments));
+  std::vector<AlignedBuffer> mem;
+  std::vector<RegisteredBuffer> bufs;
+  for (uint64_t& cap : capacity) {
+    cap += 4096;  // a shorter last chunk's split can exceed its share by a few bytes
+    NVMF_ASSIGN_OR_RETURN(AlignedBuffer m, allocate(cap));
+    NVMF_ASSIGN_OR_RETURN(RegisteredBuffer b, c.register_buffer(m.get(), cap));
+    mem.push_back(std::move(m));
+    bufs.push_back(std::move(b));
+  }
+  std::vector<DataSegment> segs(segments);
   for (uint64_t done = 0; done < file_size;) {
     uint64_t want = std::min(chunk, file_size - done);
-    if (std::fread(mem.get(), 1, want, in) != want) {
-      return Status::io("short read from the input file at byte " + std::to_string(done));
-    }
     uint64_t padded = round_up_to_lba(want, lba);
-    std::memset(mem.get() + want, 0, padded - want);
-    DataSegment seg = buf.segment(0, padded);
-    NVMF_RETURN_IF_ERROR(c.write(slba + done / lba, std::span<const DataSegment>(&seg, 1)));
+    NVMF_ASSIGN_OR_RETURN(
+        std::vector<uint64_t> sizes,
+        uneven_split(padded, static_cast<uint32_t>(std::min<uint64_t>(segments, padded))));
+    segs.resize(sizes.size());
+    uint64_t filled = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      uint8_t* p = mem[i].get();
+      uint64_t from_file = std::min(sizes[i], want - std::min(want, filled));
+      if (std::fread(p, 1, from_file, in) != from_file) {
+        return Status::io("short read from the input file at byte " +
+                          std::to_string(done + filled));
+      }
+      std::memset(p + from_file, 0, sizes[i] - from_file);
+      segs[i] = bufs[i].segment(0, sizes[i]);
+      filled += sizes[i];
+    }
+    NVMF_RETURN_IF_ERROR(c.write(slba + done / lba, segs));
     done += want;
   }
   return ok_status();
@@ -159,7 +186,7 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
                  a.file.c_str(), static_cast<unsigned long long>(file_size), lba,
                  static_cast<unsigned long long>(pad));
   }
-  st = write_file(ctrl, in.get(), file_size, *offset / lba);
+  st = write_file(ctrl, in.get(), file_size, *offset / lba, a.segments);
   // Like Linux, flush only when the controller has a volatile write cache (VWC bit 0): the data
   // is then durable when the CLI reports success.
   if (st.ok() && (ctrl.identify_controller().vwc & 1) != 0) st = ctrl.flush();
@@ -173,7 +200,9 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
                 static_cast<unsigned long long>(s.writes_keyed));
   }
   if (!a.json.empty()) {
-    st = emit_json(a.json, io_report(ctrl, "write", *offset, written));
+    nlohmann::json j = io_report(ctrl, "write", *offset, written);
+    j["segments"] = a.segments;
+    st = emit_json(a.json, j);
     if (!st.ok()) return finish(ctrl, fail("write", st));
   }
   return finish(ctrl, kExitOk);
@@ -227,10 +256,77 @@ int cmd_read(const HostOptions& opts, const IoArgs& a) {
   return finish(ctrl, kExitOk);
 }
 
+nlohmann::json discovery_json(const DiscoveryLog& log) {
+  nlohmann::json records = nlohmann::json::array();
+  for (const DiscoveryEntry& e : log.entries) {
+    records.push_back({{"trtype", trtype_name(e.trtype)},
+                       {"adrfam", adrfam_name(e.adrfam)},
+                       {"subtype", subtype_name(e.subtype)},
+                       {"treq", treq_name(e.treq)},
+                       {"portid", e.portid},
+                       {"cntlid", e.cntlid},
+                       {"asqsz", e.asqsz},
+                       {"eflags", e.eflags},
+                       {"trsvcid", e.trsvcid},
+                       {"subnqn", e.subnqn},
+                       {"traddr", e.traddr},
+                       {"rdma_qptype", rdma_qptype_name(e.rdma_qptype)},
+                       {"rdma_prtype", rdma_prtype_name(e.rdma_prtype)},
+                       {"rdma_cms", rdma_cms_name(e.rdma_cms)},
+                       {"rdma_pkey", e.rdma_pkey},
+                       {"raw",
+                        {{"trtype", e.trtype},
+                         {"adrfam", e.adrfam},
+                         {"subtype", e.subtype},
+                         {"treq", e.treq},
+                         {"rdma_qptype", e.rdma_qptype},
+                         {"rdma_prtype", e.rdma_prtype},
+                         {"rdma_cms", e.rdma_cms}}}});
+  }
+  const proto::IdentifyController& id = log.identify;
+  return {{"genctr", log.genctr},
+          {"numrec", log.numrec},
+          {"recfmt", log.recfmt},
+          {"controller",
+           {{"cntrltype", id.cntrltype},
+            {"cntlid", id.cntlid},
+            {"subnqn", std::string(id.subnqn, strnlen(id.subnqn, sizeof(id.subnqn)))},
+            {"sn", trim_ascii(id.sn, sizeof(id.sn))},
+            {"mn", trim_ascii(id.mn, sizeof(id.mn))},
+            {"fr", trim_ascii(id.fr, sizeof(id.fr))}}},
+          {"records", records}};
+}
+
+// Like `nvme discover`: one block per Discovery Log entry.
+int cmd_discover(const HostOptions& opts, bool json) {
+  auto log = discover(opts);
+  if (!log.ok()) return fail("discover", log.status());
+  if (json) {
+    std::cout << discovery_json(*log).dump(2) << std::endl;
+    return kExitOk;
+  }
+  std::printf("Discovery Log Number of Records %llu, Generation counter %llu\n",
+              static_cast<unsigned long long>(log->numrec),
+              static_cast<unsigned long long>(log->genctr));
+  for (size_t i = 0; i < log->entries.size(); ++i) {
+    const DiscoveryEntry& e = log->entries[i];
+    std::printf("=====Discovery Log Entry %zu======\n", i);
+    std::printf("trtype:  %s\nadrfam:  %s\nsubtype: %s\ntreq:    %s\nportid:  %u\n",
+                trtype_name(e.trtype).c_str(), adrfam_name(e.adrfam).c_str(),
+                subtype_name(e.subtype).c_str(), treq_name(e.treq).c_str(), e.portid);
+    std::printf("trsvcid: %s\nsubnqn:  %s\ntraddr:  %s\ncntlid:  0x%04x\nasqsz:   %u\n",
+                e.trsvcid.c_str(), e.subnqn.c_str(), e.traddr.c_str(), e.cntlid, e.asqsz);
+    std::printf("rdma_prtype: %s\nrdma_qptype: %s\nrdma_cms:    %s\nrdma_pkey: 0x%04x\n",
+                rdma_prtype_name(e.rdma_prtype).c_str(), rdma_qptype_name(e.rdma_qptype).c_str(),
+                rdma_cms_name(e.rdma_cms).c_str(), e.rdma_pkey);
+  }
+  return kExitOk;
+}
+
 void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, bool& verbose) {
   app.add_option("-a,--traddr", o.traddr, "target address")->required();
   app.add_option("-s,--trsvcid", o.trsvcid, "target port")->capture_default_str();
-  app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->required();
+  app.add_option("-n,--nqn", o.subnqn, "subsystem NQN (not for discover)");
   app.add_option("-w,--host-traddr", o.host_traddr, "local source address");
   app.add_option("--hostnqn", o.hostnqn, "host NQN (default: from a random host id)");
   app.add_option("--nr-io-queues", o.num_io_queues, "I/O queues to connect (I/O uses the first)")
@@ -252,7 +348,8 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, b
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read)", "nvmf-host"};
+  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, discover)",
+               "nvmf-host"};
   app.require_subcommand(1);
   app.fallthrough();
   HostOptions opts;
@@ -267,6 +364,11 @@ int run(int argc, char** argv) {
   write->add_option("-i,--input", w.file, "input file")->required();
   write->add_option("-o,--offset", w.offset, "byte offset (multiple of the LBA size)");
   write->add_option("--json", w.json, "report file, or - for stdout");
+  write
+      ->add_option("--segments", w.segments,
+                   "split the data into N separately registered uneven pieces (scattered write)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, kMaxCliSegments));
   CLI::App* read = app.add_subcommand("read", "read bytes at an offset into a file");
   read->add_option("-f,--output", r.file, "output file")->required();
   read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");
@@ -274,6 +376,9 @@ int run(int argc, char** argv) {
   read->add_option("--json", r.json, "report file, or - for stdout");
   BenchArgs bench_args;
   CLI::App* bench = add_bench_subcommand(app, bench_args);
+  bool disc_json = false;
+  CLI::App* disc = app.add_subcommand("discover", "read the Discovery Log Page (nvme discover)");
+  disc->add_flag("--json", disc_json, "JSON on stdout");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -286,6 +391,11 @@ int run(int argc, char** argv) {
   }
   opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;
   set_log_level(verbose ? LogLevel::kDebug : LogLevel::kWarn);
+  if (disc->parsed()) return cmd_discover(opts, disc_json);
+  if (opts.subnqn.empty()) {
+    std::fprintf(stderr, "nvmf-host: usage: -n,--nqn is required (try --help)\n");
+    return kExitUsage;
+  }
   if (identify->parsed()) return cmd_identify(opts, id_json);
   if (write->parsed()) return cmd_write(opts, w);
   if (bench->parsed()) return cmd_bench(opts, bench_args);

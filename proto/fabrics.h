@@ -31,6 +31,10 @@ inline constexpr size_t kNqnFieldLength = 256;
 // model). Base 2.0 §6.3 figure "Connect Command Data".
 inline constexpr uint16_t kAdminQueueCntlid = 0xFFFF;
 inline constexpr uint16_t kRecfmt0 = 0;  // Connect RECFMT 0: the only defined record format
+// Connect CATTR bit 2: the host disables SQ flow control; every CQE then carries SQHD FFFFh
+// (TP 8005; offered in the Discovery Log TREQ bit 2).
+inline constexpr uint8_t kCattrDisableSqFlowControl = 1u << 2;
+inline constexpr uint16_t kSqhdDisabled = 0xFFFF;
 
 // Common overlay of any Fabrics command (opcode 7Fh). Base 2.0 §6 "Fabrics Command Set"
 // figure "Fabrics Command – Submission Queue Entry Format".

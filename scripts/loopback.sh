@@ -11,8 +11,6 @@
 # under ci/rxe-run (the kernel's rdma_rxe directly, or a QEMU guest). Exits 0 only when the bytes
 # read back are identical to the bytes written.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-root=$PWD
 
 json_out=
 input=
@@ -24,19 +22,30 @@ while [ $# -gt 0 ]; do
     --input) input=${2:?--input needs a file}; shift 2 ;;
     --inline-data-size) inline_data_size=${2:?--inline-data-size needs a number}; shift 2 ;;
     --lba-size) lba_size=${2:?--lba-size needs 512 or 4096}; shift 2 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "loopback.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
+
+# Paths the user gives are relative to where they ran us, not to the repository.
+if [ -n "$input" ]; then
+  [ -f "$input" ] || { echo "loopback.sh: --input: no such file: $input" >&2; exit 2; }
+  input=$(realpath "$input")
+fi
+if [ -n "$json_out" ]; then
+  json_dir=$(dirname "$json_out")
+  [ -d "$json_dir" ] && [ -w "$json_dir" ] ||
+    { echo "loopback.sh: --json: directory $json_dir does not exist or is not writable" >&2; exit 2; }
+  json_out=$(realpath "$json_out")
+fi
+cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 echo "loopback.sh: building nvmf-target and nvmf-host"
 bazel build //host:nvmf-host //target:nvmf-target
 bin=$(bazel info bazel-bin 2>/dev/null)
 # Default input: a real file built from this repository, the nvmf-host binary itself.
-[ -n "$input" ] || input=$bin/host/nvmf-host
-[ -f "$input" ] || { echo "loopback.sh: no such input file: $input" >&2; exit 2; }
-input=$(realpath "$input")
+[ -n "$input" ] || input=$(realpath "$bin/host/nvmf-host")
 
 results=$(mktemp -d /tmp/nvmf-loopback.XXXXXX)
 echo "loopback.sh: results in $results"

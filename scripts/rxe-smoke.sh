@@ -6,6 +6,10 @@
 # packet counters of both devices moved. Every step has its own timeout.
 set -euo pipefail
 
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+	sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0
+fi
 if [[ -z ${NVMF_RXE_MODE:-} ]]; then
 	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 	exec "$root/ci/rxe-run" --timeout 300 "$root/scripts/rxe-smoke.sh" "$@"

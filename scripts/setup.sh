@@ -13,7 +13,7 @@ for arg in "$@"; do
     --vm) want_vm=yes ;;
     --no-vm) want_vm=no ;;
     -h | --help)
-      sed -n '2,8p' "$0"
+      sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -29,8 +29,10 @@ build_pkgs=(bazel-bootstrap bazel-rules-java libgtest-dev libgmock-dev googletes
 # rdma-core user space: verbs, rdma_cm, the rxe provider and the diagnostic tools.
 rdma_pkgs=(libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
   rdmacm-utils perftest iproute2 kmod)
-# ci/bench-compare.sh: the kernel NVMe-oF peers (nvme-cli, fio) and the plot (gnuplot).
-rdma_pkgs+=(fio nvme-cli gnuplot-nox)
+# The Linux kernel's NVMe-oF peers for the interop suite (ci/interop): nvme-cli, fio.
+rdma_pkgs+=(nvme-cli fio)
+# ci/bench-compare.sh also plots (gnuplot).
+rdma_pkgs+=(gnuplot-nox)
 # The soft-RoCE guest: QEMU, Debian's kernel (has rdma_rxe), and the initramfs tools.
 vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static cpio zstd xz-utils)
 

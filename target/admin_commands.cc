@@ -24,6 +24,7 @@ constexpr uint8_t kLogFirmwareSlot = 0x03;      // §5.16.1.4
 }  // namespace
 
 NextStep CommandProcessor::begin_admin(Request& r) {
+  if (subsystem_->config().discovery) return begin_discovery(r);
   switch (r.sqe->opcode) {
     case proto::kAdminIdentify:
       return identify(r);
@@ -61,20 +62,20 @@ NextStep CommandProcessor::identify(Request& r) {
   std::span<uint8_t, proto::kIdentifyDataSize> out(r.buffer.data(), proto::kIdentifyDataSize);
   uint8_t cns = static_cast<uint8_t>(r.sqe->cdw10 & 0xFF);
   uint32_t nsid = r.sqe->nsid;
-  const SubsystemConfig& cfg = subsystem_.config();
+  const SubsystemConfig& cfg = subsystem_->config();
   switch (cns) {
     case proto::kCnsController: {
       IdentifyControllerParams p;
       p.cntlid = controller_->cntlid();
       p.version = cfg.version;
       p.mdts = cfg.mdts;
-      p.in_capsule_data_size = subsystem_.in_capsule_data_size();
+      p.in_capsule_data_size = subsystem_->in_capsule_data_size();
       p.maxcmd = static_cast<uint16_t>(cfg.io_queue_size);
       p.aerl = cfg.aerl;
       p.kas = cfg.kas;
-      p.volatile_write_cache = subsystem_.ns().file_backed();
+      p.volatile_write_cache = subsystem_->ns().file_backed();
       p.subnqn = cfg.nqn;
-      p.serial = subsystem_.serial();
+      p.serial = subsystem_->serial();
       p.model = cfg.model;
       p.firmware = cfg.firmware;
       build_identify_controller(p, reinterpret_cast<proto::IdentifyController*>(out.data()));
@@ -82,8 +83,8 @@ NextStep CommandProcessor::identify(Request& r) {
     }
     case proto::kCnsNamespace:
       if (nsid != 1) return complete(r, kInvalidNamespace);
-      build_identify_namespace(subsystem_.ns().num_lbas(), subsystem_.ns().lba_shift(),
-                               subsystem_.nguid(),
+      build_identify_namespace(subsystem_->ns().num_lbas(), subsystem_->ns().lba_shift(),
+                               subsystem_->nguid(),
                                reinterpret_cast<proto::IdentifyNamespace*>(out.data()));
       break;
     case proto::kCnsActiveNamespaceList:
@@ -92,7 +93,8 @@ NextStep CommandProcessor::identify(Request& r) {
       break;
     case proto::kCnsNamespaceIdDescriptorList:
       if (nsid != 1) return complete(r, kInvalidNamespace);
-      build_ns_id_descriptors(subsystem_.nguid(), out);
+      build_ns_id_descriptors(subsystem_->nguid(), out,
+                              subsystem_->uuid() ? &*subsystem_->uuid() : nullptr);
       break;
     case kCnsIoCommandSetController:
       // NVM command set (CSI 0): all-zero = no extra limits (VSL, WZSL, DMRSL), as nvmet.
@@ -175,12 +177,12 @@ NextStep CommandProcessor::get_features(Request& r) {
 NextStep CommandProcessor::async_event_request(Request& r) {
   if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
   if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
-  if (aers_held_ > subsystem_.config().aerl) {
+  if (aers_held_ > subsystem_->config().aerl) {
     return complete(
         r, make_status(proto::kSctCommandSpecific, proto::kScAsyncEventRequestLimitExceeded, true));
   }
   ++aers_held_;  // no event source yet: held until the queue goes away
-  r.cqe.sqhd = sq_head_;
+  r.cqe.sqhd = sqhd_disabled_ ? proto::kSqhdDisabled : sq_head_;
   return NextStep::kHold;
 }
 

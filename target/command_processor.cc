@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "target/port.h"
 
 namespace nvmf::target {
 namespace {
@@ -27,7 +28,7 @@ std::string nqn_field(const char (&field)[proto::kNqnFieldLength]) {
 CommandProcessor::CommandProcessor(Subsystem& subsystem, QueueLink& link, QueueCounters& counters,
                                    StatusCounters& statuses, uint16_t cm_qid, uint32_t queue_size,
                                    uint32_t in_capsule_area_bytes)
-    : subsystem_(subsystem),
+    : subsystem_(&subsystem),
       link_(link),
       counters_(counters),
       statuses_(statuses),
@@ -42,7 +43,7 @@ void CommandProcessor::detach() {
   if (ctrl == nullptr) return;
   controller_ = nullptr;
   ctrl->detach(qid_, this);
-  if (qid_ == 0) subsystem_.free_controller(ctrl->cntlid(), "admin queue gone");
+  if (qid_ == 0) subsystem_->free_controller(ctrl->cntlid(), "admin queue gone");
 }
 
 void CommandProcessor::controller_freed() {
@@ -55,7 +56,7 @@ void CommandProcessor::controller_freed() {
 void CommandProcessor::bind(Controller* ctrl) {
   controller_ = ctrl;
   ctrl->attach(qid_, this);
-  subsystem_.registry().set_queue_controller(&counters_, ctrl->cntlid());
+  subsystem_->registry().set_queue_controller(&counters_, ctrl->cntlid());
 }
 
 // ------------------------------------------------------------------------------- dispatch --
@@ -105,7 +106,7 @@ NextStep CommandProcessor::begin_fabrics(Request& r) {
 
 NextStep CommandProcessor::complete(Request& r, uint16_t status) {
   r.cqe.status = status;
-  r.cqe.sqhd = sq_head_;
+  r.cqe.sqhd = sqhd_disabled_ ? proto::kSqhdDisabled : sq_head_;
   if (status != kStatusSuccess) {
     counters_.errors.add();
     statuses_.add(status);
@@ -189,17 +190,32 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
         r, kConnectInvalidParameters,
         proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, sqsize)));
   }
-  if (nqn_field(data.subnqn) != subsystem_.config().nqn) {
+  // nvmet_find_get_subsys: the port's discovery subsystem or a linked one, by SUBNQN.
+  std::string subnqn = nqn_field(data.subnqn);
+  Subsystem* chosen = nullptr;
+  if (Port* port = subsystem_->port(); port != nullptr) {
+    chosen = port->find(subnqn);
+  } else if (subnqn == subsystem_->config().nqn) {
+    chosen = subsystem_;
+  }
+  if (chosen == nullptr) {
     return connect_failed(
         r, kConnectInvalidParameters,
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, subnqn)));
   }
+  subsystem_ = chosen;
   if (data.hostnqn[0] == '\0') {
     return connect_failed(
         r, kConnectInvalidParameters,
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)));
   }
-  return qid_ == 0 ? connect_admin(r, c, data) : connect_io(r, c, data);
+  NextStep step = qid_ == 0 ? connect_admin(r, c, data) : connect_io(r, c, data);
+  // nvmet_install_queue: SQ flow control disabled from this Connect's response on.
+  if (r.cqe.status == kStatusSuccess && (c.cattr & proto::kCattrDisableSqFlowControl) != 0) {
+    sqhd_disabled_ = true;
+    r.cqe.sqhd = proto::kSqhdDisabled;
+  }
+  return step;
 }
 
 NextStep CommandProcessor::connect_admin(Request& r, const proto::ConnectCommand& c,
@@ -209,9 +225,18 @@ NextStep CommandProcessor::connect_admin(Request& r, const proto::ConnectCommand
         r, kConnectInvalidParameters,
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, cntlid)));
   }
+  // nvmet_alloc_ctrl: a host not allowed on the subsystem gets Connect Invalid Host (SCT 1h,
+  // SC 84h) with DNR, IATTR/IPO pointing at HOSTNQN in the Connect data. Base 2.0 §6.3.
+  if (!subsystem_->host_allowed(nqn_field(data.hostnqn))) {
+    NVMF_LOG(INFO, "target") << "host " << nqn_field(data.hostnqn) << " not allowed on "
+                             << subsystem_->config().nqn;
+    return connect_failed(
+        r, make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidHost, true),
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)));
+  }
   std::array<uint8_t, 16> hostid;
   std::memcpy(hostid.data(), data.hostid, hostid.size());
-  Controller* ctrl = subsystem_.create_controller(nqn_field(data.hostnqn), hostid, c.kato);
+  Controller* ctrl = subsystem_->create_controller(nqn_field(data.hostnqn), hostid, c.kato);
   if (ctrl == nullptr) {
     return connect_failed(
         r, make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, true), 0);
@@ -225,7 +250,7 @@ NextStep CommandProcessor::connect_admin(Request& r, const proto::ConnectCommand
 
 NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c,
                                       const proto::ConnectData& data) {
-  Controller* ctrl = subsystem_.find_controller(data.cntlid);
+  Controller* ctrl = subsystem_->find_controller(data.cntlid);
   if (ctrl == nullptr) {
     return connect_failed(
         r, kConnectInvalidParameters,
@@ -283,8 +308,8 @@ NextStep CommandProcessor::property_set(Request& r) {
   if (t != CcTransition::kNone) {
     NVMF_LOG(INFO, "target") << "controller " << controller_->cntlid() << ": "
                              << cc_transition_name(t);
-    subsystem_.registry().set_controller_ready(controller_->cntlid(),
-                                               controller_->registers().ready());
+    subsystem_->registry().set_controller_ready(controller_->cntlid(),
+                                                controller_->registers().ready());
   }
   return complete(r, st);
 }

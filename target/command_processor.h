@@ -84,6 +84,11 @@ class CommandProcessor {
   NextStep get_features(Request& r);
   NextStep async_event_request(Request& r);
 
+  // Discovery controller admin commands (discovery_commands.cc).
+  NextStep begin_discovery(Request& r);
+  NextStep discovery_identify(Request& r);
+  NextStep discovery_log_page(Request& r);
+
   // NVM I/O.
   NextStep read_write(Request& r, bool is_write);
   NextStep flush(Request& r);
@@ -93,7 +98,7 @@ class CommandProcessor {
   NextStep connect_failed(Request& r, uint16_t status, uint32_t dw0);
   void bind(Controller* ctrl);
 
-  Subsystem& subsystem_;
+  Subsystem* subsystem_;  // the one given, until Connect selects one from its port by SUBNQN
   QueueLink& link_;
   QueueCounters& counters_;
   StatusCounters& statuses_;
@@ -101,6 +106,7 @@ class CommandProcessor {
   uint32_t queue_size_;
   uint32_t in_capsule_area_bytes_;
   uint16_t sq_head_ = 0;
+  bool sqhd_disabled_ = false;  // Connect CATTR asked: SQHD FFFFh in every CQE (nvmet)
   uint16_t aers_held_ = 0;
   Controller* controller_ = nullptr;
 };

@@ -17,6 +17,7 @@ void set_ascii(char (&field)[N], std::string_view text) {
 }
 
 constexpr uint8_t kNidtNguid = 2;  // Base 2.0 figure "Namespace Identifier Type Values"
+constexpr uint8_t kNidtUuid = 3;
 
 }  // namespace
 
@@ -69,11 +70,17 @@ void build_active_ns_list(uint32_t nsid, std::span<uint8_t, proto::kIdentifyData
 }
 
 void build_ns_id_descriptors(const std::array<uint8_t, 16>& nguid,
-                             std::span<uint8_t, proto::kIdentifyDataSize> out) {
+                             std::span<uint8_t, proto::kIdentifyDataSize> out,
+                             const std::array<uint8_t, 16>* uuid) {
   std::fill(out.begin(), out.end(), 0);
   out[0] = kNidtNguid;
   out[1] = static_cast<uint8_t>(nguid.size());
   std::memcpy(out.data() + 4, nguid.data(), nguid.size());
+  if (uuid != nullptr) {  // next descriptor: 4-byte header + 16 bytes later
+    out[20] = kNidtUuid;
+    out[21] = static_cast<uint8_t>(uuid->size());
+    std::memcpy(out.data() + 24, uuid->data(), uuid->size());
+  }
 }
 
 std::array<uint8_t, 16> stable_id_from(std::string_view text) {

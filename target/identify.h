@@ -47,9 +47,11 @@ void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
 void build_active_ns_list(uint32_t nsid, std::span<uint8_t, proto::kIdentifyDataSize> out);
 
 // Namespace Identification Descriptor list (CNS 03h, Base 2.0 §5.17.2.3) with one NGUID
-// descriptor (NIDT 2, NIDL 16), in the 4096-byte `out`.
+// descriptor (NIDT 2, NIDL 16), then a UUID descriptor (NIDT 3, NIDL 16) when `uuid` is given,
+// in the 4096-byte `out`.
 void build_ns_id_descriptors(const std::array<uint8_t, 16>& nguid,
-                             std::span<uint8_t, proto::kIdentifyDataSize> out);
+                             std::span<uint8_t, proto::kIdentifyDataSize> out,
+                             const std::array<uint8_t, 16>* uuid = nullptr);
 
 // A stable 16-byte identifier derived from `text` (FNV-1a based, not cryptographic): used for
 // the namespace NGUID (from the subsystem NQN) and the serial number.

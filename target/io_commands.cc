@@ -29,14 +29,14 @@ NextStep CommandProcessor::read_write(Request& r, bool is_write) {
   const proto::Sqe& s = *r.sqe;
   if (s.nsid != 1) return complete(r, generic_status(proto::kScInvalidNamespaceOrFormat));
   if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
-  Namespace& ns = subsystem_.ns();
+  Namespace& ns = subsystem_->ns();
   uint64_t slba = (static_cast<uint64_t>(s.cdw11) << 32) | s.cdw10;
   uint32_t nlb = (s.cdw12 & proto::kRwNlbMask) + 1;
   if (uint16_t st = check_lba_range(slba, nlb, ns.num_lbas()); st != kStatusSuccess) {
     return complete(r, st);
   }
   uint64_t bytes = io_bytes(nlb, ns.lba_shift());
-  if (bytes > subsystem_.config().max_transfer_bytes()) {
+  if (bytes > subsystem_->config().max_transfer_bytes()) {
     return complete(r, generic_status(proto::kScInvalidField));  // above MDTS
   }
   uint64_t offset = slba << ns.lba_shift();
@@ -52,7 +52,7 @@ NextStep CommandProcessor::read_write(Request& r, bool is_write) {
 }
 
 NextStep CommandProcessor::write_data(Request& r, const uint8_t* contiguous) {
-  std::span<uint8_t> dst = subsystem_.ns().bytes(r.ns_offset, r.transfer_bytes);
+  std::span<uint8_t> dst = subsystem_->ns().bytes(r.ns_offset, r.transfer_bytes);
   copy_payload(r, contiguous, dst);
   if (contiguous == nullptr) {
     counters_.writes_in_capsule.add();
@@ -72,7 +72,7 @@ NextStep CommandProcessor::flush(Request& r) {
   }
   if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
   if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
-  if (!subsystem_.ns().flush().ok()) {
+  if (!subsystem_->ns().flush().ok()) {
     return complete(r, generic_status(proto::kScInternalError, false));
   }
   counters_.flushes.add();

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "target/cli_parse.h"
+#include "target/config.h"
 #include "target/target.h"
 
 namespace {
@@ -45,12 +46,38 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
     std::snprintf(hex, sizeof(hex), "0x%04x", e.status);
     errors.push_back({{"status", hex}, {"name", nvmf::status_name(e.status)}, {"count", e.count}});
   }
+  // Per controller and per queue, live and freed (a report written at exit sees mostly freed).
+  auto writes = [](const nvmf::target::CounterSnapshot& c) {
+    return nlohmann::json{{"in_capsule", c.writes_in_capsule},
+                          {"rdma_read", c.writes_rdma_read},
+                          {"in_capsule_bytes", c.writes_in_capsule_bytes},
+                          {"rdma_read_bytes", c.writes_rdma_read_bytes}};
+  };
+  nlohmann::json per_controller = nlohmann::json::array(), per_queue = nlohmann::json::array();
+  for (const auto* list : {&s.freed_controllers, &s.controllers}) {
+    for (const auto& c : *list) {
+      per_controller.push_back({{"cntlid", c.cntlid},
+                                {"hostnqn", c.hostnqn},
+                                {"live", list == &s.controllers},
+                                {"writes", writes(c.counters)}});
+    }
+  }
+  for (const auto* list : {&s.freed_queues, &s.queues}) {
+    for (const auto& q : *list) {
+      per_queue.push_back({{"cntlid", q.cntlid},
+                           {"qid", q.qid},
+                           {"peer", q.peer},
+                           {"live", list == &s.queues},
+                           {"writes", writes(q.counters)}});
+    }
+  }
   const auto& n = s.negotiation;
   return {
       {"listen", target.listen_address()},
-      {"subnqn", options.subnqn},
+      {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
+      {"negotiation_warnings", n.warnings},
       {"ioccsz", n.ioccsz},
       {"sgls", n.sgls},
       {"icdoff", n.icdoff},
@@ -74,6 +101,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
         {"disconnections", s.disconnections}}},
       {"controllers", {{"created", s.controllers_created}, {"freed", s.controllers_freed}}},
       {"inline_send_fallbacks", s.inline_send_fallbacks},
+      {"per_controller", per_controller},
+      {"per_queue", per_queue},
   };
 }
 
@@ -96,18 +125,27 @@ bool apply_sizes(const std::string& size, const std::string& ram_size, TargetOpt
 
 int main(int argc, char** argv) {
   TargetOptions o;
-  std::string size, ram_size, json_path, log_level = "info";
+  std::string size, ram_size, json_path, config_path, log_level = "info";
   CLI::App app{"nvmf-target: NVMe over Fabrics RDMA target (one subsystem, namespace 1)"};
-  app.add_option("-a,--traddr", o.traddr, "local address to listen on")->required();
-  app.add_option("-s,--trsvcid", o.trsvcid, "port")->capture_default_str();
-  app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->capture_default_str();
-  app.add_option("--file", o.file_path, "namespace backing file (mmap'ed)");
-  app.add_option("--size", size, "create/extend --file to this size (k/m/g suffixes)");
-  app.add_option("--ram-size", ram_size, "RAM namespace of this size (k/m/g suffixes)");
+  CLI::Option* config =
+      app.add_option("--config", config_path,
+                     "nvmetcli config.json: port, subsystems, hosts (see target/config.h)");
+  CLI::Option* traddr = app.add_option("-a,--traddr", o.traddr, "local address to listen on");
+  CLI::Option* trsvcid = app.add_option("-s,--trsvcid", o.trsvcid, "port")->capture_default_str();
+  CLI::Option* nqn = app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->capture_default_str();
+  CLI::Option* file = app.add_option("--file", o.file_path, "namespace backing file (mmap'ed)");
+  CLI::Option* size_opt =
+      app.add_option("--size", size, "create/extend --file to this size (k/m/g suffixes)");
+  CLI::Option* ram =
+      app.add_option("--ram-size", ram_size, "RAM namespace of this size (k/m/g suffixes)");
   app.add_option("--lba-size", o.lba_size, "LBA size: 512 or 4096")->capture_default_str();
-  app.add_option("--inline-data-size", o.inline_data_size,
-                 "in-capsule data bytes (-1 = one page, 0 = off)")
-      ->capture_default_str();
+  CLI::Option* inline_size = app.add_option("--inline-data-size", o.inline_data_size,
+                                            "in-capsule data bytes (-1 = one page, 0 = off)")
+                                 ->capture_default_str();
+  // The config file says these (addr, subsystems, namespaces, param.inline_data_size).
+  for (CLI::Option* opt : {traddr, trsvcid, nqn, file, size_opt, ram, inline_size}) {
+    config->excludes(opt);
+  }
   app.add_option("--queue-size", o.max_queue_size, "I/O queue entries offered")
       ->capture_default_str();
   app.add_option("--max-io-queues", o.max_io_queues, "I/O queues per controller")
@@ -132,6 +170,15 @@ int main(int argc, char** argv) {
   }
   nvmf::set_log_level(*level);
   if (!apply_sizes(size, ram_size, o)) return kExitUsage;
+  if (!config_path.empty()) {
+    auto loaded = nvmf::target::load_nvmet_config(config_path, o);
+    if (!loaded.ok()) {
+      std::cerr << "nvmf-target: --config " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    for (const auto& w : loaded->warnings) std::cerr << "nvmf-target: warning: " << w << "\n";
+    o = std::move(loaded->options);
+  }
   if (auto st = nvmf::target::validate_options(o); !st.ok()) {
     std::cerr << "nvmf-target: " << st.message() << "\n";
     return kExitUsage;

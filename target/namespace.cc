@@ -2,6 +2,8 @@
 #include "target/namespace.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +41,20 @@ Result<std::pair<int, uint64_t>> open_and_size(const std::string& path, uint64_t
     return Status::from_errno("fstat", err, path);
   }
   uint64_t current = static_cast<uint64_t>(st.st_size);
+  // A block device (e.g. /dev/nullb0 from an nvmetcli config) has st_size 0: ask its size.
+  if (S_ISBLK(st.st_mode)) {
+    if (::ioctl(fd, BLKGETSIZE64, &current) != 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::from_errno("ioctl(BLKGETSIZE64)", err, path);
+    }
+    if (size_bytes > current) {
+      ::close(fd);
+      return Status::invalid_argument(path + ": block device of " + std::to_string(current) +
+                                      " bytes cannot be extended to " + std::to_string(size_bytes));
+    }
+    return std::make_pair(fd, current);
+  }
   if (size_bytes > current && ::ftruncate(fd, static_cast<off_t>(size_bytes)) != 0) {
     int err = errno;
     ::close(fd);

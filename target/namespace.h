@@ -22,6 +22,7 @@ class Namespace {
   // - `size_bytes` > 0: creates the file if missing and extends it (ftruncate) to at least
   //   `size_bytes`; a larger file is never shrunk.
   // - `size_bytes` == 0: the file must exist; its current size is used.
+  // - A block device (S_ISBLK) is used at its size (BLKGETSIZE64); it is never extended.
   // The usable size is rounded down to a multiple of `lba_size` (512 or 4096). Errors:
   // kInvalidArgument (bad lba_size, file smaller than one LBA), or the failing system call
   // (open, fstat, ftruncate, mmap) with its errno.

@@ -64,6 +64,9 @@ struct NegotiationStats {
   std::vector<std::string> warnings;  // adjustments made while resolving
 };
 
+// How many freed queues and controllers TargetStats keeps (each).
+inline constexpr size_t kFreedStatsKept = 64;
+
 // Everything Target::stats() reports. Totals include queues and controllers already freed.
 struct TargetStats {
   CounterSnapshot totals;
@@ -76,6 +79,10 @@ struct TargetStats {
   uint64_t inline_send_fallbacks = 0;  // QPs created without inline send after a refusal
   std::vector<QueueStats> queues;
   std::vector<ControllerStats> controllers;
+  // The most recently torn down queues and freed controllers with their final counters, oldest
+  // first, at most kFreedStatsKept of each: what a report written at exit can still show.
+  std::vector<QueueStats> freed_queues;
+  std::vector<ControllerStats> freed_controllers;
   NegotiationStats negotiation;
 };
 

@@ -2,6 +2,15 @@
 #include "target/stats_registry.h"
 
 namespace nvmf::target {
+namespace {
+
+template <typename T>
+void keep(std::deque<T>& kept, T item) {
+  if (kept.size() == kFreedStatsKept) kept.pop_front();
+  kept.push_back(std::move(item));
+}
+
+}  // namespace
 
 void StatsRegistry::add_queue(const QueueCounters* counters, const QueueStats& info) {
   std::lock_guard lock(mutex_);
@@ -22,6 +31,9 @@ void StatsRegistry::remove_queue(const QueueCounters* counters) {
   retired_ += s;
   auto c = controllers_.find(it->second.info.cntlid);
   if (c != controllers_.end()) c->second.retired += s;
+  QueueStats freed = it->second.info;
+  freed.counters = s;
+  keep(freed_queues_, std::move(freed));
   queues_.erase(it);
   ++counts_.disconnections;
 }
@@ -40,7 +52,15 @@ void StatsRegistry::set_controller_ready(uint16_t cntlid, bool ready) {
 
 void StatsRegistry::remove_controller(uint16_t cntlid) {
   std::lock_guard lock(mutex_);
-  if (controllers_.erase(cntlid) > 0) ++counts_.controllers_freed;
+  auto c = controllers_.find(cntlid);
+  if (c == controllers_.end()) return;
+  ControllerStats freed{cntlid, c->second.hostnqn, c->second.ready, 0, c->second.retired};
+  for (const auto& [ptr, q] : queues_) {
+    if (q.info.cntlid == cntlid) freed.counters += ptr->snapshot();
+  }
+  keep(freed_controllers_, std::move(freed));
+  controllers_.erase(c);
+  ++counts_.controllers_freed;
 }
 
 void StatsRegistry::count_accepted() {
@@ -89,6 +109,8 @@ TargetStats StatsRegistry::snapshot(const StatusCounters& statuses) const {
     out.queues.push_back(std::move(qs));
   }
   for (auto& [cntlid, c] : ctrls) out.controllers.push_back(std::move(c));
+  out.freed_queues.assign(freed_queues_.begin(), freed_queues_.end());
+  out.freed_controllers.assign(freed_controllers_.begin(), freed_controllers_.end());
   out.errors_by_status = statuses.snapshot();
   return out;
 }

@@ -4,6 +4,7 @@
 #define NVMF_TARGET_STATS_REGISTRY_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -21,11 +22,13 @@ class StatsRegistry {
   void add_queue(const QueueCounters* counters, const QueueStats& info);
   // Its Fabrics Connect bound it to controller `cntlid`.
   void set_queue_controller(const QueueCounters* counters, uint16_t cntlid);
-  // It is being torn down: its counters move into the totals (and its controller's).
+  // It is being torn down: its counters move into the totals (and its controller's), and it is
+  // kept in TargetStats::freed_queues.
   void remove_queue(const QueueCounters* counters);
 
   void add_controller(uint16_t cntlid, const std::string& hostnqn);
   void set_controller_ready(uint16_t cntlid, bool ready);
+  // Kept in TargetStats::freed_controllers with its counters (freed queues + live ones).
   void remove_controller(uint16_t cntlid);
 
   void count_accepted();
@@ -52,7 +55,9 @@ class StatsRegistry {
   std::map<const QueueCounters*, LiveQueue> queues_;
   std::map<uint16_t, LiveController> controllers_;
   CounterSnapshot retired_;
-  TargetStats counts_;  // connection/controller counts only
+  TargetStats counts_;                             // connection/controller counts only
+  std::deque<QueueStats> freed_queues_;            // at most kFreedStatsKept
+  std::deque<ControllerStats> freed_controllers_;  // at most kFreedStatsKept
   NegotiationStats negotiation_;
 };
 

@@ -1,12 +1,14 @@
 // Subsystem.
 #include "target/subsystem.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
 #include "common/log.h"
 #include "target/command_processor.h"
 #include "target/identify.h"
+#include "target/port.h"
 
 namespace nvmf::target {
 namespace {
@@ -23,10 +25,35 @@ std::string serial_from(const std::array<uint8_t, 16>& id) {
 
 Subsystem::Subsystem(SubsystemConfig config, Namespace& ns, StatsRegistry& registry)
     : config_(std::move(config)),
-      ns_(ns),
+      ns_(&ns),
+      registry_(registry),
+      nguid_(config_.nguid ? *config_.nguid : stable_id_from(config_.nqn)) {
+  serial_ = config_.serial.empty() ? serial_from(stable_id_from(config_.nqn)) : config_.serial;
+}
+
+Subsystem::Subsystem(SubsystemConfig config, StatsRegistry& registry)
+    : config_(std::move(config)),
+      ns_(nullptr),
       registry_(registry),
       nguid_(stable_id_from(config_.nqn)) {
   serial_ = config_.serial.empty() ? serial_from(nguid_) : config_.serial;
+}
+
+bool Subsystem::host_allowed(std::string_view hostnqn) const {
+  if (config_.discovery || config_.allow_any_host) return true;
+  for (const auto& h : config_.allowed_hosts) {
+    if (h == hostnqn) return true;
+  }
+  return false;
+}
+
+uint32_t Subsystem::in_capsule_data_size() const {
+  return port_ != nullptr ? port_->in_capsule_data_size() : in_capsule_data_size_;
+}
+
+void Subsystem::set_in_capsule_data_size(uint32_t bytes) {
+  if (port_ != nullptr) port_->set_in_capsule_data_size(bytes);
+  in_capsule_data_size_ = bytes;
 }
 
 Subsystem::~Subsystem() {
@@ -35,19 +62,21 @@ Subsystem::~Subsystem() {
 
 Controller* Subsystem::create_controller(const std::string& hostnqn,
                                          const std::array<uint8_t, 16>& hostid, uint32_t kato_ms) {
-  uint16_t cntlid = 1;
-  for (const auto& [used, c] : controllers_) {
-    if (used != cntlid) break;
-    ++cntlid;
+  uint32_t last = std::min<uint32_t>(config_.cntlid_max, kMaxCntlid);
+  uint32_t cntlid = config_.cntlid_min == 0 ? 1 : config_.cntlid_min;
+  for (; cntlid <= last; ++cntlid) {
+    auto id = static_cast<uint16_t>(cntlid);
+    if (controllers_.count(id) == 0 && (port_ == nullptr || !port_->cntlid_in_use(id))) break;
   }
-  if (cntlid > kMaxCntlid) return nullptr;
-  auto ctrl = std::make_unique<Controller>(cntlid, hostnqn, hostid, kato_ms, config_.max_io_queues,
-                                           config_.io_queue_size, config_.version);
+  if (cntlid > last) return nullptr;
+  uint16_t io_queues = config_.discovery ? 0 : config_.max_io_queues;
+  auto ctrl = std::make_unique<Controller>(static_cast<uint16_t>(cntlid), hostnqn, hostid, kato_ms,
+                                           io_queues, config_.io_queue_size, config_.version);
   Controller* raw = ctrl.get();
-  controllers_[cntlid] = std::move(ctrl);
-  registry_.add_controller(cntlid, hostnqn);
-  NVMF_LOG(INFO, "target") << "controller " << cntlid << " created for " << hostnqn << " (kato "
-                           << kato_ms << " ms)";
+  controllers_[raw->cntlid()] = std::move(ctrl);
+  registry_.add_controller(raw->cntlid(), hostnqn);
+  NVMF_LOG(INFO, "target") << "controller " << raw->cntlid() << " of " << config_.nqn
+                           << " created for " << hostnqn << " (kato " << kato_ms << " ms)";
   return raw;
 }
 

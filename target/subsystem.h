@@ -7,13 +7,18 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "target/controller.h"
 #include "target/namespace.h"
 #include "target/stats_registry.h"
 
 namespace nvmf::target {
+
+class Port;
 
 // Fixed settings, decided when the target starts.
 struct SubsystemConfig {
@@ -28,6 +33,16 @@ struct SubsystemConfig {
   std::string serial;              // empty: derived from the NQN
   std::string model = "nvmf-rdma target";
   std::string firmware = "0.1";
+  // nvmetcli config (target/config.h): the discovery subsystem has no namespace and no I/O
+  // queues; host access (checked at admin Connect); CNTLID range; namespace identifiers
+  // (empty: NGUID derived from the NQN, no UUID).
+  bool discovery = false;
+  bool allow_any_host = true;
+  std::vector<std::string> allowed_hosts;
+  uint16_t cntlid_min = 1;
+  uint16_t cntlid_max = 0xFFEF;
+  std::optional<std::array<uint8_t, 16>> nguid;
+  std::optional<std::array<uint8_t, 16>> uuid;
 
   // 4 KiB << mdts.
   uint32_t max_transfer_bytes() const { return 4096u << mdts; }
@@ -39,22 +54,35 @@ class Subsystem {
  public:
   // `ns` and `registry` must outlive the subsystem.
   Subsystem(SubsystemConfig config, Namespace& ns, StatsRegistry& registry);
+  // A subsystem without namespace: the discovery subsystem (config.discovery).
+  Subsystem(SubsystemConfig config, StatsRegistry& registry);
   ~Subsystem();
   Subsystem(const Subsystem&) = delete;
   Subsystem& operator=(const Subsystem&) = delete;
 
   const SubsystemConfig& config() const { return config_; }
-  Namespace& ns() { return ns_; }
+  Namespace& ns() { return *ns_; }  // not for the discovery subsystem
   StatsRegistry& registry() { return registry_; }
   const std::string& serial() const { return serial_; }
   const std::array<uint8_t, 16>& nguid() const { return nguid_; }
+  const std::optional<std::array<uint8_t, 16>>& uuid() const { return config_.uuid; }
+
+  // The port this subsystem is linked to (Port::link); null when used alone (unit tests).
+  Port* port() const { return port_; }
+  void set_port(Port* port) { port_ = port; }
+  // nvmet_host_allowed: allow_any_host, or `hostnqn` is in allowed_hosts. The discovery
+  // subsystem allows every host (its log page filters instead).
+  bool host_allowed(std::string_view hostnqn) const;
 
   // The effective in-capsule data size (bytes) every I/O queue offers and Identify reports;
   // set once the device is known (resolve_inline_data_size).
-  uint32_t in_capsule_data_size() const { return in_capsule_data_size_; }
-  void set_in_capsule_data_size(uint32_t bytes) { in_capsule_data_size_ = bytes; }
+  // Kept by the port when linked (every subsystem of a port shares its queues' receives).
+  uint32_t in_capsule_data_size() const;
+  void set_in_capsule_data_size(uint32_t bytes);
 
-  // A new controller with the lowest free CNTLID in 1..FFEFh; null when all are taken.
+  // A new controller with the lowest CNTLID in cntlid_min..cntlid_max free in this subsystem and,
+  // when linked, on the whole port (the stats registry keys controllers by CNTLID); null when
+  // all are taken.
   Controller* create_controller(const std::string& hostnqn, const std::array<uint8_t, 16>& hostid,
                                 uint32_t kato_ms);
   Controller* find_controller(uint16_t cntlid) const;
@@ -65,8 +93,9 @@ class Subsystem {
 
  private:
   SubsystemConfig config_;
-  Namespace& ns_;
+  Namespace* ns_;  // null for the discovery subsystem
   StatsRegistry& registry_;
+  Port* port_ = nullptr;
   std::string serial_;
   std::array<uint8_t, 16> nguid_;
   uint32_t in_capsule_data_size_ = 0;

@@ -4,9 +4,12 @@
 #include <string>
 
 #include "common/log.h"
+#include "proto/discovery.h"
+#include "proto/fabrics.h"
 #include "target/counters.h"
 #include "target/event_loop.h"
 #include "target/namespace.h"
+#include "target/port.h"
 #include "target/stats_registry.h"
 #include "target/subsystem.h"
 
@@ -15,22 +18,63 @@ namespace {
 
 Status bad(const std::string& message) { return Status::invalid_argument(message); }
 
-Result<std::unique_ptr<Namespace>> open_namespace(const TargetOptions& o) {
-  if (!o.file_path.empty()) return Namespace::open_file(o.file_path, o.file_size, o.lba_size);
-  return Namespace::create_ram(o.ram_size, o.lba_size);
+Result<std::unique_ptr<Namespace>> open_namespace(const SubsystemOptions& s, uint32_t lba_size) {
+  if (!s.file_path.empty()) return Namespace::open_file(s.file_path, s.file_size, lba_size);
+  return Namespace::create_ram(s.ram_size, lba_size);
+}
+
+// The subsystems to serve: the configured ones, or one from the single-subsystem options.
+std::vector<SubsystemOptions> subsystem_list(const TargetOptions& o) {
+  if (!o.subsystems.empty()) return o.subsystems;
+  SubsystemOptions s;
+  s.nqn = o.subnqn;
+  s.file_path = o.file_path;
+  s.file_size = o.file_size;
+  s.ram_size = o.ram_size;
+  return {s};
+}
+
+Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
+  if (s.nqn.empty() || s.nqn.size() > proto::kNqnMaxLength) {
+    return bad(where + " NQN must be 1..223 bytes, got " + std::to_string(s.nqn.size()));
+  }
+  if (s.nqn == proto::kDiscoveryNqn) {
+    return bad(where + " NQN " + s.nqn + " is the discovery NQN, served by every port");
+  }
+  if (s.file_path.empty() == (s.ram_size == 0)) {
+    return bad(where + ": give exactly one namespace backing: a file path or a RAM size");
+  }
+  if (s.file_path.empty() && s.file_size != 0) return bad(where + ": a size needs a file path");
+  if (s.cntlid_min == 0 || s.cntlid_min > s.cntlid_max || s.cntlid_max > 0xFFEF) {
+    return bad(where + ": cntlid range " + std::to_string(s.cntlid_min) + ".." +
+               std::to_string(s.cntlid_max) + " is not within 1..65519");
+  }
+  if (s.serial.size() > 20 || s.model.size() > 40 || s.firmware.size() > 8) {
+    return bad(where + ": serial/model/firmware longer than 20/40/8 characters");
+  }
+  return ok_status();
 }
 
 }  // namespace
 
 Status validate_options(const TargetOptions& o) {
   if (o.traddr.empty()) return bad("--traddr is required");
-  if (o.subnqn.empty() || o.subnqn.size() > 223) {
-    return bad("--nqn must be 1..223 bytes, got " + std::to_string(o.subnqn.size()));
+  if (o.subsystems.empty()) {
+    if (o.subnqn.empty() || o.subnqn.size() > 223) {
+      return bad("--nqn must be 1..223 bytes, got " + std::to_string(o.subnqn.size()));
+    }
+    if (o.file_path.empty() == (o.ram_size == 0)) {
+      return bad("give exactly one namespace backing: --file PATH or --ram-size BYTES");
+    }
+    if (o.file_path.empty() && o.file_size != 0) return bad("--size needs --file");
   }
-  if (o.file_path.empty() == (o.ram_size == 0)) {
-    return bad("give exactly one namespace backing: --file PATH or --ram-size BYTES");
+  for (size_t i = 0; i < o.subsystems.size(); ++i) {
+    std::string where = "subsystem " + o.subsystems[i].nqn;
+    NVMF_RETURN_IF_ERROR(validate_subsystem(o.subsystems[i], where));
+    for (size_t j = 0; j < i; ++j) {
+      if (o.subsystems[j].nqn == o.subsystems[i].nqn) return bad(where + " is given twice");
+    }
   }
-  if (o.file_path.empty() && o.file_size != 0) return bad("--size needs --file");
   if (!valid_lba_size(o.lba_size)) {
     return bad("--lba-size " + std::to_string(o.lba_size) + " is not 512 or 4096");
   }
@@ -51,31 +95,68 @@ Status validate_options(const TargetOptions& o) {
 Target::Target() = default;
 
 Target::~Target() {
-  loop_.reset();  // queues first: they detach from controllers owned by the subsystem
-  subsystem_.reset();
+  loop_.reset();  // queues first: they detach from controllers owned by the subsystems
+  port_.reset();
+  subsystems_.clear();
+  discovery_.reset();
 }
 
 Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   NVMF_RETURN_IF_ERROR(validate_options(options));
   std::unique_ptr<Target> t(new Target());
-  NVMF_ASSIGN_OR_RETURN(t->ns_, open_namespace(options));
   t->registry_ = std::make_unique<StatsRegistry>();
   t->statuses_ = std::make_unique<StatusCounters>();
-  SubsystemConfig cfg;
-  cfg.nqn = options.subnqn;
-  cfg.max_io_queues = options.max_io_queues;
-  cfg.io_queue_size = options.max_queue_size;
-  cfg.mdts = options.mdts;
-  t->subsystem_ = std::make_unique<Subsystem>(cfg, *t->ns_, *t->registry_);
+  SubsystemConfig common;
+  common.max_io_queues = options.max_io_queues;
+  common.io_queue_size = options.max_queue_size;
+  common.mdts = options.mdts;
+  SubsystemConfig disc = common;
+  disc.nqn = proto::kDiscoveryNqn;
+  disc.discovery = true;
+  t->discovery_ = std::make_unique<Subsystem>(disc, *t->registry_);
+  DiscoveryAddress address;
+  address.portid = options.portid;
+  address.adrfam = adrfam_for(options.traddr);
+  // TREQ bit 2 as nvmet: a host may disable SQ flow control (Connect CATTR bit 2).
+  address.treq = options.treq | proto::kTreqDisableSqFlowControl;
+  address.traddr = options.traddr;
+  address.trsvcid = options.trsvcid;
+  t->port_ = std::make_unique<Port>(address, *t->discovery_);
+  for (const SubsystemOptions& spec : subsystem_list(options)) {
+    NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(spec, options.lba_size));
+    SubsystemConfig cfg = common;
+    cfg.nqn = spec.nqn;
+    cfg.allow_any_host = spec.allow_any_host;
+    cfg.allowed_hosts = spec.allowed_hosts;
+    cfg.cntlid_min = spec.cntlid_min;
+    cfg.cntlid_max = spec.cntlid_max;
+    cfg.nguid = spec.nguid;
+    cfg.uuid = spec.uuid;
+    if (!spec.serial.empty()) cfg.serial = spec.serial;
+    if (!spec.model.empty()) cfg.model = spec.model;
+    if (!spec.firmware.empty()) cfg.firmware = spec.firmware;
+    if (spec.version != 0) cfg.version = spec.version;
+    auto sub = std::make_unique<Subsystem>(cfg, *ns, *t->registry_);
+    t->port_->link(*sub);
+    NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace 1 on " << ns->describe()
+                             << ", " << ns->num_lbas() << " LBAs of " << ns->lba_size() << " bytes"
+                             << (cfg.allow_any_host
+                                     ? ", any host"
+                                     : ", " + std::to_string(cfg.allowed_hosts.size()) +
+                                           " allowed host(s)");
+    t->namespaces_.push_back(std::move(ns));
+    t->subsystems_.push_back(std::move(sub));
+  }
   NegotiationStats pending;
   pending.configured_inline_data_size = options.inline_data_size;
-  pending.mdts = cfg.mdts;
-  pending.max_transfer_bytes = cfg.max_transfer_bytes();
+  pending.mdts = common.mdts;
+  pending.max_transfer_bytes = common.max_transfer_bytes();
   t->registry_->set_negotiation(pending);
-  NVMF_ASSIGN_OR_RETURN(t->loop_, EventLoop::create(options, *t->subsystem_, *t->statuses_));
-  NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace 1 on " << t->ns_->describe()
-                           << ", " << t->ns_->num_lbas() << " LBAs of " << t->ns_->lba_size()
-                           << " bytes";
+  // The first subsystem stands for the port's shared limits in the event loop; Connect picks
+  // the subsystem by SUBNQN through the port.
+  NVMF_ASSIGN_OR_RETURN(t->loop_,
+                        EventLoop::create(options, *t->subsystems_.front(), *t->statuses_));
+  t->port_->set_trsvcid(std::to_string(t->loop_->port()));
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "target/stats.h"
@@ -14,12 +15,13 @@ namespace nvmf::target {
 
 class EventLoop;
 class Namespace;
+class Port;
 class StatsRegistry;
 class StatusCounters;
 class Subsystem;
 
-// One listener, one subsystem with namespace 1, all served by one event-loop thread (the one
-// calling run()).
+// One listener (a Port) serving the discovery subsystem and one or more NVM subsystems, each
+// with namespace 1, all served by one event-loop thread (the one calling run()).
 //
 //   NVMF_ASSIGN_OR_RETURN(auto target, Target::create(options));
 //   std::thread loop([&] { status = target->run(); });
@@ -57,8 +59,10 @@ class Target {
 
   std::unique_ptr<StatsRegistry> registry_;
   std::unique_ptr<StatusCounters> statuses_;
-  std::unique_ptr<Namespace> ns_;
-  std::unique_ptr<Subsystem> subsystem_;
+  std::vector<std::unique_ptr<Namespace>> namespaces_;
+  std::vector<std::unique_ptr<Subsystem>> subsystems_;
+  std::unique_ptr<Subsystem> discovery_;
+  std::unique_ptr<Port> port_;
   std::unique_ptr<EventLoop> loop_;  // last: destroyed first
 };
 

@@ -2,14 +2,38 @@
 #ifndef NVMF_TARGET_TARGET_OPTIONS_H_
 #define NVMF_TARGET_TARGET_OPTIONS_H_
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
 namespace nvmf::target {
 
 inline constexpr char kDefaultSubnqn[] = "nqn.2024-01.io.nvmf-rdma:target";
+
+// One NVM subsystem with namespace 1, as an nvmetcli config describes it (target/config.h).
+// Empty strings and zero mean "the target's default".
+struct SubsystemOptions {
+  std::string nqn;
+  bool allow_any_host = true;
+  std::vector<std::string> allowed_hosts;  // host NQNs admitted when !allow_any_host
+  std::string serial;                      // Identify SN (at most 20 characters)
+  std::string model;                       // Identify MN (at most 40)
+  std::string firmware;                    // Identify FR (at most 8)
+  uint32_t version = 0;                    // VS, e.g. 0x00010300
+  uint16_t cntlid_min = 1;
+  uint16_t cntlid_max = 0xFFEF;
+  // Namespace 1 backing: exactly one of file_path (a file or a block device, used at its size
+  // unless file_size is larger) or ram_size.
+  std::string file_path;
+  uint64_t file_size = 0;
+  uint64_t ram_size = 0;
+  std::optional<std::array<uint8_t, 16>> nguid;
+  std::optional<std::array<uint8_t, 16>> uuid;
+};
 
 // Settings of one target: one listener, one subsystem, one namespace (nsid 1).
 struct TargetOptions {
@@ -34,6 +58,13 @@ struct TargetOptions {
   // Inline-send size asked for on each QP (IBV_SEND_INLINE for the 16-byte CQE); the QP wrapper
   // falls back to 0 when the device refuses.
   uint32_t requested_max_inline_data = 16;
+
+  // Discovery Log entry fields of the listening port (nvmet addr_treq, portid).
+  uint16_t portid = 1;
+  uint8_t treq = 0;  // proto::kTreqNotSpecified
+  // Subsystems from a config file. Empty: one subsystem from subnqn and the backing above.
+  // Every subsystem shares the port's limits (queues, MDTS, in-capsule data size).
+  std::vector<SubsystemOptions> subsystems;
 };
 
 // Checks ranges and the one-backing rule. kInvalidArgument names the option ("--lba-size 1024

@@ -34,7 +34,7 @@ ln -sfn /proc/self/fd/2 /dev/stderr
 hostname rxe-guest
 ip link set lo up
 
-# Soft-RoCE "wire" (see docs/rxe-vm.md): 6.1's rxe only works in the initial
+# Soft-RoCE "wire" (see docs/soft-roce.md): 6.1's rxe only works in the initial
 # netns, so both veth ends stay here and policy routing makes locally generated
 # packets between the two local addresses cross the veth instead of lo.
 modprobe -a rdma_rxe ib_uverbs rdma_ucm veth

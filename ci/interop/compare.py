@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Field checks for the interop suite; every mismatch names both sides' values.
+
+Usage:
+  compare.py idctrl NVME_ID_CTRL.json NVMF_HOST_IDENTIFY.json
+      IOCCSZ, SGLS, MDTS, ICDOFF, MN, SN, FR as the Linux host (nvme id-ctrl) and nvmf-host read them.
+  compare.py list NVME_LIST.json DEVICE MODEL SERIAL FIRMWARE
+      nvme list shows our model, serial and firmware strings for DEVICE.
+  compare.py disc A.json B.json SUBNQN [A-name B-name]
+      the Discovery Log entry for SUBNQN in two discovery reports (nvme discover -o json or
+      nvmf-host discover --json), field by field.
+  compare.py negotiation NVMF_HOST_IDENTIFY.json INLINE_SIZE
+      prints what the kernel target advertised and what nvmf-host used; checks IOCCSZ.
+  compare.py paths NVMF_TARGET_REPORT.json INLINE_SIZE
+      the target's counters: writes came in-capsule (when INLINE_SIZE > 0) and by RDMA READ,
+      reads happened, and the effective in-capsule size is INLINE_SIZE.
+Exit 0 when all fields agree, 1 otherwise.
+"""
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def num(v):
+    if isinstance(v, str):
+        return int(v, 0)
+    return int(v)
+
+
+def report(rows):
+    bad = 0
+    for name, a_name, a, b_name, b in rows:
+        same = a == b
+        bad += not same
+        print(f"{'ok ' if same else 'BAD'} {name}: {a_name} {a!r}, {b_name} {b!r}")
+    return 1 if bad else 0
+
+
+def idctrl(kernel_path, ours_path):
+    k = load(kernel_path)
+    o = load(ours_path)["controller"]
+    rows = []
+    for field in ("ioccsz", "sgls", "mdts", "icdoff", "iorcsz", "msdbd", "kas", "cntrltype"):
+        if field not in o:
+            continue
+        rows.append((field.upper(), "nvme id-ctrl", num(k[field]), "nvmf-host", num(o[field])))
+    for field in ("mn", "sn", "fr"):
+        rows.append((field.upper(), "nvme id-ctrl", str(k[field]).strip(), "nvmf-host",
+                     str(o[field]).strip()))
+    return report(rows)
+
+
+def devices(j):
+    out = []
+    if isinstance(j, dict):
+        if "DevicePath" in j:
+            out.append(j)
+        for v in j.values():
+            out += devices(v)
+    elif isinstance(j, list):
+        for v in j:
+            out += devices(v)
+    return out
+
+
+def nvme_list(path, device, model, serial, firmware):
+    for d in devices(load(path)):
+        if d["DevicePath"] == device:
+            return report([
+                ("ModelNumber", "nvme list", d.get("ModelNumber", "").strip(), "configured", model),
+                ("SerialNumber", "nvme list", d.get("SerialNumber", "").strip(), "configured",
+                 serial),
+                ("Firmware", "nvme list", d.get("Firmware", "").strip(), "nvmf-target", firmware),
+            ])
+    print(f"BAD nvme list: no device {device}")
+    return 1
+
+
+NAMES = {
+    "trtype": {1: "rdma"},
+    "adrfam": {1: "ipv4", 2: "ipv6"},
+    "subtype": {1: "discovery subsystem referral", 2: "nvme subsystem",
+                3: "current discovery subsystem"},
+}
+
+
+def entries(j):
+    recs = j.get("records") or j.get("Records") or []
+    return recs
+
+
+def norm(e):
+    """Entry fields in one vocabulary, whichever tool printed them. nvmf-host's JSON carries the
+    raw codes too ("raw"); nvme-cli prints names only (and TREQ without bit 2)."""
+    out = {}
+    for k, v in e.get("raw", {}).items():
+        out["raw_" + k] = v
+    for k in ("trtype", "adrfam", "subtype", "treq", "portid", "trsvcid", "subnqn", "traddr",
+              "rdma_prtype", "rdma_qptype", "rdma_cms", "rdma_pkey"):
+        v = e.get(k)
+        if isinstance(v, str):
+            v = v.strip()
+        if k in ("portid", "rdma_pkey") and v is not None:
+            v = num(v)
+        if k in ("trsvcid",) and v is not None:
+            v = str(v)
+        if k == "treq" and isinstance(v, str):
+            v = v.split(",")[0].strip()
+        if k in ("rdma_prtype", "rdma_qptype", "rdma_cms") and isinstance(v, str):
+            v = v.replace("_", "-")
+        out[k] = v
+    return out
+
+
+def disc(a_path, b_path, subnqn, a_name="A", b_name="B"):
+    a = [norm(e) for e in entries(load(a_path))]
+    b = [norm(e) for e in entries(load(b_path))]
+    print(f"{a_name}: {len(a)} entries {[e['subnqn'] for e in a]}; "
+          f"{b_name}: {len(b)} entries {[e['subnqn'] for e in b]}")
+    ea = [e for e in a if e["subnqn"] == subnqn]
+    eb = [e for e in b if e["subnqn"] == subnqn]
+    if not ea or not eb:
+        print(f"BAD entry for {subnqn}: {a_name} has {len(ea)}, {b_name} has {len(eb)}")
+        return 1
+    rows = [(k, a_name, ea[0][k], b_name, eb[0][k]) for k in ea[0] if ea[0][k] is not None
+            and eb[0].get(k) is not None]
+    rows.append(("entries (subtype, subnqn)", a_name, sorted((e["subtype"], e["subnqn"]) for e in a),
+                 b_name, sorted((e["subtype"], e["subnqn"]) for e in b)))
+    ja, jb = load(a_path), load(b_path)
+    print(f"GENCTR (a change counter, not compared): {a_name} {ja.get('genctr')}, "
+          f"{b_name} {jb.get('genctr')}")
+    return report(rows)
+
+
+def negotiation(path, inline_size):
+    j = load(path)
+    c, n = j["controller"], j.get("negotiation", {})
+    print(f"kernel target advertised: IOCCSZ {c['ioccsz']} ({num(c['ioccsz']) * 16 - 64} bytes "
+          f"in-capsule), SGLS {c['sgls']}, ICDOFF {c['icdoff']}, MSDBD {c.get('msdbd')}, "
+          f"MDTS {c['mdts']}")
+    print(f"nvmf-host used: {json.dumps(n, sort_keys=True)}")
+    want = (64 + int(inline_size)) // 16
+    return report([("IOCCSZ", "kernel target", num(c["ioccsz"]), "param_inline_data_size "
+                    f"{inline_size} implies", want)])
+
+
+def paths(path, inline_size):
+    r = load(path)
+    size = int(inline_size)
+    w = r["writes"]
+    print(f"in_capsule_data_size {r['in_capsule_data_size']} (configured {size}); writes "
+          f"in-capsule {w['in_capsule']}, by RDMA READ {w['rdma_read']}; reads {r['reads']}; "
+          f"errors {r['errors_by_status']}")
+    return report([
+        ("in-capsule data size", "nvmf-target", r["in_capsule_data_size"], "configured", size),
+        ("writes by RDMA READ > 0", "nvmf-target", w["rdma_read"] > 0, "expected", True),
+        ("writes in-capsule > 0", "nvmf-target", w["in_capsule"] > 0, "expected", size > 0),
+        ("reads > 0", "nvmf-target", r["reads"] > 0, "expected", True),
+    ])
+
+
+def main(argv):
+    cmd, args = argv[0], argv[1:]
+    fn = {"idctrl": idctrl, "list": nvme_list, "disc": disc, "negotiation": negotiation,
+          "paths": paths}[cmd]
+    return fn(*args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,434 @@
+// nvmetcli config.json reader.
+#include "target/config.h"
+
+#include <cerrno>
+#include <charconv>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "proto/discovery.h"
+#include "proto/fabrics.h"
+#include "target/discovery.h"
+
+namespace nvmf::target {
+namespace {
+
+using nlohmann::json;
+
+Status bad(const std::string& path, const std::string& what) {
+  return Status::invalid_argument(path + ": " + what);
+}
+
+std::string shown(const json& v) { return v.dump(); }
+
+// Every key of `obj` must be in `known` (or `ignored`, which adds a warning); else an error.
+Status check_keys(const json& obj, const std::string& path,
+                  std::initializer_list<const char*> known,
+                  std::initializer_list<std::pair<const char*, const char*>> ignored,
+                  std::vector<std::string>* warnings) {
+  for (const auto& [key, value] : obj.items()) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (ok) continue;
+    for (const auto& [k, why] : ignored) {
+      if (key == k) {
+        warnings->push_back(path + "." + key + " " + shown(value) + " ignored: " + why);
+        ok = true;
+      }
+    }
+    if (!ok) return bad(path + "." + key, "unknown or unsupported key");
+  }
+  return ok_status();
+}
+
+Result<const json*> object_at(const json& parent, const std::string& path, const char* key,
+                              bool required) {
+  auto it = parent.find(key);
+  if (it == parent.end()) {
+    if (required) return bad(path + "." + key, "missing");
+    return static_cast<const json*>(nullptr);
+  }
+  if (!it->is_object()) return bad(path + "." + key, shown(*it) + " is not an object");
+  return &*it;
+}
+
+Result<const json*> array_at(const json& parent, const std::string& path, const char* key) {
+  auto it = parent.find(key);
+  if (it == parent.end()) return static_cast<const json*>(nullptr);
+  if (!it->is_array()) return bad(path + "." + key, shown(*it) + " is not a list");
+  return &*it;
+}
+
+Result<std::string> string_of(const json& v, const std::string& path) {
+  if (!v.is_string()) return bad(path, shown(v) + " is not a string");
+  return v.get<std::string>();
+}
+
+// A JSON number or a decimal string (nvmetcli saves attributes as strings).
+Result<int64_t> integer_of(const json& v, const std::string& path, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  if (v.is_number_integer()) {
+    n = v.get<int64_t>();
+  } else if (v.is_string()) {
+    const std::string& s = v.get_ref<const std::string&>();
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
+      return bad(path, shown(v) + " is not an integer");
+    }
+  } else {
+    return bad(path, shown(v) + " is not an integer");
+  }
+  if (n < lo || n > hi) {
+    return bad(path, shown(v) + " is not in " + std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return n;
+}
+
+Result<bool> flag_of(const json& v, const std::string& path) {
+  NVMF_ASSIGN_OR_RETURN(int64_t n, integer_of(v, path, 0, 1));
+  return n == 1;
+}
+
+// "1.3" / "1.3.0" / "2.0" to VS (MJR << 16 | MNR << 8 | TER).
+Result<uint32_t> version_of(const json& v, const std::string& path) {
+  NVMF_ASSIGN_OR_RETURN(std::string s, string_of(v, path));
+  unsigned parts[3] = {0, 0, 0};
+  int n = 0;
+  std::stringstream in(s);
+  std::string piece;
+  while (std::getline(in, piece, '.')) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(piece.data(), piece.data() + piece.size(), value);
+    if (n == 3 || piece.empty() || ec != std::errc() || end != piece.data() + piece.size() ||
+        value > 255) {
+      return bad(path, shown(v) + " is not a version like \"1.3\"");
+    }
+    parts[n++] = value;
+  }
+  if (n < 2 || parts[0] == 0) return bad(path, shown(v) + " is not a version like \"1.3\"");
+  return (parts[0] << 16) | (parts[1] << 8) | parts[2];
+}
+
+Status parse_addr(const json& addr, const std::string& path, TargetOptions& o,
+                  std::vector<std::string>* warnings) {
+  NVMF_RETURN_IF_ERROR(check_keys(
+      addr, path, {"trtype", "adrfam", "traddr", "trsvcid", "treq", "tsas"}, {}, warnings));
+  auto trtype = addr.find("trtype");
+  if (trtype == addr.end()) return bad(path + ".trtype", "missing");
+  NVMF_ASSIGN_OR_RETURN(std::string t, string_of(*trtype, path + ".trtype"));
+  if (t != "rdma") return bad(path + ".trtype", shown(*trtype) + ": only \"rdma\" is served");
+  auto traddr = addr.find("traddr");
+  if (traddr == addr.end()) return bad(path + ".traddr", "missing");
+  NVMF_ASSIGN_OR_RETURN(o.traddr, string_of(*traddr, path + ".traddr"));
+  if (o.traddr.empty() || o.traddr.size() >= proto::kTraddrFieldLength) {
+    return bad(path + ".traddr", shown(*traddr) + " must be 1..255 characters");
+  }
+  if (auto it = addr.find("adrfam"); it != addr.end()) {
+    NVMF_ASSIGN_OR_RETURN(std::string a, string_of(*it, path + ".adrfam"));
+    uint8_t want = a == "ipv4" ? proto::kAdrfamIpv4 : a == "ipv6" ? proto::kAdrfamIpv6 : 0;
+    if (want == 0) return bad(path + ".adrfam", shown(*it) + ": only \"ipv4\" and \"ipv6\"");
+    if (want != adrfam_for(o.traddr)) {
+      return bad(path + ".adrfam", shown(*it) + " does not match traddr \"" + o.traddr + "\"");
+    }
+  }
+  if (auto it = addr.find("trsvcid"); it != addr.end()) {
+    NVMF_ASSIGN_OR_RETURN(int64_t port, integer_of(*it, path + ".trsvcid", 0, 65535));
+    o.trsvcid = std::to_string(port);
+  }
+  if (auto it = addr.find("treq"); it != addr.end()) {
+    NVMF_ASSIGN_OR_RETURN(std::string treq, string_of(*it, path + ".treq"));
+    if (treq == "not specified") {
+      o.treq = proto::kTreqNotSpecified;
+    } else if (treq == "not required") {
+      o.treq = proto::kTreqNotRequired;
+    } else if (treq == "required") {
+      return bad(path + ".treq", "\"required\": a secure channel (TLS) is not supported");
+    } else {
+      return bad(path + ".treq",
+                 shown(*it) + ": use \"not specified\", \"not required\" or \"required\"");
+    }
+  }
+  if (auto it = addr.find("tsas"); it != addr.end()) {
+    NVMF_ASSIGN_OR_RETURN(std::string tsas, string_of(*it, path + ".tsas"));
+    if (tsas != "none" && tsas != "not specified") {
+      return bad(path + ".tsas", shown(*it) + ": only \"none\" or \"not specified\" (no TLS)");
+    }
+  }
+  return ok_status();
+}
+
+Status parse_param(const json& param, const std::string& path, TargetOptions& o,
+                   std::vector<std::string>* warnings) {
+  for (const auto& [key, value] : param.items()) {
+    std::string p = path + "." + key;
+    if (key == "inline_data_size") {
+      NVMF_ASSIGN_OR_RETURN(int64_t n, integer_of(value, p, -1, INT32_MAX));
+      o.inline_data_size = static_cast<int32_t>(n);
+    } else if (key == "max_queue_size") {
+      NVMF_ASSIGN_OR_RETURN(int64_t n, integer_of(value, p, 2, 1024));
+      o.max_queue_size = static_cast<uint32_t>(n);
+    } else if (key == "pi_enable") {
+      NVMF_ASSIGN_OR_RETURN(bool pi, flag_of(value, p));
+      if (pi) return bad(p, shown(value) + ": protection information is not supported");
+    } else {
+      warnings->push_back(p + " " + shown(value) +
+                          " ignored: nvmf-target has no such port parameter");
+    }
+  }
+  return ok_status();
+}
+
+Status parse_attr(const json& attr, const std::string& path, SubsystemOptions& s,
+                  std::vector<std::string>* warnings) {
+  for (const auto& [key, value] : attr.items()) {
+    std::string p = path + "." + key;
+    if (key == "allow_any_host") {
+      NVMF_ASSIGN_OR_RETURN(s.allow_any_host, flag_of(value, p));
+    } else if (key == "serial" || key == "model" || key == "firmware") {
+      NVMF_ASSIGN_OR_RETURN(std::string text, string_of(value, p));
+      size_t max = key == "serial" ? 20 : key == "model" ? 40 : 8;
+      if (text.size() > max) {
+        return bad(p, shown(value) + " is longer than " + std::to_string(max) + " characters");
+      }
+      (key == "serial" ? s.serial : key == "model" ? s.model : s.firmware) = text;
+    } else if (key == "version") {
+      NVMF_ASSIGN_OR_RETURN(s.version, version_of(value, p));
+    } else if (key == "cntlid_min" || key == "cntlid_max") {
+      NVMF_ASSIGN_OR_RETURN(int64_t n, integer_of(value, p, 1, 0xFFEF));
+      (key == "cntlid_min" ? s.cntlid_min : s.cntlid_max) = static_cast<uint16_t>(n);
+    } else if (key == "pi_enable") {
+      NVMF_ASSIGN_OR_RETURN(bool pi, flag_of(value, p));
+      if (pi) return bad(p, shown(value) + ": protection information is not supported");
+    } else if (key == "qid_max") {
+      NVMF_ASSIGN_OR_RETURN(int64_t n, integer_of(value, p, 1, 65535));
+      warnings->push_back(p + " " + std::to_string(n) +
+                          " ignored: I/O queues are granted up to --max-io-queues per controller");
+    } else if (key == "ieee_oui") {
+      warnings->push_back(p + " " + shown(value) + " ignored: Identify IEEE OUI is reported as 0");
+    } else {
+      return bad(p, "unknown or unsupported subsystem attribute");
+    }
+  }
+  if (s.cntlid_min > s.cntlid_max) {
+    return bad(path + ".cntlid_min", std::to_string(s.cntlid_min) + " is above cntlid_max " +
+                                         std::to_string(s.cntlid_max));
+  }
+  return ok_status();
+}
+
+Status parse_namespaces(const json& list, const std::string& path, SubsystemOptions& s,
+                        std::vector<std::string>* warnings) {
+  bool have = false;
+  for (size_t i = 0; i < list.size(); ++i) {
+    std::string p = path + "[" + std::to_string(i) + "]";
+    const json& ns = list[i];
+    if (!ns.is_object()) return bad(p, shown(ns) + " is not an object");
+    NVMF_RETURN_IF_ERROR(
+        check_keys(ns, p, {"nsid", "enable", "device"},
+                   {{"ana_grpid", "nvmf-target does not report ANA (Asymmetric Namespace Access)"}},
+                   warnings));
+    auto nsid_it = ns.find("nsid");
+    if (nsid_it == ns.end()) return bad(p + ".nsid", "missing");
+    NVMF_ASSIGN_OR_RETURN(int64_t nsid, integer_of(*nsid_it, p + ".nsid", 1, 0xFFFFFFFE));
+    bool enabled = true;
+    if (auto it = ns.find("enable"); it != ns.end()) {
+      NVMF_ASSIGN_OR_RETURN(enabled, flag_of(*it, p + ".enable"));
+    }
+    if (!enabled) {
+      warnings->push_back(p + " (nsid " + std::to_string(nsid) +
+                          ") has enable 0: not served, as nvmet");
+      continue;
+    }
+    if (nsid != 1) {
+      return bad(p + ".nsid", std::to_string(nsid) + ": nvmf-target serves namespace 1 only");
+    }
+    if (have) return bad(p, "a second enabled namespace: nvmf-target serves one per subsystem");
+    NVMF_ASSIGN_OR_RETURN(const json* device, object_at(ns, p, "device", true));
+    std::string dp = p + ".device";
+    NVMF_RETURN_IF_ERROR(check_keys(*device, dp, {"path", "nguid", "uuid"}, {}, warnings));
+    auto path_it = device->find("path");
+    if (path_it == device->end()) return bad(dp + ".path", "missing");
+    NVMF_ASSIGN_OR_RETURN(s.file_path, string_of(*path_it, dp + ".path"));
+    if (s.file_path.empty()) return bad(dp + ".path", "is empty");
+    for (const char* key : {"nguid", "uuid"}) {
+      auto it = device->find(key);
+      if (it == device->end()) continue;
+      NVMF_ASSIGN_OR_RETURN(std::string text, string_of(*it, dp + "." + key));
+      auto id = parse_uuid_text(text);
+      if (!id.ok()) return bad(dp + "." + key, shown(*it) + " is not 16 bytes of hex");
+      (std::string_view(key) == "nguid" ? s.nguid : s.uuid) = *id;
+    }
+    have = true;
+  }
+  if (!have) return bad(path, "no enabled namespace: nvmf-target serves namespace 1");
+  return ok_status();
+}
+
+Result<SubsystemOptions> parse_subsystem(const json& sub, const std::string& path,
+                                         const std::set<std::string>& hosts,
+                                         std::vector<std::string>* warnings) {
+  if (!sub.is_object()) return bad(path, shown(sub) + " is not an object");
+  NVMF_RETURN_IF_ERROR(
+      check_keys(sub, path, {"nqn", "attr", "allowed_hosts", "namespaces"}, {}, warnings));
+  SubsystemOptions s;
+  auto nqn = sub.find("nqn");
+  if (nqn == sub.end()) return bad(path + ".nqn", "missing");
+  NVMF_ASSIGN_OR_RETURN(s.nqn, string_of(*nqn, path + ".nqn"));
+  if (s.nqn.empty() || s.nqn.size() > proto::kNqnMaxLength) {
+    return bad(path + ".nqn", shown(*nqn) + " must be 1..223 bytes");
+  }
+  if (s.nqn == proto::kDiscoveryNqn) {
+    return bad(path + ".nqn", shown(*nqn) + " is the discovery NQN, served by every port");
+  }
+  NVMF_ASSIGN_OR_RETURN(const json* attr, object_at(sub, path, "attr", false));
+  if (attr != nullptr) NVMF_RETURN_IF_ERROR(parse_attr(*attr, path + ".attr", s, warnings));
+  NVMF_ASSIGN_OR_RETURN(const json* allowed, array_at(sub, path, "allowed_hosts"));
+  if (allowed != nullptr) {
+    for (size_t i = 0; i < allowed->size(); ++i) {
+      std::string p = path + ".allowed_hosts[" + std::to_string(i) + "]";
+      NVMF_ASSIGN_OR_RETURN(std::string h, string_of((*allowed)[i], p));
+      if (hosts.count(h) == 0) return bad(p, "\"" + h + "\" is not in the top-level hosts list");
+      s.allowed_hosts.push_back(h);
+    }
+  }
+  NVMF_ASSIGN_OR_RETURN(const json* namespaces, array_at(sub, path, "namespaces"));
+  if (namespaces == nullptr) return bad(path + ".namespaces", "missing");
+  NVMF_RETURN_IF_ERROR(parse_namespaces(*namespaces, path + ".namespaces", s, warnings));
+  return s;
+}
+
+}  // namespace
+
+Result<std::array<uint8_t, 16>> parse_uuid_text(std::string_view text) {
+  std::array<uint8_t, 16> out{};
+  size_t digits = 0;
+  for (char c : text) {
+    if (c == '-') continue;
+    int v = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (v < 0 || digits >= 32) {
+      return Status::invalid_argument("\"" + std::string(text) + "\" is not 32 hex digits");
+    }
+    out[digits / 2] = static_cast<uint8_t>(out[digits / 2] | (v << (digits % 2 == 0 ? 4 : 0)));
+    ++digits;
+  }
+  if (digits != 32) {
+    return Status::invalid_argument("\"" + std::string(text) + "\" is not 32 hex digits");
+  }
+  return out;
+}
+
+Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetOptions& base) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    return Status::invalid_argument(std::string("not valid JSON: ") + e.what());
+  }
+  if (!root.is_object()) return bad("(top level)", "is not an object");
+  NvmetConfig out;
+  out.options = base;
+  TargetOptions& o = out.options;
+  auto* warnings = &out.warnings;
+  NVMF_RETURN_IF_ERROR(check_keys(root, "", {"hosts", "ports", "subsystems"}, {}, warnings));
+
+  std::set<std::string> hosts;
+  NVMF_ASSIGN_OR_RETURN(const json* host_list, array_at(root, "", "hosts"));
+  if (host_list != nullptr) {
+    for (size_t i = 0; i < host_list->size(); ++i) {
+      std::string p = "hosts[" + std::to_string(i) + "]";
+      const json& h = (*host_list)[i];
+      if (!h.is_object()) return bad(p, shown(h) + " is not an object");
+      NVMF_RETURN_IF_ERROR(check_keys(h, p, {"nqn"}, {}, warnings));
+      auto nqn = h.find("nqn");
+      if (nqn == h.end()) return bad(p + ".nqn", "missing");
+      NVMF_ASSIGN_OR_RETURN(std::string n, string_of(*nqn, p + ".nqn"));
+      if (n.empty() || n.size() > proto::kNqnMaxLength) {
+        return bad(p + ".nqn", shown(*nqn) + " must be 1..223 bytes");
+      }
+      hosts.insert(n);
+    }
+  }
+
+  NVMF_ASSIGN_OR_RETURN(const json* ports, array_at(root, "", "ports"));
+  if (ports == nullptr || ports->empty()) return bad("ports", "no port given");
+  if (ports->size() > 1) {
+    return bad("ports[1]", "nvmf-target serves one port; give each port its own process");
+  }
+  const json& port = (*ports)[0];
+  if (!port.is_object()) return bad("ports[0]", shown(port) + " is not an object");
+  NVMF_RETURN_IF_ERROR(check_keys(
+      port, "ports[0]", {"portid", "addr", "param", "referrals", "subsystems"},
+      {{"ana_groups", "nvmf-target does not report ANA (Asymmetric Namespace Access)"}}, warnings));
+  if (auto it = port.find("portid"); it != port.end()) {
+    NVMF_ASSIGN_OR_RETURN(int64_t id, integer_of(*it, "ports[0].portid", 0, 65535));
+    o.portid = static_cast<uint16_t>(id);
+  }
+  NVMF_ASSIGN_OR_RETURN(const json* addr, object_at(port, "ports[0]", "addr", true));
+  NVMF_RETURN_IF_ERROR(parse_addr(*addr, "ports[0].addr", o, warnings));
+  NVMF_ASSIGN_OR_RETURN(const json* param, object_at(port, "ports[0]", "param", false));
+  if (param != nullptr) NVMF_RETURN_IF_ERROR(parse_param(*param, "ports[0].param", o, warnings));
+  NVMF_ASSIGN_OR_RETURN(const json* referrals, array_at(port, "ports[0]", "referrals"));
+  if (referrals != nullptr && !referrals->empty()) {
+    return bad("ports[0].referrals", "referrals to other discovery services are not supported");
+  }
+  std::vector<std::string> linked;
+  NVMF_ASSIGN_OR_RETURN(const json* links, array_at(port, "ports[0]", "subsystems"));
+  if (links != nullptr) {
+    for (size_t i = 0; i < links->size(); ++i) {
+      NVMF_ASSIGN_OR_RETURN(
+          std::string n, string_of((*links)[i], "ports[0].subsystems[" + std::to_string(i) + "]"));
+      linked.push_back(n);
+    }
+  }
+  if (linked.empty()) return bad("ports[0].subsystems", "no subsystem linked to the port");
+
+  NVMF_ASSIGN_OR_RETURN(const json* subs, array_at(root, "", "subsystems"));
+  std::vector<SubsystemOptions> defined;
+  if (subs != nullptr) {
+    for (size_t i = 0; i < subs->size(); ++i) {
+      std::string p = "subsystems[" + std::to_string(i) + "]";
+      const json& sub = (*subs)[i];
+      bool is_linked = false;
+      if (sub.is_object() && sub.contains("nqn") && sub["nqn"].is_string()) {
+        for (const auto& l : linked) is_linked = is_linked || l == sub["nqn"].get<std::string>();
+      }
+      NVMF_ASSIGN_OR_RETURN(SubsystemOptions s, parse_subsystem(sub, p, hosts, warnings));
+      for (const auto& d : defined) {
+        if (d.nqn == s.nqn) return bad(p + ".nqn", "\"" + s.nqn + "\" is defined twice");
+      }
+      if (!is_linked) {
+        warnings->push_back(p + " \"" + s.nqn + "\" is linked to no port: not served, as nvmet");
+      }
+      defined.push_back(std::move(s));
+    }
+  }
+  o.subsystems.clear();
+  for (size_t i = 0; i < linked.size(); ++i) {
+    const SubsystemOptions* found = nullptr;
+    for (const auto& d : defined) found = d.nqn == linked[i] ? &d : found;
+    std::string p = "ports[0].subsystems[" + std::to_string(i) + "]";
+    if (found == nullptr) return bad(p, "\"" + linked[i] + "\" is not in the subsystems list");
+    for (const auto& s : o.subsystems) {
+      if (s.nqn == linked[i]) return bad(p, "\"" + linked[i] + "\" is linked twice");
+    }
+    o.subsystems.push_back(*found);
+  }
+  return out;
+}
+
+Result<NvmetConfig> load_nvmet_config(const std::string& path, const TargetOptions& base) {
+  std::ifstream in(path);
+  if (!in) return Status::from_errno("open", errno, path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto config = parse_nvmet_config(text.str(), base);
+  if (!config.ok()) return Status::invalid_argument(path + ": " + config.status().message());
+  return config;
+}
+
+}  // namespace nvmf::target

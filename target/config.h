@@ -1,0 +1,48 @@
+// Reads the JSON that nvmetcli saves (/etc/nvmet/config.json) into TargetOptions, so one file
+// configures both the Linux kernel target (through configfs) and nvmf-target.
+#ifndef NVMF_TARGET_CONFIG_H_
+#define NVMF_TARGET_CONFIG_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "target/target_options.h"
+
+namespace nvmf::target {
+
+struct NvmetConfig {
+  TargetOptions options;              // `base` with the port and the served subsystems applied
+  std::vector<std::string> warnings;  // keys ignored because ignoring them is safe, one a line
+};
+
+// Applies an nvmetcli config to `base` (which keeps what the file does not say: LBA size,
+// queue limits, MDTS). The shape, and what is done with each key:
+//   {"hosts": [{"nqn"}],
+//    "ports": [exactly one: {"portid", "addr": {"trtype": "rdma", "adrfam": "ipv4"|"ipv6",
+//              "traddr", "trsvcid", "treq": "not specified"|"not required", "tsas"},
+//              "param": {"inline_data_size", "max_queue_size", "pi_enable": "0"},
+//              "referrals": [], "subsystems": [NQN...], "ana_groups"}],
+//    "subsystems": [{"nqn", "attr": {"allow_any_host", "serial", "model", "firmware",
+//              "version", "cntlid_min", "cntlid_max", "pi_enable": "0", "qid_max",
+//              "ieee_oui"}, "allowed_hosts": [NQN...],
+//              "namespaces": [one: {"nsid": 1, "enable", "device": {"path", "nguid", "uuid"},
+//              "ana_grpid"}]}]}
+// Only the subsystems the port links are served (as nvmet). Numbers may be JSON numbers or
+// decimal strings (nvmetcli writes attributes as strings).
+// Errors (kInvalidArgument) name the key path and the value: `ports[0].addr.trtype "tcp": only
+// "rdma" is served`, `subsystems[0].attr.frobnicate: unknown key`. Keys whose effect we do not
+// implement but whose absence changes nothing a host relies on (ANA groups, ieee_oui, qid_max,
+// other port params) become warnings naming the key.
+Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetOptions& base);
+// Reads `path` and parses it; errors name the file.
+Result<NvmetConfig> load_nvmet_config(const std::string& path, const TargetOptions& base);
+
+// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" or 32 hex digits (dashes anywhere are skipped) to 16
+// bytes in text order. kInvalidArgument otherwise.
+Result<std::array<uint8_t, 16>> parse_uuid_text(std::string_view text);
+
+}  // namespace nvmf::target
+
+#endif  // NVMF_TARGET_CONFIG_H_

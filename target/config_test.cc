@@ -1,0 +1,294 @@
+// nvmetcli config.json: a good file, then each unsupported key and each bad value, one by one.
+#include "target/config.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace nvmf::target {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kHost[] = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
+constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:interop";
+
+// What `nvmetcli save` writes for one rdma port, one subsystem, one null_blk namespace.
+json good() {
+  return json::parse(R"({
+    "hosts": [{"nqn": "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"}],
+    "ports": [{
+      "addr": {"adrfam": "ipv4", "traddr": "10.99.0.1", "treq": "not specified",
+               "trsvcid": "4420", "trtype": "rdma"},
+      "ana_groups": [{"ana": {"state": "optimized"}, "grpid": 1}],
+      "param": {"inline_data_size": "16384", "pi_enable": "0"},
+      "portid": 1,
+      "referrals": [],
+      "subsystems": ["nqn.2024-01.io.nvmf-rdma:interop"]
+    }],
+    "subsystems": [{
+      "allowed_hosts": ["nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"],
+      "attr": {"allow_any_host": "0", "cntlid_max": "65519", "cntlid_min": "1",
+               "model": "Linux", "pi_enable": "0", "qid_max": "128",
+               "serial": "d3b07384d113edec", "version": "1.3"},
+      "namespaces": [{
+        "ana_grpid": 1,
+        "device": {"nguid": "00000000-0000-0000-0000-000000000000", "path": "/dev/nullb0",
+                   "uuid": "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"},
+        "enable": 1,
+        "nsid": 1
+      }],
+      "nqn": "nqn.2024-01.io.nvmf-rdma:interop"
+    }]
+  })");
+}
+
+Result<NvmetConfig> parse(const json& j) { return parse_nvmet_config(j.dump(), TargetOptions{}); }
+
+// The error message for `j`, which must fail.
+std::string error_of(const json& j) {
+  auto r = parse(j);
+  EXPECT_FALSE(r.ok()) << j.dump();
+  return r.ok() ? std::string() : r.status().message();
+}
+
+bool has_warning(const NvmetConfig& c, const std::string& part) {
+  for (const auto& w : c.warnings) {
+    if (w.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(ConfigTest, NvmetcliSavedFileIsUsed) {
+  auto r = parse(good());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const TargetOptions& o = r->options;
+  EXPECT_EQ(o.traddr, "10.99.0.1");
+  EXPECT_EQ(o.trsvcid, "4420");
+  EXPECT_EQ(o.portid, 1);
+  EXPECT_EQ(o.treq, 0);
+  EXPECT_EQ(o.inline_data_size, 16384);
+  ASSERT_EQ(o.subsystems.size(), 1u);
+  const SubsystemOptions& s = o.subsystems[0];
+  EXPECT_EQ(s.nqn, kNqn);
+  EXPECT_FALSE(s.allow_any_host);
+  ASSERT_EQ(s.allowed_hosts.size(), 1u);
+  EXPECT_EQ(s.allowed_hosts[0], kHost);
+  EXPECT_EQ(s.model, "Linux");
+  EXPECT_EQ(s.serial, "d3b07384d113edec");
+  EXPECT_EQ(s.version, 0x00010300u);
+  EXPECT_EQ(s.cntlid_min, 1);
+  EXPECT_EQ(s.cntlid_max, 0xFFEF);
+  EXPECT_EQ(s.file_path, "/dev/nullb0");
+  ASSERT_TRUE(s.nguid.has_value());
+  EXPECT_EQ((*s.nguid)[0], 0);
+  ASSERT_TRUE(s.uuid.has_value());
+  EXPECT_EQ((*s.uuid)[0], 0x0f);
+  EXPECT_EQ((*s.uuid)[15], 0xf0);
+  // Keys ignored on purpose are named, never dropped silently.
+  EXPECT_TRUE(has_warning(*r, "ports[0].ana_groups"));
+  EXPECT_TRUE(has_warning(*r, "subsystems[0].attr.qid_max"));
+  EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].ana_grpid"));
+  EXPECT_EQ(r->warnings.size(), 3u);
+}
+
+TEST(ConfigTest, MinimalFileTakesDefaults) {
+  json j = {
+      {"ports", {{{"addr", {{"trtype", "rdma"}, {"traddr", "fe80::1"}}}, {"subsystems", {kNqn}}}}},
+      {"subsystems",
+       {{{"nqn", kNqn}, {"namespaces", {{{"nsid", 1}, {"device", {{"path", "/tmp/x"}}}}}}}}}};
+  TargetOptions base;
+  base.inline_data_size = 4096;
+  auto r = parse_nvmet_config(j.dump(), base);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->options.trsvcid, "4420");
+  EXPECT_EQ(r->options.inline_data_size, 4096) << "base kept when param is absent";
+  EXPECT_TRUE(r->options.subsystems[0].allow_any_host);
+  EXPECT_TRUE(r->warnings.empty());
+}
+
+TEST(ConfigTest, InlineDataSizeValues) {
+  for (const char* v : {"0", "4096", "16384", "-1"}) {
+    json j = good();
+    j["ports"][0]["param"]["inline_data_size"] = v;
+    auto r = parse(j);
+    ASSERT_TRUE(r.ok()) << v;
+    EXPECT_EQ(r->options.inline_data_size, std::stoi(v));
+  }
+}
+
+TEST(ConfigTest, UnknownKeysAreErrorsNamingThePath) {
+  struct Case {
+    const char* where;
+    std::function<void(json&)> edit;
+  };
+  const Case cases[] = {
+      {"frobnicate", [](json& j) { j["frobnicate"] = 1; }},
+      {"hosts[0].dhchap_key", [](json& j) { j["hosts"][0]["dhchap_key"] = "DHHC-1:00:x"; }},
+      {"ports[0].colour", [](json& j) { j["ports"][0]["colour"] = "red"; }},
+      {"ports[0].addr.trflags", [](json& j) { j["ports"][0]["addr"]["trflags"] = "1"; }},
+      {"subsystems[0].passthru", [](json& j) { j["subsystems"][0]["passthru"] = json::object(); }},
+      {"subsystems[0].attr.frobnicate",
+       [](json& j) { j["subsystems"][0]["attr"]["frobnicate"] = "1"; }},
+      {"subsystems[0].namespaces[0].buffered_io",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["buffered_io"] = 1; }},
+      {"subsystems[0].namespaces[0].device.p2pmem",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["device"]["p2pmem"] = "auto"; }},
+  };
+  for (const Case& c : cases) {
+    json j = good();
+    c.edit(j);
+    std::string msg = error_of(j);
+    EXPECT_NE(msg.find(c.where), std::string::npos) << c.where << " -> " << msg;
+    EXPECT_NE(msg.find("unknown or unsupported"), std::string::npos) << msg;
+  }
+}
+
+TEST(ConfigTest, BadValuesAreErrorsNamingKeyAndValue) {
+  struct Case {
+    const char* expect;  // a part of the message
+    std::function<void(json&)> edit;
+  };
+  const Case cases[] = {
+      {"ports[0].addr.trtype: \"tcp\"", [](json& j) { j["ports"][0]["addr"]["trtype"] = "tcp"; }},
+      {"ports[0].addr.adrfam: \"ib\"", [](json& j) { j["ports"][0]["addr"]["adrfam"] = "ib"; }},
+      {"ports[0].addr.adrfam: \"ipv6\" does not match",
+       [](json& j) { j["ports"][0]["addr"]["adrfam"] = "ipv6"; }},
+      {"ports[0].addr.traddr: missing", [](json& j) { j["ports"][0]["addr"].erase("traddr"); }},
+      {"ports[0].addr.trsvcid: \"44x\" is not an integer",
+       [](json& j) { j["ports"][0]["addr"]["trsvcid"] = "44x"; }},
+      {"ports[0].addr.trsvcid: \"70000\" is not in 0..65535",
+       [](json& j) { j["ports"][0]["addr"]["trsvcid"] = "70000"; }},
+      {"ports[0].addr.treq: \"required\"",
+       [](json& j) { j["ports"][0]["addr"]["treq"] = "required"; }},
+      {"ports[0].addr.treq: \"maybe\"", [](json& j) { j["ports"][0]["addr"]["treq"] = "maybe"; }},
+      {"ports[0].addr.tsas: \"tls1.3\"", [](json& j) { j["ports"][0]["addr"]["tsas"] = "tls1.3"; }},
+      {"ports[0].param.inline_data_size: \"-2\"",
+       [](json& j) { j["ports"][0]["param"]["inline_data_size"] = "-2"; }},
+      {"ports[0].param.inline_data_size: \"big\"",
+       [](json& j) { j["ports"][0]["param"]["inline_data_size"] = "big"; }},
+      {"ports[0].param.pi_enable: \"1\"",
+       [](json& j) { j["ports"][0]["param"]["pi_enable"] = "1"; }},
+      {"ports[0].portid: \"x\"", [](json& j) { j["ports"][0]["portid"] = "x"; }},
+      {"ports[0].referrals: referrals",
+       [](json& j) { j["ports"][0]["referrals"] = json::array({json::object()}); }},
+      {"ports[1]: nvmf-target serves one port",
+       [](json& j) { j["ports"].push_back(j["ports"][0]); }},
+      {"ports: no port given", [](json& j) { j["ports"] = json::array(); }},
+      {"ports[0].subsystems: no subsystem linked",
+       [](json& j) { j["ports"][0]["subsystems"] = json::array(); }},
+      {"ports[0].subsystems[0]: \"nqn.x\" is not in the subsystems list",
+       [](json& j) { j["ports"][0]["subsystems"][0] = "nqn.x"; }},
+      {"subsystems[0].nqn: \"nqn.2014-08.org.nvmexpress.discovery\" is the discovery NQN",
+       [](json& j) {
+         j["subsystems"][0]["nqn"] = "nqn.2014-08.org.nvmexpress.discovery";
+         j["ports"][0]["subsystems"][0] = "nqn.2014-08.org.nvmexpress.discovery";
+       }},
+      {"subsystems[0].attr.allow_any_host: \"yes\"",
+       [](json& j) { j["subsystems"][0]["attr"]["allow_any_host"] = "yes"; }},
+      {"subsystems[0].attr.allow_any_host: \"2\" is not in 0..1",
+       [](json& j) { j["subsystems"][0]["attr"]["allow_any_host"] = "2"; }},
+      {"subsystems[0].attr.serial: \"012345678901234567890\" is longer than 20",
+       [](json& j) { j["subsystems"][0]["attr"]["serial"] = "012345678901234567890"; }},
+      {"subsystems[0].attr.version: \"one\"",
+       [](json& j) { j["subsystems"][0]["attr"]["version"] = "one"; }},
+      {"subsystems[0].attr.cntlid_min: \"0\" is not in 1..65519",
+       [](json& j) { j["subsystems"][0]["attr"]["cntlid_min"] = "0"; }},
+      {"subsystems[0].attr.cntlid_min: 9 is above cntlid_max 8",
+       [](json& j) {
+         j["subsystems"][0]["attr"]["cntlid_min"] = "9";
+         j["subsystems"][0]["attr"]["cntlid_max"] = "8";
+       }},
+      {"subsystems[0].attr.pi_enable: \"1\"",
+       [](json& j) { j["subsystems"][0]["attr"]["pi_enable"] = "1"; }},
+      {"subsystems[0].allowed_hosts[0]: \"nqn.other\" is not in the top-level hosts list",
+       [](json& j) { j["subsystems"][0]["allowed_hosts"][0] = "nqn.other"; }},
+      {"subsystems[0].namespaces[0].nsid: 2: nvmf-target serves namespace 1 only",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["nsid"] = 2; }},
+      {"subsystems[0].namespaces[0].enable: 3",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["enable"] = 3; }},
+      {"subsystems[0].namespaces: no enabled namespace",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["enable"] = 0; }},
+      {"subsystems[0].namespaces[1]: a second enabled namespace",
+       [](json& j) {
+         j["subsystems"][0]["namespaces"].push_back(j["subsystems"][0]["namespaces"][0]);
+       }},
+      {"subsystems[0].namespaces[0].device.path: missing",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["device"].erase("path"); }},
+      {"subsystems[0].namespaces[0].device.nguid: \"zz\" is not 16 bytes of hex",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["device"]["nguid"] = "zz"; }},
+      {"subsystems[0].namespaces[0].device.uuid: \"0f1e\" is not 16 bytes of hex",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["device"]["uuid"] = "0f1e"; }},
+      {"subsystems[1].nqn: \"nqn.2024-01.io.nvmf-rdma:interop\" is defined twice",
+       [](json& j) { j["subsystems"].push_back(j["subsystems"][0]); }},
+      {"not valid JSON", [](json&) {}},
+  };
+  for (const Case& c : cases) {
+    std::string msg;
+    if (std::string(c.expect) == "not valid JSON") {
+      auto r = parse_nvmet_config("{\"ports\": [", TargetOptions{});
+      ASSERT_FALSE(r.ok());
+      msg = r.status().message();
+    } else {
+      json j = good();
+      c.edit(j);
+      msg = error_of(j);
+    }
+    EXPECT_NE(msg.find(c.expect), std::string::npos) << "want: " << c.expect << "\ngot:  " << msg;
+  }
+}
+
+TEST(ConfigTest, SafeToIgnoreKeysWarn) {
+  json j = good();
+  j["ports"][0]["param"]["max_queue_size"] = "64";
+  j["ports"][0]["param"]["pi_enable"] = "0";
+  j["ports"][0]["param"]["tos"] = "-1";
+  j["subsystems"][0]["attr"]["ieee_oui"] = "0x000000";
+  json other = j["subsystems"][0];
+  other["nqn"] = "nqn.2024-01.io.nvmf-rdma:unlinked";
+  j["subsystems"].push_back(other);
+  j["subsystems"][0]["namespaces"].push_back(
+      {{"nsid", 2}, {"enable", 0}, {"device", {{"path", "/dev/nullb1"}}}});
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->options.max_queue_size, 64u);
+  EXPECT_TRUE(has_warning(*r, "ports[0].param.tos"));
+  EXPECT_TRUE(has_warning(*r, "subsystems[0].attr.ieee_oui"));
+  EXPECT_TRUE(
+      has_warning(*r, "subsystems[1] \"nqn.2024-01.io.nvmf-rdma:unlinked\" is linked to no port"));
+  EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[1] (nsid 2) has enable 0"));
+  EXPECT_EQ(r->options.subsystems.size(), 1u) << "only linked subsystems are served";
+}
+
+TEST(ConfigTest, SeveralSubsystemsOnThePort) {
+  json j = good();
+  json second = j["subsystems"][0];
+  second["nqn"] = "nqn.2024-01.io.nvmf-rdma:second";
+  second["attr"]["allow_any_host"] = "1";
+  j["subsystems"].push_back(second);
+  j["ports"][0]["subsystems"].push_back("nqn.2024-01.io.nvmf-rdma:second");
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->options.subsystems.size(), 2u);
+  EXPECT_EQ(r->options.subsystems[1].nqn, "nqn.2024-01.io.nvmf-rdma:second");
+  EXPECT_TRUE(r->options.subsystems[1].allow_any_host);
+}
+
+TEST(ConfigTest, UuidText) {
+  auto id = parse_uuid_text("0F1E2D3C4B5A69788796A5B4C3D2E1F0");
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ((*id)[1], 0x1e);
+  EXPECT_FALSE(parse_uuid_text("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0ff").ok());
+  EXPECT_FALSE(parse_uuid_text("").ok());
+}
+
+TEST(ConfigTest, MissingFileNamesIt) {
+  auto r = load_nvmet_config("/nonexistent/config.json", TargetOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/nonexistent/config.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nvmf::target
