@@ -158,6 +158,16 @@ class Controller {
   Negotiation negotiation() const;
   HostStats stats() const;
 
+  // The connected I/O queue `qid` (1..num_io_queues), or nullptr. For callers that drive the
+  // queues themselves (the benchmark: one thread per queue, each Queue used by its thread
+  // only, no other I/O through this Controller meanwhile). Their commands are not counted in
+  // stats() except the queue's capsule counters.
+  Queue* io_queue_by_qid(uint16_t qid) const {
+    return qid >= 1 && qid <= io_queues_.size() ? io_queues_[qid - 1].get() : nullptr;
+  }
+  // How transfers are cut and whether writes go in-capsule (valid after connect).
+  const TransferLimits& transfer_limits() const { return limits_; }
+
  private:
   explicit Controller(const HostOptions& options);
   Status connect_admin();

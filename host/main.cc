@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/status.h"
+#include "host/bench_cli.h"
 #include "host/cli_util.h"
 #include "host/controller.h"
 #include "host/discover.h"
@@ -391,6 +392,8 @@ int run(int argc, char** argv) {
   read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");
   read->add_option("-l,--length", r.length, "bytes to read")->required();
   read->add_option("--json", r.json, "report file, or - for stdout");
+  BenchArgs bench_args;
+  CLI::App* bench = add_bench_subcommand(app, bench_args);
   bool disc_json = false;
   CLI::App* disc = app.add_subcommand("discover", "read the Discovery Log Page (nvme discover)");
   disc->add_flag("--json", disc_json, "JSON on stdout");
@@ -417,6 +420,7 @@ int run(int argc, char** argv) {
   }
   if (identify->parsed()) return cmd_identify(opts, id_json);
   if (write->parsed()) return cmd_write(opts, w);
+  if (bench->parsed()) return cmd_bench(opts, bench_args);
   return cmd_read(opts, r);
 }
 

@@ -275,6 +275,12 @@ Status Queue::check_cm_events() {
   }
 }
 
+Result<int> Queue::poll_completions() {
+  int found = 0;
+  NVMF_RETURN_IF_ERROR(poll_once(&found));
+  return found;
+}
+
 Status Queue::wait_for_work(Deadline deadline) {
   // Busy mode stays free of syscalls while it spins: it looks at the CM channel now and then.
   constexpr uint32_t kBusySpinsPerCmCheck = 1024;

@@ -97,6 +97,20 @@ class Queue : public CommandChannel {
   // Deadline `timeout_ms` (QueueParams) from now.
   Deadline deadline() const;
 
+  // Asynchronous completion API, for callers that keep many commands in flight and reap them
+  // in any order (the benchmark; one thread per queue). post() as above, then:
+  // - poll_completions(): one ibv_poll_cq; handles what it found and returns how many work
+  //   completions that was (0: nothing yet). Errors as wait().
+  // - wait_for_completions(deadline): event mode sleeps on the completion channel until work
+  //   may be there; busy mode returns at once. kTimeout once `deadline` passed (the queue is
+  //   then failed).
+  // - slot_done(slot) / release_slot(slot): as SlotTable::done() and release().
+  // None of them allocates on success.
+  Result<int> poll_completions();
+  Status wait_for_completions(Deadline deadline) { return wait_for_work(deadline); }
+  bool slot_done(uint16_t slot) const { return slots_->done(slot); }
+  proto::Cqe release_slot(uint16_t slot) { return slots_->release(slot); }
+
   // CommandChannel: a setup command through this queue's 4 KiB registered bounce buffer.
   Result<proto::Cqe> run(const proto::Sqe& sqe, std::span<const uint8_t> data_out,
                          std::span<uint8_t> data_in, bool allow_in_capsule) override;

@@ -31,6 +31,8 @@ rdma_pkgs=(libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-util
   rdmacm-utils perftest iproute2 kmod)
 # The Linux kernel's NVMe-oF peers for the interop suite (ci/interop): nvme-cli, fio.
 rdma_pkgs+=(nvme-cli fio)
+# ci/bench-compare.sh also plots (gnuplot).
+rdma_pkgs+=(gnuplot-nox)
 # The soft-RoCE guest: QEMU, Debian's kernel (has rdma_rxe), and the initramfs tools.
 vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static cpio zstd xz-utils)
 

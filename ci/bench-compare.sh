@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Compares our host and target with the Linux kernel's NVMe-oF RDMA stack and the raw verbs floor,
+# in one soft-RoCE run, interleaved: every repetition runs every cell back to back (order
+# alternating), ratios are taken inside each repetition. Not a timed test: it prints figures.
+#
+# Usage: ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS]
+#                            [--out DIR]
+#   default: 5 repetitions, 2 s per cell after a 0.5 s ramp (about 20 minutes under emulation);
+#   --quick: 2 repetitions of 1 s cells after 0.2 s (a CI smoke that proves the harness works).
+# Environment: BENCH_POLL (our host's --poll, default event), BENCH_INLINE_OFF (our host's
+#   --max-inline-data for the "inline send off" cell, default 0).
+# Writes DIR (default bench-results/) : bench-report.json, bench-report.md, bench.png, plot.dat
+# and raw/ (every cell's own output). Cells: ci/bench/guest.sh; figures: ci/bench/report.py.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reps=5
+runtime=2
+ramp=0.5
+out=bench-results
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) reps=2 runtime=1 ramp=0.2; shift ;;
+    --reps) reps=${2:?}; shift 2 ;;
+    --runtime) runtime=${2:?}; shift 2 ;;
+    --ramp) ramp=${2:?}; shift 2 ;;
+    --out) out=${2:?}; shift 2 ;;
+    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "bench-compare.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "bench-compare.sh: --reps wants a whole number >= 1" >&2; exit 2; }
+[[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench-compare.sh: --runtime wants seconds" >&2; exit 2; }
+[[ $ramp =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench-compare.sh: --ramp wants seconds" >&2; exit 2; }
+
+scripts/setup.sh
+# An optimised build for measuring (fastbuild, the test default, is unoptimised).
+bazel build -c opt //host:nvmf-host //target:nvmf-target
+bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+rm -rf "$out/raw"
+# Per repetition: about 33 cells of (runtime + ramp + ~3 s of connect and process start), three
+# target reconfigurations and 11 perftest runs.
+budget=$(python3 -c "print(int($reps * (33 * ($runtime + $ramp + 6) + 200) + 300))")
+echo "bench-compare.sh: $reps repetitions, ${runtime}s cells after ${ramp}s ramp; guest timeout ${budget}s"
+rc=0
+ci/rxe-run --results "$out" --timeout "$budget" \
+  --env BENCH_POLL --env BENCH_INLINE_OFF \
+  ci/bench/guest.sh "$bin" "$reps" "$runtime" "$ramp" || rc=$?
+if [ ! -s "$out/raw/cells.tsv" ]; then
+  echo "bench-compare.sh: the guest recorded no cells (rxe-run exit $rc)" >&2
+  exit 1
+fi
+machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; QEMU TCG guest (2 vCPUs, 2 GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
+python3 ci/bench/report.py "$out" --machine "$machine" \
+  --command "ci/bench-compare.sh --reps $reps --runtime $runtime --ramp $ramp"
+if command -v gnuplot >/dev/null; then
+  gnuplot -e "datafile='$out/plot.dat'; outfile='$out/bench.png'" ci/bench/plot.gp ||
+    echo "bench-compare.sh: gnuplot failed; no plot" >&2
+fi
+echo "bench-compare.sh: report in $out (bench-report.json, bench-report.md, bench.png)"
+exit "$rc"

@@ -1,0 +1,721 @@
+// The `nvmf-host bench` engine and reports; see bench.h.
+#include "host/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "common/in_capsule.h"
+#include "common/nvme_status.h"
+#include "common/sgl.h"
+#include "host/cli_util.h"
+#include "host/commands.h"
+#include "host/queue.h"
+
+namespace nvmf::host {
+namespace {
+
+constexpr uint32_t kMaxBs = 16u << 20;
+constexpr size_t kVerifyHeaderBytes = 32;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The 64-bit word `i` of the verify payload of the unit at `offset`.
+uint64_t pattern_word(uint64_t seed, uint64_t offset, size_t i) {
+  return splitmix64(seed ^ (offset * 0x100000001b3ull) ^ (static_cast<uint64_t>(i) << 48));
+}
+
+void put64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+uint64_t get64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// Progress of one job for the monitor thread: single writer, relaxed.
+struct Progress {
+  std::atomic<uint64_t> ios{0};
+  std::atomic<uint64_t> lat_ns{0};
+  void add(uint64_t lat) {
+    ios.store(ios.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    lat_ns.store(lat_ns.load(std::memory_order_relaxed) + lat, std::memory_order_relaxed);
+  }
+};
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+enum class Phase { kTimed, kFill, kReadBack };
+
+// One job: its queue, its buffers (iodepth x max bs, registered once) and its in-flight table.
+class Job {
+ public:
+  Job(uint32_t jobid, Queue* q, const Controller& c, const BenchOptions& o, uint64_t region_offset,
+      uint64_t region_bytes, uint32_t buf_bytes)
+      : jobid_(jobid),
+        q_(q),
+        nsid_(c.namespace_info().nsid),
+        lba_size_(c.lba_size()),
+        limits_(c.transfer_limits()),
+        o_(o),
+        region_offset_(region_offset),
+        region_bytes_(region_bytes),
+        buf_bytes_(buf_bytes),
+        active_(o.iodepth),
+        free_bufs_(o.iodepth) {}
+
+  Status setup(Controller& c) {
+    size_t bytes = static_cast<size_t>(buf_bytes_) * o_.iodepth;
+    mem_.reset(static_cast<uint8_t*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)));
+    if (!mem_) return Status::resource_exhausted("cannot allocate " + std::to_string(bytes));
+    // Without --verify, writes carry a fixed pseudo-random fill (not zeros, which some
+    // backends could treat specially).
+    for (size_t i = 0; i + 8 <= bytes; i += 8) put64(mem_.get() + i, splitmix64(i));
+    NVMF_ASSIGN_OR_RETURN(RegisteredBuffer buf, c.register_buffer(mem_.get(), bytes));
+    buf_.emplace(std::move(buf));
+    return ok_status();
+  }
+
+  Progress& progress() { return progress_; }
+  uint16_t qid() const { return q_->qid(); }
+
+  // Runs one phase with block size `bs` into `out`. kTimed: ramp then runtime, per options;
+  // kFill / kReadBack: one sequential pass over the region (writes / verified reads).
+  void run(Phase phase, uint32_t bs, JobResult& out);
+
+ private:
+  struct Active {
+    uint16_t slot;
+    bool write;
+    bool in_capsule;
+    uint32_t buf;
+    uint64_t offset;
+    int64_t start_ns;
+  };
+
+  Status submit(const IoPattern::Io& io, uint32_t bs);
+  Status complete(size_t index, int64_t t, uint32_t bs, bool record, JobResult& out);
+
+  uint32_t jobid_;
+  Queue* q_;
+  uint32_t nsid_;
+  uint32_t lba_size_;
+  TransferLimits limits_;
+  const BenchOptions& o_;
+  uint64_t region_offset_;
+  uint64_t region_bytes_;
+  uint32_t buf_bytes_;
+  std::unique_ptr<uint8_t, FreeDeleter> mem_;
+  std::optional<RegisteredBuffer> buf_;
+  std::vector<Active> active_;
+  size_t n_active_ = 0;
+  std::vector<uint32_t> free_bufs_;
+  size_t n_free_ = 0;
+  Progress progress_;
+  // First verify mismatch, formatted after the run.
+  bool have_mismatch_ = false;
+  uint64_t mismatch_offset_ = 0;
+};
+
+Status Job::submit(const IoPattern::Io& io, uint32_t bs) {
+  uint32_t b = free_bufs_[--n_free_];
+  uint8_t* data = mem_.get() + static_cast<size_t>(b) * buf_bytes_;
+  uint64_t slba = io.offset / lba_size_;
+  uint32_t nlb = bs / lba_size_;
+  proto::Sqe sqe = io.write ? write_sqe(nsid_, slba, nlb) : read_sqe(nsid_, slba, nlb);
+  Piece piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()};
+  std::span<const Piece> pieces;
+  bool in_capsule = false;
+  if (io.write) {
+    if (o_.verify) fill_verify_pattern(data, bs, io.offset, lba_size_, o_.seed);
+    if (fits_in_capsule(limits_.in_capsule, bs, 1)) {
+      encode_in_capsule_sgl(sqe.dptr, 0, bs);
+      pieces = std::span<const Piece>(&piece, 1);
+      in_capsule = true;
+    } else {
+      (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);  // bs <= 16 MiB - 1
+    }
+  } else {
+    (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);
+  }
+  int64_t start = now_ns();
+  Result<uint16_t> slot = q_->post(sqe, pieces);
+  if (!slot.ok()) {
+    free_bufs_[n_free_++] = b;
+    return std::move(slot).status();
+  }
+  active_[n_active_++] = Active{*slot, io.write, in_capsule, b, io.offset, start};
+  return ok_status();
+}
+
+Status Job::complete(size_t index, int64_t t, uint32_t bs, bool record, JobResult& out) {
+  Active a = active_[index];
+  active_[index] = active_[--n_active_];
+  free_bufs_[n_free_++] = a.buf;
+  proto::Cqe cqe = q_->release_slot(a.slot);
+  if (!status_is_success(cqe.status)) {
+    return cqe_status(cqe, std::string(a.write ? "Write" : "Read") + " at byte offset " +
+                               std::to_string(a.offset));
+  }
+  if (!a.write && o_.verify) {
+    const uint8_t* data = mem_.get() + static_cast<size_t>(a.buf) * buf_bytes_;
+    ++out.verify_checked;
+    int64_t bad = check_verify_pattern(data, bs, a.offset, lba_size_, o_.seed);
+    if (bad >= 0) {
+      ++out.verify_errors;
+      if (!have_mismatch_) {
+        have_mismatch_ = true;
+        mismatch_offset_ = a.offset + static_cast<uint64_t>(bad);
+      }
+    }
+  }
+  if (!record) return ok_status();
+  uint64_t lat = static_cast<uint64_t>(std::max<int64_t>(0, t - a.start_ns));
+  DirectionStats& d = a.write ? out.write : out.read;
+  ++d.ios;
+  d.bytes += bs;
+  d.clat.record(lat);
+  ++(!a.write ? out.path.reads : a.in_capsule ? out.path.writes_in_capsule : out.path.writes_keyed);
+  progress_.add(lat);
+  return ok_status();
+}
+
+void Job::run(Phase phase, uint32_t bs, JobResult& out) {
+  out.jobid = jobid_;
+  out.qid = q_->qid();
+  RwMode mode = phase == Phase::kTimed  ? o_.rw
+                : phase == Phase::kFill ? RwMode::kWrite
+                                        : RwMode::kRead;
+  IoPattern pattern(mode, o_.rwmixread, region_offset_, region_bytes_, bs,
+                    o_.seed ^ (static_cast<uint64_t>(jobid_) << 32) ^ bs);
+  n_active_ = 0;
+  n_free_ = o_.iodepth;
+  for (uint32_t i = 0; i < o_.iodepth; ++i) free_bufs_[i] = i;
+  bool timed = phase == Phase::kTimed;
+  uint64_t to_submit = timed ? UINT64_MAX : region_bytes_ / bs;
+  int64_t start = now_ns();
+  int64_t ramp_end = start + static_cast<int64_t>(o_.ramp_time_s * 1e9);
+  int64_t end = ramp_end + static_cast<int64_t>(o_.runtime_s * 1e9);
+  bool measuring = timed && o_.ramp_time_s <= 0;
+  bool ended = false;
+  int64_t measure_start = start, measure_end = start;
+  QueueCounters base = q_->counters();
+  auto close_window = [&](int64_t t) {
+    ended = true;
+    measure_end = t;
+    const QueueCounters& now = q_->counters();
+    out.path.capsules_inline = now.capsules_inline - base.capsules_inline;
+    out.path.capsules_by_reference = now.capsules_by_reference - base.capsules_by_reference;
+  };
+  const std::chrono::milliseconds timeout(5000);
+  Deadline deadline = std::chrono::steady_clock::now() + timeout;
+  Status st;
+  while (st.ok()) {
+    int64_t now = now_ns();
+    bool submitting = to_submit > 0;
+    if (timed) {
+      if (!measuring && !ended && now >= ramp_end) {
+        measuring = true;
+        measure_start = now;
+        base = q_->counters();
+      }
+      bool stop = o_.stop != nullptr && o_.stop->load(std::memory_order_relaxed);
+      if (now >= end || stop) {
+        submitting = false;
+        if (!ended) close_window(std::min(now, end));
+        measuring = false;
+      }
+    }
+    while (submitting && n_active_ < o_.iodepth) {
+      st = submit(pattern.next(), bs);
+      if (!st.ok()) break;
+      if (!timed && --to_submit == 0) submitting = false;
+    }
+    if (!st.ok() || n_active_ == 0) break;
+    Result<int> found = q_->poll_completions();
+    if (!found.ok()) {
+      st = found.status();
+      break;
+    }
+    if (*found == 0) {
+      st = q_->wait_for_completions(deadline);
+      continue;
+    }
+    int64_t t = now_ns();
+    deadline = std::chrono::steady_clock::now() + timeout;
+    for (size_t i = 0; i < n_active_ && st.ok();) {
+      if (q_->slot_done(active_[i].slot)) {
+        st = complete(i, t, bs, measuring, out);  // moves the last entry into i
+      } else {
+        ++i;
+      }
+    }
+  }
+  if (timed && !ended) close_window(now_ns());
+  if (!timed) measure_end = now_ns();
+  out.runtime_s = static_cast<double>(measure_end - measure_start) / 1e9;
+  if (!st.ok() && out.status.ok()) {
+    out.status = std::move(st).annotate("job " + std::to_string(jobid_) + " (qid " +
+                                        std::to_string(q_->qid()) + ")");
+  }
+  if (have_mismatch_ && out.verify_first_error.empty()) {
+    out.verify_first_error = "job " + std::to_string(jobid_) + ": data mismatch at byte " +
+                             std::to_string(mismatch_offset_) + " of the namespace";
+  }
+}
+
+void merge_into(JobResult& all, const JobResult& j) {
+  all.runtime_s = std::max(all.runtime_s, j.runtime_s);
+  all.read.ios += j.read.ios;
+  all.read.bytes += j.read.bytes;
+  all.read.clat.merge(j.read.clat);
+  all.write.ios += j.write.ios;
+  all.write.bytes += j.write.bytes;
+  all.write.clat.merge(j.write.clat);
+  all.path.add(j.path);
+  all.verify_checked += j.verify_checked;
+  all.verify_errors += j.verify_errors;
+  if (all.verify_first_error.empty()) all.verify_first_error = j.verify_first_error;
+  if (all.status.ok()) all.status = j.status;
+}
+
+// Runs `phase` on every job, each on its own thread; prints progress on stderr when asked.
+std::vector<JobResult> run_phase(std::vector<std::unique_ptr<Job>>& jobs, Phase phase, uint32_t bs,
+                                 const BenchOptions& o) {
+  std::vector<JobResult> results(jobs.size());
+  std::atomic<size_t> finished{0};
+  std::vector<std::thread> threads;
+  for (auto& j : jobs) {
+    j->progress().ios.store(0);
+    j->progress().lat_ns.store(0);
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    threads.emplace_back([&, i] {
+      jobs[i]->run(phase, bs, results[i]);
+      finished.fetch_add(1);
+    });
+  }
+  bool show = o.progress && phase == Phase::kTimed;
+  auto t0 = std::chrono::steady_clock::now();
+  auto next = t0 + std::chrono::seconds(1);
+  uint64_t last_ios = 0, last_lat = 0;
+  bool printed = false;
+  while (finished.load() < jobs.size()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!show || std::chrono::steady_clock::now() < next) continue;
+    uint64_t ios = 0, lat = 0;
+    for (auto& j : jobs) {
+      ios += j->progress().ios.load(std::memory_order_relaxed);
+      lat += j->progress().lat_ns.load(std::memory_order_relaxed);
+    }
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    uint64_t dios = ios - last_ios;
+    double mean_us = dios == 0 ? 0 : static_cast<double>(lat - last_lat) / dios / 1000.0;
+    std::fprintf(stderr, "\r[bs %u] %5.1f s: %8.0f IOPS, mean clat %8.1f us   ", bs, elapsed,
+                 static_cast<double>(dios), mean_us);
+    std::fflush(stderr);
+    printed = true;
+    last_ios = ios;
+    last_lat = lat;
+    next += std::chrono::seconds(1);
+  }
+  for (auto& t : threads) t.join();
+  if (printed) std::fprintf(stderr, "\r%70s\r", "");
+  return results;
+}
+
+nlohmann::json clat_json(const LatencyHistogram& h) {
+  nlohmann::json pct = nlohmann::json::object();
+  if (h.count() > 0) {
+    for (double p : kPercentiles) pct[percentile_key(p)] = h.percentile(p);
+  }
+  return {{"min", h.min()},       {"max", h.max()}, {"mean", h.mean()},
+          {"stddev", h.stddev()}, {"N", h.count()}, {"percentile", pct}};
+}
+
+nlohmann::json direction_json(const DirectionStats& d, double runtime_s) {
+  double secs = runtime_s > 0 ? runtime_s : 0;
+  double bw_bytes = secs > 0 ? static_cast<double>(d.bytes) / secs : 0;
+  return {{"io_bytes", d.bytes},
+          {"io_kbytes", d.bytes / 1024},
+          {"bw_bytes", static_cast<uint64_t>(bw_bytes)},
+          {"bw", static_cast<uint64_t>(bw_bytes / 1024)},
+          {"iops", secs > 0 ? static_cast<double>(d.ios) / secs : 0.0},
+          {"runtime", static_cast<uint64_t>(std::llround(secs * 1000))},
+          {"total_ios", d.ios},
+          {"clat_ns", clat_json(d.clat)}};
+}
+
+nlohmann::json path_json(const PathCounters& p) {
+  return {{"writes_in_capsule", p.writes_in_capsule},
+          {"writes_keyed", p.writes_keyed},
+          {"rdma_reads", p.writes_keyed},
+          {"reads", p.reads},
+          {"capsules_inline", p.capsules_inline},
+          {"capsules_by_reference", p.capsules_by_reference}};
+}
+
+nlohmann::json job_json(const JobResult& j, const std::string& name) {
+  nlohmann::json out = {{"jobname", name},
+                        {"jobid", j.jobid},
+                        {"qid", j.qid},
+                        {"runtime", static_cast<uint64_t>(std::llround(j.runtime_s * 1000))},
+                        {"read", direction_json(j.read, j.runtime_s)},
+                        {"write", direction_json(j.write, j.runtime_s)},
+                        {"path", path_json(j.path)},
+                        {"verify",
+                         {{"checked", j.verify_checked},
+                          {"errors", j.verify_errors},
+                          {"first_error", j.verify_first_error}}},
+                        {"error", j.status.ok() ? "" : j.status.to_string()}};
+  return out;
+}
+
+void append(std::string& s, const char* fmt, auto... args) {
+  char line[512];
+  std::snprintf(line, sizeof(line), fmt, args...);
+  s += line;
+}
+
+void direction_text(std::string& s, const char* dir, const DirectionStats& d, double runtime_s) {
+  if (d.ios == 0) return;
+  double iops = runtime_s > 0 ? d.ios / runtime_s : 0;
+  double mib = runtime_s > 0 ? d.bytes / runtime_s / 1048576.0 : 0;
+  const LatencyHistogram& h = d.clat;
+  append(s, "    %s: IOPS=%.1f, BW=%.2fMiB/s, %" PRIu64 " ios in %.3f s\n", dir, iops, mib, d.ios,
+         runtime_s);
+  append(s, "      clat (usec): min=%.1f, max=%.1f, avg=%.1f, stdev=%.1f\n", h.min() / 1e3,
+         h.max() / 1e3, h.mean() / 1e3, h.stddev() / 1e3);
+  append(s, "      clat percentiles (usec): p50=%.1f p90=%.1f p99=%.1f p99.9=%.1f\n",
+         h.percentile(50) / 1e3, h.percentile(90) / 1e3, h.percentile(99) / 1e3,
+         h.percentile(99.9) / 1e3);
+}
+
+void job_text(std::string& s, const char* name, const JobResult& j) {
+  append(s, "  %s:%s\n", name, j.status.ok() ? "" : (" ERROR " + j.status.to_string()).c_str());
+  direction_text(s, "read", j.read, j.runtime_s);
+  direction_text(s, "write", j.write, j.runtime_s);
+  const PathCounters& p = j.path;
+  append(s,
+         "    path: in-capsule writes %" PRIu64 ", keyed writes (target RDMA READ) %" PRIu64
+         ", reads (target RDMA WRITE) %" PRIu64 ", capsules inline %" PRIu64
+         ", by reference %" PRIu64 "\n",
+         p.writes_in_capsule, p.writes_keyed, p.reads, p.capsules_inline, p.capsules_by_reference);
+}
+
+}  // namespace
+
+Result<RwMode> parse_rw(std::string_view text) {
+  if (text == "read") return RwMode::kRead;
+  if (text == "write") return RwMode::kWrite;
+  if (text == "randread") return RwMode::kRandRead;
+  if (text == "randwrite") return RwMode::kRandWrite;
+  if (text == "randrw") return RwMode::kRandRw;
+  return Status::invalid_argument("--rw '" + std::string(text) +
+                                  "' is not one of read, write, randread, randwrite, randrw");
+}
+
+const char* rw_name(RwMode mode) {
+  switch (mode) {
+    case RwMode::kRead:
+      return "read";
+    case RwMode::kWrite:
+      return "write";
+    case RwMode::kRandRead:
+      return "randread";
+    case RwMode::kRandWrite:
+      return "randwrite";
+    case RwMode::kRandRw:
+      return "randrw";
+  }
+  return "?";
+}
+
+bool rw_reads(RwMode m) {
+  return m == RwMode::kRead || m == RwMode::kRandRead || m == RwMode::kRandRw;
+}
+bool rw_writes(RwMode m) {
+  return m == RwMode::kWrite || m == RwMode::kRandWrite || m == RwMode::kRandRw;
+}
+
+Result<std::vector<uint32_t>> parse_bs_list(std::string_view text) {
+  std::vector<uint32_t> out;
+  if (text.empty()) return Status::invalid_argument("--bs is empty");
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    std::string_view item =
+        text.substr(pos, comma == std::string_view::npos ? text.npos : comma - pos);
+    NVMF_ASSIGN_OR_RETURN(uint64_t v, parse_size(item, "--bs"));
+    std::string quoted = "--bs '" + std::string(item) + "'";
+    if (v == 0 || v % 512 != 0) {
+      return Status::invalid_argument(quoted + " is not a non-zero multiple of 512 bytes");
+    }
+    if (v > kMaxBs) return Status::invalid_argument(quoted + " is larger than 16m");
+    if (std::find(out.begin(), out.end(), v) != out.end()) {
+      return Status::invalid_argument(quoted + " is listed twice");
+    }
+    out.push_back(static_cast<uint32_t>(v));
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string percentile_key(double percent) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%f", percent);
+  return buf;
+}
+
+IoPattern::IoPattern(RwMode mode, int rwmixread, uint64_t region_offset, uint64_t region_bytes,
+                     uint32_t bs, uint64_t seed)
+    : mode_(mode),
+      rwmixread_(rwmixread),
+      region_offset_(region_offset),
+      blocks_(bs == 0 ? 0 : region_bytes / bs),
+      bs_(bs),
+      state_(splitmix64(seed) | 1) {}
+
+uint64_t IoPattern::random() {
+  // xorshift64* (Vigna): fast, no allocation, good enough for offsets and the rw mix.
+  state_ ^= state_ >> 12;
+  state_ ^= state_ << 25;
+  state_ ^= state_ >> 27;
+  return state_ * 0x2545f4914f6cdd1dull;
+}
+
+IoPattern::Io IoPattern::next() {
+  switch (mode_) {
+    case RwMode::kRead:
+    case RwMode::kWrite: {
+      uint64_t block = cursor_;
+      cursor_ = cursor_ + 1 == blocks_ ? 0 : cursor_ + 1;
+      return Io{mode_ == RwMode::kWrite, region_offset_ + block * bs_};
+    }
+    case RwMode::kRandRead:
+    case RwMode::kRandWrite:
+    case RwMode::kRandRw:
+      break;
+  }
+  bool write = mode_ == RwMode::kRandWrite;
+  if (mode_ == RwMode::kRandRw) write = static_cast<int>((random() >> 32) % 100) >= rwmixread_;
+  uint64_t block = (random() >> 11) % blocks_;
+  return Io{write, region_offset_ + block * bs_};
+}
+
+void fill_verify_pattern(uint8_t* buf, size_t bytes, uint64_t offset, uint32_t unit,
+                         uint64_t seed) {
+  for (size_t u = 0; u + unit <= bytes; u += unit) {
+    uint8_t* p = buf + u;
+    uint64_t off = offset + u;
+    put64(p, kVerifyMagic);
+    put64(p + 8, off);
+    put64(p + 16, unit);
+    put64(p + 24, seed);
+    for (size_t i = kVerifyHeaderBytes; i + 8 <= unit; i += 8) {
+      put64(p + i, pattern_word(seed, off, i));
+    }
+  }
+}
+
+int64_t check_verify_pattern(const uint8_t* buf, size_t bytes, uint64_t offset, uint32_t unit,
+                             uint64_t seed) {
+  for (size_t u = 0; u + unit <= bytes; u += unit) {
+    const uint8_t* p = buf + u;
+    uint64_t off = offset + u;
+    const uint64_t header[4] = {kVerifyMagic, off, unit, seed};
+    for (size_t h = 0; h < 4; ++h) {
+      if (get64(p + 8 * h) != header[h]) return static_cast<int64_t>(u + 8 * h);
+    }
+    for (size_t i = kVerifyHeaderBytes; i + 8 <= unit; i += 8) {
+      if (get64(p + i) != pattern_word(seed, off, i)) return static_cast<int64_t>(u + i);
+    }
+  }
+  return -1;
+}
+
+void PathCounters::add(const PathCounters& o) {
+  writes_in_capsule += o.writes_in_capsule;
+  writes_keyed += o.writes_keyed;
+  reads += o.reads;
+  capsules_inline += o.capsules_inline;
+  capsules_by_reference += o.capsules_by_reference;
+}
+
+Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) {
+  if (o.bs.empty()) return Status::invalid_argument("--bs is empty");
+  if (o.iodepth < 1) return Status::invalid_argument("--iodepth must be >= 1");
+  if (o.numjobs < 1) return Status::invalid_argument("--numjobs must be >= 1");
+  if (o.rwmixread < 0 || o.rwmixread > 100) {
+    return Status::invalid_argument("--rwmixread must be 0..100");
+  }
+  if (!(o.runtime_s > 0)) return Status::invalid_argument("--runtime must be > 0");
+  if (o.ramp_time_s < 0) return Status::invalid_argument("--ramp_time must be >= 0");
+  for (uint32_t j = 1; j <= o.numjobs; ++j) {
+    Queue* q = c.io_queue_by_qid(static_cast<uint16_t>(j));
+    if (q == nullptr) {
+      return Status::invalid_argument("--numjobs " + std::to_string(o.numjobs) +
+                                      ": the controller granted only " + std::to_string(j - 1) +
+                                      " I/O queues");
+    }
+    if (q->num_slots() < o.iodepth) {
+      return Status::invalid_argument("--iodepth " + std::to_string(o.iodepth) + " exceeds the " +
+                                      std::to_string(q->num_slots()) +
+                                      " command slots of I/O queue " + std::to_string(j));
+    }
+  }
+  uint32_t lba = c.lba_size();
+  uint32_t max_cmd = c.transfer_limits().max_command_bytes;
+  uint32_t max_bs = 0;
+  for (uint32_t bs : o.bs) {
+    if (bs % lba != 0) {
+      return Status::invalid_argument("--bs " + std::to_string(bs) +
+                                      " is not a multiple of the LBA size " + std::to_string(lba));
+    }
+    if (max_cmd != 0 && bs > max_cmd) {
+      return Status::invalid_argument("--bs " + std::to_string(bs) +
+                                      " exceeds the largest command the controller takes (" +
+                                      std::to_string(max_cmd) + " bytes)");
+    }
+    max_bs = std::max(max_bs, bs);
+  }
+  uint64_t ns_bytes = c.namespace_info().nsze * lba;
+  uint64_t region = o.size;
+  if (region == 0) region = ns_bytes / o.numjobs / max_bs * max_bs;
+  if (region == 0) {
+    return Status::invalid_argument("--bs " + std::to_string(max_bs) + " x --numjobs " +
+                                    std::to_string(o.numjobs) + " exceeds the namespace (" +
+                                    std::to_string(ns_bytes) + " bytes)");
+  }
+  for (uint32_t bs : o.bs) {
+    if (region % bs != 0) {
+      return Status::invalid_argument("--size " + std::to_string(region) +
+                                      " is not a multiple of --bs " + std::to_string(bs));
+    }
+  }
+  if (region > ns_bytes / o.numjobs) {
+    return Status::invalid_argument("--size " + std::to_string(region) + " x --numjobs " +
+                                    std::to_string(o.numjobs) + " exceeds the namespace (" +
+                                    std::to_string(ns_bytes) + " bytes)");
+  }
+  return region;
+}
+
+Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
+  NVMF_ASSIGN_OR_RETURN(uint64_t region, bench_region_bytes(c, o));
+  uint32_t max_bs = *std::max_element(o.bs.begin(), o.bs.end());
+  std::vector<std::unique_ptr<Job>> jobs;
+  for (uint32_t j = 0; j < o.numjobs; ++j) {
+    auto job = std::make_unique<Job>(j, c.io_queue_by_qid(static_cast<uint16_t>(j + 1)), c, o,
+                                     region * j, region, max_bs);
+    NVMF_RETURN_IF_ERROR(job->setup(c));
+    jobs.push_back(std::move(job));
+  }
+  BenchReport report;
+  report.options = o;
+  report.options.stop = nullptr;
+  report.lba_size = c.lba_size();
+  report.region_bytes = region;
+  auto note = [&](const JobResult& r) {
+    report.verify_checked += r.verify_checked;
+    report.verify_errors += r.verify_errors;
+    if (report.verify_first_error.empty()) report.verify_first_error = r.verify_first_error;
+    if (report.status.ok()) report.status = r.status;
+  };
+  if (o.verify) {
+    for (const JobResult& r : run_phase(jobs, Phase::kFill, max_bs, o)) note(r);
+  }
+  for (uint32_t bs : o.bs) {
+    if (!report.status.ok()) break;
+    if (o.stop != nullptr && o.stop->load()) break;
+    BsResult b;
+    b.bs = bs;
+    b.jobs = run_phase(jobs, Phase::kTimed, bs, o);
+    for (const JobResult& r : b.jobs) {
+      merge_into(b.all, r);
+      note(r);
+    }
+    report.results.push_back(std::move(b));
+  }
+  if (o.verify && rw_writes(o.rw) && report.status.ok()) {
+    for (const JobResult& r : run_phase(jobs, Phase::kReadBack, max_bs, o)) note(r);
+  }
+  return report;
+}
+
+nlohmann::json bench_json(const BenchReport& r) {
+  const BenchOptions& o = r.options;
+  nlohmann::json results = nlohmann::json::array();
+  for (const BsResult& b : r.results) {
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const JobResult& j : b.jobs) jobs.push_back(job_json(j, "job" + std::to_string(j.jobid)));
+    nlohmann::json all = job_json(b.all, "all");
+    all.erase("jobid");
+    all.erase("qid");
+    results.push_back({{"bs", b.bs}, {"jobs", jobs}, {"all", all}});
+  }
+  return {{"nvmf_bench_version", 1},
+          {"global options",
+           {{"rw", rw_name(o.rw)},
+            {"rwmixread", o.rwmixread},
+            {"bs", o.bs},
+            {"iodepth", o.iodepth},
+            {"numjobs", o.numjobs},
+            {"runtime", o.runtime_s},
+            {"ramp_time", o.ramp_time_s},
+            {"size", r.region_bytes},
+            {"verify", o.verify},
+            {"poll", r.poll}}},
+          {"lba_size", r.lba_size},
+          {"results", results},
+          {"verify",
+           {{"enabled", o.verify},
+            {"checked", r.verify_checked},
+            {"errors", r.verify_errors},
+            {"passed", o.verify && r.verify_errors == 0 && r.status.ok()},
+            {"first_error", r.verify_first_error}}},
+          {"error", r.status.ok() ? "" : r.status.to_string()}};
+}
+
+std::string bench_text(const BenchReport& r) {
+  const BenchOptions& o = r.options;
+  std::string s;
+  for (const BsResult& b : r.results) {
+    append(s, "bs=%u rw=%s%s iodepth=%u numjobs=%u poll=%s size=%" PRIu64 " per job\n", b.bs,
+           rw_name(o.rw),
+           o.rw == RwMode::kRandRw ? (" rwmixread=" + std::to_string(o.rwmixread)).c_str() : "",
+           o.iodepth, o.numjobs, r.poll.c_str(), r.region_bytes);
+    for (const JobResult& j : b.jobs) {
+      job_text(
+          s, ("job" + std::to_string(j.jobid) + " (qid " + std::to_string(j.qid) + ")").c_str(), j);
+    }
+    if (b.jobs.size() > 1) job_text(s, "all jobs", b.all);
+  }
+  if (o.verify) {
+    append(s, "verify: %" PRIu64 " reads checked, %" PRIu64 " errors%s%s\n", r.verify_checked,
+           r.verify_errors, r.verify_first_error.empty() ? "" : ": ", r.verify_first_error.c_str());
+  }
+  if (!r.status.ok()) append(s, "error: %s\n", r.status.to_string().c_str());
+  return s;
+}
+
+}  // namespace nvmf::host

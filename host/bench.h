@@ -1,0 +1,171 @@
+// The `nvmf-host bench` engine: fio-like timed I/O over one Controller, one I/O queue per job
+// each driven by its own thread, completion latencies in a bounded histogram, path counters,
+// an optional verify pattern, and the text and JSON reports.
+//
+// Design: one association (Controller) with numjobs I/O queues; job j owns qid j + 1 and drives
+// it alone from its thread through Queue's asynchronous API (post / poll_completions /
+// slot_done / release_slot), so the fast path takes no lock. Per I/O: one steady_clock read
+// before the post and one per poll batch, a histogram increment; buffers, work requests and
+// slots are set up before the clock starts; no allocation and no syscall besides the verbs
+// post/poll (and, with --poll event, the completion channel's read).
+#ifndef NVMF_HOST_BENCH_H_
+#define NVMF_HOST_BENCH_H_
+
+#include <atomic>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "host/controller.h"
+#include "host/histogram.h"
+
+namespace nvmf::host {
+
+// fio's --rw values that bench supports.
+enum class RwMode { kRead, kWrite, kRandRead, kRandWrite, kRandRw };
+// "read"... ; kInvalidArgument "--rw 'x' is not one of read, write, randread, randwrite, randrw".
+Result<RwMode> parse_rw(std::string_view text);
+const char* rw_name(RwMode mode);
+bool rw_reads(RwMode mode);
+bool rw_writes(RwMode mode);
+
+// A block size list, "4k" or "4k,8k,16k" (parse_size suffixes). Every size must be a non-zero
+// multiple of 512 bytes and at most 16 MiB; duplicates are refused. kInvalidArgument naming
+// --bs and the offending item.
+Result<std::vector<uint32_t>> parse_bs_list(std::string_view text);
+
+// The percentiles reported, as fio's defaults (p50, p90, p99 and p99.9 among them).
+inline constexpr double kPercentiles[] = {1,  5,  10, 20, 30,   40,   50,    60,   70,
+                                          80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+// fio's key for a percentile: "%f", e.g. "99.900000".
+std::string percentile_key(double percent);
+
+struct BenchOptions {
+  RwMode rw = RwMode::kRandRead;
+  int rwmixread = 50;  // % of reads for randrw
+  std::vector<uint32_t> bs = {4096};
+  uint32_t iodepth = 1;  // commands in flight per job
+  uint32_t numjobs = 1;  // jobs = threads = I/O queues
+  double runtime_s = 10;
+  double ramp_time_s = 0;  // I/O before measuring starts
+  uint64_t size = 0;       // bytes per job region; 0 = namespace / numjobs
+  bool verify = false;
+  uint64_t seed = 0x6e766d66;         // offsets and the verify pattern
+  bool progress = false;              // a progress line on stderr once a second
+  std::atomic<bool>* stop = nullptr;  // optional: ends the run early when set (SIGINT)
+};
+
+// The sequence of (direction, offset) of one job: sequential ones wrap in the region, random
+// ones are bs-aligned, uniform (xorshift64*), randrw reads with probability rwmixread %.
+// `region_bytes` must be a non-zero multiple of `bs`. No allocation.
+class IoPattern {
+ public:
+  struct Io {
+    bool write;
+    uint64_t offset;  // bytes from the namespace start
+  };
+  IoPattern(RwMode mode, int rwmixread, uint64_t region_offset, uint64_t region_bytes, uint32_t bs,
+            uint64_t seed);
+  Io next();
+
+ private:
+  uint64_t random();
+  RwMode mode_;
+  int rwmixread_;
+  uint64_t region_offset_;
+  uint64_t blocks_;
+  uint32_t bs_;
+  uint64_t cursor_ = 0;  // next sequential block
+  uint64_t state_;
+};
+
+// The verify pattern: every `unit` bytes (the LBA size) start with a 32-byte header
+// {magic "NVMFBV01", namespace byte offset of the unit, unit size, seed} followed by bytes
+// from a generator seeded by (seed, offset). The same offset always gets the same bytes, so a
+// read may race a write of the same block and still verify. `offset`, `bytes` multiples of
+// `unit`; `unit` a multiple of 8 and >= 64.
+inline constexpr uint64_t kVerifyMagic = 0x313056424d46564eull;  // "NVMFBV01" little-endian
+void fill_verify_pattern(uint8_t* buf, size_t bytes, uint64_t offset, uint32_t unit, uint64_t seed);
+// Checks a buffer read from namespace byte `offset`. Returns -1 when it verifies, else the byte
+// index in `buf` of the first mismatch (header fields first). No allocation.
+int64_t check_verify_pattern(const uint8_t* buf, size_t bytes, uint64_t offset, uint32_t unit,
+                             uint64_t seed);
+
+// Which way the commands of the measured window went. writes_in_capsule, writes_keyed and
+// reads count completed commands, exactly the ios of the window (RDMA READs by the target =
+// writes_keyed; RDMA WRITEs by the target = reads); capsules_inline and capsules_by_reference
+// count the queue's posts during the window (submissions, so they may differ from the
+// completions by up to iodepth).
+struct PathCounters {
+  uint64_t writes_in_capsule = 0;
+  uint64_t writes_keyed = 0;
+  uint64_t reads = 0;
+  uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE
+  uint64_t capsules_by_reference = 0;  // posted from the registered SQE buffer
+  void add(const PathCounters& o);
+};
+
+// One direction of one job (or of all jobs) in the measured window.
+struct DirectionStats {
+  uint64_t ios = 0;
+  uint64_t bytes = 0;
+  LatencyHistogram clat;  // ns from just before ibv_post_send to the completed slot
+};
+
+struct JobResult {
+  uint32_t jobid = 0;
+  uint16_t qid = 0;
+  double runtime_s = 0;  // measured window
+  DirectionStats read, write;
+  PathCounters path;
+  uint64_t verify_checked = 0;  // reads whose data was checked
+  uint64_t verify_errors = 0;
+  std::string verify_first_error;  // formatted after the run
+  Status status;                   // transport/NVMe error that ended the job early
+};
+
+struct BsResult {
+  uint32_t bs = 0;
+  std::vector<JobResult> jobs;
+  JobResult all;  // sums and merged histograms; runtime = the longest job's
+};
+
+struct BenchReport {
+  BenchOptions options;
+  uint32_t lba_size = 0;
+  uint64_t region_bytes = 0;  // per job
+  std::string poll;           // "busy" / "event"
+  std::vector<BsResult> results;
+  // Verify totals over every phase (prefill, timed reads, final read-back).
+  uint64_t verify_checked = 0;
+  uint64_t verify_errors = 0;
+  std::string verify_first_error;
+  Status status;  // first job error, if any
+};
+
+// Checks the options against the connected controller: numjobs I/O queues, iodepth within the
+// queue's slots, every bs a multiple of the LBA size and within max_command_bytes, regions
+// within the namespace. kInvalidArgument naming the option (the CLI exits 2).
+Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o);
+
+// Runs every bs of the list in turn (with --verify: prefill before, read-back after). Returns
+// the report even when a job failed (report.status); errors only for setup (options, memory
+// registration).
+Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
+
+// Stable JSON schema (version 1), fio's field names where the meaning is the same:
+// {"nvmf_bench_version":1, "global options":{...}, "lba_size", "size", "results":[{"bs",
+// "jobs":[{"jobname","jobid","qid","runtime"(ms),"read":{...},"write":{...},"path":{...},
+// "verify":{...}}], "all":{...}}], "verify":{"enabled","checked","errors","passed",...}}
+// with per direction {"io_bytes","io_kbytes","bw_bytes","bw"(KiB/s),"iops","runtime"(ms),
+// "total_ios","clat_ns":{"min","max","mean","stddev","N","percentile":{"50.000000":...}}}.
+nlohmann::json bench_json(const BenchReport& r);
+// fio-like human text.
+std::string bench_text(const BenchReport& r);
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_BENCH_H_

@@ -1,0 +1,137 @@
+// The `nvmf-host bench` subcommand; see bench_cli.h.
+#include "host/bench_cli.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "host/bench.h"
+#include "host/cli_util.h"
+#include "host/controller.h"
+
+namespace nvmf::host {
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_signal(int) { g_stop.store(true); }
+
+int usage_error(const Status& st) {
+  std::fprintf(stderr, "nvmf-host: bench: usage: %s\n", st.message().c_str());
+  return kExitUsage;
+}
+
+int runtime_error(const char* what, const Status& st) {
+  std::fprintf(stderr, "nvmf-host: bench: %s: %s\n", what, st.to_string().c_str());
+  return kExitRuntime;
+}
+
+}  // namespace
+
+CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
+  CLI::App* b = app.add_subcommand(
+      "bench", "fio-like benchmark: IOPS, bandwidth, completion latency percentiles");
+  b->add_option("--rw", a.rw, "read|write|randread|randwrite|randrw")->capture_default_str();
+  b->add_option("--rwmixread", a.rwmixread, "% reads for randrw")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100));
+  b->add_option("--bs", a.bs, "block size, or a list to sweep: 4k,8k,16k")->capture_default_str();
+  b->add_option("--iodepth", a.iodepth, "commands in flight per job")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1023));
+  b->add_option("--numjobs,--queues", a.numjobs, "jobs: one I/O queue and one thread each")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  b->add_option("--runtime", a.runtime, "measured seconds per block size")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  b->add_option("--ramp_time", a.ramp_time, "seconds of I/O before measuring")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  b->add_option("--size", a.size, "bytes per job (default: namespace / numjobs)");
+  b->add_flag("--verify", a.verify, "write a pattern with a header per LBA, check it on read");
+  b->add_option("--poll", a.poll, "busy|event completion polling")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"busy", "event"}));
+  b->add_option("--output-format", a.output_format, "normal|json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"normal", "json"}));
+  b->add_option("--output", a.output, "write the report to this file instead of stdout");
+  return b;
+}
+
+int cmd_bench(HostOptions opts, const BenchArgs& a) {
+  BenchOptions o;
+  Result<RwMode> rw = parse_rw(a.rw);
+  if (!rw.ok()) return usage_error(rw.status());
+  o.rw = *rw;
+  Result<std::vector<uint32_t>> bs = parse_bs_list(a.bs);
+  if (!bs.ok()) return usage_error(bs.status());
+  o.bs = *bs;
+  if (!a.size.empty()) {
+    Result<uint64_t> size = parse_size(a.size, "--size");
+    if (!size.ok()) return usage_error(size.status());
+    if (*size == 0) return usage_error(Status::invalid_argument("--size is 0"));
+    o.size = *size;
+  }
+  o.rwmixread = a.rwmixread;
+  o.iodepth = a.iodepth;
+  o.numjobs = a.numjobs;
+  o.runtime_s = a.runtime;
+  o.ramp_time_s = a.ramp_time;
+  o.verify = a.verify;
+  o.progress = isatty(STDERR_FILENO) == 1;
+  o.stop = &g_stop;
+  opts.poll_mode = a.poll == "event" ? PollMode::kEvent : PollMode::kBusy;
+  opts.num_io_queues = static_cast<uint16_t>(a.numjobs);
+  opts.queue_size = static_cast<uint16_t>(std::max<uint32_t>(opts.queue_size, a.iodepth + 1));
+
+  auto c = Controller::connect(opts);
+  if (!c.ok()) return runtime_error("connect", c.status());
+  Controller& ctrl = **c;
+  Result<uint64_t> region = bench_region_bytes(ctrl, o);
+  if (!region.ok()) {
+    (void)ctrl.disconnect();
+    return usage_error(region.status());
+  }
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  Result<BenchReport> report = run_bench(ctrl, o);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  Negotiation negotiation = ctrl.negotiation();
+  Status shutdown = ctrl.disconnect();
+  if (!report.ok()) return runtime_error("setup", report.status());
+  report->poll = a.poll;
+  std::string text;
+  if (a.output_format == "json") {
+    nlohmann::json j = bench_json(*report);
+    j["negotiation"] = negotiation_json(negotiation);
+    j["target"] = {{"traddr", opts.traddr}, {"trsvcid", opts.trsvcid}, {"subnqn", opts.subnqn}};
+    text = j.dump(2) + "\n";
+  } else {
+    text = bench_text(*report);
+  }
+  if (a.output.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  } else {
+    std::ofstream out(a.output);
+    out << text;
+    out.close();
+    if (!out) return runtime_error("output", Status::from_errno("write " + a.output, errno));
+  }
+  if (!report->status.ok()) return runtime_error("run", report->status);
+  if (report->verify_errors != 0) {
+    return runtime_error("verify",
+                         Status::io(std::to_string(report->verify_errors) +
+                                    " reads did not verify: " + report->verify_first_error));
+  }
+  if (!shutdown.ok()) return runtime_error("disconnect", shutdown);
+  return kExitOk;
+}
+
+}  // namespace nvmf::host

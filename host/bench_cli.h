@@ -1,0 +1,38 @@
+// The `nvmf-host bench` subcommand: its CLI11 options and its run (host/bench.h does the work).
+#ifndef NVMF_HOST_BENCH_CLI_H_
+#define NVMF_HOST_BENCH_CLI_H_
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "host/options.h"
+
+namespace nvmf::host {
+
+// The bench options as typed (fio's names and meanings).
+struct BenchArgs {
+  std::string rw = "randread";
+  int rwmixread = 50;
+  std::string bs = "4k";
+  uint32_t iodepth = 1;
+  uint32_t numjobs = 1;
+  double runtime = 10;   // seconds
+  double ramp_time = 0;  // seconds
+  std::string size;      // per job; empty = namespace / numjobs
+  bool verify = false;
+  std::string poll = "busy";
+  std::string output_format = "normal";
+  std::string output;  // file; empty = stdout
+};
+
+// Adds the `bench` subcommand to `app`; the values land in `args`.
+CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& args);
+
+// Connects (one I/O queue per job, queue size >= iodepth + 1, --poll), runs, prints, disconnects.
+// Exit 0; 1 on connection/I/O errors or a verify mismatch; 2 on bad options.
+int cmd_bench(HostOptions opts, const BenchArgs& args);
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_BENCH_CLI_H_

@@ -1,0 +1,265 @@
+// Tests of the bench engine's pure parts: option parsing, the I/O pattern and rw mix, the verify
+// pattern, and the JSON report schema. (The engine itself runs in ci/e2e/bench_test.cc.)
+#include "host/bench.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+namespace nvmf::host {
+namespace {
+
+TEST(ParseRw, AcceptsFioNamesAndRefusesOthers) {
+  EXPECT_EQ(*parse_rw("read"), RwMode::kRead);
+  EXPECT_EQ(*parse_rw("write"), RwMode::kWrite);
+  EXPECT_EQ(*parse_rw("randread"), RwMode::kRandRead);
+  EXPECT_EQ(*parse_rw("randwrite"), RwMode::kRandWrite);
+  EXPECT_EQ(*parse_rw("randrw"), RwMode::kRandRw);
+  Result<RwMode> bad = parse_rw("rw");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("--rw 'rw'"), std::string::npos);
+  for (RwMode m :
+       {RwMode::kRead, RwMode::kWrite, RwMode::kRandRead, RwMode::kRandWrite, RwMode::kRandRw}) {
+    EXPECT_EQ(*parse_rw(rw_name(m)), m);
+  }
+  EXPECT_TRUE(rw_reads(RwMode::kRandRw));
+  EXPECT_TRUE(rw_writes(RwMode::kRandRw));
+  EXPECT_FALSE(rw_writes(RwMode::kRandRead));
+  EXPECT_FALSE(rw_reads(RwMode::kWrite));
+}
+
+TEST(ParseBsList, SingleSizesWithSuffixes) {
+  EXPECT_EQ(*parse_bs_list("4096"), std::vector<uint32_t>{4096});
+  EXPECT_EQ(*parse_bs_list("4k"), std::vector<uint32_t>{4096});
+  EXPECT_EQ(*parse_bs_list("4K"), std::vector<uint32_t>{4096});
+  EXPECT_EQ(*parse_bs_list("1m"), std::vector<uint32_t>{1u << 20});
+  EXPECT_EQ(*parse_bs_list("512"), std::vector<uint32_t>{512});
+}
+
+TEST(ParseBsList, ListKeepsOrder) {
+  EXPECT_EQ(*parse_bs_list("4k,8k,16k,32k"), (std::vector<uint32_t>{4096, 8192, 16384, 32768}));
+  EXPECT_EQ(*parse_bs_list("32k,4k"), (std::vector<uint32_t>{32768, 4096}));
+}
+
+TEST(ParseBsList, RefusesBadItemsNamingThem) {
+  for (const char* bad : {"", "0", "100", "4k,", ",4k", "4q", "-4k", "4k,4096", "32m", "4k,,8k"}) {
+    Result<std::vector<uint32_t>> r = parse_bs_list(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(r.status().message().find("--bs"), std::string::npos) << r.status().message();
+  }
+  EXPECT_NE(parse_bs_list("4k,4096").status().message().find("twice"), std::string::npos);
+}
+
+TEST(PercentileKey, FormatsLikeFio) {
+  EXPECT_EQ(percentile_key(50), "50.000000");
+  EXPECT_EQ(percentile_key(99.9), "99.900000");
+  EXPECT_EQ(percentile_key(99.99), "99.990000");
+}
+
+TEST(IoPattern, SequentialWrapsInsideTheRegion) {
+  IoPattern p(RwMode::kRead, 50, 1 << 20, 4 * 4096, 4096, 1);
+  std::vector<uint64_t> got;
+  for (int i = 0; i < 6; ++i) {
+    IoPattern::Io io = p.next();
+    EXPECT_FALSE(io.write);
+    got.push_back(io.offset);
+  }
+  uint64_t b = 1 << 20;
+  EXPECT_EQ(got, (std::vector<uint64_t>{b, b + 4096, b + 8192, b + 12288, b, b + 4096}));
+  IoPattern w(RwMode::kWrite, 50, 0, 8192, 8192, 1);
+  EXPECT_TRUE(w.next().write);
+  EXPECT_EQ(w.next().offset, 0u);
+}
+
+TEST(IoPattern, RandomOffsetsAreAlignedInRangeAndSpread) {
+  const uint64_t base = 64 << 20, region = 1 << 20;
+  IoPattern p(RwMode::kRandRead, 50, base, region, 8192, 42);
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 10000; ++i) {
+    IoPattern::Io io = p.next();
+    ASSERT_FALSE(io.write);
+    ASSERT_GE(io.offset, base);
+    ASSERT_LT(io.offset, base + region);
+    ASSERT_EQ(io.offset % 8192, 0u);
+    seen.insert(io.offset);
+  }
+  EXPECT_EQ(seen.size(), region / 8192);  // 128 blocks, 10000 draws: all hit
+  IoPattern w(RwMode::kRandWrite, 50, 0, region, 4096, 42);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(w.next().write);
+}
+
+TEST(IoPattern, RwMixFollowsRwmixread) {
+  for (int mix : {0, 30, 50, 70, 100}) {
+    IoPattern p(RwMode::kRandRw, mix, 0, 1 << 20, 4096, 9);
+    int reads = 0;
+    const int n = 100000;
+    for (int i = 0; i < n; ++i) reads += p.next().write ? 0 : 1;
+    EXPECT_NEAR(reads * 100.0 / n, mix, 1.0) << mix;
+  }
+}
+
+TEST(IoPattern, SameSeedSameSequence) {
+  IoPattern a(RwMode::kRandRw, 50, 0, 1 << 20, 4096, 5),
+      b(RwMode::kRandRw, 50, 0, 1 << 20, 4096, 5);
+  for (int i = 0; i < 100; ++i) {
+    IoPattern::Io x = a.next(), y = b.next();
+    ASSERT_EQ(x.write, y.write);
+    ASSERT_EQ(x.offset, y.offset);
+  }
+}
+
+TEST(VerifyPattern, RoundTripsAndHasAHeaderPerUnit) {
+  std::vector<uint8_t> buf(8192);
+  fill_verify_pattern(buf.data(), buf.size(), 1 << 20, 512, 77);
+  EXPECT_EQ(check_verify_pattern(buf.data(), buf.size(), 1 << 20, 512, 77), -1);
+  uint64_t magic, offset;
+  std::memcpy(&magic, buf.data() + 512, 8);
+  std::memcpy(&offset, buf.data() + 512 + 8, 8);
+  EXPECT_EQ(magic, kVerifyMagic);
+  EXPECT_EQ(offset, (1u << 20) + 512);
+  // Units are independent: the second half checks on its own at its own offset.
+  EXPECT_EQ(check_verify_pattern(buf.data() + 4096, 4096, (1 << 20) + 4096, 512, 77), -1);
+}
+
+TEST(VerifyPattern, FindsTheFirstBadByte) {
+  std::vector<uint8_t> buf(4096);
+  fill_verify_pattern(buf.data(), buf.size(), 0, 4096, 1);
+  buf[1000] ^= 0x01;
+  EXPECT_EQ(check_verify_pattern(buf.data(), buf.size(), 0, 4096, 1), 1000 / 8 * 8);
+  std::vector<uint8_t> zero(4096, 0);
+  EXPECT_EQ(check_verify_pattern(zero.data(), zero.size(), 0, 4096, 1), 0);  // no magic
+}
+
+TEST(VerifyPattern, DataFromAnotherOffsetOrSeedFails) {
+  std::vector<uint8_t> buf(4096);
+  fill_verify_pattern(buf.data(), buf.size(), 4096, 4096, 1);
+  EXPECT_EQ(check_verify_pattern(buf.data(), buf.size(), 8192, 4096, 1), 8);   // offset field
+  EXPECT_EQ(check_verify_pattern(buf.data(), buf.size(), 4096, 4096, 2), 24);  // seed field
+  // Same header, different payload: a unit copied with a forged header still fails.
+  std::vector<uint8_t> other(4096);
+  fill_verify_pattern(other.data(), other.size(), 8192, 4096, 1);
+  std::memcpy(other.data(), buf.data(), 32);
+  EXPECT_EQ(check_verify_pattern(other.data(), other.size(), 4096, 4096, 1), 32);
+}
+
+BenchReport sample_report() {
+  BenchReport r;
+  r.options.rw = RwMode::kRandRw;
+  r.options.bs = {4096, 8192};
+  r.options.iodepth = 4;
+  r.options.numjobs = 2;
+  r.options.runtime_s = 2;
+  r.options.verify = true;
+  r.lba_size = 512;
+  r.region_bytes = 1 << 20;
+  r.poll = "busy";
+  BsResult b;
+  b.bs = 4096;
+  for (uint32_t j = 0; j < 2; ++j) {
+    JobResult jr;
+    jr.jobid = j;
+    jr.qid = static_cast<uint16_t>(j + 1);
+    jr.runtime_s = 2.0;
+    for (int i = 0; i < 1000; ++i) jr.read.clat.record(500000 + i * 100);
+    jr.read.ios = 1000;
+    jr.read.bytes = 1000 * 4096;
+    jr.write.ios = 500;
+    jr.write.bytes = 500 * 4096;
+    for (int i = 0; i < 500; ++i) jr.write.clat.record(800000);
+    jr.path.writes_in_capsule = 500;
+    jr.path.reads = 1000;
+    jr.path.capsules_inline = 1000;
+    jr.path.capsules_by_reference = 500;
+    jr.verify_checked = 1000;
+    b.jobs.push_back(jr);
+  }
+  b.all = b.jobs[0];
+  b.all.read.clat.merge(b.jobs[1].read.clat);
+  b.all.read.ios = 2000;
+  b.all.read.bytes = 2000 * 4096;
+  r.results.push_back(b);
+  r.verify_checked = 2000;
+  return r;
+}
+
+TEST(BenchJson, SchemaUsesFioNames) {
+  nlohmann::json j = bench_json(sample_report());
+  EXPECT_EQ(j["nvmf_bench_version"], 1);
+  const nlohmann::json& g = j["global options"];
+  EXPECT_EQ(g["rw"], "randrw");
+  EXPECT_EQ(g["bs"], (std::vector<uint32_t>{4096, 8192}));
+  EXPECT_EQ(g["iodepth"], 4);
+  EXPECT_EQ(g["numjobs"], 2);
+  EXPECT_EQ(g["poll"], "busy");
+  ASSERT_EQ(j["results"].size(), 1u);
+  const nlohmann::json& res = j["results"][0];
+  EXPECT_EQ(res["bs"], 4096);
+  ASSERT_EQ(res["jobs"].size(), 2u);
+  const nlohmann::json& job = res["jobs"][1];
+  EXPECT_EQ(job["jobname"], "job1");
+  EXPECT_EQ(job["qid"], 2);
+  EXPECT_EQ(job["runtime"], 2000);  // ms
+  const nlohmann::json& rd = job["read"];
+  EXPECT_EQ(rd["total_ios"], 1000);
+  EXPECT_EQ(rd["io_bytes"], 1000 * 4096);
+  EXPECT_DOUBLE_EQ(rd["iops"].get<double>(), 500.0);
+  EXPECT_EQ(rd["bw_bytes"], 1000 * 4096 / 2);
+  EXPECT_EQ(rd["bw"], 1000 * 4096 / 2 / 1024);  // KiB/s as fio
+  const nlohmann::json& clat = rd["clat_ns"];
+  EXPECT_EQ(clat["min"], 500000);
+  EXPECT_EQ(clat["max"], 599900);
+  EXPECT_NEAR(clat["mean"].get<double>(), 549950.0, 1e-6);
+  EXPECT_GT(clat["stddev"].get<double>(), 28000);
+  EXPECT_EQ(clat["N"], 1000);
+  for (const char* k :
+       {"1.000000", "50.000000", "90.000000", "99.000000", "99.900000", "99.990000"}) {
+    ASSERT_TRUE(clat["percentile"].contains(k)) << k;
+  }
+  EXPECT_NEAR(clat["percentile"]["50.000000"].get<double>(), 549900, 549900 / 128.0);
+  EXPECT_EQ(job["write"]["clat_ns"]["percentile"]["99.000000"], 800000);
+  const nlohmann::json& path = job["path"];
+  EXPECT_EQ(path["writes_in_capsule"], 500);
+  EXPECT_EQ(path["writes_keyed"], 0);
+  EXPECT_EQ(path["rdma_reads"], 0);
+  EXPECT_EQ(path["reads"], 1000);
+  EXPECT_EQ(path["capsules_inline"], 1000);
+  EXPECT_EQ(path["capsules_by_reference"], 500);
+  EXPECT_EQ(res["all"]["jobname"], "all");
+  EXPECT_EQ(res["all"]["read"]["total_ios"], 2000);
+  EXPECT_FALSE(res["all"].contains("qid"));
+  EXPECT_EQ(j["verify"]["enabled"], true);
+  EXPECT_EQ(j["verify"]["passed"], true);
+  EXPECT_EQ(j["verify"]["checked"], 2000);
+  EXPECT_EQ(j["error"], "");
+}
+
+TEST(BenchJson, EmptyDirectionHasNoPercentilesAndVerifyFailureShows) {
+  BenchReport r = sample_report();
+  r.results[0].jobs[0].write = DirectionStats{};
+  r.verify_errors = 1;
+  r.verify_first_error = "job 0: data mismatch at byte 4096 of the namespace";
+  nlohmann::json j = bench_json(r);
+  const nlohmann::json& w = j["results"][0]["jobs"][0]["write"];
+  EXPECT_EQ(w["total_ios"], 0);
+  EXPECT_EQ(w["iops"], 0.0);
+  EXPECT_TRUE(w["clat_ns"]["percentile"].empty());
+  EXPECT_EQ(j["verify"]["passed"], false);
+  EXPECT_EQ(j["verify"]["first_error"], r.verify_first_error);
+}
+
+TEST(BenchText, ShowsIopsLatencyAndPathCounters) {
+  std::string t = bench_text(sample_report());
+  EXPECT_NE(t.find("bs=4096 rw=randrw rwmixread=50 iodepth=4 numjobs=2"), std::string::npos) << t;
+  EXPECT_NE(t.find("job1 (qid 2):"), std::string::npos) << t;
+  EXPECT_NE(t.find("read: IOPS=500.0"), std::string::npos) << t;
+  EXPECT_NE(t.find("clat (usec): min=500.0, max=599.9"), std::string::npos) << t;
+  EXPECT_NE(t.find("p99.9="), std::string::npos) << t;
+  EXPECT_NE(t.find("in-capsule writes 500"), std::string::npos) << t;
+  EXPECT_NE(t.find("verify: 2000 reads checked, 0 errors"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace nvmf::host
