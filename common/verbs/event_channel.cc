@@ -11,7 +11,13 @@ namespace nvmf::verbs {
 
 Result<EventChannel> EventChannel::create() {
   rdma_event_channel* channel = rdma_create_event_channel();
-  if (channel == nullptr) return Status::from_errno("rdma_create_event_channel", errno);
+  if (channel == nullptr) {
+    const int err = errno;
+    Status s = Status::from_errno("rdma_create_event_channel", err);
+    if (err != ENODEV) return s;
+    // librdmacm answers ENODEV when the machine has no RDMA device at all: say what to do.
+    return Status::unavailable(s.message() + kNoRdmaDeviceHint).with_errno(err);
+  }
   return EventChannel(channel);
 }
 

@@ -9,6 +9,11 @@
 
 namespace nvmf::verbs {
 
+// Appended to the error when there is no RDMA device at all (ENODEV from librdmacm).
+inline constexpr char kNoRdmaDeviceHint[] =
+    "; no RDMA device on this machine: load an RDMA NIC driver, or soft-RoCE "
+    "(modprobe rdma_rxe; rdma link add rxe0 type rxe netdev IFACE), or run under ci/rxe-run";
+
 // The channel on which rdma_cm reports events for the ids created on it. Move-only.
 // Destroy it after every CmId created on it (destruction order: QueuePair, CmId, EventChannel).
 // Creating one opens /dev/infiniband/rdma_cm and fails (ENODEV) where no RDMA device exists.

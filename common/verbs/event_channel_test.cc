@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdio>
 
 namespace nvmf::verbs {
@@ -19,6 +20,11 @@ TEST(EventChannelTest, CreateSucceedsOrNamesTheVerb) {
     ASSERT_TRUE(channel.status().os_errno().has_value());
     EXPECT_NE(*channel.status().os_errno(), 0);
     EXPECT_NE(channel.status().message().find("(errno "), std::string::npos);
+    if (*channel.status().os_errno() == ENODEV) {
+      EXPECT_NE(channel.status().message().find(kNoRdmaDeviceHint), std::string::npos)
+          << channel.status().message();
+      EXPECT_EQ(channel.status().code(), StatusCode::kUnavailable);
+    }
     return;
   }
   std::printf("rdma_cm available: testing fd, nonblocking and the timeout path\n");
