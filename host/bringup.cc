@@ -1,6 +1,7 @@
 // Controller bring-up and teardown steps; see bringup.h.
 #include "host/bringup.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <span>
@@ -25,11 +26,27 @@ std::span<const uint8_t> bytes_of(const proto::ConnectData& data) {
 }
 
 // Where a Connect Invalid Parameters response points (IATTR/IPO in DW0), for the message.
+// The Connect data fields a target may point at (NVMe-oF 1.1 "Connect Command Data").
+const char* connect_data_field_name(uint32_t ipo) {
+  switch (ipo) {
+    case offsetof(proto::ConnectData, hostid):
+      return " (HOSTID)";
+    case offsetof(proto::ConnectData, cntlid):
+      return " (CNTLID: no such controller)";
+    case offsetof(proto::ConnectData, subnqn):
+      return " (SUBNQN: the target has no such subsystem; check -n/--nqn)";
+    case offsetof(proto::ConnectData, hostnqn):
+      return " (HOSTNQN)";
+    default:
+      return "";
+  }
+}
+
 std::string connect_invalid_field(uint32_t dw0) {
   uint32_t ipo = dw0 & proto::kConnectRespIpoMask;
   bool in_data = (dw0 & proto::kConnectRespIattrInData) != 0;
   return std::string(", invalid field at ") + (in_data ? "Connect data" : "SQE") + " byte " +
-         std::to_string(ipo);
+         std::to_string(ipo) + (in_data ? connect_data_field_name(ipo) : "");
 }
 
 Result<proto::Cqe> run_checked(CommandChannel& ch, const proto::Sqe& sqe,

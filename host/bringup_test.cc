@@ -68,7 +68,7 @@ TEST(FabricsConnect, InvalidParametersNamesTheField) {
   auto r = fabrics_connect(ch, 1, 128, 0, data, true);
   EXPECT_EQ(r.status().code(), StatusCode::kNvmeError);
   EXPECT_NE(r.status().message().find("Connect (qid 1)"), std::string::npos);
-  EXPECT_NE(r.status().message().find("Connect data byte 256"), std::string::npos)
+  EXPECT_NE(r.status().message().find("Connect data byte 256 (SUBNQN"), std::string::npos)
       << r.status().message();
   EXPECT_TRUE(ch.sent[0].allow_in_capsule);
 }
