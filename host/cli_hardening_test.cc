@@ -122,5 +122,15 @@ TEST(CheckWritable, NamesTheOptionAndPath) {
   EXPECT_TRUE(check_writable(tmpdir() + "/report.json", "--json").ok());
 }
 
+TEST(CliHardening, WritePastTheNamespaceEndIsRefusedBeforeAnythingLands) {
+  // 8 LBAs of 512 bytes = 4096 bytes.
+  EXPECT_TRUE(check_fits_namespace(0, 4096, 512, 8, "w").ok());
+  EXPECT_TRUE(check_fits_namespace(3584, 1, 512, 8, "w").ok());  // padded to the last LBA
+  expect_invalid(check_fits_namespace(3584, 513, 512, 8, "--offset + the --input size"),
+                 "ends at byte 4608, past the namespace end at byte 4096");
+  expect_invalid(check_fits_namespace(4096, 1, 512, 8, "w"), "nothing was written");
+  EXPECT_TRUE(check_fits_namespace(0, 4096, 4096, UINT64_MAX, "w").ok());  // nsze * lba overflows
+}
+
 }  // namespace
 }  // namespace nvmf::host

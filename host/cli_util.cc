@@ -103,6 +103,17 @@ Status check_byte_range(uint64_t offset, uint64_t length, std::string_view what)
   return ok_status();
 }
 
+Status check_fits_namespace(uint64_t offset, uint64_t length, uint32_t lba_size, uint64_t nsze,
+                            std::string_view what) {
+  const uint64_t end = offset + (length + lba_size - 1) / lba_size * lba_size;
+  const uint64_t ns_bytes = nsze > UINT64_MAX / lba_size ? UINT64_MAX : nsze * lba_size;
+  if (end <= ns_bytes) return ok_status();
+  return Status::invalid_argument(std::string(what) + " ends at byte " + std::to_string(end) +
+                                  ", past the namespace end at byte " + std::to_string(ns_bytes) +
+                                  " (" + std::to_string(nsze) + " LBAs of " +
+                                  std::to_string(lba_size) + " bytes); nothing was written");
+}
+
 Result<uint64_t> regular_file_size(int fd, std::string_view path, std::string_view option) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Status::from_errno("fstat", errno, path);

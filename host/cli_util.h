@@ -42,6 +42,14 @@ Status check_connection_options(const HostOptions& o);
 // --length"). Without it a length near 2^64 rounds up to 0 and the transfer silently does nothing.
 Status check_byte_range(uint64_t offset, uint64_t length, std::string_view what);
 
+// Ok when bytes [offset, offset + length), rounded up to whole LBAs of `lba_size` bytes, end at
+// or before the namespace end (`nsze` LBAs); else kInvalidArgument naming `what` and both ends in
+// bytes. Used before a write so that nothing lands when the data cannot all fit (the target would
+// answer LBA Out of Range only for the commands past the end, after the earlier ones landed).
+// Call check_byte_range() first: this assumes the rounded end does not overflow.
+Status check_fits_namespace(uint64_t offset, uint64_t length, uint32_t lba_size, uint64_t nsze,
+                            std::string_view what);
+
 // The size in bytes of the regular file open on `fd`. kInvalidArgument naming `option` and
 // `path` when it is a directory or not a regular file (a FIFO or device has no size to write
 // from); the fstat errno otherwise.

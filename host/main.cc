@@ -193,6 +193,9 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
   uint32_t lba = ctrl.lba_size();
   Status st = check_lba_aligned(*offset, lba, "--offset");
   if (!st.ok()) return finish(ctrl, fail_usage("write", st));
+  st = check_fits_namespace(*offset, file_size, lba, ctrl.namespace_info().nsze,
+                            "--offset + the --input size");
+  if (!st.ok()) return finish(ctrl, fail_usage("write", st));
   if (uint64_t pad = padding_bytes(file_size, lba); pad != 0) {
     std::fprintf(stderr,
                  "nvmf-host: note: %s is %llu bytes, not a whole number of %u-byte LBAs: "

@@ -174,6 +174,25 @@ TEST_F(CliTest, ReadPastTheEndNamesLbaOutOfRange) {
   EXPECT_EQ(stop_target(), 0) << slurp(target_log_);
 }
 
+TEST_F(CliTest, WritePastTheEndLandsNothing) {
+  int port = start_target({"--ram-size", "1m", "--json", tmpdir() + "/wpe.json"});
+  ASSERT_GT(port, 0);
+  const std::string input = tmpdir() + "/two-lbas.bin";
+  std::ofstream(input, std::ios::binary) << std::string(1024, 'x');
+  const std::string log = tmpdir() + "/wpe.log";
+  // The first LBA would fit, the second would not: nothing may be written.
+  EXPECT_EQ(run(host("write", port,
+                     "--input '" + input + "' --offset " + std::to_string((1 << 20) - 512) +
+                         " 2> " + log)),
+            2);
+  EXPECT_NE(slurp(log).find("past the namespace end"), std::string::npos) << slurp(log);
+  ASSERT_EQ(stop_target(), 0) << slurp(target_log_);
+  nlohmann::json t = nlohmann::json::parse(slurp(tmpdir() + "/wpe.json"));
+  EXPECT_EQ(t["writes"]["in_capsule"].get<uint64_t>() + t["writes"]["rdma_read"].get<uint64_t>(),
+            0u)
+      << t.dump(2);
+}
+
 TEST_F(CliTest, BadArgumentsAreNamed) {
   const std::string log = tmpdir() + "/bad.log";
   EXPECT_EQ(run("'" + runfile("target/nvmf-target") + "' -a " + env_->target_addr +
