@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
@@ -36,31 +37,6 @@ constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:in-capsule";
 constexpr uint32_t kMaxIo = 32 * 1024;    // the largest write of the matrix
 constexpr uint64_t kCellStrideLbas = 80;  // > kMaxIo / kLbaSize: cells never overlap
 constexpr uint32_t kPieceBytes = kMaxIo + 4096;
-
-// A target on its own thread, stopped and joined on destruction.
-class RunningTarget {
- public:
-  static std::unique_ptr<RunningTarget> start(const target::TargetOptions& options) {
-    auto created = target::Target::create(options);
-    EXPECT_TRUE(created.ok()) << created.status().to_string();
-    if (!created.ok()) return nullptr;
-    auto t = std::unique_ptr<RunningTarget>(new RunningTarget(std::move(*created)));
-    t->thread_ = std::thread([p = t.get()] { p->run_status_ = p->target_->run(); });
-    return t;
-  }
-  ~RunningTarget() {
-    target_->stop();
-    thread_.join();
-    EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
-  }
-  target::Target* operator->() { return target_.get(); }
-
- private:
-  explicit RunningTarget(std::unique_ptr<target::Target> t) : target_(std::move(t)) {}
-  std::unique_ptr<target::Target> target_;
-  std::thread thread_;
-  Status run_status_;
-};
 
 uint32_t page_size() { return static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)); }
 

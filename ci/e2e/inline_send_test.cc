@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/log.h"
 #include "host/controller.h"
@@ -35,31 +36,6 @@ constexpr uint32_t kLbaSize = 512;
 constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:inline-send";
 // Larger than any size rxe grants (512): the first QP create fails with EINVAL.
 constexpr uint32_t kRefusedSize = 4096;
-
-// A target on its own thread, stopped and joined on destruction.
-class RunningTarget {
- public:
-  static std::unique_ptr<RunningTarget> start(const target::TargetOptions& options) {
-    auto created = target::Target::create(options);
-    EXPECT_TRUE(created.ok()) << created.status().to_string();
-    if (!created.ok()) return nullptr;
-    auto t = std::unique_ptr<RunningTarget>(new RunningTarget(std::move(*created)));
-    t->thread_ = std::thread([p = t.get()] { p->run_status_ = p->target_->run(); });
-    return t;
-  }
-  ~RunningTarget() {
-    target_->stop();
-    thread_.join();
-    EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
-  }
-  target::Target* operator->() { return target_.get(); }
-
- private:
-  explicit RunningTarget(std::unique_ptr<target::Target> t) : target_(std::move(t)) {}
-  std::unique_ptr<target::Target> target_;
-  std::thread thread_;
-  Status run_status_;
-};
 
 // What one I/O round did, by the host's counts.
 struct IoRound {

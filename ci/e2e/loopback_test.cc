@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
 #include "host/controller.h"
@@ -25,32 +26,6 @@ namespace {
 constexpr uint64_t kRamBytes = 64ull << 20;
 constexpr uint32_t kLbaSize = 512;
 constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:e2e";
-
-// A target on its own thread, stopped and joined on destruction.
-class RunningTarget {
- public:
-  static std::unique_ptr<RunningTarget> start(const target::TargetOptions& options) {
-    auto created = target::Target::create(options);
-    EXPECT_TRUE(created.ok()) << created.status().to_string();
-    if (!created.ok()) return nullptr;
-    auto t = std::unique_ptr<RunningTarget>(new RunningTarget(std::move(*created)));
-    t->thread_ = std::thread([p = t.get()] { p->run_status_ = p->target_->run(); });
-    return t;
-  }
-  ~RunningTarget() {
-    target_->stop();
-    thread_.join();
-    EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
-  }
-  target::Target& operator*() { return *target_; }
-  target::Target* operator->() { return target_.get(); }
-
- private:
-  explicit RunningTarget(std::unique_ptr<target::Target> t) : target_(std::move(t)) {}
-  std::unique_ptr<target::Target> target_;
-  std::thread thread_;
-  Status run_status_;
-};
 
 // max_inline_data asked by each side, from NVMF_HOST_MAX_INLINE_DATA / NVMF_TARGET_MAX_INLINE_DATA
 // when set: ci/run-rxe-tests.sh runs this suite a second time with both 0, so that every capsule
