@@ -7,8 +7,9 @@
 #                            [--out DIR]
 #   default: 5 repetitions, 2 s per cell after a 0.5 s ramp (about 20 minutes under emulation);
 #   --quick: 2 repetitions of 1 s cells after 0.2 s (a CI smoke that proves the harness works).
-# Environment: BENCH_POLL (our host's --poll, default event), BENCH_INLINE_OFF (our host's
-#   --max-inline-data for the "inline send off" cell, default 0).
+# Environment: BENCH_POLL (our host's --poll, default busy as in nvmf-host bench; the other mode
+#   gets a cell of its own), BENCH_INLINE_OFF (our host's --max-inline-data for the "inline send
+#   off" cell, default 0).
 # Writes DIR (default bench-results/) : bench-report.json, bench-report.md, bench.png, plot.dat
 # and raw/ (every cell's own output). Cells: ci/bench/guest.sh; figures: ci/bench/report.py.
 set -euo pipefail
@@ -39,9 +40,9 @@ bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -rf "$out/raw"
-# Per repetition: about 33 cells of (runtime + ramp + ~3 s of connect and process start), three
-# target reconfigurations and 11 perftest runs.
-budget=$(python3 -c "print(int($reps * (33 * ($runtime + $ramp + 6) + 200) + 300))")
+# Per repetition: 36 cells of (runtime + ramp + ~3 s of connect and process start) and 11
+# perftest runs, and three reconnects of the kernel host to the kernel target.
+budget=$(python3 -c "print(int($reps * (36 * ($runtime + $ramp + 6) + 200) + 400))")
 echo "bench-compare.sh: $reps repetitions, ${runtime}s cells after ${ramp}s ramp; guest timeout ${budget}s"
 rc=0
 ci/rxe-run --results "$out" --timeout "$budget" \

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <utility>
 
 #include "common/in_capsule.h"
@@ -23,7 +24,7 @@ namespace {
 constexpr uint64_t kTagCm = 0;
 constexpr uint64_t kTagWake = 1;
 constexpr uint64_t kTagDeviceBase = 2;
-constexpr int kIdleSpins = 64;      // empty polls before arming the CQs and sleeping
+constexpr int kIdleSpins = 64;      // empty polls between two looks at the clock
 constexpr int kCmCheckRounds = 64;  // busy rounds between two looks at the CM channel
 constexpr int kListenBacklog = 128;
 
@@ -324,18 +325,45 @@ void EventLoop::sweep() {
 }
 
 Status EventLoop::run() {
+  using Clock = std::chrono::steady_clock;
+  const auto window = std::chrono::microseconds(options_.busy_poll_us);
   int idle = 0;
   uint64_t rounds = 0;
+  bool worked = false;  // a completion since the clock was last read
+  Clock::time_point last_work = Clock::now();
   while (!stop_requested_.load(std::memory_order_relaxed)) {
     int n = poll_queues();
     sweep();
     if (n > 0) {
       idle = 0;
+      worked = true;
       if (++rounds % kCmCheckRounds == 0) (void)drain_cm_events();
       continue;
     }
     if (++idle < kIdleSpins) continue;
     idle = 0;
+    if (options_.poll_mode == PollMode::kEvent) {
+      // Read the clock once per kIdleSpins empty polls (clock_gettime is a vDSO call).
+      Clock::time_point now = Clock::now();
+      if (worked) {
+        worked = false;
+        last_work = now;
+      }
+      if (now - last_work < window) {
+        if (++rounds % kCmCheckRounds == 0) (void)drain_cm_events();
+        continue;
+      }
+    }
+    if (options_.poll_mode == PollMode::kBusy) {
+      // Never sleep: look for connects and disconnects without blocking now and then.
+      if (++rounds % kCmCheckRounds == 0) {
+        if (Status st = drain_cm_events(); !st.ok()) {
+          NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
+        }
+        sweep();
+      }
+      continue;
+    }
     if (!wait_idle()) {
       shutdown();
       return Status::internal("event loop: epoll_wait failed");

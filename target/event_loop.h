@@ -26,9 +26,13 @@ namespace nvmf::target {
 // Owns the RDMA side of the target. Not thread-safe except stop().
 //
 // Loop: poll every queue's CQ; while there is work, keep polling (checking the CM channel
-// every 64 rounds); after a short idle spin, arm every CQ, poll once more (a completion may
-// have landed before the arm), then block in epoll_wait on the CM channel, the devices'
-// completion channels and the eventfd that stop() writes.
+// every 64 rounds). Then, by TargetOptions::poll_mode:
+//   event: once busy_poll_us have passed since the last completion (the clock is read every
+//          64 empty polls), arm every CQ, poll once more (a completion may have landed before
+//          the arm), then block in epoll_wait on the CM channel, the devices' completion
+//          channels and the eventfd that stop() writes;
+//   busy:  never sleeps; stop() is seen at the next round.
+// While spinning, the CM channel is read without blocking every 64 × 64 empty polls.
 class EventLoop {
  public:
   // Creates the CM channel and the listener, binds to traddr:trsvcid and listens. When the

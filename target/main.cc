@@ -89,6 +89,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
   const auto& n = s.negotiation;
   return {
       {"listen", target.listen_address()},
+      {"poll", nvmf::target::poll_mode_name(options.poll_mode)},
+      {"busy_poll_us", options.busy_poll_us},
       {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
@@ -173,6 +175,16 @@ int main(int argc, char** argv) {
                  "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of the "
                  "16-byte responses; 0 = never; a refused size falls back to 0")
       ->capture_default_str();
+  std::string poll = "event";
+  app.add_option("--poll", poll,
+                 "event: sleep in epoll when idle, like nvmet-rdma; busy: poll the CQs and never "
+                 "sleep, one core at 100%, like SPDK")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"busy", "event"}));
+  app.add_option("--busy-poll-us", o.busy_poll_us,
+                 "--poll event: microseconds to keep polling after the last completion before "
+                 "sleeping (0..1000000)")
+      ->capture_default_str();
   app.add_option("--json", json_path, "write a JSON report here on exit");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   try {
@@ -190,6 +202,7 @@ int main(int argc, char** argv) {
   }
   nvmf::set_log_level(*level);
   if (!apply_sizes(size, ram_size, o)) return kExitUsage;
+  o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
   if (!config_path.empty()) {
     auto loaded = nvmf::target::load_nvmet_config(config_path, o);
     if (!loaded.ok()) {
@@ -217,7 +230,8 @@ int main(int argc, char** argv) {
   }
   g_target.store(target->get());
   if (g_stop.load()) (*target)->stop();
-  std::printf("nvmf-target: listening on %s\n", (*target)->listen_address().c_str());
+  std::printf("nvmf-target: listening on %s (poll %s)\n", (*target)->listen_address().c_str(),
+              nvmf::target::poll_mode_name(o.poll_mode));
   std::fflush(stdout);
   nvmf::Status st = (*target)->run();
   if (!json_path.empty()) {

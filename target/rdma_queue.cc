@@ -197,7 +197,26 @@ int RdmaQueue::poll() {
     return 0;
   }
   for (int i = 0; i < n; ++i) handle(wcs[i]);
+  flush_sends();
   return n;
+}
+
+void RdmaQueue::queue_send(ibv_send_wr* first, ibv_send_wr* last) {
+  last->next = nullptr;
+  if (pending_tail_ != nullptr) {
+    pending_tail_->next = first;
+  } else {
+    pending_head_ = first;
+  }
+  pending_tail_ = last;
+}
+
+void RdmaQueue::flush_sends() {
+  ibv_send_wr* head = pending_head_;
+  pending_head_ = pending_tail_ = nullptr;
+  if (head == nullptr || wants_teardown()) return;
+  int err = qp_->post_send(head);
+  if (err != 0) fail("ibv_post_send: " + errno_string(err));
 }
 
 void RdmaQueue::arm() {
@@ -277,20 +296,17 @@ void RdmaQueue::post_read(uint32_t slot) {
   Slot& s = slots_[slot];
   s.data_sge.length = s.req.transfer_bytes;
   s.data_wr.wr_id = wr_id(kRead, slot);
-  s.data_wr.next = nullptr;
   s.data_wr.opcode = IBV_WR_RDMA_READ;
   s.data_wr.send_flags = IBV_SEND_SIGNALED;
   s.data_wr.wr.rdma.remote_addr = s.req.sgl.addr;
   s.data_wr.wr.rdma.rkey = s.req.sgl.rkey;
-  int err = qp_->post_send(&s.data_wr);
-  if (err != 0) fail("ibv_post_send(RDMA READ): " + errno_string(err));
+  queue_send(&s.data_wr, &s.data_wr);
 }
 
 void RdmaQueue::respond(uint32_t slot, bool with_data) {
   Slot& s = slots_[slot];
   if (!post_receive(s.recv_index)) return;  // before the SEND: the host may send at once
   std::memcpy(reinterpret_cast<void*>(s.cqe_sge.addr), &s.req.cqe, kCqeBytes);
-  s.send_wr.next = nullptr;
   s.send_wr.opcode = s.req.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
   if (s.req.invalidate) s.send_wr.invalidate_rkey = s.req.sgl.rkey;
   // The CQE is copied into its registered buffer above either way, so the by-reference path
@@ -311,8 +327,7 @@ void RdmaQueue::respond(uint32_t slot, bool with_data) {
   // Counted before the post: once the host holds the CQE, stats() must already show it (a
   // test reads them right after its last completion). A failed post tears the queue down.
   (mode == SendMode::kInline ? counters_.responses_inline : counters_.responses_by_reference).add();
-  int err = qp_->post_send(first);
-  if (err != 0) fail("ibv_post_send(response): " + errno_string(err));
+  queue_send(first, &s.send_wr);
 }
 
 void RdmaQueue::on_send_done(uint32_t slot) {

@@ -61,7 +61,9 @@ class RdmaQueue : public QueueLink {
   // rdma_accept with the NVMe-oF accept private data (crqsize = queue_size); on success the
   // queue appears in stats().
   Status accept(uint8_t responder_resources, uint8_t initiator_depth);
-  // Drains up to a batch of completions; returns how many were handled.
+  // Drains up to a batch (32) of completions; returns how many were handled. The RDMA READs,
+  // RDMA WRITEs and response SENDs they lead to are chained and posted with one ibv_post_send
+  // at the end (one doorbell per batch: on rxe each ibv_post_send is a write() to uverbs).
   int poll();
   // Arms the CQ for one completion event unless already armed.
   void arm();
@@ -111,6 +113,9 @@ class RdmaQueue : public QueueLink {
   void post_read(uint32_t slot);
   void respond(uint32_t slot, bool with_data);
   void on_send_done(uint32_t slot);
+  // Appends the chain first..last (last->next is overwritten) to the WRs posted by flush().
+  void queue_send(ibv_send_wr* first, ibv_send_wr* last);
+  void flush_sends();
   void fail(const std::string& what);
 
   DeviceContext& dev_;
@@ -132,6 +137,8 @@ class RdmaQueue : public QueueLink {
   std::vector<uint32_t> free_slots_;                    // stack, capacity queue_size
   std::vector<std::pair<uint32_t, uint32_t>> waiting_;  // (recv index, byte_len) ring
   size_t waiting_head_ = 0, waiting_count_ = 0;
+  ibv_send_wr* pending_head_ = nullptr;  // WRs to post at the end of poll()
+  ibv_send_wr* pending_tail_ = nullptr;
   bool armed_ = false;
   bool disconnected_ = false;
   std::string disconnect_reason_;

@@ -58,8 +58,13 @@ Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
 
 }  // namespace
 
+const char* poll_mode_name(PollMode mode) { return mode == PollMode::kBusy ? "busy" : "event"; }
+
 Status validate_options(const TargetOptions& o) {
   if (o.traddr.empty()) return bad("--traddr is required");
+  if (o.busy_poll_us > 1000000) {
+    return bad("--busy-poll-us " + std::to_string(o.busy_poll_us) + " is above 1000000 (1 s)");
+  }
   // Checked here, before any device is opened, so a typo is named as the option it came from
   // rather than surfacing later as an rdma_cm error. Port 0 picks an ephemeral port.
   if (auto port = verbs::parse_port(o.trsvcid); !port.ok()) {

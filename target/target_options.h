@@ -35,6 +35,16 @@ struct SubsystemOptions {
   std::optional<std::array<uint8_t, 16>> uuid;
 };
 
+// How the event loop waits for work (CLI --poll).
+//   kEvent: keeps polling for busy_poll_us after the last completion, then arms every CQ and
+//           sleeps in epoll_wait until a completion, a CM event or stop(); no CPU while idle.
+//           Mirrors nvmet-rdma (CQs driven by completion interrupts) with the socket
+//           busy-poll window of net.core.busy_poll in front.
+//   kBusy:  never sleeps: polls every CQ continuously and looks at the CM channel every 64
+//           empty rounds; one core at 100 % even when idle. Mirrors SPDK's nvmf_tgt reactor.
+enum class PollMode { kEvent, kBusy };
+const char* poll_mode_name(PollMode mode);  // "event" or "busy"
+
 // Settings of one target: one listener, one subsystem, one namespace (nsid 1).
 struct TargetOptions {
   std::string traddr;            // Local IPv4/IPv6 address to listen on (required).
@@ -59,6 +69,12 @@ struct TargetOptions {
   // --max-inline-data. The QP wrapper falls back to 0 when the device refuses; 0 never posts a
   // response inline (even where the provider grants 16 for a request of 0, as rxe does).
   uint32_t requested_max_inline_data = 16;
+
+  PollMode poll_mode = PollMode::kEvent;  // CLI --poll
+  // kEvent only: microseconds to keep polling after the last completion before sleeping (CLI
+  // --busy-poll-us), 0..1000000. A host at QD1 sends its next command one round trip after our
+  // response; a window longer than that keeps the target awake between commands.
+  uint32_t busy_poll_us = 1000;
 
   // Discovery Log entry fields of the listening port (nvmet addr_treq, portid).
   uint16_t portid = 1;

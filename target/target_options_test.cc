@@ -61,6 +61,20 @@ TEST(ValidateOptions, QueueSizeRange) {
   expect_invalid(o, "--queue-size 1025");
 }
 
+TEST(ValidateOptions, BusyPollWindowAtMostOneSecond) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.poll_mode, PollMode::kEvent);
+  EXPECT_EQ(o.busy_poll_us, 1000u);
+  o.busy_poll_us = 0;
+  EXPECT_TRUE(validate_options(o).ok());
+  o.busy_poll_us = 1000000;
+  EXPECT_TRUE(validate_options(o).ok());
+  o.busy_poll_us = 1000001;
+  expect_invalid(o, "--busy-poll-us 1000001");
+  EXPECT_STREQ(poll_mode_name(PollMode::kBusy), "busy");
+  EXPECT_STREQ(poll_mode_name(PollMode::kEvent), "event");
+}
+
 TEST(ValidateOptions, TraddrRequired) {
   TargetOptions o = good();
   o.traddr.clear();

@@ -27,6 +27,8 @@ STACKS = {
 }
 SIZES = ["4k", "8k", "16k", "32k"]
 ICS = ["4096", "8192", "16384"]
+POLL = os.environ.get("BENCH_POLL", "busy")  # our host's --poll in every other cell
+ALT_POLL = "event" if POLL == "busy" else "busy"
 PERF_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s")
 
 
@@ -128,7 +130,11 @@ def build(reps, get, field):
     report["cells"]["read1-4k-floor"] = summary([floor(r, field, "read", 4096) for r in reps])
     report["cells"]["read1-4k-oo-inline-off"] = summary(
         [get(r, "4096", "read1-oo-inline-off", field) for r in reps])
-    report["cells"]["read1-4k-oo-busy"] = summary([get(r, "4096", "read1-oo-busy", field) for r in reps])
+    report["cells"]["read1-4k-oo-%s" % ALT_POLL] = summary(
+        [get(r, "4096", "read1-oo-" + ALT_POLL, field) for r in reps])
+    for s in ("oo", "ko"):
+        report["cells"]["read1-4k-%s-nowindow" % s] = summary(
+            [get(r, "4096", "read1-%s-nowindow" % s, field) for r in reps])
     for bs in SIZES:
         b = int(bs[:-1]) * 1024
         for ics in ICS:
@@ -152,10 +158,20 @@ def build(reps, get, field):
         rat["write1 8k ics16384/ics4096 %s" % who] = summary([
             ratio(get(r, "16384", "write1-8k-" + s, field), get(r, "4096", "write1-8k-" + s, field))
             for r in reps])
+    # The same pair on the composed floor: send(64 + 8192) + send(16) against send(64) +
+    # read(8192) + send(16). What in-capsule data can save on this link, at best.
+    rat["write1 8k ics16384/ics4096 floor"] = summary([
+        ratio(floor(r, field, "write", 8192, 16384), floor(r, field, "write", 8192, 4096))
+        for r in reps])
     rat["read1 ours inline on/off"] = summary(
         [ratio(get(r, "4096", "read1-oo", field), get(r, "4096", "read1-oo-inline-off", field)) for r in reps])
-    rat["read1 ours busy/event"] = summary(
-        [ratio(get(r, "4096", "read1-oo-busy", field), get(r, "4096", "read1-oo", field)) for r in reps])
+    busy, event = ("read1-oo", "read1-oo-event") if POLL == "busy" else ("read1-oo-busy", "read1-oo")
+    rat["read1 ours host poll busy/event"] = summary(
+        [ratio(get(r, "4096", busy, field), get(r, "4096", event, field)) for r in reps])
+    for s, who in (("oo", "our host"), ("ko", "kernel host")):
+        rat["read1 %s: our target busy-poll window 1000/0 us" % who] = summary([
+            ratio(get(r, "4096", "read1-" + s, field), get(r, "4096", "read1-%s-nowindow" % s, field))
+            for r in reps])
     rat["read1 ours-host/kernel-host on kernel target"] = summary(
         [ratio(get(r, "4096", "read1-ok", field), get(r, "4096", "read1-kk", field)) for r in reps])
     rat["read1 kernel host: our target/kernel target"] = summary(
@@ -229,7 +245,9 @@ def main():
     c = report["cells"]
     md = []
     md.append("Median of %d interleaved repetitions, (min–max) across them. Latency: mean "
-              "completion latency in µs per cell; IOPS at QD32." % len(reps))
+              "completion latency in µs per cell; IOPS at QD32. Our host: `nvmf-host bench "
+              "--poll %s`; our target: `nvmf-target` defaults (`--poll event --busy-poll-us "
+              "1000`); the kernel host: fio libaio direct=1." % (len(reps), POLL))
     md.append("")
     md.append("| QD1 4 KiB randread | mean latency µs | QD32 4 KiB randread IOPS |")
     md.append("|---|---|---|")
@@ -240,7 +258,11 @@ def main():
               cell(c["read1-4k-floor"]))
     md.append("| our host, inline send off (`--max-inline-data %s`) | %s | |" %
               (os.environ.get("BENCH_INLINE_OFF", "0"), cell(c["read1-4k-oo-inline-off"])))
-    md.append("| our host, `--poll busy` | %s | |" % cell(c["read1-4k-oo-busy"]))
+    md.append("| our host, `--poll %s` | %s | |" % (ALT_POLL, cell(c["read1-4k-oo-" + ALT_POLL])))
+    md.append("| our host -> our target with `--busy-poll-us 0` | %s | |" %
+              cell(c["read1-4k-oo-nowindow"]))
+    md.append("| kernel host -> our target with `--busy-poll-us 0` | %s | |" %
+              cell(c["read1-4k-ko-nowindow"]))
     md.append("")
     md.append("| QD1 randwrite, mean µs | " + " | ".join(
         "%s ics %s" % (who, ics) for who in ("ours", "kernel", "floor") for ics in ICS) + " |")
