@@ -382,7 +382,8 @@ int run(int argc, char** argv) {
   identify->add_flag("--json", id_json, "JSON on stdout");
   IoArgs w, r;
   CLI::App* write = app.add_subcommand("write", "write a file at a byte offset");
-  write->add_option("-i,--input", w.file, "input file")->required();
+  // -d/--data as in nvme-cli's write and read; --input/--output kept.
+  write->add_option("-i,-d,--input,--data", w.file, "input file")->required();
   write->add_option("-o,--offset", w.offset, "byte offset (multiple of the LBA size)");
   write->add_option("--json", w.json, "report file, or - for stdout");
   write
@@ -391,7 +392,7 @@ int run(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1u, kMaxCliSegments));
   CLI::App* read = app.add_subcommand("read", "read bytes at an offset into a file");
-  read->add_option("-f,--output", r.file, "output file")->required();
+  read->add_option("-f,-d,--output,--data", r.file, "output file")->required();
   read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");
   read->add_option("-l,--length", r.length, "bytes to read")->required();
   read->add_option("--json", r.json, "report file, or - for stdout");
@@ -400,6 +401,15 @@ int run(int argc, char** argv) {
   bool disc_json = false;
   CLI::App* disc = app.add_subcommand("discover", "read the Discovery Log Page (nvme discover)");
   disc->add_flag("--json", disc_json, "JSON on stdout");
+  // The connection options belong to the top level but may come after the subcommand too;
+  // CLI11 lists them only in the top-level help, so each subcommand's help points there.
+  for (CLI::App* sub : {identify, write, read, bench, disc}) {
+    sub->footer(
+        "Connection options (also accepted here): -a,--traddr ADDR (required), -s,--trsvcid "
+        "PORT, -n,--nqn NQN (required but for discover), -w,--host-traddr ADDR, --hostnqn, "
+        "--nr-io-queues, --queue-size, --timeout-ms, --max-inline-data, --poll-mode, -v. See "
+        "nvmf-host --help.");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -178,17 +178,21 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
   const auto& c = *reinterpret_cast<const proto::ConnectCommand*>(r.sqe);
   if (c.recfmt != proto::kRecfmt0) {
     return connect_failed(
-        r, make_status(proto::kSctCommandSpecific, proto::kScIncompatibleFormat, true), 0);
+        r, make_status(proto::kSctCommandSpecific, proto::kScIncompatibleFormat, true), 0,
+        "RECFMT " + std::to_string(c.recfmt) + " is not 0");
   }
   if (c.qid != qid_) {  // the CM request sized this queue for another qid
-    return connect_failed(
-        r, kConnectInvalidParameters,
-        proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)));
+    return connect_failed(r, kConnectInvalidParameters,
+                          proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)),
+                          "QID " + std::to_string(c.qid) +
+                              " on a queue the CM request set up for QID " + std::to_string(qid_));
   }
   if (c.sqsize == 0 || c.sqsize + 1u > queue_size_) {  // more than the receives we posted
     return connect_failed(
         r, kConnectInvalidParameters,
-        proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, sqsize)));
+        proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, sqsize)),
+        "SQSIZE " + std::to_string(c.sqsize) + " is 0 or not below the queue size " +
+            std::to_string(queue_size_));
   }
   // nvmet_find_get_subsys: the port's discovery subsystem or a linked one, by SUBNQN.
   std::string subnqn = nqn_field(data.subnqn);
@@ -201,13 +205,15 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
   if (chosen == nullptr) {
     return connect_failed(
         r, kConnectInvalidParameters,
-        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, subnqn)));
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, subnqn)),
+        "no subsystem '" + subnqn + "' on this port");
   }
   subsystem_ = chosen;
   if (data.hostnqn[0] == '\0') {
     return connect_failed(
         r, kConnectInvalidParameters,
-        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)));
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
+        "empty HOSTNQN");
   }
   NextStep step = qid_ == 0 ? connect_admin(r, c, data) : connect_io(r, c, data);
   // nvmet_install_queue: SQ flow control disabled from this Connect's response on.
@@ -223,23 +229,24 @@ NextStep CommandProcessor::connect_admin(Request& r, const proto::ConnectCommand
   if (data.cntlid != proto::kAdminQueueCntlid) {
     return connect_failed(
         r, kConnectInvalidParameters,
-        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, cntlid)));
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, cntlid)),
+        "admin Connect with CNTLID " + std::to_string(data.cntlid) + ", not FFFFh");
   }
   // nvmet_alloc_ctrl: a host not allowed on the subsystem gets Connect Invalid Host (SCT 1h,
   // SC 84h) with DNR, IATTR/IPO pointing at HOSTNQN in the Connect data. Base 2.0 §6.3.
   if (!subsystem_->host_allowed(nqn_field(data.hostnqn))) {
-    NVMF_LOG(INFO, "target") << "host " << nqn_field(data.hostnqn) << " not allowed on "
-                             << subsystem_->config().nqn;
     return connect_failed(
         r, make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidHost, true),
-        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)));
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
+        "host '" + nqn_field(data.hostnqn) + "' not allowed on " + subsystem_->config().nqn);
   }
   std::array<uint8_t, 16> hostid;
   std::memcpy(hostid.data(), data.hostid, hostid.size());
   Controller* ctrl = subsystem_->create_controller(nqn_field(data.hostnqn), hostid, c.kato);
   if (ctrl == nullptr) {
-    return connect_failed(
-        r, make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, true), 0);
+    return connect_failed(r,
+                          make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, true),
+                          0, "no free CNTLID");
   }
   bind(ctrl);
   r.cqe.dw0 = ctrl->cntlid();
@@ -254,17 +261,20 @@ NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c
   if (ctrl == nullptr) {
     return connect_failed(
         r, kConnectInvalidParameters,
-        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, cntlid)));
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, cntlid)),
+        "I/O Connect for CNTLID " + std::to_string(data.cntlid) + ", which is not live");
   }
   if (nqn_field(data.hostnqn) != ctrl->hostnqn()) {
     return connect_failed(
         r, kConnectInvalidParameters,
-        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)));
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
+        "HOSTNQN differs from the admin queue's");
   }
   if (c.qid > ctrl->max_io_queues()) {
-    return connect_failed(
-        r, kConnectInvalidParameters,
-        proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)));
+    return connect_failed(r, kConnectInvalidParameters,
+                          proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)),
+                          "QID " + std::to_string(c.qid) + " above the " +
+                              std::to_string(ctrl->max_io_queues()) + " I/O queues allowed");
   }
   // wire-facts: a reconnect must never be refused. A queue still bound to this qid is a stale
   // one whose teardown we have not seen yet: retire it now and let the new one in.
@@ -280,9 +290,11 @@ NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c
   return complete(r, kStatusSuccess);
 }
 
-NextStep CommandProcessor::connect_failed(Request& r, uint16_t status, uint32_t dw0) {
+NextStep CommandProcessor::connect_failed(Request& r, uint16_t status, uint32_t dw0,
+                                          std::string_view why) {
   r.cqe.dw0 = dw0;
-  NVMF_LOG(INFO, "target") << link_.describe() << ": Connect refused: " << status_name(status);
+  NVMF_LOG(INFO, "target") << link_.describe() << ": Connect refused: " << status_name(status)
+                           << " (" << why << ")";
   return complete(r, status);
 }
 

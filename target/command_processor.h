@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "proto/fabrics.h"
 #include "target/controller.h"
@@ -95,7 +96,8 @@ class CommandProcessor {
   NextStep write_data(Request& r, const uint8_t* contiguous);
 
   NextStep complete(Request& r, uint16_t status);
-  NextStep connect_failed(Request& r, uint16_t status, uint32_t dw0);
+  // Completes a refused Connect with `status` and DW0 (IATTR/IPO); logs `why` at INFO.
+  NextStep connect_failed(Request& r, uint16_t status, uint32_t dw0, std::string_view why);
   void bind(Controller* ctrl);
 
   Subsystem* subsystem_;  // the one given, until Connect selects one from its port by SUBNQN

@@ -92,6 +92,14 @@ Status validate_options(const TargetOptions& o) {
   if (!valid_lba_size(o.lba_size)) {
     return bad("--lba-size " + std::to_string(o.lba_size) + " is not 512 or 4096");
   }
+  // Sizes the user gives must be whole LBAs (an existing file of another size is rounded down,
+  // as nvmet's file backend does).
+  for (auto [value, name] : {std::pair{o.ram_size, "--ram-size"}, {o.file_size, "--size"}}) {
+    if (value >= o.lba_size && value % o.lba_size != 0) {
+      return bad(std::string(name) + " " + std::to_string(value) +
+                 " is not a whole number of LBAs (--lba-size " + std::to_string(o.lba_size) + ")");
+    }
+  }
   if (o.inline_data_size < -1) {
     return bad("--inline-data-size " + std::to_string(o.inline_data_size) +
                " (use -1 for one page, 0 for off, or a byte count)");

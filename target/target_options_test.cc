@@ -75,6 +75,25 @@ TEST(ValidateOptions, BusyPollWindowAtMostOneSecond) {
   EXPECT_STREQ(poll_mode_name(PollMode::kEvent), "event");
 }
 
+TEST(ValidateOptions, GivenSizesAreWholeLbas) {
+  TargetOptions o = good();
+  o.ram_size = 1000;
+  expect_invalid(o, "--ram-size 1000 is not a whole number of LBAs");
+  o.ram_size = 1024;
+  EXPECT_TRUE(validate_options(o).ok());
+  o.lba_size = 4096;
+  // Smaller than one LBA: Namespace::create refuses it, naming that ("smaller than one LBA").
+  EXPECT_TRUE(validate_options(o).ok());
+  o.ram_size = 6144;
+  expect_invalid(o, "--ram-size 6144 is not a whole number of LBAs (--lba-size 4096)");
+  o.ram_size = 0;
+  o.file_path = "/tmp/x.img";
+  o.file_size = 8192 + 512;
+  expect_invalid(o, "--size 8704");
+  o.file_size = 8192;
+  EXPECT_TRUE(validate_options(o).ok());
+}
+
 TEST(ValidateOptions, TraddrRequired) {
   TargetOptions o = good();
   o.traddr.clear();

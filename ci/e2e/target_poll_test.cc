@@ -6,13 +6,13 @@
 //   busy:                     never sleeps (the CM channel is read without blocking).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <chrono>
 #include <memory>
 #include <optional>
-#include <span>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
