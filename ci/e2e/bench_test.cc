@@ -16,87 +16,21 @@
 #include <thread>
 #include <vector>
 
-#include "ci/e2e/rxe_env.h"
+#include "ci/e2e/cli_harness.h"
 
 namespace nvmf::e2e {
 namespace {
 
 constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:bench-e2e";
 
-std::string runfile(const std::string& rel) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return std::string(srcdir ? srcdir : ".") + "/nvmf_rdma/" + rel;
-}
-
-std::string tmpdir() {
-  const char* t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-int run(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-class BenchTest : public ::testing::Test {
+class BenchTest : public CliFixture {
  protected:
-  void SetUp() override { NVMF_REQUIRE_RXE(env_); }
+  BenchTest() : CliFixture(kNqn) {}
 
-  void TearDown() override {
-    if (target_pid_ > 0) {
-      kill(target_pid_, SIGKILL);
-      waitpid(target_pid_, nullptr, 0);
-    }
-  }
-
-  // Starts nvmf-target on a RAM namespace; returns its port (0 on failure).
-  int start_target(const std::vector<std::string>& extra) {
-    target_log_ = tmpdir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                  ".target.log";
-    unlink(target_log_.c_str());
-    std::vector<std::string> args = {runfile("target/nvmf-target"),
-                                     "-a",
-                                     env_->target_addr,
-                                     "-s",
-                                     "0",
-                                     "-n",
-                                     kNqn,
-                                     "--ram-size",
-                                     "16m"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    target_pid_ = fork();
-    if (target_pid_ == 0) {
-      FILE* log = std::freopen(target_log_.c_str(), "w", stdout);
-      if (log == nullptr || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(127);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    const std::string marker = "listening on ";
-    for (int i = 0; i < 300; ++i) {
-      std::string log = slurp(target_log_);
-      size_t at = log.find(marker);
-      if (at != std::string::npos) {
-        size_t colon = log.find_last_of(':', log.find('\n', at));
-        return std::atoi(log.c_str() + colon + 1);
-      }
-      if (waitpid(target_pid_, nullptr, WNOHANG) == target_pid_) {
-        target_pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "nvmf-target did not start:\n" << slurp(target_log_);
-    return 0;
+  // Starts nvmf-target on a 16 MiB RAM namespace; returns its port (0 on failure).
+  int start_target(std::vector<std::string> extra) {
+    extra.insert(extra.begin(), {"--ram-size", "16m"});
+    return CliFixture::start_target(extra);
   }
 
   // Runs `nvmf-host bench ARGS --output-format json --output FILE`; returns the exit status and
@@ -105,18 +39,13 @@ class BenchTest : public ::testing::Test {
     std::string out = tmpdir() + "/bench.json";
     std::string err = tmpdir() + "/bench.err";
     unlink(out.c_str());
-    int rc = run("timeout 300 '" + runfile("host/nvmf-host") + "' bench -a " + env_->target_addr +
-                 " -s " + std::to_string(port) + " -w " + env_->host_addr + " -n " + kNqn + " " +
-                 args + " --output-format json --output '" + out + "' 2>'" + err + "'");
+    int rc = run(host("bench", port, args) + " --output-format json --output '" + out + "' 2>'" +
+                 err + "'");
     std::string text = slurp(out);
     report = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (rc != 0) ADD_FAILURE() << "bench exited " << rc << ":\n" << slurp(err);
     return rc;
   }
-
-  std::optional<RxeEnv> env_;
-  pid_t target_pid_ = -1;
-  std::string target_log_;
 };
 
 // The fio-named fields of one direction; returns total_ios.
@@ -241,9 +170,7 @@ TEST_F(BenchTest, BadOptionsExitTwoNamingTheOption) {
   ASSERT_NE(port, 0);
   std::string err = tmpdir() + "/bad.err";
   auto bad = [&](const std::string& args) {
-    return run("timeout 120 '" + runfile("host/nvmf-host") + "' bench -a " + env_->target_addr +
-               " -s " + std::to_string(port) + " -w " + env_->host_addr + " -n " + kNqn + " " +
-               args + " >/dev/null 2>'" + err + "'");
+    return run(host("bench", port, args) + " >/dev/null 2>'" + err + "'");
   };
   EXPECT_EQ(bad("--bs 100"), 2);
   EXPECT_NE(slurp(err).find("--bs"), std::string::npos) << slurp(err);

@@ -268,7 +268,9 @@ TEST_P(InCapsuleMatrixTest, EveryCellLandsOnTheExpectedPath) {
         EXPECT_EQ(d.writes_rdma_read_bytes, size - rest);
         EXPECT_EQ(d.writes_in_capsule, rest > 0 ? 1u : 0u);
         EXPECT_EQ(d.writes_in_capsule_bytes, rest);
-        if (nseg == 1) EXPECT_EQ(d.writes_rdma_read_bytes, size) << "all of it by RDMA READ";
+        if (nseg == 1) {
+          EXPECT_EQ(d.writes_rdma_read_bytes, size) << "all of it by RDMA READ";
+        }
       }
       expect_reads_back(slba, data);
     }

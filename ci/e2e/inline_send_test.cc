@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/cli_harness.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/log.h"
@@ -307,90 +308,9 @@ TEST_F(InlineSendTest, CeilingBelowOneSqeKeepsCommandsByReference) {
 
 // ---------------------------------------------------------------- the two binaries, as users --
 
-std::string runfile(const std::string& rel) {
-  const char* srcdir = std::getenv("TEST_SRCDIR");
-  return std::string(srcdir ? srcdir : ".") + "/nvmf_rdma/" + rel;
-}
-
-std::string tmpdir() {
-  const char* t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-int run(const std::string& cmd) {
-  int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-class InlineSendCliTest : public ::testing::Test {
+class InlineSendCliTest : public CliFixture {
  protected:
-  void SetUp() override { NVMF_REQUIRE_RXE(env_); }
-  void TearDown() override {
-    if (target_pid_ > 0) {
-      kill(target_pid_, SIGKILL);
-      waitpid(target_pid_, nullptr, 0);
-    }
-  }
-
-  // Starts nvmf-target with `extra` arguments; returns its port, 0 on failure.
-  int start_target(const std::vector<std::string>& extra) {
-    target_log_ = tmpdir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                  ".target.log";
-    unlink(target_log_.c_str());
-    std::vector<std::string> args = {
-        runfile("target/nvmf-target"), "-a", env_->target_addr, "-s", "0", "-n", kNqn};
-    args.insert(args.end(), extra.begin(), extra.end());
-    target_pid_ = fork();
-    if (target_pid_ == 0) {
-      FILE* log = std::freopen(target_log_.c_str(), "w", stdout);
-      if (log == nullptr || dup2(fileno(stdout), STDERR_FILENO) < 0) _exit(127);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    const std::string marker = "listening on ";
-    for (int i = 0; i < 300; ++i) {
-      std::string log = slurp(target_log_);
-      size_t at = log.find(marker);
-      if (at != std::string::npos) {
-        size_t colon = log.find_last_of(':', log.find('\n', at));
-        return std::atoi(log.c_str() + colon + 1);
-      }
-      if (waitpid(target_pid_, nullptr, WNOHANG) == target_pid_) {
-        target_pid_ = -1;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ADD_FAILURE() << "nvmf-target did not start:\n" << slurp(target_log_);
-    return 0;
-  }
-
-  int stop_target() {
-    kill(target_pid_, SIGTERM);
-    int status = 0;
-    waitpid(target_pid_, &status, 0);
-    target_pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  std::string host(const std::string& sub, int port, const std::string& args) {
-    return "timeout 300 '" + runfile("host/nvmf-host") + "' " + sub + " -a " + env_->target_addr +
-           " -s " + std::to_string(port) + " -w " + env_->host_addr + " -n " + kNqn + " " + args;
-  }
-
-  std::optional<RxeEnv> env_;
-  pid_t target_pid_ = -1;
-  std::string target_log_;
+  InlineSendCliTest() : CliFixture(kNqn) {}
 };
 
 // Both knobs on the command line at a size rxe refuses: both sides log the fallback naming the

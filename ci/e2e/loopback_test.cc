@@ -72,7 +72,9 @@ class LoopbackTest : public ::testing::Test {
 
   void TearDown() override {
     // The mode asked for is the mode that ran: 0 means nothing was posted inline.
-    if (ctrl_ && host_max_inline_data_ == 0u) EXPECT_EQ(ctrl_->stats().capsules_inline, 0u);
+    if (ctrl_ && host_max_inline_data_ == 0u) {
+      EXPECT_EQ(ctrl_->stats().capsules_inline, 0u);
+    }
     if (ctrl_ && host_max_inline_data_.value_or(64) >= 64) {
       EXPECT_GT(ctrl_->stats().capsules_inline, 0u);
     }

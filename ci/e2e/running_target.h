@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <utility>
 
+#include "common/log.h"
 #include "common/status.h"
 #include "target/target.h"
 
@@ -18,7 +20,13 @@ class RunningTarget {
  public:
   // Creates the target (listening when this returns) and runs it on a new thread; nullptr, with
   // a test failure naming the Status, when creation fails.
+  // The log level is WARN from here on (every accept and disconnect at INFO would bury the test
+  // output); NVMF_LOG_LEVEL=debug|info|warn|error overrides it.
   static std::unique_ptr<RunningTarget> start(const target::TargetOptions& options) {
+    const char* level = std::getenv("NVMF_LOG_LEVEL");
+    auto parsed = parse_log_level(level != nullptr ? level : "warn");
+    EXPECT_TRUE(parsed.ok()) << "NVMF_LOG_LEVEL=" << level;
+    set_log_level(parsed.ok() ? *parsed : LogLevel::kWarn);
     auto created = target::Target::create(options);
     EXPECT_TRUE(created.ok()) << created.status().to_string();
     if (!created.ok()) return nullptr;
