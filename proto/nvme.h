@@ -310,6 +310,9 @@ inline constexpr uint32_t kSglsSupportMask = 0x3;         // bits 1:0: 00 none, 
 inline constexpr uint32_t kSglsSupported = 0x1;           // SGLs supported, no alignment
 inline constexpr uint32_t kSglsKeyedDataBlock = 1u << 2;  // Keyed SGL Data Block supported
 inline constexpr uint32_t kSglsBitBucket = 1u << 16;
+// Identify Controller CTRATT bit 6: Traffic Based Keep Alive support (any command restarts the
+// keep-alive timer, not only Keep Alive). Base 2.0 §3.9.
+inline constexpr uint32_t kCtrattTbkas = 1u << 6;
 inline constexpr uint32_t kSglsOffset = 1u << 20;  // SGL address may be an offset (in-capsule)
 
 // CNTRLTYPE (byte 111).

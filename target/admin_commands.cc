@@ -1,6 +1,7 @@
 // CommandProcessor: Admin commands (Identify, Get Log Page, Set/Get Features, Keep Alive,
 // Async Event Request, Abort). Base 2.0 §5.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "common/nvme_status.h"
@@ -41,6 +42,9 @@ NextStep CommandProcessor::begin_admin(Request& r) {
       if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
       if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) {
         return complete(r, st);
+      }
+      if (r.sqe->opcode == proto::kAdminKeepAlive) {
+        controller_->keep_alive(std::chrono::steady_clock::now());
       }
       // Abort: DW0 bit 0 set = command not aborted (nvmet does the same).
       r.cqe.dw0 = r.sqe->opcode == proto::kAdminAbort ? 1 : 0;
@@ -145,7 +149,7 @@ NextStep CommandProcessor::set_features(Request& r) {
       return complete(r, kStatusSuccess);
     }
     case proto::kFeatureKeepAliveTimer:
-      controller_->set_kato_ms(s.cdw11);
+      controller_->set_kato_ms(s.cdw11, std::chrono::steady_clock::now());
       return complete(r, kStatusSuccess);
     case proto::kFeatureAsyncEventConfig:
       controller_->set_async_event_config(s.cdw11);

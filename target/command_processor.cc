@@ -55,6 +55,7 @@ void CommandProcessor::controller_freed() {
 
 void CommandProcessor::bind(Controller* ctrl) {
   controller_ = ctrl;
+  ctrl->note_traffic();  // nvmet_install_queue: a queue connecting counts as traffic
   ctrl->attach(qid_, this);
   subsystem_->registry().set_queue_controller(&counters_, ctrl->cntlid());
 }
@@ -75,6 +76,7 @@ NextStep CommandProcessor::begin(Request& r) {
   if ((sqe.flags & proto::kFlagsFuseMask) != 0) return complete(r, kInvalidField);
   if (uint16_t st = check_psdt(sqe); st != kStatusSuccess) return complete(r, st);
   if (controller_ == nullptr) return begin_unconnected(r);
+  controller_->note_traffic();
   if (sqe.opcode == proto::kOpcodeFabrics) return begin_fabrics(r);
   if (!controller_->enabled()) {
     return complete(r, generic_status(proto::kScCommandSequenceError));

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -184,6 +185,95 @@ class ProcessorTest : public ::testing::Test {
   std::unique_ptr<Subsystem> subsys_;
   std::vector<std::unique_ptr<TestQueue>> queues_;
 };
+
+// --------------------------------------------------------------------------- Keep Alive --
+
+using Clock = std::chrono::steady_clock;
+
+TEST(KeepAliveTimer, WholeSecondsRoundedUpAndZeroMeansNone) {
+  Controller c(1, kHostNqn, {}, 0, 1, 32, 0x00010300);
+  EXPECT_FALSE(c.keep_alive_deadline().has_value());
+  const Clock::time_point t0 = Clock::now();
+  c.set_kato_ms(1500, t0);  // nvmet: DIV_ROUND_UP(1500, 1000) = 2 s
+  ASSERT_TRUE(c.keep_alive_deadline().has_value());
+  EXPECT_EQ(*c.keep_alive_deadline() - t0, std::chrono::seconds(2));
+  c.set_kato_ms(5000, t0);
+  EXPECT_EQ(*c.keep_alive_deadline() - t0, std::chrono::seconds(5));
+  c.keep_alive(t0 + std::chrono::seconds(3));  // a Keep Alive restarts the timer
+  EXPECT_EQ(*c.keep_alive_deadline() - t0, std::chrono::seconds(8));
+  c.set_kato_ms(0, t0);
+  EXPECT_FALSE(c.keep_alive_deadline().has_value());
+}
+
+TEST_F(ProcessorTest, KeepAliveCommandRestartsTheTimer) {
+  TestQueue& a = admin();  // Connect KATO 5000 ms
+  Controller* c = subsys_->find_controller(1);
+  ASSERT_NE(c, nullptr);
+  const Clock::time_point before = Clock::now();
+  ASSERT_EQ(a.submit(base_sqe(proto::kAdminKeepAlive)), NextStep::kRespond);
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  EXPECT_GE(*c->keep_alive_deadline(), before + std::chrono::seconds(5));
+  EXPECT_LE(*c->keep_alive_deadline(), Clock::now() + std::chrono::seconds(5));
+}
+
+TEST_F(ProcessorTest, ExpiredKeepAliveFreesTheControllerAndDisconnectsItsQueues) {
+  TestQueue& a = admin();
+  TestQueue& q = io(1);
+  TestQueue& a2 = admin();  // a second controller (cntlid 2), also KATO 5000 ms
+  Controller* c1 = subsys_->find_controller(1);
+  Controller* c2 = subsys_->find_controller(2);
+  ASSERT_NE(c1, nullptr);
+  ASSERT_NE(c2, nullptr);
+  const Clock::time_point t0 = Clock::now();
+  const auto s = [t0](int n) { return t0 + std::chrono::seconds(n); };
+  c1->keep_alive(s(0));
+  c2->keep_alive(s(2));
+
+  // Before any deadline nothing happens; the earliest deadline is controller 1's.
+  auto next = subsys_->expire_keep_alives(s(4));
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(*next, s(5));
+  EXPECT_EQ(subsys_->controller_count(), 2u);
+
+  // The set-up commands (Connect, Property Set) were traffic (TBKAS): each timer that runs out
+  // over them restarts instead of expiring.
+  next = subsys_->expire_keep_alives(s(5));
+  EXPECT_EQ(*next, s(7));  // controller 2's; controller 1's is now s(10)
+  next = subsys_->expire_keep_alives(s(7));
+  EXPECT_EQ(*next, s(10));
+  EXPECT_EQ(subsys_->controller_count(), 2u);
+
+  // An I/O command on controller 1's I/O queue is traffic too: its timer restarts at s(10).
+  q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
+  next = subsys_->expire_keep_alives(s(10));
+  EXPECT_EQ(subsys_->controller_count(), 2u);
+  EXPECT_EQ(*next, s(12));
+  EXPECT_TRUE(a.link.reasons.empty());
+
+  // Quiet from then on: controller 2 goes at s(12), controller 1 at s(15), each with every
+  // queue asked to disconnect (the admin queue included, as nvmet's fatal error).
+  next = subsys_->expire_keep_alives(s(12));
+  EXPECT_EQ(subsys_->find_controller(2), nullptr);
+  EXPECT_EQ(a2.link.reasons.size(), 1u);
+  EXPECT_EQ(*next, s(15));
+  next = subsys_->expire_keep_alives(s(15));
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+  EXPECT_EQ(a.link.reasons.size(), 1u);
+  EXPECT_EQ(q.link.reasons.size(), 1u);
+  EXPECT_FALSE(next.has_value());
+}
+
+TEST_F(ProcessorTest, KatoZeroBySetFeaturesStopsTheTimer) {
+  TestQueue& a = admin();
+  proto::Sqe sf = base_sqe(proto::kAdminSetFeatures);
+  sf.cdw10 = proto::kFeatureKeepAliveTimer;
+  sf.cdw11 = 0;
+  ASSERT_EQ(a.submit(sf), NextStep::kRespond);
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  EXPECT_FALSE(subsys_->expire_keep_alives(Clock::now() + std::chrono::hours(1)).has_value());
+  EXPECT_EQ(subsys_->controller_count(), 1u);
+  EXPECT_TRUE(a.link.reasons.empty());
+}
 
 // ------------------------------------------------------------------------------- Connect --
 

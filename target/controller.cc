@@ -15,9 +15,29 @@ Controller::Controller(uint16_t cntlid, std::string hostnqn, const std::array<ui
       hostnqn_(std::move(hostnqn)),
       hostid_(hostid),
       kato_ms_(kato_ms),
+      keep_alive_at_(Clock::now()),
       max_io_queues_(max_io_queues),
       registers_(io_queue_size, version),
       queues_(static_cast<size_t>(max_io_queues) + 1, nullptr) {}
+
+void Controller::set_kato_ms(uint32_t ms, Clock::time_point now) {
+  kato_ms_ = ms;
+  keep_alive_at_ = now;
+  traffic_ = false;
+}
+
+std::optional<Controller::Clock::time_point> Controller::keep_alive_deadline() const {
+  if (kato_ms_ == 0) return std::nullopt;
+  // nvmet_start_keep_alive_timer: DIV_ROUND_UP(kato, 1000) seconds.
+  return keep_alive_at_ + std::chrono::seconds((uint64_t{kato_ms_} + 999) / 1000);
+}
+
+bool Controller::restart_for_traffic(Clock::time_point now) {
+  if (!traffic_) return false;
+  traffic_ = false;
+  keep_alive_at_ = now;
+  return true;
+}
 
 bool Controller::enabled() const {
   return (registers_.cc() & proto::kCcEn) != 0 && registers_.ready();

@@ -4,7 +4,9 @@
 #define NVMF_TARGET_CONTROLLER_H_
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@ class CommandProcessor;
 class Controller {
  public:
   // `max_io_queues`: I/O qids 1..max_io_queues may connect. `io_queue_size`: CAP.MQES + 1.
+  // The keep-alive timer starts now.
   Controller(uint16_t cntlid, std::string hostnqn, const std::array<uint8_t, 16>& hostid,
              uint32_t kato_ms, uint16_t max_io_queues, uint32_t io_queue_size, uint32_t version);
 
@@ -32,9 +35,23 @@ class Controller {
   // CC.EN = 1 and CSTS.RDY = 1: commands other than Fabrics ones may run.
   bool enabled() const;
 
-  // Keep Alive Timeout in ms (Connect KATO, Set Features 0Fh). Not enforced yet.
+  // Keep Alive Timeout in ms (Connect KATO, Set Features 0Fh); 0 = no keep-alive timer. The
+  // timer runs like nvmet's: in whole seconds (KATO rounded up), started when the controller is
+  // created and restarted by every Keep Alive command and KATO change. The event loop frees a
+  // controller whose timer expired (Subsystem::expire_keep_alives).
+  using Clock = std::chrono::steady_clock;
   uint32_t kato_ms() const { return kato_ms_; }
-  void set_kato_ms(uint32_t ms) { kato_ms_ = ms; }
+  void set_kato_ms(uint32_t ms, Clock::time_point now);
+  void keep_alive(Clock::time_point now) { keep_alive_at_ = now; }
+  // Traffic Based Keep Alive (CTRATT.TBKAS, as nvmet's reset_tbkas): any command on any queue
+  // marks the controller; a timer that expires over a mark restarts instead (one store per
+  // command, no clock read on the I/O path).
+  void note_traffic() { traffic_ = true; }
+  // At or after keep_alive_deadline(): true when traffic was seen since the timer last
+  // (re)started, in which case the timer restarts at `now`.
+  bool restart_for_traffic(Clock::time_point now);
+  // When the timer expires; nullopt when KATO is 0.
+  std::optional<Clock::time_point> keep_alive_deadline() const;
   uint32_t async_event_config() const { return async_event_config_; }
   void set_async_event_config(uint32_t v) { async_event_config_ = v; }
 
@@ -58,6 +75,8 @@ class Controller {
   std::string hostnqn_;
   std::array<uint8_t, 16> hostid_;
   uint32_t kato_ms_;
+  Clock::time_point keep_alive_at_;
+  bool traffic_ = false;
   uint16_t max_io_queues_;
   ControllerRegisters registers_;
   uint32_t async_event_config_ = 0;

@@ -1,6 +1,7 @@
 // CommandProcessor: the discovery controller's admin commands (nvmet_parse_discovery_cmd):
 // Identify (CNS 01h only), Get Log Page (Discovery Log, LID 70h), Set/Get Features (KATO and
 // Asynchronous Event Configuration only), Keep Alive and Asynchronous Event Request.
+#include <chrono>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -41,6 +42,7 @@ NextStep CommandProcessor::begin_discovery(Request& r) {
     case proto::kAdminKeepAlive: {
       if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
       if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
+      controller_->keep_alive(std::chrono::steady_clock::now());
       return complete(r, kStatusSuccess);
     }
     default:

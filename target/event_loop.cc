@@ -17,6 +17,7 @@
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
 #include "target/cm_request.h"
+#include "target/port.h"
 
 namespace nvmf::target {
 namespace {
@@ -281,11 +282,31 @@ void EventLoop::drain_cq_events(DeviceContext& dev) {
   }
 }
 
+int EventLoop::expire_keep_alives() {
+  const auto now = std::chrono::steady_clock::now();
+  std::optional<Controller::Clock::time_point> next;
+  auto visit = [&](Subsystem& s) {
+    auto d = s.expire_keep_alives(now);
+    if (d && (!next || *d < *next)) next = d;
+  };
+  if (Port* port = subsystem_.port(); port != nullptr) {
+    visit(port->discovery());
+    for (Subsystem* s : port->subsystems()) visit(*s);
+  } else {
+    visit(subsystem_);
+  }
+  sweep();  // the freed controllers' queues
+  if (!next) return -1;
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
+  return static_cast<int>(std::clamp<int64_t>(ms, 0, 1000 * 1000));
+}
+
 bool EventLoop::wait_idle() {
   arm_queues();
   if (poll_queues() > 0) return true;  // landed before the arm
+  const int timeout_ms = expire_keep_alives();
   epoll_event events[8];
-  int n = ::epoll_wait(epoll_fd_, events, 8, -1);
+  int n = ::epoll_wait(epoll_fd_, events, 8, timeout_ms);
   if (n < 0) {
     if (errno == EINTR) return true;
     NVMF_LOG(ERROR, "target") << "epoll_wait: " << errno_string(errno) << "; stopping";
@@ -324,6 +345,13 @@ void EventLoop::sweep() {
   }
 }
 
+void EventLoop::housekeeping() {
+  if (Status st = drain_cm_events(); !st.ok()) {
+    NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
+  }
+  (void)expire_keep_alives();  // sweeps
+}
+
 Status EventLoop::run() {
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(options_.busy_poll_us);
@@ -337,7 +365,7 @@ Status EventLoop::run() {
     if (n > 0) {
       idle = 0;
       worked = true;
-      if (++rounds % kCmCheckRounds == 0) (void)drain_cm_events();
+      if (++rounds % kCmCheckRounds == 0) housekeeping();
       continue;
     }
     if (++idle < kIdleSpins) continue;
@@ -350,18 +378,13 @@ Status EventLoop::run() {
         last_work = now;
       }
       if (now - last_work < window) {
-        if (++rounds % kCmCheckRounds == 0) (void)drain_cm_events();
+        if (++rounds % kCmCheckRounds == 0) housekeeping();
         continue;
       }
     }
     if (options_.poll_mode == PollMode::kBusy) {
       // Never sleep: look for connects and disconnects without blocking now and then.
-      if (++rounds % kCmCheckRounds == 0) {
-        if (Status st = drain_cm_events(); !st.ok()) {
-          NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
-        }
-        sweep();
-      }
+      if (++rounds % kCmCheckRounds == 0) housekeeping();
       continue;
     }
     if (!wait_idle()) {

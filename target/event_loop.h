@@ -32,7 +32,9 @@ namespace nvmf::target {
 //          the arm), then block in epoll_wait on the CM channel, the devices' completion
 //          channels and the eventfd that stop() writes;
 //   busy:  never sleeps; stop() is seen at the next round.
-// While spinning, the CM channel is read without blocking every 64 × 64 empty polls.
+// While spinning, the CM channel is read without blocking every 64 × 64 empty polls, and the
+// controllers' keep-alive timers are checked every 64 × 64 polls (busy or not); a sleeping loop
+// wakes up for the next keep-alive deadline.
 class EventLoop {
  public:
   // Creates the CM channel and the listener, binds to traddr:trsvcid and listens. When the
@@ -68,6 +70,11 @@ class EventLoop {
   int poll_queues();
   void arm_queues();
   void drain_cq_events(DeviceContext& dev);
+  // Frees the controllers whose keep-alive timer expired, in every subsystem on the port;
+  // returns the milliseconds until the next deadline (-1: none), for epoll_wait.
+  int expire_keep_alives();
+  // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues).
+  void housekeeping();
   bool wait_idle();
   void sweep();
   void shutdown();

@@ -34,6 +34,7 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
   out->acl = 3;
   out->aerl = p.aerl;
   out->kas = p.kas;
+  out->ctratt = proto::kCtrattTbkas;  // nvmet: any command restarts the keep-alive timer
   out->sqes = (proto::kSqesLog2 << 4) | proto::kSqesLog2;
   out->cqes = (proto::kCqesLog2 << 4) | proto::kCqesLog2;
   out->maxcmd = p.maxcmd;

@@ -85,6 +85,34 @@ Controller* Subsystem::find_controller(uint16_t cntlid) const {
   return it == controllers_.end() ? nullptr : it->second.get();
 }
 
+std::optional<Controller::Clock::time_point> Subsystem::expire_keep_alives(
+    Controller::Clock::time_point now) {
+  std::optional<Controller::Clock::time_point> earliest;
+  std::vector<std::pair<uint16_t, uint32_t>> expired;  // cntlid, kato_ms
+  for (const auto& [cntlid, ctrl] : controllers_) {
+    auto deadline = ctrl->keep_alive_deadline();
+    if (!deadline) continue;
+    if (*deadline <= now && ctrl->restart_for_traffic(now)) deadline = ctrl->keep_alive_deadline();
+    if (*deadline <= now) {
+      expired.emplace_back(cntlid, ctrl->kato_ms());
+    } else if (!earliest || *deadline < *earliest) {
+      earliest = deadline;
+    }
+  }
+  for (auto [cntlid, kato_ms] : expired) {
+    NVMF_LOG(WARN, "target") << "controller " << cntlid << " of " << config_.nqn
+                             << ": no Keep Alive within KATO " << kato_ms
+                             << " ms; freeing it (keep-alive timer expired)";
+    // nvmet_ctrl_fatal_error: the whole association goes, the admin queue included (freeing
+    // alone disconnects only the I/O queues: normally the admin queue is why it is freed).
+    if (CommandProcessor* admin = controllers_.at(cntlid)->queue(0)) {
+      admin->link().request_disconnect("keep-alive timer expired");
+    }
+    free_controller(cntlid, "keep-alive timer expired");
+  }
+  return earliest;
+}
+
 void Subsystem::free_controller(uint16_t cntlid, std::string_view reason) {
   auto it = controllers_.find(cntlid);
   if (it == controllers_.end()) return;

@@ -90,6 +90,11 @@ class Subsystem {
   // line. `reason` goes into that line.
   void free_controller(uint16_t cntlid, std::string_view reason);
   size_t controller_count() const { return controllers_.size(); }
+  // Frees every controller whose keep-alive timer expired by `now` (a WARN line each, like
+  // nvmet's "keep-alive timer expired"; its queues are asked to disconnect). Returns the
+  // earliest deadline left, or nullopt when no controller has a timer.
+  std::optional<Controller::Clock::time_point> expire_keep_alives(
+      Controller::Clock::time_point now);
 
  private:
   SubsystemConfig config_;
