@@ -9,6 +9,8 @@
 #include <memory>
 #include <thread>
 
+#include "ci/e2e/e2e_options.h"
+#include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/verbs/verbs.h"
 #include "host/controller.h"
@@ -41,28 +43,16 @@ class CmRejectTest : public ::testing::TestWithParam<RejectCase> {
  protected:
   void SetUp() override {
     NVMF_REQUIRE_RXE(env_);
-    target::TargetOptions topts;
-    topts.traddr = env_->target_addr;
-    topts.trsvcid = "0";
-    topts.subnqn = kNqn;
-    topts.ram_size = 1 << 20;
-    auto t = target::Target::create(topts);
-    ASSERT_TRUE(t.ok()) << t.status().to_string();
-    target_ = std::move(*t);
-    thread_ = std::thread([this] { run_status_ = target_->run(); });
+    target::TargetOptions topts = ram_target_options(*env_, kNqn, 1 << 20);
+    target_ = RunningTarget::start(topts);
+    ASSERT_NE(target_, nullptr);
   }
   void TearDown() override {
-    if (target_) {
-      target_->stop();
-      thread_.join();
-      EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
-    }
+    target_.reset();  // stops and joins the target, expecting run() to have returned ok
   }
 
   std::optional<RxeEnv> env_;
-  std::unique_ptr<target::Target> target_;
-  std::thread thread_;
-  Status run_status_;
+  std::unique_ptr<RunningTarget> target_;
 };
 
 TEST_P(CmRejectTest, RejectsWithTheRightStatusAndStillServes) {
@@ -71,7 +61,7 @@ TEST_P(CmRejectTest, RejectsWithTheRightStatusAndStillServes) {
   ASSERT_TRUE(channel.ok()) << channel.status().to_string();
   auto id = verbs::CmId::create(*channel);
   ASSERT_TRUE(id.ok()) << id.status().to_string();
-  ASSERT_TRUE(id->resolve_addr(env_->host_addr, env_->target_addr, target_->port(), 5000).ok());
+  ASSERT_TRUE(id->resolve_addr(env_->host_addr, env_->target_addr, (*target_)->port(), 5000).ok());
   ASSERT_TRUE(id->resolve_route(5000).ok());
   auto pd = verbs::ProtectionDomain::create(id->verbs());
   ASSERT_TRUE(pd.ok()) << pd.status().to_string();
@@ -98,15 +88,11 @@ TEST_P(CmRejectTest, RejectsWithTheRightStatusAndStillServes) {
   }
 
   // A good host still connects after the reject.
-  host::HostOptions hopts;
-  hopts.traddr = env_->target_addr;
-  hopts.trsvcid = std::to_string(target_->port());
-  hopts.subnqn = kNqn;
-  hopts.host_traddr = env_->host_addr;
+  host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 128);
   auto ctrl = host::Controller::connect(hopts);
   ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
   EXPECT_TRUE((*ctrl)->disconnect().ok());
-  EXPECT_GE(target_->stats().connections_rejected, 1u);
+  EXPECT_GE((*target_)->stats().connections_rejected, 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/e2e_options.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
@@ -51,22 +52,12 @@ class InCapsuleFixture : public ::testing::Test {
  protected:
   void start(int32_t inline_data_size) {
     NVMF_REQUIRE_RXE(env_);
-    target::TargetOptions topts;
-    topts.traddr = env_->target_addr;
-    topts.trsvcid = "0";
-    topts.subnqn = kNqn;
-    topts.ram_size = kRamBytes;
-    topts.lba_size = kLbaSize;
+    target::TargetOptions topts = ram_target_options(*env_, kNqn, kRamBytes, kLbaSize);
     topts.inline_data_size = inline_data_size;
     target_ = RunningTarget::start(topts);
     ASSERT_NE(target_, nullptr);
 
-    host::HostOptions hopts;
-    hopts.traddr = env_->target_addr;
-    hopts.trsvcid = std::to_string((*target_)->port());
-    hopts.subnqn = kNqn;
-    hopts.host_traddr = env_->host_addr;
-    hopts.queue_size = 16;
+    host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 16);
     auto ctrl = host::Controller::connect(hopts);
     ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
     ctrl_ = std::move(*ctrl);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ci/e2e/cli_harness.h"
+#include "ci/e2e/e2e_options.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/log.h"
@@ -67,21 +68,11 @@ class InlineSendTest : public ::testing::Test {
   // Starts the target asking `target_max_inline_data`, connects the host asking
   // `host_max_inline_data`, one I/O queue.
   void connect(uint32_t host_max_inline_data, uint32_t target_max_inline_data) {
-    target::TargetOptions topts;
-    topts.traddr = env_->target_addr;
-    topts.trsvcid = "0";
-    topts.subnqn = kNqn;
-    topts.ram_size = kRamBytes;
-    topts.lba_size = kLbaSize;
+    target::TargetOptions topts = ram_target_options(*env_, kNqn, kRamBytes, kLbaSize);
     topts.requested_max_inline_data = target_max_inline_data;
     target_ = RunningTarget::start(topts);
     ASSERT_NE(target_, nullptr);
-    host::HostOptions hopts;
-    hopts.traddr = env_->target_addr;
-    hopts.trsvcid = std::to_string((*target_)->port());
-    hopts.subnqn = kNqn;
-    hopts.host_traddr = env_->host_addr;
-    hopts.queue_size = 32;
+    host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 32);
     hopts.requested_max_inline_data = host_max_inline_data;
     auto ctrl = host::Controller::connect(hopts);
     ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/e2e_options.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "host/controller.h"
@@ -28,23 +29,14 @@ class KeepAliveTest : public ::testing::TestWithParam<target::PollMode> {
  protected:
   void SetUp() override {
     NVMF_REQUIRE_RXE(env_);
-    target::TargetOptions topts;
-    topts.traddr = env_->target_addr;
-    topts.trsvcid = "0";
-    topts.subnqn = kNqn;
-    topts.ram_size = 4ull << 20;
+    target::TargetOptions topts = ram_target_options(*env_, kNqn, 4ull << 20);
     topts.poll_mode = GetParam();
     target_ = RunningTarget::start(topts);
     ASSERT_NE(target_, nullptr);
   }
 
   std::unique_ptr<host::Controller> connect(uint32_t kato_ms) {
-    host::HostOptions hopts;
-    hopts.traddr = env_->target_addr;
-    hopts.trsvcid = std::to_string((*target_)->port());
-    hopts.subnqn = kNqn;
-    hopts.host_traddr = env_->host_addr;
-    hopts.queue_size = 8;
+    host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 8);
     hopts.kato_ms = kato_ms;
     hopts.timeout_ms = 5000;
     auto ctrl = host::Controller::connect(hopts);

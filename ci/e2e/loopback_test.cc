@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/e2e_options.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
@@ -48,22 +49,12 @@ class LoopbackTest : public ::testing::Test {
     NVMF_REQUIRE_RXE(env_);
     host_max_inline_data_ = max_inline_data_from_env("NVMF_HOST_MAX_INLINE_DATA");
     target_max_inline_data_ = max_inline_data_from_env("NVMF_TARGET_MAX_INLINE_DATA");
-    target::TargetOptions topts;
-    topts.traddr = env_->target_addr;
-    topts.trsvcid = "0";  // ephemeral: test binaries never collide
-    topts.subnqn = kNqn;
-    topts.ram_size = kRamBytes;
-    topts.lba_size = kLbaSize;
+    target::TargetOptions topts = ram_target_options(*env_, kNqn, kRamBytes, kLbaSize);
     if (target_max_inline_data_) topts.requested_max_inline_data = *target_max_inline_data_;
     target_ = RunningTarget::start(topts);
     ASSERT_NE(target_, nullptr);
 
-    host::HostOptions hopts;
-    hopts.traddr = env_->target_addr;
-    hopts.trsvcid = std::to_string((*target_)->port());
-    hopts.subnqn = kNqn;
-    hopts.host_traddr = env_->host_addr;
-    hopts.queue_size = 32;
+    host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 32);
     if (host_max_inline_data_) hopts.requested_max_inline_data = *host_max_inline_data_;
     auto ctrl = host::Controller::connect(hopts);
     ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/e2e_options.h"
+#include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
@@ -143,28 +145,18 @@ class RawCapsuleTest : public ::testing::Test {
  protected:
   void SetUp() override {
     NVMF_REQUIRE_RXE(env_);
-    target::TargetOptions topts;
-    topts.traddr = env_->target_addr;
-    topts.trsvcid = "0";
-    topts.subnqn = kNqn;
-    topts.ram_size = 1 << 20;
-    auto t = target::Target::create(topts);
-    ASSERT_TRUE(t.ok()) << t.status().to_string();
-    target_ = std::move(*t);
-    thread_ = std::thread([this] { run_status_ = target_->run(); });
+    target::TargetOptions topts = ram_target_options(*env_, kNqn, 1 << 20);
+    target_ = RunningTarget::start(topts);
+    ASSERT_NE(target_, nullptr);
   }
   void TearDown() override {
-    if (target_) {
-      target_->stop();
-      thread_.join();
-      EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
-    }
+    target_.reset();  // stops and joins the target, expecting run() to have returned ok
   }
   // A normal host still gets a controller and a working I/O queue.
   void expect_target_still_serves() {
     host::HostOptions h;
     h.traddr = env_->target_addr;
-    h.trsvcid = std::to_string(target_->port());
+    h.trsvcid = std::to_string((*target_)->port());
     h.subnqn = kNqn;
     h.host_traddr = env_->host_addr;
     h.timeout_ms = kTimeoutMs;
@@ -174,15 +166,13 @@ class RawCapsuleTest : public ::testing::Test {
   }
 
   std::optional<RxeEnv> env_;
-  std::unique_ptr<target::Target> target_;
-  std::thread thread_;
-  Status run_status_;
+  std::unique_ptr<RunningTarget> target_;
 };
 
 TEST_F(RawCapsuleTest, MoreCommandsThanQueueEntriesAreAllAnswered) {
   RawQueue q;
   constexpr uint16_t kHsqsize = 3;  // 4 entries: the target posts 4 receives
-  ASSERT_TRUE(q.connect(*env_, target_->port(), kHsqsize).ok());
+  ASSERT_TRUE(q.connect(*env_, (*target_)->port(), kHsqsize).ok());
   auto c = q.admin_connect(kHsqsize + 1);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   ASSERT_EQ(status_without_phase(c->status), kStatusSuccess) << status_name(c->status);
@@ -212,7 +202,7 @@ TEST_F(RawCapsuleTest, MoreCommandsThanQueueEntriesAreAllAnswered) {
 
 TEST_F(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
   RawQueue q;
-  ASSERT_TRUE(q.connect(*env_, target_->port(), 31).ok());
+  ASSERT_TRUE(q.connect(*env_, (*target_)->port(), 31).ok());
   auto c = q.admin_connect(32);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   ASSERT_EQ(status_without_phase(c->status), kStatusSuccess);
@@ -223,7 +213,7 @@ TEST_F(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
 
 TEST_F(RawCapsuleTest, CapsuleLongerThanTheReceiveTearsOnlyThatQueueDown) {
   RawQueue q;
-  ASSERT_TRUE(q.connect(*env_, target_->port(), 31).ok());
+  ASSERT_TRUE(q.connect(*env_, (*target_)->port(), 31).ok());
   auto c = q.admin_connect(32);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   ASSERT_EQ(status_without_phase(c->status), kStatusSuccess);

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/e2e_options.h"
+#include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
@@ -81,30 +83,20 @@ class RobustnessTest : public ::testing::Test {
  protected:
   void SetUp() override {
     NVMF_REQUIRE_RXE(env_);
-    target::TargetOptions topts;
-    topts.traddr = env_->target_addr;
-    topts.trsvcid = "0";
-    topts.subnqn = kNqn;
-    topts.ram_size = kNsBytes;
+    target::TargetOptions topts = ram_target_options(*env_, kNqn, kNsBytes);
     topts.max_io_queues = 4;
-    auto t = target::Target::create(topts);
-    ASSERT_TRUE(t.ok()) << t.status().to_string();
-    target_ = std::move(*t);
-    thread_ = std::thread([this] { run_status_ = target_->run(); });
+    target_ = RunningTarget::start(topts);
+    ASSERT_NE(target_, nullptr);
   }
   void TearDown() override {
     ctrl_.reset();
-    if (target_) {
-      target_->stop();
-      thread_.join();
-      EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
-    }
+    target_.reset();  // stops and joins the target, expecting run() to have returned ok
   }
 
   host::HostOptions host_options() const {
     host::HostOptions h;
     h.traddr = env_->target_addr;
-    h.trsvcid = std::to_string(target_->port());
+    h.trsvcid = std::to_string((*target_)->port());
     h.subnqn = kNqn;
     h.host_traddr = env_->host_addr;
     h.timeout_ms = 10000;
@@ -115,7 +107,7 @@ class RobustnessTest : public ::testing::Test {
     p.qid = qid;
     p.queue_size = size;
     p.traddr = env_->target_addr;
-    p.trsvcid = std::to_string(target_->port());
+    p.trsvcid = std::to_string((*target_)->port());
     p.host_traddr = env_->host_addr;
     p.timeout_ms = 10000;
     return p;
@@ -162,9 +154,7 @@ class RobustnessTest : public ::testing::Test {
   }
 
   std::optional<RxeEnv> env_;
-  std::unique_ptr<target::Target> target_;
-  std::thread thread_;
-  Status run_status_;
+  std::unique_ptr<RunningTarget> target_;
   std::unique_ptr<host::Controller> ctrl_;
   std::vector<uint8_t> mem_;
   std::optional<host::RegisteredBuffer> buf_;
@@ -459,7 +449,7 @@ TEST_F(RobustnessTest, CommandsBeforeEnableGetSequenceError) {
 TEST_F(RobustnessTest, WrongRkeyOnWriteTearsTheQueueDownAndTargetServesOn) {
   connect();
   ASSERT_TRUE(ctrl_);
-  uint64_t before = target_->stats().disconnections;
+  uint64_t before = (*target_)->stats().disconnections;
   // 8 KiB: above the in-capsule size, so the target RDMA READs from a key that does not exist.
   proto::Sqe w = host::write_sqe(1, 0, 16);
   ASSERT_TRUE(encode_keyed_sgl(w.dptr, reinterpret_cast<uint64_t>(mem_.data()), 16 * kLba,
@@ -475,7 +465,7 @@ TEST_F(RobustnessTest, WrongRkeyOnWriteTearsTheQueueDownAndTargetServesOn) {
   connect();
   ASSERT_TRUE(ctrl_);
   EXPECT_EQ(raw(1, keyed_read(0, 1, kLba)), kStatusSuccess);
-  EXPECT_GT(target_->stats().disconnections, before);
+  EXPECT_GT((*target_)->stats().disconnections, before);
 }
 
 // A host whose CM REQ offers responder_resources 0 would leave the target no RDMA READ credit:
@@ -486,7 +476,7 @@ TEST_F(RobustnessTest, HostWithoutReadResourcesIsRejectedWithInvalidIrd) {
   ASSERT_TRUE(channel.ok()) << channel.status().to_string();
   auto id = verbs::CmId::create(*channel);
   ASSERT_TRUE(id.ok()) << id.status().to_string();
-  ASSERT_TRUE(id->resolve_addr(env_->host_addr, env_->target_addr, target_->port(), 10000).ok());
+  ASSERT_TRUE(id->resolve_addr(env_->host_addr, env_->target_addr, (*target_)->port(), 10000).ok());
   ASSERT_TRUE(id->resolve_route(10000).ok());
   auto pd = verbs::ProtectionDomain::create(id->verbs());
   ASSERT_TRUE(pd.ok()) << pd.status().to_string();
@@ -541,15 +531,12 @@ TEST_F(RobustnessTest, HostReportsATargetThatDisconnectsMidCommand) {
   encode_null_sgl(aer.dptr);
   auto slot = (*admin)->post(aer, {});
   ASSERT_TRUE(slot.ok()) << slot.status().to_string();
-  target_->stop();
-  thread_.join();
-  EXPECT_TRUE(run_status_.ok()) << run_status_.to_string();
+  target_.reset();  // stops and joins it, expecting run() to have returned ok
   auto r = (*admin)->wait(*slot, (*admin)->deadline());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status().to_string();
   EXPECT_NE(r.status().message().find("target disconnected"), std::string::npos)
       << r.status().to_string();
-  target_.reset();  // stopped and joined already: nothing left for TearDown
 }
 
 TEST_F(RobustnessTest, QuickIoQueueReconnectIsNeverRefused) {
@@ -580,7 +567,7 @@ TEST_F(RobustnessTest, ConnectDisconnectCyclesLeakNothing) {
   // The target frees a controller when it sees the admin queue go: wait for that.
   auto settled = [&] {
     for (int i = 0; i < 2000; ++i) {
-      auto s = target_->stats();
+      auto s = (*target_)->stats();
       if (s.controllers_created == s.controllers_freed && s.queues.empty()) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -595,7 +582,7 @@ TEST_F(RobustnessTest, ConnectDisconnectCyclesLeakNothing) {
   EXPECT_EQ(open_fds(), fds);
   // No PD, CQ, QP, CM id or MR left behind on either side (both run in this process).
   EXPECT_EQ(rdma_resources(), resources);
-  auto s = target_->stats();
+  auto s = (*target_)->stats();
   EXPECT_EQ(s.controllers_created, 26u);
   EXPECT_EQ(s.controllers_freed, 26u);
 }

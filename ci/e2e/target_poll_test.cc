@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "ci/e2e/e2e_options.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "host/controller.h"
@@ -39,12 +40,7 @@ class TargetPollTest : public ::testing::TestWithParam<PollCase> {
  protected:
   void SetUp() override {
     NVMF_REQUIRE_RXE(env_);
-    target::TargetOptions topts;
-    topts.traddr = env_->target_addr;
-    topts.trsvcid = "0";
-    topts.subnqn = kNqn;
-    topts.ram_size = kRamBytes;
-    topts.lba_size = kLbaSize;
+    target::TargetOptions topts = ram_target_options(*env_, kNqn, kRamBytes, kLbaSize);
     topts.poll_mode = GetParam().mode;
     topts.busy_poll_us = GetParam().busy_poll_us;
     target_ = RunningTarget::start(topts);
@@ -52,12 +48,7 @@ class TargetPollTest : public ::testing::TestWithParam<PollCase> {
   }
 
   std::unique_ptr<host::Controller> connect() {
-    host::HostOptions hopts;
-    hopts.traddr = env_->target_addr;
-    hopts.trsvcid = std::to_string((*target_)->port());
-    hopts.subnqn = kNqn;
-    hopts.host_traddr = env_->host_addr;
-    hopts.queue_size = 16;
+    host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 16);
     auto ctrl = host::Controller::connect(hopts);
     EXPECT_TRUE(ctrl.ok()) << ctrl.status().to_string();
     return ctrl.ok() ? std::move(*ctrl) : nullptr;

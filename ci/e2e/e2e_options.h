@@ -1,0 +1,45 @@
+// Options of the in-process end-to-end tests: a target on the rxe environment's target address
+// and a host pointed at it, with the settings every test shares, so that each test sets only
+// what it is about.
+#ifndef NVMF_CI_E2E_E2E_OPTIONS_H_
+#define NVMF_CI_E2E_E2E_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "ci/e2e/rxe_env.h"
+#include "host/options.h"
+#include "target/target_options.h"
+
+namespace nvmf::e2e {
+
+// A target listening on env.target_addr, port "0" (ephemeral: test binaries never collide),
+// serving `nqn` with a RAM namespace of `ram_bytes` bytes in `lba_size`-byte LBAs. Everything
+// else is TargetOptions' default.
+inline target::TargetOptions ram_target_options(const RxeEnv& env, const std::string& nqn,
+                                                uint64_t ram_bytes, uint32_t lba_size = 512) {
+  target::TargetOptions o;
+  o.traddr = env.target_addr;
+  o.trsvcid = "0";
+  o.subnqn = nqn;
+  o.ram_size = ram_bytes;
+  o.lba_size = lba_size;
+  return o;
+}
+
+// Our host from env.host_addr to the target at env.target_addr:`port`, subsystem `nqn`,
+// `queue_size` entries per I/O queue. Everything else is HostOptions' default.
+inline host::HostOptions host_options_for(const RxeEnv& env, uint16_t port, const std::string& nqn,
+                                          uint16_t queue_size) {
+  host::HostOptions o;
+  o.traddr = env.target_addr;
+  o.trsvcid = std::to_string(port);
+  o.subnqn = nqn;
+  o.host_traddr = env.host_addr;
+  o.queue_size = queue_size;
+  return o;
+}
+
+}  // namespace nvmf::e2e
+
+#endif  // NVMF_CI_E2E_E2E_OPTIONS_H_
