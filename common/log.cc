@@ -119,7 +119,19 @@ std::string format_log_line(int64_t unix_ms, LogLevel level, std::string_view ta
     line += tag;
     line += ": ";
   }
-  line += message;
+  // One line per statement whatever the text holds: a peer's bytes (an NQN from a Connect, say)
+  // must not start a forged line or drive the terminal. Control characters and DEL become
+  // \xNN; bytes >= 0x80 (UTF-8) pass.
+  for (char ch : message) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7F) {
+      char esc[5];
+      std::snprintf(esc, sizeof(esc), "\\x%02x", c);
+      line += esc;
+    } else {
+      line += ch;
+    }
+  }
   line += '\n';
   return line;
 }

@@ -431,6 +431,13 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "nvmf-host: usage: -n,--nqn is required (try --help)\n");
     return kExitUsage;
   }
+  if (opts.subnqn == proto::kDiscoveryNqn) {  // no namespace, no I/O queues: Identify fails
+    std::fprintf(stderr,
+                 "nvmf-host: usage: -n %s is the discovery controller: use 'nvmf-host discover' "
+                 "(no -n needed)\n",
+                 proto::kDiscoveryNqn);
+    return kExitUsage;
+  }
   if (identify->parsed()) return cmd_identify(opts, id_json);
   if (write->parsed()) return cmd_write(opts, w);
   if (bench->parsed()) return cmd_bench(opts, bench_args);

@@ -181,10 +181,12 @@ int main(int argc, char** argv) {
                  "sleep, one core at 100%, like SPDK")
       ->capture_default_str()
       ->check(CLI::IsMember({"busy", "event"}));
-  app.add_option("--busy-poll-us", o.busy_poll_us,
-                 "--poll event: microseconds to keep polling after the last completion before "
-                 "sleeping (0..1000000)")
-      ->capture_default_str();
+  CLI::Option* busy_poll_us =
+      app.add_option("--busy-poll-us", o.busy_poll_us,
+                     "--poll event: microseconds to keep polling after the last completion "
+                     "before sleeping (0..1000000)")
+          ->capture_default_str()
+          ->check(CLI::Range(0u, 1000000u));
   app.add_option("--json", json_path, "write a JSON report here on exit");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   try {
@@ -203,6 +205,10 @@ int main(int argc, char** argv) {
   nvmf::set_log_level(*level);
   if (!apply_sizes(size, ram_size, o)) return kExitUsage;
   o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
+  if (o.poll_mode == nvmf::target::PollMode::kBusy && busy_poll_us->count() > 0) {
+    std::cerr << "nvmf-target: warning: --busy-poll-us is for --poll event; --poll busy never "
+                 "sleeps\n";
+  }
   if (!config_path.empty()) {
     auto loaded = nvmf::target::load_nvmet_config(config_path, o);
     if (!loaded.ok()) {

@@ -61,9 +61,10 @@ class RdmaQueue : public QueueLink {
   // rdma_accept with the NVMe-oF accept private data (crqsize = queue_size); on success the
   // queue appears in stats().
   Status accept(uint8_t responder_resources, uint8_t initiator_depth);
-  // Drains up to a batch (32) of completions; returns how many were handled. The RDMA READs,
-  // RDMA WRITEs and response SENDs they lead to are chained and posted with one ibv_post_send
-  // at the end (one doorbell per batch: on rxe each ibv_post_send is a write() to uverbs).
+  // Drains up to a batch (32) of completions; returns how many were handled. The RDMA WRITEs
+  // and response SENDs they lead to are chained and posted with one ibv_post_send at the end
+  // (one doorbell per batch: on rxe each ibv_post_send is a write() to uverbs). RDMA READs go
+  // out at once, one post each (see post_read).
   int poll();
   // Arms the CQ for one completion event unless already armed.
   void arm();

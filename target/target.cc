@@ -95,7 +95,11 @@ Status validate_options(const TargetOptions& o) {
   // Sizes the user gives must be whole LBAs (an existing file of another size is rounded down,
   // as nvmet's file backend does).
   for (auto [value, name] : {std::pair{o.ram_size, "--ram-size"}, {o.file_size, "--size"}}) {
-    if (value >= o.lba_size && value % o.lba_size != 0) {
+    if (value != 0 && value < o.lba_size) {
+      return bad(std::string(name) + " " + std::to_string(value) +
+                 " is smaller than one LBA (--lba-size " + std::to_string(o.lba_size) + ")");
+    }
+    if (value % o.lba_size != 0) {
       return bad(std::string(name) + " " + std::to_string(value) +
                  " is not a whole number of LBAs (--lba-size " + std::to_string(o.lba_size) + ")");
     }

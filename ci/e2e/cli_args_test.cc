@@ -3,6 +3,7 @@
 // or connection is touched; never a crash, an abort or a silent success (exit 0).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -67,6 +68,8 @@ TEST(CliArgs, TargetRefusesBadOptions) {
       {"-a 192.0.2.1 --ram-size 1m --lba-size 4096 --ram-size 6k", 2, "--ram-size"},
       {"-a 192.0.2.1 --ram-size 6k --lba-size 4096", 2, "--ram-size 6144 is not a whole"},
       {"-a 192.0.2.1 --file /tmp/x.img --size 1000", 2, "--size 1000 is not a whole"},
+      {"-a 192.0.2.1 --file /tmp/x.img --size 100", 2, "--size 100 is smaller than one LBA"},
+      {"-a 192.0.2.1 --ram-size 1m --busy-poll-us ''", 2, "--busy-poll-us"},
       {"-a 192.0.2.1 --ram-size 1m --lba-size -512", 2, "--lba-size"},
       {"-a 192.0.2.1 --ram-size 1m --file x", 2, "exactly one"},
       {"-a 192.0.2.1 --ram-size 1m --size 1m", 2, "--size"},
@@ -100,6 +103,16 @@ TEST(CliArgs, TargetRefusesBadOptions) {
   Outcome o = run("target/nvmf-target", "-a 192.0.2.1 --file '" + dir + "'");
   EXPECT_EQ(o.exit_code, 1) << o.err;
   EXPECT_NE(o.err.find("Is a directory"), std::string::npos) << o.err;
+  // A refused size leaves no file behind.
+  const std::string never = dir + "/never.img";
+  o = run("target/nvmf-target", "-a 192.0.2.1 --file '" + never + "' --size 100");
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_NE(access(never.c_str(), F_OK), 0) << never << " was created";
+  // --busy-poll-us with --poll busy is accepted with a warning that it does nothing.
+  o = run("target/nvmf-target",
+          "-a 192.0.2.1 --ram-size 1m --poll busy --busy-poll-us 5000 --lba-size 7");
+  EXPECT_EQ(o.exit_code, 2) << o.err;  // --lba-size stops it before anything listens
+  EXPECT_NE(o.err.find("warning: --busy-poll-us is for --poll event"), std::string::npos) << o.err;
 }
 
 TEST(CliArgs, HostRefusesBadOptions) {
@@ -121,6 +134,8 @@ TEST(CliArgs, HostRefusesBadOptions) {
       {"-a 192.0.2.1 -n nqn.x --timeout-ms 0 identify", 2, "--timeout-ms"},
       {"-a 192.0.2.1 -n nqn.x --nr-io-queues 0 identify", 2, "--nr-io-queues"},
       {"-a 192.0.2.1 -n nqn.x --poll-mode fast identify", 2, "--poll-mode"},
+      {"-a 192.0.2.1 -n nqn.2014-08.org.nvmexpress.discovery identify", 2,
+       "use 'nvmf-host discover'"},
       {"-a 192.0.2.1 -n nqn.x write", 2, "--input"},
       {"-a 192.0.2.1 -n nqn.x write -i /nonexistent-dir/in", 1, "/nonexistent-dir/in"},
       {"-a 192.0.2.1 -n nqn.x write -i /dev/null", 1, "/dev/null"},
