@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "ci/e2e/e2e_options.h"
+#include "ci/e2e/raw_cm.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/verbs/verbs.h"
@@ -57,35 +58,11 @@ class CmRejectTest : public ::testing::TestWithParam<RejectCase> {
 
 TEST_P(CmRejectTest, RejectsWithTheRightStatusAndStillServes) {
   const RejectCase& c = GetParam();
-  auto channel = verbs::EventChannel::create();
-  ASSERT_TRUE(channel.ok()) << channel.status().to_string();
-  auto id = verbs::CmId::create(*channel);
-  ASSERT_TRUE(id.ok()) << id.status().to_string();
-  ASSERT_TRUE(id->resolve_addr(env_->host_addr, env_->target_addr, (*target_)->port(), 5000).ok());
-  ASSERT_TRUE(id->resolve_route(5000).ok());
-  auto pd = verbs::ProtectionDomain::create(id->verbs());
-  ASSERT_TRUE(pd.ok()) << pd.status().to_string();
-  auto cq = verbs::CompletionQueue::create(id->verbs(), 8);
-  ASSERT_TRUE(cq.ok()) << cq.status().to_string();
-  verbs::QpConfig cfg;
-  cfg.send_cq = cq->get();
-  cfg.recv_cq = cq->get();
-  cfg.max_send_wr = 4;
-  cfg.max_recv_wr = 4;
-  {
-    auto qp = verbs::QueuePair::create(*id, pd->get(), cfg);
-    ASSERT_TRUE(qp.ok()) << qp.status().to_string();
-    ASSERT_TRUE(id->connect(&c.pd, c.length, 1, 1).ok());
-    auto ev = channel->get_event(5000);
-    ASSERT_TRUE(ev.ok()) << ev.status().to_string();
-    ASSERT_EQ(ev->event(), RDMA_CM_EVENT_REJECTED) << ev->name();
-    std::vector<uint8_t> data = ev->copy_private_data();
-    ASSERT_GE(data.size(), sizeof(proto::CmRejectPrivateData));
-    proto::CmRejectPrivateData rej;
-    std::memcpy(&rej, data.data(), sizeof(rej));
-    EXPECT_EQ(rej.recfmt, 0);
-    EXPECT_EQ(rej.sts, c.want_sts) << c.name;
-  }
+  auto rej = raw_connect_expect_reject(*env_, (*target_)->port(), &c.pd, c.length,
+                                       /*responder_resources=*/1, /*initiator_depth=*/1, 5000);
+  ASSERT_TRUE(rej.ok()) << c.name << ": " << rej.status().to_string();
+  EXPECT_EQ(rej->recfmt, 0);
+  EXPECT_EQ(rej->sts, c.want_sts) << c.name;
 
   // A good host still connects after the reject.
   host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 128);

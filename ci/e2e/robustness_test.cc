@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ci/e2e/e2e_options.h"
+#include "ci/e2e/raw_cm.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
@@ -472,37 +473,11 @@ TEST_F(RobustnessTest, WrongRkeyOnWriteTearsTheQueueDownAndTargetServesOn) {
 // the first keyed Write (or keyed Connect data) would wait forever for a READ that is never
 // sent. Before the fix the target accepted such a host (and only logged a warning).
 TEST_F(RobustnessTest, HostWithoutReadResourcesIsRejectedWithInvalidIrd) {
-  auto channel = verbs::EventChannel::create();
-  ASSERT_TRUE(channel.ok()) << channel.status().to_string();
-  auto id = verbs::CmId::create(*channel);
-  ASSERT_TRUE(id.ok()) << id.status().to_string();
-  ASSERT_TRUE(id->resolve_addr(env_->host_addr, env_->target_addr, (*target_)->port(), 10000).ok());
-  ASSERT_TRUE(id->resolve_route(10000).ok());
-  auto pd = verbs::ProtectionDomain::create(id->verbs());
-  ASSERT_TRUE(pd.ok()) << pd.status().to_string();
-  auto cq = verbs::CompletionQueue::create(id->verbs(), 8);
-  ASSERT_TRUE(cq.ok()) << cq.status().to_string();
-  verbs::QpConfig cfg;
-  cfg.send_cq = cq->get();
-  cfg.recv_cq = cq->get();
-  cfg.max_send_wr = 4;
-  cfg.max_recv_wr = 4;
-  {
-    auto qp = verbs::QueuePair::create(*id, pd->get(), cfg);
-    ASSERT_TRUE(qp.ok()) << qp.status().to_string();
-    proto::CmRequestPrivateData priv = host::cm_request_private_data(0, host::kAdminQueueSize);
-    ASSERT_TRUE(id->connect(&priv, sizeof(priv), /*responder_resources=*/0,
-                            /*initiator_depth=*/0)
-                    .ok());
-    auto ev = channel->get_event(10000);
-    ASSERT_TRUE(ev.ok()) << ev.status().to_string();
-    ASSERT_EQ(ev->event(), RDMA_CM_EVENT_REJECTED) << ev->name();
-    std::vector<uint8_t> data = ev->copy_private_data();
-    ASSERT_GE(data.size(), sizeof(proto::CmRejectPrivateData));
-    proto::CmRejectPrivateData rej;
-    std::memcpy(&rej, data.data(), sizeof(rej));
-    EXPECT_EQ(rej.sts, proto::kCmRejectInvalidIrd);
-  }
+  proto::CmRequestPrivateData priv = host::cm_request_private_data(0, host::kAdminQueueSize);
+  auto rej = raw_connect_expect_reject(*env_, (*target_)->port(), &priv, sizeof(priv),
+                                       /*responder_resources=*/0, /*initiator_depth=*/0, 10000);
+  ASSERT_TRUE(rej.ok()) << rej.status().to_string();
+  EXPECT_EQ(rej->sts, proto::kCmRejectInvalidIrd);
   connect();  // a normal host still gets in
   ASSERT_TRUE(ctrl_);
   EXPECT_EQ(raw(1, keyed_read(0, 1, kLba)), kStatusSuccess);
