@@ -109,6 +109,8 @@ std::string_view status_code_text(uint8_t sct, uint8_t sc) {
     case kSctMediaError:
       return "Media or Data Integrity Error";
     case kSctPath:
+      if (sc == kScHostPathingError) return "Host Pathing Error";
+      if (sc == kScCommandAbortedByHost) return "Command Aborted By Host";
       return "Path Related Status";
     case kSctVendor:
       return "Vendor Specific";

@@ -50,5 +50,14 @@ TEST(NvmeStatusTest, Names) {
   EXPECT_EQ(status_code_text(5, 0), "Unknown");
 }
 
+TEST(NvmeStatusTest, PathRelatedNames) {
+  EXPECT_EQ(status_name(make_status(kSctPath, kScHostPathingError)),
+            "Host Pathing Error (SCT 0x3 SC 0x70)");
+  EXPECT_EQ(make_status(kSctPath, kScHostPathingError) >> 1,
+            0x370);  // Linux's NVME_SC_HOST_PATH_ERROR
+  EXPECT_EQ(status_code_text(kSctPath, kScCommandAbortedByHost), "Command Aborted By Host");
+  EXPECT_EQ(status_code_text(kSctPath, 0x00), "Path Related Status");
+}
+
 }  // namespace
 }  // namespace nvmf

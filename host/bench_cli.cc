@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <string>
 
 #include "host/bench.h"
 #include "host/cli_util.h"
@@ -104,6 +105,7 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
   std::signal(SIGTERM, SIG_DFL);
   Negotiation negotiation = ctrl.negotiation();
   Status shutdown = ctrl.disconnect();
+  const HostStats host_stats = ctrl.stats();  // the keep-alive thread has stopped
   if (!report.ok()) return runtime_error("setup", report.status());
   report->poll = a.poll;
   std::string text;
@@ -111,9 +113,15 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
     nlohmann::json j = bench_json(*report);
     j["negotiation"] = negotiation_json(negotiation);
     j["target"] = {{"traddr", opts.traddr}, {"trsvcid", opts.trsvcid}, {"subnqn", opts.subnqn}};
+    j["keep_alive"] = {{"kato_ms", opts.kato_ms},
+                       {"sent", host_stats.keep_alives},
+                       {"failed", host_stats.keep_alive_failures}};
     text = j.dump(2) + "\n";
   } else {
     text = bench_text(*report);
+    text += "keep alive: KATO " + std::to_string(opts.kato_ms) + " ms, " +
+            std::to_string(host_stats.keep_alives) + " sent, " +
+            std::to_string(host_stats.keep_alive_failures) + " failed\n";
   }
   if (a.output.empty()) {
     std::fwrite(text.data(), 1, text.size(), stdout);

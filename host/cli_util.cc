@@ -188,7 +188,23 @@ nlohmann::json stats_json(const HostStats& s) {
           {"flushes", s.flushes},
           {"capsules_inline", s.capsules_inline},
           {"capsules_by_reference", s.capsules_by_reference},
-          {"capsules_with_in_capsule_data", s.capsules_with_in_capsule_data}};
+          {"capsules_with_in_capsule_data", s.capsules_with_in_capsule_data},
+          {"keep_alives", s.keep_alives},
+          {"keep_alive_failures", s.keep_alive_failures}};
+}
+
+nlohmann::json recovery_json(ControllerState state, const RecoveryStats& r, const HostOptions& o) {
+  return {{"state", controller_state_name(state)},
+          {"reconnect_delay", o.reconnect_delay_s},
+          {"ctrl_loss_tmo", o.ctrl_loss_tmo_s},
+          {"fast_io_fail_tmo", o.fast_io_fail_tmo_s},
+          {"losses", r.losses},
+          {"reconnect_attempts", r.reconnect_attempts},
+          {"reconnects", r.reconnects},
+          {"retried_transfers", r.retried_transfers},
+          {"path_errors", r.path_errors},
+          {"longest_outage_ms", r.longest_outage_ms},
+          {"last_loss", r.last_loss}};
 }
 
 nlohmann::json identify_json(const proto::IdentifyController& id, const NamespaceInfo& ns,
@@ -199,6 +215,7 @@ nlohmann::json identify_json(const proto::IdentifyController& id, const Namespac
                          {"fr", trim_ascii(id.fr, sizeof(id.fr))},
                          {"cntlid", id.cntlid},
                          {"mdts", id.mdts},
+                         {"cmic", hex_string(id.cmic)},
                          {"sgls", hex_string(id.sgls)},
                          {"ioccsz", id.ioccsz},
                          {"iorcsz", id.iorcsz},
@@ -211,6 +228,7 @@ nlohmann::json identify_json(const proto::IdentifyController& id, const Namespac
                         {"nsze", ns.nsze},
                         {"ncap", ns.ncap},
                         {"lba_size", ns.lba_size},
+                        {"nmic", hex_string(ns.nmic)},
                         {"size_bytes", ns.nsze * ns.lba_size}};
   return {{"controller", ctrl}, {"namespace", nsj}, {"negotiation", negotiation_json(n)}};
 }

@@ -75,6 +75,10 @@ uint64_t cli_buffer_bytes(uint64_t total, uint32_t lba_size, uint64_t cap = kMax
 // JSON reports (for --json).
 nlohmann::json negotiation_json(const Negotiation& n);
 nlohmann::json stats_json(const HostStats& s);
+// {"state": "live", "reconnect_delay", "ctrl_loss_tmo", "fast_io_fail_tmo" (s, nvme-cli's
+// names), "losses", "reconnect_attempts", "reconnects", "retried_transfers", "path_errors",
+// "longest_outage_ms", "last_loss"}.
+nlohmann::json recovery_json(ControllerState state, const RecoveryStats& r, const HostOptions& o);
 nlohmann::json identify_json(const proto::IdentifyController& id, const NamespaceInfo& ns,
                              const Negotiation& n);
 

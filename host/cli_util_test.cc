@@ -98,5 +98,36 @@ TEST(Json, Identify) {
   EXPECT_TRUE(j.contains("negotiation"));
 }
 
+TEST(RecoveryJson, StateNamesAndNvmeCliDefaults) {
+  HostOptions o;  // nvme-cli / Linux defaults: 10 s, 600 s, off
+  RecoveryStats r;
+  r.losses = 2;
+  r.reconnects = 1;
+  r.longest_outage_ms = 1234;
+  r.last_loss = "UNAVAILABLE: queue 1: the target disconnected";
+  nlohmann::json j = recovery_json(ControllerState::kConnecting, r, o);
+  EXPECT_EQ(j["state"], "connecting");
+  EXPECT_EQ(j["reconnect_delay"], 10);
+  EXPECT_EQ(j["ctrl_loss_tmo"], 600);
+  EXPECT_EQ(j["fast_io_fail_tmo"], -1);
+  EXPECT_EQ(j["losses"], 2);
+  EXPECT_EQ(j["reconnects"], 1);
+  EXPECT_EQ(j["longest_outage_ms"], 1234);
+  EXPECT_EQ(j["last_loss"], r.last_loss);
+  EXPECT_STREQ(controller_state_name(ControllerState::kNew), "new");
+  EXPECT_STREQ(controller_state_name(ControllerState::kLive), "live");
+  EXPECT_STREQ(controller_state_name(ControllerState::kResetting), "resetting");
+  EXPECT_STREQ(controller_state_name(ControllerState::kDeleting), "deleting");
+}
+
+TEST(StatsJson, KeepAliveCounters) {
+  HostStats s;
+  s.keep_alives = 7;
+  s.keep_alive_failures = 1;
+  nlohmann::json j = stats_json(s);
+  EXPECT_EQ(j["keep_alives"], 7);
+  EXPECT_EQ(j["keep_alive_failures"], 1);
+}
+
 }  // namespace
 }  // namespace nvmf::host

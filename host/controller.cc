@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <thread>
 
 #include "common/log.h"
 #include "common/nvme_status.h"
@@ -46,6 +47,12 @@ std::span<const Piece> encode_data(proto::Sqe& sqe, const CommandPlan& plan) {
   return {};
 }
 
+// Failures of the association itself rather than of one command: recovery reconnects on these.
+bool is_transport_error(const Status& st) {
+  return st.code() == StatusCode::kIo || st.code() == StatusCode::kUnavailable ||
+         st.code() == StatusCode::kTimeout;
+}
+
 std::string at_lba(const char* verb, uint64_t slba) {
   return std::string(verb) + " at LBA " + std::to_string(slba);
 }
@@ -59,6 +66,22 @@ Status reap(Queue& q, const InFlight& f, const char* verb) {
 }
 
 }  // namespace
+
+const char* controller_state_name(ControllerState state) {
+  switch (state) {
+    case ControllerState::kNew:
+      return "new";
+    case ControllerState::kLive:
+      return "live";
+    case ControllerState::kResetting:
+      return "resetting";
+    case ControllerState::kConnecting:
+      return "connecting";
+    case ControllerState::kDeleting:
+      return "deleting";
+  }
+  return "unknown";
+}
 
 DataSegment RegisteredBuffer::segment(size_t offset, size_t length) const {
   return DataSegment{static_cast<uint8_t*>(mr_.addr()) + offset, length, mr_.lkey(), mr_.rkey()};
@@ -76,9 +99,168 @@ Result<std::unique_ptr<Controller>> Controller::connect(const HostOptions& optio
   if (options.subnqn.empty()) return Status::invalid_argument("no subsystem NQN");
   if (options.num_io_queues < 1) return Status::invalid_argument("num_io_queues must be >= 1");
   std::unique_ptr<Controller> c(new Controller(options));
-  NVMF_RETURN_IF_ERROR(c->connect_admin());
-  NVMF_RETURN_IF_ERROR(c->connect_io_queues());
+  NVMF_RETURN_IF_ERROR(c->connect_association());
+  c->state_.store(ControllerState::kLive, std::memory_order_release);
   return c;
+}
+
+Status Controller::connect_association() {
+  Status st = connect_admin();
+  if (st.ok()) st = connect_io_queues();
+  if (!st.ok()) {
+    teardown_queues();
+    return st;
+  }
+  start_keep_alive();
+  return ok_status();
+}
+
+void Controller::teardown_queues() {
+  stop_keep_alive();
+  std::lock_guard<std::mutex> lock(admin_mutex_);
+  stats_ = stats_locked();  // keep the queues' capsule counters
+  io_queues_.clear();       // each rdma_disconnects, then destroys QP, MRs, CQ, CM id
+  admin_.reset();
+  enabled_ = false;
+}
+
+void Controller::begin_loss(const Status& why) {
+  auto now = std::chrono::steady_clock::now();
+  state_.store(ControllerState::kConnecting, std::memory_order_release);
+  lost_at_ = now;
+  next_attempt_ = now + std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
+  ++recovery_.losses;
+  recovery_.last_loss = why.to_string();
+  NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << ": association lost (" << why.to_string()
+                         << "): reconnecting in " << std::max(1, options_.reconnect_delay_s)
+                         << " s";
+  teardown_queues();
+  keep_alive_lost_.store(false, std::memory_order_relaxed);
+}
+
+Status Controller::path_error(const std::string& why) {
+  ++recovery_.path_errors;
+  return Status::nvme_error(
+      make_status(proto::kSctPath, proto::kScHostPathingError),
+      "Host Pathing Error: " + why + " (last loss: " + recovery_.last_loss + ")");
+}
+
+Status Controller::reconnect() {
+  using Clock = std::chrono::steady_clock;
+  const auto delay = std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
+  const Clock::time_point loss_deadline =
+      options_.ctrl_loss_tmo_s < 0 ? Clock::time_point::max()
+                                   : lost_at_ + std::chrono::seconds(options_.ctrl_loss_tmo_s);
+  const Clock::time_point fast_deadline =
+      options_.fast_io_fail_tmo_s < 0
+          ? Clock::time_point::max()
+          : lost_at_ + std::chrono::seconds(options_.fast_io_fail_tmo_s);
+  const NamespaceInfo before = identify_.ns;
+  for (;;) {
+    Clock::time_point now = Clock::now();
+    if (now >= next_attempt_ && next_attempt_ <= loss_deadline) {
+      ++recovery_.reconnect_attempts;
+      Status st = connect_association();
+      if (st.ok() &&
+          (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
+        st = Status::unavailable("namespace " + std::to_string(identify_.ns.nsid) +
+                                 " changed across the reconnect (LBA size, size)");
+        teardown_queues();
+        next_attempt_ = Clock::time_point::max();  // no point trying again
+      }
+      if (st.ok()) {
+        state_.store(ControllerState::kLive, std::memory_order_release);
+        ++recovery_.reconnects;
+        auto outage =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lost_at_);
+        recovery_.longest_outage_ms =
+            std::max<uint64_t>(recovery_.longest_outage_ms, static_cast<uint64_t>(outage.count()));
+        NVMF_LOG(WARN, "host") << "reconnected after " << outage.count() << " ms (attempt "
+                               << recovery_.reconnect_attempts << "), cntlid " << cntlid_;
+        return ok_status();
+      }
+      if (next_attempt_ != Clock::time_point::max()) next_attempt_ = Clock::now() + delay;
+      NVMF_LOG(WARN, "host") << "reconnect attempt " << recovery_.reconnect_attempts
+                             << " failed: " << st.to_string();
+      continue;
+    }
+    if (now >= loss_deadline || next_attempt_ > loss_deadline) {
+      state_.store(ControllerState::kDeleting, std::memory_order_release);
+      deleted_by_loss_ = true;
+      NVMF_LOG(WARN, "host") << "ctrl-loss-tmo " << options_.ctrl_loss_tmo_s
+                             << " s passed: controller deleted";
+      return path_error("ctrl-loss-tmo " + std::to_string(options_.ctrl_loss_tmo_s) +
+                        " s passed without a reconnect");
+    }
+    if (now >= fast_deadline) {
+      return path_error("fast-io-fail-tmo " + std::to_string(options_.fast_io_fail_tmo_s) +
+                        " s passed while reconnecting");
+    }
+    std::this_thread::sleep_until(std::min({next_attempt_, loss_deadline, fast_deadline}));
+  }
+}
+
+template <typename Op>
+Status Controller::with_recovery(const char* what, Op&& op) {
+  bool again = false;
+  for (int retries = 0;; ++retries) {
+    if (state() == ControllerState::kLive && keep_alive_lost_.load(std::memory_order_relaxed)) {
+      begin_loss(Status::unavailable("Keep Alive failed"));
+    }
+    if (state() == ControllerState::kDeleting) {
+      if (!deleted_by_loss_) return Status::unavailable("controller is not connected");
+      return path_error("controller deleted after ctrl-loss-tmo").annotate(what);
+    }
+    if (state() == ControllerState::kConnecting) {
+      NVMF_RETURN_IF_ERROR(reconnect().annotate(what));
+    }
+    if (again) ++recovery_.retried_transfers;
+    Status st = op();
+    if (st.ok() || !is_transport_error(st) || retries >= kMaxTransferRetries) return st;
+    begin_loss(st);
+    again = true;
+  }
+}
+
+RecoveryStats Controller::recovery_stats() const { return recovery_; }
+
+void Controller::start_keep_alive() {
+  if (options_.kato_ms == 0 || !options_.send_keep_alive || keep_alive_thread_.joinable()) return;
+  auto interval = std::chrono::milliseconds(std::max<uint32_t>(1, options_.kato_ms / 2));
+  keep_alive_stop_ = false;
+  keep_alive_thread_ = std::thread([this, interval] { keep_alive_loop(interval); });
+}
+
+void Controller::stop_keep_alive() {
+  if (!keep_alive_thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(keep_alive_mutex_);
+    keep_alive_stop_ = true;
+  }
+  keep_alive_cv_.notify_all();
+  keep_alive_thread_.join();
+}
+
+// Every `interval` (KATO / 2) until stopped: one Keep Alive. A failure is counted and logged
+// once; the next rounds try again (a failed admin queue fails them at once).
+void Controller::keep_alive_loop(std::chrono::milliseconds interval) {
+  std::unique_lock<std::mutex> lock(keep_alive_mutex_);
+  bool logged = false;
+  while (!keep_alive_cv_.wait_for(lock, interval, [this] { return keep_alive_stop_; })) {
+    lock.unlock();
+    Status st = keep_alive();
+    lock.lock();
+    if (st.ok()) {
+      keep_alives_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    keep_alive_failures_.fetch_add(1, std::memory_order_relaxed);
+    if (is_transport_error(st)) keep_alive_lost_.store(true, std::memory_order_relaxed);
+    if (!logged) {
+      NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << ": " << st.to_string();
+      logged = true;
+    }
+  }
 }
 
 Status Controller::connect_admin() {
@@ -184,8 +366,12 @@ Status Controller::pipeline(Queue& q, const char* verb, uint64_t total, NextComm
 }
 
 Status Controller::write(uint64_t slba, std::span<const DataSegment> segments) {
-  NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
   NVMF_RETURN_IF_ERROR(check_write_plan(segments, limits_));  // nothing sent if it cannot be
+  return with_recovery("Write", [&] { return write_once(slba, segments); });
+}
+
+Status Controller::write_once(uint64_t slba, std::span<const DataSegment> segments) {
+  NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
   uint64_t total = total_bytes(segments);
   TransferCursor cursor;
   CommandPlan plan;
@@ -203,6 +389,10 @@ Status Controller::write(uint64_t slba, std::span<const DataSegment> segments) {
 }
 
 Status Controller::read(uint64_t slba, const DataSegment& segment) {
+  return with_recovery("Read", [&] { return read_once(slba, segment); });
+}
+
+Status Controller::read_once(uint64_t slba, const DataSegment& segment) {
   NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
   NVMF_RETURN_IF_ERROR(validate_transfer(std::span<const DataSegment>(&segment, 1), limits_));
   TransferCursor cursor;
@@ -220,6 +410,10 @@ Status Controller::read(uint64_t slba, const DataSegment& segment) {
 }
 
 Status Controller::flush() {
+  return with_recovery("Flush", [&] { return flush_once(); });
+}
+
+Status Controller::flush_once() {
   NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
   proto::Sqe sqe = flush_sqe(identify_.ns.nsid);
   encode_null_sgl(sqe.dptr);
@@ -231,19 +425,23 @@ Status Controller::flush() {
 }
 
 Status Controller::keep_alive() {
+  std::lock_guard<std::mutex> lock(admin_mutex_);
   if (!admin_) return Status::unavailable("controller is not connected");
   return host::keep_alive(*admin_);
 }
 
 Status Controller::disconnect() {
+  state_.store(ControllerState::kDeleting, std::memory_order_release);
+  stop_keep_alive();
+  std::lock_guard<std::mutex> lock(admin_mutex_);
   if (!admin_) return ok_status();
   Status st;
   if (enabled_) {
     st = shutdown_controller(*admin_, cc_, options_.shutdown_timeout_ms);
     enabled_ = false;
   }
-  stats_ = stats();    // keep the queues' capsule counters
-  io_queues_.clear();  // each rdma_disconnects, then destroys QP, MRs, CQ, CM id
+  stats_ = stats_locked();  // keep the queues' capsule counters
+  io_queues_.clear();       // each rdma_disconnects, then destroys QP, MRs, CQ, CM id
   admin_.reset();
   if (!st.ok()) NVMF_LOG(WARN, "host") << "disconnect: " << st.to_string();
   return st;
@@ -251,6 +449,8 @@ Status Controller::disconnect() {
 
 Result<proto::Cqe> Controller::submit_raw(uint16_t qid, proto::Sqe sqe,
                                           std::span<const DataSegment> in_capsule_data) {
+  std::unique_lock<std::mutex> admin_lock(admin_mutex_, std::defer_lock);
+  if (qid == 0) admin_lock.lock();
   Queue* q = nullptr;
   if (qid == 0) q = admin_.get();
   if (qid >= 1 && qid <= io_queues_.size()) q = io_queues_[qid - 1].get();
@@ -270,6 +470,7 @@ Result<proto::Cqe> Controller::submit_raw(uint16_t qid, proto::Sqe sqe,
 }
 
 Negotiation Controller::negotiation() const {
+  std::lock_guard<std::mutex> lock(admin_mutex_);
   Negotiation n;
   const proto::IdentifyController& id = identify_.ctrl;
   n.cntlid = cntlid_;
@@ -302,7 +503,14 @@ Negotiation Controller::negotiation() const {
 }
 
 HostStats Controller::stats() const {
+  std::lock_guard<std::mutex> lock(admin_mutex_);
+  return stats_locked();
+}
+
+HostStats Controller::stats_locked() const {
   HostStats s = stats_;
+  s.keep_alives = keep_alives_.load(std::memory_order_relaxed);
+  s.keep_alive_failures = keep_alive_failures_.load(std::memory_order_relaxed);
   auto add = [&](const Queue& q) {
     s.capsules_inline += q.counters().capsules_inline;
     s.capsules_by_reference += q.counters().capsules_by_reference;

@@ -3,11 +3,16 @@
 #ifndef NVMF_HOST_CONTROLLER_H_
 #define NVMF_HOST_CONTROLLER_H_
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -97,10 +102,34 @@ struct HostStats {
   uint64_t capsules_by_reference = 0;  // posted from registered memory (all queues)
   // Of capsules_by_reference, those with in-capsule data (they never go inline, by design).
   uint64_t capsules_with_in_capsule_data = 0;
+  // Keep Alive commands the keep-alive thread sent that completed successfully, and those that
+  // failed (an NVMe error status, a timeout after HostOptions::timeout_ms, a lost connection).
+  uint64_t keep_alives = 0;
+  uint64_t keep_alive_failures = 0;
 };
 
-// One association. Not thread-safe: use from one thread. I/O goes to the first I/O queue
-// (qid 1); submit_raw() can address any queue.
+// Controller states, Linux's names (/sys/class/nvme/nvmeX/state): new (connecting the first
+// time), live, resetting (unused: no Controller Reset yet), connecting (the association was
+// lost: queues torn down, reconnecting), deleting (disconnect() or ctrl_loss_tmo ran out).
+enum class ControllerState : uint8_t { kNew, kLive, kResetting, kConnecting, kDeleting };
+// "new", "live", "resetting", "connecting", "deleting".
+const char* controller_state_name(ControllerState state);
+
+// What recovery did since connect.
+struct RecoveryStats {
+  uint64_t losses = 0;              // associations lost (transport error, timeout, disconnect)
+  uint64_t reconnect_attempts = 0;  // connects tried after a loss
+  uint64_t reconnects = 0;          // of which succeeded: a fresh association, new cntlid
+  uint64_t retried_transfers = 0;   // write/read/flush calls sent again after a reconnect
+  uint64_t path_errors = 0;         // calls failed with Host Pathing Error (timeouts)
+  uint64_t longest_outage_ms = 0;   // loss to live again, the longest
+  std::string last_loss;            // the error that ended the last association
+};
+
+// One association. Use from one thread, except that the Controller's own keep-alive thread
+// (HostOptions::kato_ms > 0) shares the admin queue: admin commands (keep_alive(),
+// submit_raw(0, ...), disconnect()) are serialised by a mutex, I/O queues are not touched by
+// it. I/O goes to the first I/O queue (qid 1); submit_raw() can address any queue.
 class Controller {
  public:
   // Connects the admin queue (CM private data hrqsize 32, hsqsize 31), Fabrics Connect (cntlid
@@ -119,6 +148,20 @@ class Controller {
   // Registers caller memory for I/O. kInvalidArgument for null/empty; verbs errors otherwise.
   Result<RegisteredBuffer> register_buffer(void* addr, size_t length);
 
+  // Recovery (write(), read() and flush()): a transport failure (kIo: work completion error or
+  // failed post; kUnavailable: the target disconnected; kTimeout: no completion within
+  // timeout_ms) while live puts the controller in state connecting: its queues are torn down
+  // without shutdown (the association is gone), and after reconnect_delay_s it connects admin
+  // and I/O queues again with a fresh association (cntlid 0xFFFF, new cntlid), every
+  // reconnect_delay_s until it works or ctrl_loss_tmo_s has passed since the loss. Once live
+  // again the whole call is sent again (write/read/flush of whole LBAs are idempotent), up to
+  // kMaxTransferRetries times. Fails with Host Pathing Error (kNvmeError, SCT 3h SC 70h, as
+  // Linux's NVME_SC_HOST_PATH_ERROR) when fast_io_fail_tmo_s passes while connecting (the next
+  // call goes on reconnecting) or when ctrl_loss_tmo_s passes (state deleting; every later call
+  // fails the same way at once). Registered buffers stay valid: the PD outlives the queues.
+  // NVMe errors from the target are returned as they are, never retried.
+  static constexpr int kMaxTransferRetries = 5;
+
   // Writes the segments' bytes, in order, starting at `slba`. The total must be a non-zero
   // multiple of the LBA size (kInvalidArgument). Cut into commands of at most
   // negotiation().max_command_bytes; each goes in-capsule when the target allows it (SGEs point
@@ -133,7 +176,9 @@ class Controller {
   Status read(uint64_t slba, const DataSegment& segment);
   // Flush of the namespace.
   Status flush();
-  // Keep Alive on the admin queue (only needed when HostOptions::kato_ms > 0).
+  // Keep Alive (admin 18h) on the admin queue, now; the keep-alive thread calls this every
+  // kato_ms / 2 when HostOptions::send_keep_alive is set. Errors: kUnavailable when
+  // disconnected, kTimeout after timeout_ms, kNvmeError with the status.
   Status keep_alive();
 
   // CC.SHN = normal, waits CSTS.SHST = complete (shutdown_timeout_ms), then disconnects and
@@ -147,6 +192,11 @@ class Controller {
   // status; errors are transport failures and timeouts.
   Result<proto::Cqe> submit_raw(uint16_t qid, proto::Sqe sqe,
                                 std::span<const DataSegment> in_capsule_data);
+
+  // The state; thread-safe.
+  ControllerState state() const { return state_.load(std::memory_order_acquire); }
+  RecoveryStats recovery_stats() const;  // from the caller's thread
+  const HostOptions& options() const { return options_; }
 
   const proto::IdentifyController& identify_controller() const { return identify_.ctrl; }
   const NamespaceInfo& namespace_info() const { return identify_.ns; }
@@ -172,7 +222,25 @@ class Controller {
   explicit Controller(const HostOptions& options);
   Status connect_admin();
   Status connect_io_queues();
+  void start_keep_alive();
+  void stop_keep_alive();
+  void keep_alive_loop(std::chrono::milliseconds interval);
+  HostStats stats_locked() const;  // admin_mutex_ held
+  // Runs `op` with recovery (see write()); `what` names the call in messages.
+  template <typename Op>
+  Status with_recovery(const char* what, Op&& op);
+  // Marks the association lost: state connecting, queues torn down, the loss time kept.
+  void begin_loss(const Status& why);
+  // While connecting: waits and reconnects until live (ok), or fails with Host Pathing Error
+  // when fast_io_fail_tmo_s or ctrl_loss_tmo_s passes.
+  Status reconnect();
+  Status connect_association();  // admin + I/O queues, keep-alive thread
+  void teardown_queues();
+  Status path_error(const std::string& why);
   Result<Queue*> io_queue();
+  Status write_once(uint64_t slba, std::span<const DataSegment> segments);
+  Status read_once(uint64_t slba, const DataSegment& segment);
+  Status flush_once();
   template <typename NextCommand>
   Status pipeline(Queue& q, const char* verb, uint64_t total, NextCommand&& next);
 
@@ -189,8 +257,24 @@ class Controller {
   HostStats stats_;
   // Declared before the queues: the PD outlives every QP.
   std::shared_ptr<PdHolder> pd_;
+  // Guards admin_ (its slots, bounce buffer and counters) between the caller's thread and the
+  // keep-alive thread. Never taken on the I/O path.
+  mutable std::mutex admin_mutex_;
   std::unique_ptr<Queue> admin_;
   std::vector<std::unique_ptr<Queue>> io_queues_;
+  // The keep-alive thread and how it is told to stop.
+  std::thread keep_alive_thread_;
+  std::mutex keep_alive_mutex_;
+  std::condition_variable keep_alive_cv_;
+  bool keep_alive_stop_ = false;
+  std::atomic<uint64_t> keep_alives_{0};
+  std::atomic<uint64_t> keep_alive_failures_{0};
+  std::atomic<ControllerState> state_{ControllerState::kNew};
+  std::atomic<bool> keep_alive_lost_{false};  // set by the keep-alive thread on a transport error
+  bool deleted_by_loss_ = false;              // ctrl_loss_tmo ran out (not disconnect())
+  std::chrono::steady_clock::time_point lost_at_{};
+  std::chrono::steady_clock::time_point next_attempt_{};
+  RecoveryStats recovery_;
 };
 
 }  // namespace nvmf::host

@@ -44,6 +44,7 @@ Result<NamespaceInfo> decode_namespace(uint32_t nsid, const proto::IdentifyNames
   info.ncap = ns.ncap;
   info.lba_size = 1u << f.lbads;
   info.metadata_size = f.ms;
+  info.nmic = ns.nmic;
   return info;
 }
 

@@ -24,6 +24,7 @@ struct NamespaceInfo {
   uint64_t ncap = 0;      // capacity in logical blocks
   uint32_t lba_size = 0;  // bytes, 2^LBADS of the format FLBAS selects
   uint16_t metadata_size = 0;
+  uint8_t nmic = 0;  // NMIC: bit 0 = shared (other controllers of the subsystem reach it too)
 };
 
 // Decodes the formatted LBA size (FLBAS bits 3:0, and 6:5 as the upper index bits when NLBAF >

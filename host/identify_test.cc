@@ -63,6 +63,15 @@ TEST(DecodeNamespace, LbaSizeFromFlbas) {
   EXPECT_EQ(decode_namespace(1, ns)->lba_size, 512u);
 }
 
+TEST(DecodeNamespace, KeepsNmic) {
+  proto::IdentifyNamespace ns{};
+  ns.nsze = 8;
+  ns.lbaf[0].lbads = 9;
+  EXPECT_EQ(decode_namespace(1, ns)->nmic, 0);
+  ns.nmic = proto::kNmicShared;
+  EXPECT_EQ(decode_namespace(1, ns)->nmic, 1);
+}
+
 TEST(DecodeNamespace, RejectsBadFormat) {
   proto::IdentifyNamespace ns{};
   ns.nlbaf = 0;

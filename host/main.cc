@@ -115,6 +115,7 @@ int cmd_identify(const HostOptions& opts, bool json) {
         identify_json((*c)->identify_controller(), (*c)->namespace_info(), (*c)->negotiation());
     j["host"] = {{"hostnqn", (*c)->hostnqn()}, {"hostid", uuid_string((*c)->hostid())}};
     j["stats"] = stats_json((*c)->stats());  // the capsules identify itself posted
+    j["recovery"] = recovery_json((*c)->state(), (*c)->recovery_stats(), opts);
     std::cout << j.dump(2) << std::endl;
   } else {
     print_identify(**c);
@@ -128,7 +129,8 @@ nlohmann::json io_report(Controller& c, const char* op, uint64_t offset, uint64_
           {"bytes", bytes},
           {"lba_size", c.lba_size()},
           {"stats", stats_json(c.stats())},
-          {"negotiation", negotiation_json(c.negotiation())}};
+          {"negotiation", negotiation_json(c.negotiation())},
+          {"recovery", recovery_json(c.state(), c.recovery_stats(), c.options())}};
 }
 
 // Writes the file chunk by chunk. With `segments` 1 through one registered buffer; with more,
@@ -343,7 +345,8 @@ int cmd_discover(const HostOptions& opts, bool json) {
   return kExitOk;
 }
 
-void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, bool& verbose) {
+void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, bool& verbose,
+                        uint32_t& keep_alive_tmo_s) {
   app.add_option("-a,--traddr", o.traddr, "target address")->required();
   app.add_option("-s,--trsvcid", o.trsvcid, "target port")->capture_default_str();
   app.add_option("-n,--nqn", o.subnqn, "subsystem NQN (not for discover)");
@@ -355,6 +358,26 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, b
   app.add_option("--queue-size", o.queue_size, "I/O queue entries")
       ->capture_default_str()
       ->check(CLI::Range(2, 1024));
+  app.add_option("-k,--keep-alive-tmo", keep_alive_tmo_s,
+                 "keep alive timeout (KATO) in seconds, sent in Connect; the host sends Keep "
+                 "Alive every KATO/2; 0 = off (nvme-cli's name and default)")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 65535u));
+  app.add_option("--reconnect-delay", o.reconnect_delay_s,
+                 "seconds from a lost connection to the reconnect attempt, and between attempts "
+                 "(nvme-cli's name and default)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 86400));
+  app.add_option("--ctrl-loss-tmo", o.ctrl_loss_tmo_s,
+                 "seconds of reconnecting before the controller is given up (Host Pathing "
+                 "Error); -1 = forever, 0 = no reconnect")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 86400 * 365));
+  app.add_option("--fast-io-fail-tmo,--fast_io_fail_tmo", o.fast_io_fail_tmo_s,
+                 "seconds after a loss after which I/O fails with Host Pathing Error while "
+                 "reconnecting goes on; -1 = off")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 86400 * 365));
   app.add_option("--timeout-ms", o.timeout_ms, "per command and CM step timeout")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
@@ -376,7 +399,8 @@ int run(int argc, char** argv) {
   HostOptions opts;
   std::string poll_mode = "event";
   bool verbose = false;
-  add_common_options(app, opts, poll_mode, verbose);
+  uint32_t keep_alive_tmo_s = 5;  // nvme-cli / Linux NVME_DEFAULT_KATO
+  add_common_options(app, opts, poll_mode, verbose, keep_alive_tmo_s);
   bool id_json = false;
   CLI::App* identify = app.add_subcommand("identify", "Identify controller and namespace");
   identify->add_flag("--json", id_json, "JSON on stdout");
@@ -407,6 +431,7 @@ int run(int argc, char** argv) {
     sub->footer(
         "Connection options (also accepted here): -a,--traddr ADDR (required), -s,--trsvcid "
         "PORT, -n,--nqn NQN (required but for discover), -w,--host-traddr ADDR, --hostnqn, "
+        "-k,--keep-alive-tmo, --reconnect-delay, --ctrl-loss-tmo, --fast-io-fail-tmo, "
         "--nr-io-queues, --queue-size, --timeout-ms, --max-inline-data, --poll-mode, -v. See "
         "nvmf-host --help.");
   }
@@ -425,6 +450,7 @@ int run(int argc, char** argv) {
     return kExitUsage;
   }
   opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;
+  opts.kato_ms = keep_alive_tmo_s * 1000;
   set_log_level(verbose ? LogLevel::kDebug : LogLevel::kWarn);
   if (disc->parsed()) return cmd_discover(opts, disc_json);
   if (opts.subnqn.empty()) {

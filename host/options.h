@@ -25,16 +25,31 @@ struct HostOptions {
   std::string host_traddr;       // Local source address; empty lets rdma_cm choose.
   uint16_t queue_size = 128;     // I/O queue entries (CM hrqsize; hsqsize = queue_size - 1).
   uint16_t num_io_queues = 1;    // I/O queues to connect (qid 1..N), capped by Set Features.
-  // Keep Alive Timeout sent in the admin Connect, in ms. Default 0 (keep-alive disabled), unlike
-  // Linux's 5 s default: the library has no keep-alive timer; a caller that sets it must call
-  // Controller::keep_alive() more often than that.
+  // Keep Alive Timeout sent in the admin Connect, in ms; 0 = no keep-alive (the library's
+  // default; nvmf-host's -k/--keep-alive-tmo defaults to 5 s like nvme-cli and Linux). When > 0
+  // and send_keep_alive is set, the Controller sends Keep Alive on the admin queue every
+  // kato_ms / 2 from its own thread, whatever other traffic there is (Linux's nvme_keep_alive
+  // work does the same at KATO/2, or KATO/4 when it skips a round after traffic).
   uint32_t kato_ms = 0;
+  // false: no keep-alive thread; the caller sends Controller::keep_alive() itself (tests of the
+  // target's timer use this to let a controller expire).
+  bool send_keep_alive = true;
   int timeout_ms = 5000;  // Per command and per CM step (resolve, connect).
   // max_inline_data asked of each QP (IBV_SEND_INLINE capsules). The QP wrapper retries without
   // inline send when the device refuses; 0 never asks.
   uint32_t requested_max_inline_data = 64;
   PollMode poll_mode = PollMode::kEvent;
   int shutdown_timeout_ms = 5000;  // Wait for CSTS.SHST = complete on disconnect().
+  // Recovery of a lost association (Controller::write/read/flush; see controller.h), with
+  // nvme-cli's names and Linux's defaults (NVMF_DEF_RECONNECT_DELAY, NVMF_DEF_CTRL_LOSS_TMO):
+  // seconds between the loss and the first reconnect attempt, and between attempts.
+  int reconnect_delay_s = 10;
+  // Seconds after the loss after which reconnecting stops and the controller is deleted; -1
+  // retries forever, 0 never reconnects.
+  int ctrl_loss_tmo_s = 600;
+  // Seconds after the loss after which a command waiting for the reconnect fails with Host
+  // Pathing Error (SCT 3h SC 70h) while reconnecting goes on; -1 = off (wait for ctrl_loss_tmo).
+  int fast_io_fail_tmo_s = -1;
 };
 
 }  // namespace nvmf::host

@@ -208,6 +208,11 @@ inline constexpr uint8_t kScControllerBusy = 0x81;
 inline constexpr uint8_t kScConnectInvalidParameters = 0x82;
 inline constexpr uint8_t kScConnectRestartDiscovery = 0x83;
 inline constexpr uint8_t kScConnectInvalidHost = 0x84;
+// Path related status (SCT 3). Base 2.0 figure "Path Related Status Values". A host sets
+// Host Pathing Error itself on a command it cannot send (Linux: NVME_SC_HOST_PATH_ERROR when
+// fast_io_fail_tmo or ctrl_loss_tmo runs out).
+inline constexpr uint8_t kScHostPathingError = 0x70;
+inline constexpr uint8_t kScCommandAbortedByHost = 0x71;
 
 // ---------------------------------------------------------------------------------------------
 // Opcodes. Base 2.0 §5 "Admin Command Set" figure "Opcodes for Admin Commands"; NVM CS 1.0
@@ -314,6 +319,17 @@ inline constexpr uint32_t kSglsBitBucket = 1u << 16;
 // keep-alive timer, not only Keep Alive). Base 2.0 §3.9.
 inline constexpr uint32_t kCtrattTbkas = 1u << 6;
 inline constexpr uint32_t kSglsOffset = 1u << 20;  // SGL address may be an offset (in-capsule)
+// CMIC (byte 76), Controller Multi-Path I/O and Namespace Sharing Capabilities. Base 2.0
+// §5.17.2.1. Linux refuses a second controller to one subsystem unless bit 1 is set
+// ("Subsystem does not support multiple controllers"). Bit 3 (ANA reporting) is not ours: it
+// would make hosts read the ANA log page.
+inline constexpr uint8_t kCmicMultiPort = 1u << 0;  // the subsystem may have two or more ports
+inline constexpr uint8_t kCmicMultiCtrl = 1u << 1;  // two or more controllers at a time
+
+// Identify Namespace NMIC (byte 30) bit 0: the namespace may be attached to two or more
+// controllers at a time (NVM CS 1.0 §4.1.5.1). Linux merges the namespaces of two controllers
+// into one multipath device only when it is set and their identifiers (NGUID, UUID) agree.
+inline constexpr uint8_t kNmicShared = 1u << 0;
 
 // CNTRLTYPE (byte 111).
 inline constexpr uint8_t kCntrltypeIo = 1;

@@ -83,6 +83,7 @@ void build_discovery_identify_controller(const DiscoveryIdentifyParams& p,
   base.firmware = p.firmware;
   build_identify_controller(base, out);
   out->cntrltype = proto::kCntrltypeDiscovery;
+  out->cmic = 0;  // nvmet's discovery controller leaves CMIC at 0
   out->nn = 0;
   out->vwc = 0;
   out->lpa = 1u << 2;  // LPA bit 2: extended data for Get Log Page (NUMDU, LPOL/LPOU)

@@ -123,6 +123,7 @@ TEST(DiscoveryIdentifyTest, FieldsAsNvmet) {
   EXPECT_EQ(id.ioccsz, 0u);
   EXPECT_EQ(id.iorcsz, 0u);
   EXPECT_EQ(id.msdbd, 0);
+  EXPECT_EQ(id.cmic, 0);  // nvmet: no multi-controller/multi-port bits on discovery
   EXPECT_STREQ(id.subnqn, proto::kDiscoveryNqn);
 }
 

@@ -27,6 +27,9 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
   set_ascii(out->mn, p.model);
   set_ascii(out->fr, p.firmware);
   out->rab = 6;
+  // Every subsystem serves several controllers at once (a CNTLID each, one per association) on
+  // every port it is linked to, like nvmet; no ANA.
+  out->cmic = proto::kCmicMultiPort | proto::kCmicMultiCtrl;
   out->mdts = p.mdts;
   out->cntlid = p.cntlid;
   out->ver = p.version;
@@ -59,6 +62,7 @@ void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
   out->nlbaf = 0;
   out->flbas = 0;
   out->lbaf[0].lbads = lba_shift;
+  out->nmic = proto::kNmicShared;  // every controller of the subsystem reaches the namespace
   std::memcpy(out->nguid, nguid.data(), nguid.size());
 }
 

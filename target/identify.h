@@ -29,6 +29,7 @@ struct IdentifyControllerParams {
 };
 
 // Identify Controller (Base 2.0 §5.17.2.1; Fabrics fields 1792..): SN/MN/FR space padded,
+// CMIC = multi-port | multi-controller (bits 0, 1; no ANA, bit 3), as nvmet minus ANA,
 // CNTRLTYPE 1 (I/O controller), SQES 0x66, CQES 0x44, NN 1, SGLS = bits 0 (SGLs supported) and
 // 2 (Keyed SGL Data Block), plus bit 20 (offset addresses, in-capsule data) only when
 // in_capsule_data_size > 0; IOCCSZ = (64 + in_capsule_data_size) / 16, IORCSZ 1, ICDOFF 0,
@@ -37,7 +38,8 @@ void build_identify_controller(const IdentifyControllerParams& params,
                                proto::IdentifyController* out);
 
 // Identify Namespace (NVM CS 1.0 §4.1.5.1): NSZE = NCAP = NUSE = `num_lbas`, one LBA format
-// (NLBAF 0, FLBAS 0) with LBADS = `lba_shift`, NGUID = `nguid`.
+// (NLBAF 0, FLBAS 0) with LBADS = `lba_shift`, NGUID = `nguid`, NMIC bit 0 (shared: every
+// controller of the subsystem reaches it, so Linux native multipath merges the paths).
 void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
                               const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out);
 

@@ -61,10 +61,26 @@ TEST(IdentifyController, FixedFields) {
   EXPECT_EQ(id.maxcmd, 128);
   EXPECT_NE(id.kas, 0);
   EXPECT_EQ(id.cntrltype, proto::kCntrltypeIo);
+  EXPECT_EQ(reinterpret_cast<const uint8_t*>(&id)[76], 0x03);  // CMIC is byte 76
   EXPECT_STREQ(id.subnqn, "nqn.2024-01.io.nvmf-rdma:target");
   EXPECT_EQ(std::string(id.sn, 20), "0123456789abcdef    ");
   EXPECT_EQ(std::string(id.mn, 40), std::string("nvmf-rdma target") + std::string(24, ' '));
   EXPECT_EQ(std::string(id.fr, 8), "0.1     ");
+}
+
+// Linux native multipath needs both: a second controller to the subsystem is refused with CMIC
+// bit 1 clear, and namespaces of two controllers merge only with NMIC bit 0 set.
+TEST(IdentifyController, MultiControllerMultiPortNoAna) {
+  auto id = controller_with(4096);
+  EXPECT_EQ(id.cmic, 0x03);  // bit 0 multi-port, bit 1 multi-controller, bit 3 (ANA) clear
+}
+
+TEST(IdentifyNamespace, SharedNamespace) {
+  proto::IdentifyNamespace ns;
+  build_identify_namespace(2048, 9, stable_id_from("x"), &ns);
+  EXPECT_EQ(ns.nmic, 0x01);
+  const auto* raw = reinterpret_cast<const uint8_t*>(&ns);
+  EXPECT_EQ(raw[30], 0x01);  // NMIC is byte 30
 }
 
 TEST(IdentifyNamespace, SizesAndFormat) {

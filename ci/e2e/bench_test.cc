@@ -165,6 +165,26 @@ TEST_F(BenchTest, EventPollingAndCapsuleCountersFollowTheGrant) {
   }
 }
 
+// Keep Alive goes out at KATO/2 while every job keeps its queue busy: -k 1 (1 s), 3 s of
+// QD8 I/O, so about 6 Keep Alives on the admin queue, none failed; the default is nvme-cli's 5 s.
+TEST_F(BenchTest, KeepAliveSentDuringTheBench) {
+  int port = start_target({});
+  ASSERT_NE(port, 0);
+  nlohmann::json r;
+  ASSERT_EQ(bench(port, "-k 1 --rw randrw --bs 4k --iodepth 8 --runtime 3 --size 1m --verify", r),
+            0);
+  ASSERT_TRUE(r.is_object());
+  const nlohmann::json& ka = r["keep_alive"];
+  EXPECT_EQ(ka["kato_ms"], 1000) << ka.dump();
+  EXPECT_GE(ka["sent"].get<uint64_t>(), 4u) << ka.dump();
+  EXPECT_LE(ka["sent"].get<uint64_t>(), 9u) << ka.dump();  // 3 s + connect and ramp, 500 ms each
+  EXPECT_EQ(ka["failed"], 0) << ka.dump();
+  EXPECT_EQ(r["verify"]["errors"], 0);
+  nlohmann::json d;
+  ASSERT_EQ(bench(port, "--rw randread --bs 4k --iodepth 1 --runtime 0.2 --size 1m", d), 0);
+  EXPECT_EQ(d["keep_alive"]["kato_ms"], 5000) << d["keep_alive"].dump();
+}
+
 TEST_F(BenchTest, BadOptionsExitTwoNamingTheOption) {
   int port = start_target({});
   ASSERT_NE(port, 0);

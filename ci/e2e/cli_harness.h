@@ -65,14 +65,16 @@ class CliFixture : public ::testing::Test {
     }
   }
 
-  // Starts nvmf-target in the background; returns the port it listens on (0 on failure).
-  int start_target(const std::vector<std::string>& extra) {
+  // Starts nvmf-target in the background on `trsvcid` ("0": an ephemeral port; a number: that
+  // port, e.g. to restart a killed target where its hosts expect it); returns the port it
+  // listens on (0 on failure).
+  int start_target(const std::vector<std::string>& extra, const std::string& trsvcid = "0") {
     // One log per test, removed first: a stale "listening on" line must never be read.
     target_log_ = tmpdir() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
                   ".target.log";
     unlink(target_log_.c_str());
     std::vector<std::string> args = {
-        runfile("target/nvmf-target"), "-a", env_->target_addr, "-s", "0", "-n", nqn_};
+        runfile("target/nvmf-target"), "-a", env_->target_addr, "-s", trsvcid, "-n", nqn_};
     args.insert(args.end(), extra.begin(), extra.end());
     target_pid_ = fork();
     if (target_pid_ == 0) {
@@ -109,6 +111,14 @@ class CliFixture : public ::testing::Test {
     waitpid(target_pid_, &status, 0);
     target_pid_ = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // SIGKILL, as a crash: no shutdown, no CM disconnect of its own (the kernel tears its
+  // connections down).
+  void kill_target() {
+    kill(target_pid_, SIGKILL);
+    waitpid(target_pid_, nullptr, 0);
+    target_pid_ = -1;
   }
 
   std::string host(const std::string& sub, int port, const std::string& args) {

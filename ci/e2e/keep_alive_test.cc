@@ -2,7 +2,8 @@
 // gave at Connect, like nvmet (whole seconds, KATO rounded up, any command counting as traffic):
 // a host that sends Keep Alive in time keeps its controller; one that goes quiet loses it, with
 // every queue disconnected, and its next command fails instead of hanging. Both in the event loop's
-// sleeping mode (the timer must wake it) and in busy mode.
+// sleeping mode (the timer must wake it) and in busy mode. The host library's own keep-alive
+// thread (KATO/2) keeps an idle controller alive without the caller doing anything.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -35,9 +36,11 @@ class KeepAliveTest : public ::testing::TestWithParam<target::PollMode> {
     ASSERT_NE(target_, nullptr);
   }
 
-  std::unique_ptr<host::Controller> connect(uint32_t kato_ms) {
+  // `send_keep_alive` false: no keep-alive thread, the test decides when Keep Alive goes out.
+  std::unique_ptr<host::Controller> connect(uint32_t kato_ms, bool send_keep_alive = false) {
     host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 8);
     hopts.kato_ms = kato_ms;
+    hopts.send_keep_alive = send_keep_alive;
     hopts.timeout_ms = 5000;
     auto ctrl = host::Controller::connect(hopts);
     EXPECT_TRUE(ctrl.ok()) << ctrl.status().to_string();
@@ -77,6 +80,27 @@ TEST_P(KeepAliveTest, KeepAliveInTimeKeepsTheController) {
   EXPECT_TRUE(read_one(*c).ok());
   EXPECT_EQ((*target_)->stats().controllers.size(), 1u);
   EXPECT_TRUE(c->disconnect().ok());
+}
+
+// No command from the caller for three KATOs: the library's thread sends Keep Alive every
+// KATO/2 (500 ms), the target keeps the controller, and the next read works.
+TEST_P(KeepAliveTest, LibraryKeepAliveThreadKeepsAnIdleController) {
+  auto c = connect(1000, /*send_keep_alive=*/true);
+  ASSERT_NE(c, nullptr);
+  std::this_thread::sleep_for(milliseconds(3200));
+  EXPECT_EQ((*target_)->stats().controllers.size(), 1u);
+  EXPECT_EQ((*target_)->stats().controllers_freed, 0u);
+  Status st = read_one(*c);
+  EXPECT_TRUE(st.ok()) << st.to_string();
+  const host::HostStats hs = c->stats();
+  // 3.2 s / 0.5 s = 6 rounds; at least 4 even when the emulated machine is slow.
+  EXPECT_GE(hs.keep_alives, 4u);
+  EXPECT_LE(hs.keep_alives, 7u);
+  EXPECT_EQ(hs.keep_alive_failures, 0u);
+  EXPECT_TRUE(c->disconnect().ok());
+  const uint64_t after = c->stats().keep_alives;
+  std::this_thread::sleep_for(milliseconds(700));
+  EXPECT_EQ(c->stats().keep_alives, after) << "the thread must stop with disconnect()";
 }
 
 TEST_P(KeepAliveTest, QuietHostLosesItsControllerAndItsNextCommandFails) {

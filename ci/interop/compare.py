@@ -44,7 +44,7 @@ def idctrl(kernel_path, ours_path):
     k = load(kernel_path)
     o = load(ours_path)["controller"]
     rows = []
-    for field in ("ioccsz", "sgls", "mdts", "icdoff", "iorcsz", "msdbd", "kas", "cntrltype"):
+    for field in ("ioccsz", "sgls", "mdts", "cmic", "icdoff", "iorcsz", "msdbd", "kas", "cntrltype"):
         if field not in o:
             continue
         rows.append((field.upper(), "nvme id-ctrl", num(k[field]), "nvmf-host", num(o[field])))

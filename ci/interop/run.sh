@@ -119,21 +119,83 @@ ctrl_dev() {
   done
 }
 
+# The block device of a controller's namespace entry in sysfs: the namespace itself
+# (nvmeSnN), or, with native multipath (our subsystems set CMIC multi-controller, so the kernel
+# builds a head disk), the hidden path nvmeScCnN whose head disk is nvmeSnN.
+ns_block() { # ns_block SYSFS-ENTRY
+  local name
+  name=$(basename "$1")
+  [ -b "/dev/$name" ] && { echo "/dev/$name"; return 0; }
+  name=$(echo "$name" | sed -E 's/^(nvme[0-9]+)c[0-9]+(n[0-9]+)$/\1\2/')
+  [ -b "/dev/$name" ] && { echo "/dev/$name"; return 0; }
+  return 1
+}
+
 wait_ns() { # wait_ns: prints /dev/nvmeNnM of $NQN once it exists
   local d
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     d=$(ctrl_dev)
     if [ -n "$d" ]; then
       for n in /sys/class/nvme/"$(basename "$d")"/nvme*n*; do
-        [ -e "$n" ] && [ -b "/dev/$(basename "$n")" ] && {
-          echo "/dev/$(basename "$n")"
-          return 0
-        }
+        [ -e "$n" ] && ns_block "$n" && return 0
       done
     fi
     sleep 0.1
   done
   return 1
+}
+
+# Two controllers of $NQN (nvme connect -D: same address, a second association), as Linux
+# native multipath needs: both live in one subsystem with one head namespace (nvme list-subsys
+# shows two paths); fio keeps running on the head disk while the first controller goes away.
+multipath_two_controllers() {
+  echo "nvme_core multipath: $(cat /sys/module/nvme_core/parameters/multipath)"
+  k_connect || { echo "first connect failed"; return 1; }
+  nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$NQN" -q "$HOST_OK" -i 2 -D ||
+    { echo "second connect (duplicate, -D) failed"; dmesg | tail -n 5; return 1; }
+  local c ctrls=() live=0 ns
+  for _ in $(seq 1 100); do
+    ctrls=()
+    live=0
+    for c in /sys/class/nvme/nvme*; do
+      [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
+      ctrls+=("$(basename "$c")")
+      [ "$(cat "$c/state")" = live ] && live=$((live + 1))
+    done
+    [ "$live" -eq 2 ] && break
+    sleep 0.1
+  done
+  echo "controllers of $NQN: ${ctrls[*]} ($live live)"
+  [ "${#ctrls[@]}" -eq 2 ] && [ "$live" -eq 2 ] || return 1
+  ns=$(wait_ns) || { echo "no namespace block device"; return 1; }
+  nvme list-subsys
+  local paths
+  paths=$(nvme list-subsys | grep -cE '^ *\+- nvme[0-9]+ rdma .*live')
+  echo "head namespace $ns; nvme list-subsys: $paths live rdma paths"
+  [ "$paths" -eq 2 ] || { echo "expected 2 paths"; return 1; }
+  # One head disk for the two controllers: every namespace block device of $NQN is $ns.
+  local n other
+  for c in "${ctrls[@]}"; do
+    for n in /sys/class/nvme/"$c"/nvme*n*; do
+      other=$(ns_block "$n")
+      [ "$other" = "$ns" ] || { echo "$c: namespace $other is not the head $ns"; return 1; }
+    done
+  done
+  fio --name=failover --filename="$ns" --ioengine=libaio --direct=1 --rw=randrw --bs=4k \
+    --iodepth=4 --size=8m --time_based --runtime=8 --verify=crc32c --verify_fatal=1 \
+    --group_reporting --output="$out/multipath-fio.txt" &
+  local fio_pid=$! rc=0
+  sleep 3
+  echo "removing path ${ctrls[0]} under I/O"
+  nvme disconnect -d "${ctrls[0]}" || { echo "disconnect ${ctrls[0]} failed"; rc=1; }
+  wait "$fio_pid" || { echo "fio failed on the remaining path"; rc=1; }
+  cat "$out/multipath-fio.txt"
+  grep -E 'err= *[1-9]' "$out/multipath-fio.txt" && rc=1
+  [ -b "$ns" ] || { echo "head $ns gone with one path left"; rc=1; }
+  echo "after: $(ls -d /sys/class/nvme/nvme* | xargs -n1 basename | tr '\n' ' ')"
+  dd if="$ns" of=/dev/null bs=4k count=1 iflag=direct status=none || { echo "read after failover failed"; rc=1; }
+  nvme disconnect -n "$NQN"
+  return "$rc"
 }
 
 k_connect() { # k_connect [extra nvme connect args]: connect the kernel host to $NQN on $T
@@ -199,7 +261,7 @@ JOB
 
 # The bash -c checks below use these.
 export T H NQN HOST_OK
-export -f k_connect k_disconnect ctrl_dev wait_ns
+export -f k_connect k_disconnect ctrl_dev wait_ns ns_block
 
 # ------------------------------------------------------------------------------ setup --
 log "kernel $(uname -r); target $T, host $H; inline sizes: $sizes"
@@ -254,6 +316,7 @@ if check "$s" start_target start_target "$cfg" once; then
       k_disconnect >/dev/null || { echo \"disconnect \$i failed\"; exit 1; }
       echo \"round \$i ok\"
     done"
+  check "$s" multipath_two_controllers multipath_two_controllers
   check "$s" keep_alive_two_kato bash -c "
     k_connect -k 2 || exit 1
     d=\$(ctrl_dev); n=\$(wait_ns)
