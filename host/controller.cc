@@ -129,6 +129,9 @@ void Controller::begin_loss(const Status& why) {
   state_.store(ControllerState::kConnecting, std::memory_order_release);
   lost_at_ = now;
   next_attempt_ = now + std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
+  if (options_.ctrl_loss_tmo_s >= 0) {
+    next_attempt_ = std::min(next_attempt_, now + std::chrono::seconds(options_.ctrl_loss_tmo_s));
+  }
   ++recovery_.losses;
   recovery_.last_loss = why.to_string();
   NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << ": association lost (" << why.to_string()
@@ -155,18 +158,24 @@ Status Controller::reconnect() {
       options_.fast_io_fail_tmo_s < 0
           ? Clock::time_point::max()
           : lost_at_ + std::chrono::seconds(options_.fast_io_fail_tmo_s);
+  auto give_up = [&](const std::string& why) {
+    state_.store(ControllerState::kDeleting, std::memory_order_release);
+    deleted_by_loss_ = true;
+    NVMF_LOG(WARN, "host") << why << ": controller deleted";
+    return path_error(why);
+  };
+  if (options_.ctrl_loss_tmo_s == 0) return give_up("ctrl-loss-tmo 0: no reconnect");
   const NamespaceInfo before = identify_.ns;
   for (;;) {
     Clock::time_point now = Clock::now();
-    if (now >= next_attempt_ && next_attempt_ <= loss_deadline) {
+    if (now >= next_attempt_) {
       ++recovery_.reconnect_attempts;
       Status st = connect_association();
       if (st.ok() &&
           (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
-        st = Status::unavailable("namespace " + std::to_string(identify_.ns.nsid) +
-                                 " changed across the reconnect (LBA size, size)");
         teardown_queues();
-        next_attempt_ = Clock::time_point::max();  // no point trying again
+        return give_up("namespace " + std::to_string(before.nsid) +
+                       " changed across the reconnect (LBA size or size)");
       }
       if (st.ok()) {
         state_.store(ControllerState::kLive, std::memory_order_release);
@@ -179,24 +188,25 @@ Status Controller::reconnect() {
                                << recovery_.reconnect_attempts << "), cntlid " << cntlid_;
         return ok_status();
       }
-      if (next_attempt_ != Clock::time_point::max()) next_attempt_ = Clock::now() + delay;
       NVMF_LOG(WARN, "host") << "reconnect attempt " << recovery_.reconnect_attempts
                              << " failed: " << st.to_string();
+      now = Clock::now();
+      if (now >= loss_deadline) {
+        return give_up("ctrl-loss-tmo " + std::to_string(options_.ctrl_loss_tmo_s) +
+                       " s passed without a reconnect");
+      }
+      // Every reconnect_delay, and a last attempt when ctrl-loss-tmo runs out (Linux tries
+      // ceil(ctrl_loss_tmo / reconnect_delay) times).
+      next_attempt_ = std::min(now + delay, loss_deadline);
       continue;
     }
-    if (now >= loss_deadline || next_attempt_ > loss_deadline) {
-      state_.store(ControllerState::kDeleting, std::memory_order_release);
-      deleted_by_loss_ = true;
-      NVMF_LOG(WARN, "host") << "ctrl-loss-tmo " << options_.ctrl_loss_tmo_s
-                             << " s passed: controller deleted";
-      return path_error("ctrl-loss-tmo " + std::to_string(options_.ctrl_loss_tmo_s) +
-                        " s passed without a reconnect");
-    }
+    // Past fast-io-fail-tmo a call fails at once unless an attempt is due: the caller's next
+    // call goes on reconnecting.
     if (now >= fast_deadline) {
       return path_error("fast-io-fail-tmo " + std::to_string(options_.fast_io_fail_tmo_s) +
                         " s passed while reconnecting");
     }
-    std::this_thread::sleep_until(std::min({next_attempt_, loss_deadline, fast_deadline}));
+    std::this_thread::sleep_until(std::min(next_attempt_, fast_deadline));
   }
 }
 

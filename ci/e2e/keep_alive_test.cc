@@ -41,6 +41,7 @@ class KeepAliveTest : public ::testing::TestWithParam<target::PollMode> {
     host::HostOptions hopts = host_options_for(*env_, (*target_)->port(), kNqn, 8);
     hopts.kato_ms = kato_ms;
     hopts.send_keep_alive = send_keep_alive;
+    hopts.ctrl_loss_tmo_s = 0;  // about the target's timer: a freed controller stays lost
     hopts.timeout_ms = 5000;
     auto ctrl = host::Controller::connect(hopts);
     EXPECT_TRUE(ctrl.ok()) << ctrl.status().to_string();
