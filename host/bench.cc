@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "common/in_capsule.h"
@@ -65,12 +67,62 @@ struct FreeDeleter {
 
 enum class Phase { kTimed, kFill, kReadBack };
 
+// Parks every job of a phase while one of them recovers the association (see run_bench()).
+class RecoveryGate {
+ public:
+  RecoveryGate(Controller& c, size_t jobs) : c_(c), running_(jobs) {}
+  // One relaxed load: the fast path's only cost.
+  bool requested() const { return requested_.load(std::memory_order_relaxed); }
+  // Asks for a recovery because of `why` (the first cause wins).
+  void request(const Status& why) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (!requested_.load(std::memory_order_relaxed)) cause_ = why;
+    requested_.store(true, std::memory_order_relaxed);
+  }
+  // Waits until the recovery asked for is done (by the last job to park); its result.
+  Status park() {
+    std::unique_lock<std::mutex> lock(m_);
+    uint64_t gen = generation_;
+    ++parked_;
+    maybe_recover();
+    cv_.wait(lock, [&] { return generation_ != gen; });
+    return result_;
+  }
+  // A job left its run(): the others no longer wait for it.
+  void leave() {
+    std::lock_guard<std::mutex> lock(m_);
+    --running_;
+    maybe_recover();
+  }
+
+ private:
+  void maybe_recover() {  // m_ held
+    if (!requested_.load(std::memory_order_relaxed) || parked_ == 0 || parked_ < running_) return;
+    result_ = c_.recover_queues(cause_);
+    requested_.store(false, std::memory_order_relaxed);
+    parked_ = 0;
+    ++generation_;
+    cv_.notify_all();
+  }
+
+  Controller& c_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::atomic<bool> requested_{false};
+  size_t running_;
+  size_t parked_ = 0;
+  uint64_t generation_ = 0;
+  Status cause_;
+  Status result_;
+};
+
 // One job: its queue, its buffers (iodepth x max bs, registered once) and its in-flight table.
 class Job {
  public:
   Job(uint32_t jobid, Queue* q, const Controller& c, const BenchOptions& o, uint64_t region_offset,
       uint64_t region_bytes, uint32_t buf_bytes)
       : jobid_(jobid),
+        qid_(q->qid()),
         q_(q),
         nsid_(c.namespace_info().nsid),
         lba_size_(c.lba_size()),
@@ -91,15 +143,16 @@ class Job {
     for (size_t i = 0; i + 8 <= bytes; i += 8) put64(mem_.get() + i, splitmix64(i));
     NVMF_ASSIGN_OR_RETURN(RegisteredBuffer buf, c.register_buffer(mem_.get(), bytes));
     buf_.emplace(std::move(buf));
+    c_ = &c;
     return ok_status();
   }
 
   Progress& progress() { return progress_; }
-  uint16_t qid() const { return q_->qid(); }
+  uint16_t qid() const { return qid_; }
 
   // Runs one phase with block size `bs` into `out`. kTimed: ramp then runtime, per options;
   // kFill / kReadBack: one sequential pass over the region (writes / verified reads).
-  void run(Phase phase, uint32_t bs, JobResult& out);
+  void run(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out);
 
  private:
   struct Active {
@@ -112,9 +165,16 @@ class Job {
   };
 
   Status submit(const IoPattern::Io& io, uint32_t bs);
+  // Posts active_[index] again (same buffer, offset and start time) on the current queue.
+  Status resubmit(size_t index, uint32_t bs);
+  // Parks at the gate; once live again takes the new queue and sends the in-flight commands
+  // again. `saved` gets the old queue's window counters.
+  Status recover(RecoveryGate& gate, uint32_t bs, JobResult& out);
   Status complete(size_t index, int64_t t, uint32_t bs, bool record, JobResult& out);
 
   uint32_t jobid_;
+  Controller* c_ = nullptr;
+  uint16_t qid_;
   Queue* q_;
   uint32_t nsid_;
   uint32_t lba_size_;
@@ -166,6 +226,37 @@ Status Job::submit(const IoPattern::Io& io, uint32_t bs) {
   return ok_status();
 }
 
+Status Job::resubmit(size_t index, uint32_t bs) {
+  Active& a = active_[index];
+  uint8_t* data = mem_.get() + static_cast<size_t>(a.buf) * buf_bytes_;
+  uint64_t slba = a.offset / lba_size_;
+  uint32_t nlb = bs / lba_size_;
+  proto::Sqe sqe = a.write ? write_sqe(nsid_, slba, nlb) : read_sqe(nsid_, slba, nlb);
+  Piece piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()};
+  std::span<const Piece> pieces;
+  if (a.write && a.in_capsule) {
+    encode_in_capsule_sgl(sqe.dptr, 0, bs);
+    pieces = std::span<const Piece>(&piece, 1);
+  } else {
+    (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);
+  }
+  NVMF_ASSIGN_OR_RETURN(a.slot, q_->post(sqe, pieces));
+  return ok_status();
+}
+
+Status Job::recover(RecoveryGate& gate, uint32_t bs, JobResult& out) {
+  NVMF_RETURN_IF_ERROR(gate.park());
+  q_ = c_->io_queue_by_qid(qid_);
+  if (q_ == nullptr) {
+    return Status::unavailable("queue " + std::to_string(qid_) + " missing after the reconnect");
+  }
+  for (size_t i = 0; i < n_active_; ++i) {
+    NVMF_RETURN_IF_ERROR(resubmit(i, bs));
+    ++out.retried_ios;
+  }
+  return ok_status();
+}
+
 Status Job::complete(size_t index, int64_t t, uint32_t bs, bool record, JobResult& out) {
   Active a = active_[index];
   active_[index] = active_[--n_active_];
@@ -198,9 +289,17 @@ Status Job::complete(size_t index, int64_t t, uint32_t bs, bool record, JobResul
   return ok_status();
 }
 
-void Job::run(Phase phase, uint32_t bs, JobResult& out) {
+void Job::run(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
   out.jobid = jobid_;
-  out.qid = q_->qid();
+  out.qid = qid_;
+  q_ = c_->io_queue_by_qid(qid_);  // new after a reconnect in an earlier phase
+  if (q_ == nullptr) {
+    out.status =
+        Status::unavailable("job " + std::to_string(jobid_) + ": no queue " + std::to_string(qid_) +
+                            " (controller " + controller_state_name(c_->state()) + ")");
+    gate.leave();
+    return;
+  }
   RwMode mode = phase == Phase::kTimed  ? o_.rw
                 : phase == Phase::kFill ? RwMode::kWrite
                                         : RwMode::kRead;
@@ -218,17 +317,43 @@ void Job::run(Phase phase, uint32_t bs, JobResult& out) {
   bool ended = false;
   int64_t measure_start = start, measure_end = start;
   QueueCounters base = q_->counters();
+  QueueCounters carried;  // window counters of queues lost to a reconnect
   auto close_window = [&](int64_t t) {
     ended = true;
     measure_end = t;
     const QueueCounters& now = q_->counters();
-    out.path.capsules_inline = now.capsules_inline - base.capsules_inline;
-    out.path.capsules_by_reference = now.capsules_by_reference - base.capsules_by_reference;
+    out.path.capsules_inline = carried.capsules_inline + now.capsules_inline - base.capsules_inline;
+    out.path.capsules_by_reference =
+        carried.capsules_by_reference + now.capsules_by_reference - base.capsules_by_reference;
+  };
+  // A transport failure: park with the other jobs while the association is recovered, then go
+  // on with the new queue and the in-flight commands sent again. False: give up with `st`.
+  auto recovered = [&](Status& st) {
+    if (!st.ok() && !Controller::is_transport_error(st)) return false;
+    if (Controller::is_transport_error(st)) gate.request(st);
+    if (measuring && !ended) {
+      const QueueCounters& now = q_->counters();
+      carried.capsules_inline += now.capsules_inline - base.capsules_inline;
+      carried.capsules_by_reference += now.capsules_by_reference - base.capsules_by_reference;
+    }
+    Status r = recover(gate, bs, out);
+    if (!r.ok()) {
+      st = std::move(r);
+      return false;
+    }
+    base = q_->counters();
+    st = ok_status();
+    return true;
   };
   const std::chrono::milliseconds timeout(5000);
   Deadline deadline = std::chrono::steady_clock::now() + timeout;
   Status st;
   while (st.ok()) {
+    if (gate.requested() && recovered(st)) {
+      deadline = std::chrono::steady_clock::now() + timeout;
+      continue;
+    }
+    if (!st.ok()) break;
     int64_t now = now_ns();
     bool submitting = to_submit > 0;
     if (timed) {
@@ -245,18 +370,44 @@ void Job::run(Phase phase, uint32_t bs, JobResult& out) {
       }
     }
     while (submitting && n_active_ < o_.iodepth) {
-      st = submit(pattern.next(), bs);
-      if (!st.ok()) break;
+      IoPattern::Io io = pattern.next();
+      st = submit(io, bs);
+      if (!st.ok()) {
+        // Not posted: keep it as in flight so that a recovery sends it.
+        if (Controller::is_transport_error(st) && n_free_ > 0) {
+          uint32_t b = free_bufs_[--n_free_];
+          bool in_capsule = io.write && fits_in_capsule(limits_.in_capsule, bs, 1);
+          if (io.write && o_.verify) {
+            fill_verify_pattern(mem_.get() + static_cast<size_t>(b) * buf_bytes_, bs, io.offset,
+                                lba_size_, o_.seed);
+          }
+          active_[n_active_++] = Active{0, io.write, in_capsule, b, io.offset, now_ns()};
+          if (!timed) --to_submit;
+        }
+        break;
+      }
       if (!timed && --to_submit == 0) submitting = false;
     }
-    if (!st.ok() || n_active_ == 0) break;
+    if (!st.ok()) {
+      if (recovered(st)) {
+        deadline = std::chrono::steady_clock::now() + timeout;
+        continue;
+      }
+      break;
+    }
+    if (n_active_ == 0) break;
     Result<int> found = q_->poll_completions();
     if (!found.ok()) {
       st = found.status();
+      if (recovered(st)) {
+        deadline = std::chrono::steady_clock::now() + timeout;
+        continue;
+      }
       break;
     }
     if (*found == 0) {
       st = q_->wait_for_completions(deadline);
+      if (!st.ok() && recovered(st)) deadline = std::chrono::steady_clock::now() + timeout;
       continue;
     }
     int64_t t = now_ns();
@@ -272,9 +423,10 @@ void Job::run(Phase phase, uint32_t bs, JobResult& out) {
   if (timed && !ended) close_window(now_ns());
   if (!timed) measure_end = now_ns();
   out.runtime_s = static_cast<double>(measure_end - measure_start) / 1e9;
+  gate.leave();
   if (!st.ok() && out.status.ok()) {
     out.status = std::move(st).annotate("job " + std::to_string(jobid_) + " (qid " +
-                                        std::to_string(q_->qid()) + ")");
+                                        std::to_string(qid_) + ")");
   }
   if (have_mismatch_ && out.verify_first_error.empty()) {
     out.verify_first_error = "job " + std::to_string(jobid_) + ": data mismatch at byte " +
@@ -293,14 +445,16 @@ void merge_into(JobResult& all, const JobResult& j) {
   all.path.add(j.path);
   all.verify_checked += j.verify_checked;
   all.verify_errors += j.verify_errors;
+  all.retried_ios += j.retried_ios;
   if (all.verify_first_error.empty()) all.verify_first_error = j.verify_first_error;
   if (all.status.ok()) all.status = j.status;
 }
 
 // Runs `phase` on every job, each on its own thread; prints progress on stderr when asked.
-std::vector<JobResult> run_phase(std::vector<std::unique_ptr<Job>>& jobs, Phase phase, uint32_t bs,
-                                 const BenchOptions& o) {
+std::vector<JobResult> run_phase(Controller& c, std::vector<std::unique_ptr<Job>>& jobs,
+                                 Phase phase, uint32_t bs, const BenchOptions& o) {
   std::vector<JobResult> results(jobs.size());
+  RecoveryGate gate(c, jobs.size());
   std::atomic<size_t> finished{0};
   std::vector<std::thread> threads;
   for (auto& j : jobs) {
@@ -309,7 +463,7 @@ std::vector<JobResult> run_phase(std::vector<std::unique_ptr<Job>>& jobs, Phase 
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
     threads.emplace_back([&, i] {
-      jobs[i]->run(phase, bs, results[i]);
+      jobs[i]->run(phase, bs, gate, results[i]);
       finished.fetch_add(1);
     });
   }
@@ -638,18 +792,21 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
   auto note = [&](const JobResult& r) {
     report.verify_checked += r.verify_checked;
     report.verify_errors += r.verify_errors;
+    report.retried_ios += r.retried_ios;
+    report.longest_clat_ns =
+        std::max({report.longest_clat_ns, r.read.clat.max(), r.write.clat.max()});
     if (report.verify_first_error.empty()) report.verify_first_error = r.verify_first_error;
     if (report.status.ok()) report.status = r.status;
   };
   if (o.verify) {
-    for (const JobResult& r : run_phase(jobs, Phase::kFill, max_bs, o)) note(r);
+    for (const JobResult& r : run_phase(c, jobs, Phase::kFill, max_bs, o)) note(r);
   }
   for (uint32_t bs : o.bs) {
     if (!report.status.ok()) break;
     if (o.stop != nullptr && o.stop->load()) break;
     BsResult b;
     b.bs = bs;
-    b.jobs = run_phase(jobs, Phase::kTimed, bs, o);
+    b.jobs = run_phase(c, jobs, Phase::kTimed, bs, o);
     for (const JobResult& r : b.jobs) {
       merge_into(b.all, r);
       note(r);
@@ -657,7 +814,7 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     report.results.push_back(std::move(b));
   }
   if (o.verify && rw_writes(o.rw) && report.status.ok()) {
-    for (const JobResult& r : run_phase(jobs, Phase::kReadBack, max_bs, o)) note(r);
+    for (const JobResult& r : run_phase(c, jobs, Phase::kReadBack, max_bs, o)) note(r);
   }
   return report;
 }
@@ -693,6 +850,15 @@ nlohmann::json bench_json(const BenchReport& r) {
             {"errors", r.verify_errors},
             {"passed", o.verify && r.verify_errors == 0 && r.status.ok()},
             {"first_error", r.verify_first_error}}},
+          {"recovery",
+           {{"retried_ios", r.retried_ios},
+            {"longest_clat_ns", r.longest_clat_ns},
+            {"losses", r.recovery.losses},
+            {"reconnect_attempts", r.recovery.reconnect_attempts},
+            {"reconnects", r.recovery.reconnects},
+            {"path_errors", r.recovery.path_errors},
+            {"longest_outage_ms", r.recovery.longest_outage_ms},
+            {"last_loss", r.recovery.last_loss}}},
           {"error", r.status.ok() ? "" : r.status.to_string()}};
 }
 

@@ -124,7 +124,10 @@ struct JobResult {
   uint64_t verify_checked = 0;  // reads whose data was checked
   uint64_t verify_errors = 0;
   std::string verify_first_error;  // formatted after the run
-  Status status;                   // transport/NVMe error that ended the job early
+  // Commands in flight when the association was lost, sent again after the reconnect (their
+  // latency runs from the first post: the gap shows in clat max).
+  uint64_t retried_ios = 0;
+  Status status;  // transport/NVMe error that ended the job early
 };
 
 struct BsResult {
@@ -143,6 +146,11 @@ struct BenchReport {
   uint64_t verify_checked = 0;
   uint64_t verify_errors = 0;
   std::string verify_first_error;
+  // Recovery over every phase: commands sent again, the longest completion latency (ns) of the
+  // run, and the Controller's RecoveryStats at the end (filled by the caller).
+  uint64_t retried_ios = 0;
+  uint64_t longest_clat_ns = 0;
+  RecoveryStats recovery;
   Status status;  // first job error, if any
 };
 
@@ -153,7 +161,11 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o);
 
 // Runs every bs of the list in turn (with --verify: prefill before, read-back after). Returns
 // the report even when a job failed (report.status); errors only for setup (options, memory
-// registration).
+// registration). Recovery: a job that sees a transport failure (Controller::is_transport_error)
+// asks every job to park (each checks one atomic flag per loop round); the last one to park
+// calls Controller::recover_queues(); once live, each job takes its new queue and sends its
+// in-flight commands again (JobResult::retried_ios). When recovery gives up (Host Pathing
+// Error after fast-io-fail-tmo or ctrl-loss-tmo) every job ends with that error.
 Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 
 // Stable JSON schema (version 1), fio's field names where the meaning is the same:
@@ -161,7 +173,9 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 // "jobs":[{"jobname","jobid","qid","runtime"(ms),"read":{...},"write":{...},"path":{...},
 // "verify":{...}}], "all":{...}}], "verify":{"enabled","checked","errors","passed",...}}
 // with per direction {"io_bytes","io_kbytes","bw_bytes","bw"(KiB/s),"iops","runtime"(ms),
-// "total_ios","clat_ns":{"min","max","mean","stddev","N","percentile":{"50.000000":...}}}.
+// "total_ios","clat_ns":{"min","max","mean","stddev","N","percentile":{"50.000000":...}}},
+// and "recovery":{"retried_ios","longest_clat_ns","losses","reconnects","longest_outage_ms",
+// "last_loss",...}.
 nlohmann::json bench_json(const BenchReport& r);
 // fio-like human text.
 std::string bench_text(const BenchReport& r);

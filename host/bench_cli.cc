@@ -104,6 +104,7 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   Negotiation negotiation = ctrl.negotiation();
+  if (report.ok()) report->recovery = ctrl.recovery_stats();
   Status shutdown = ctrl.disconnect();
   const HostStats host_stats = ctrl.stats();  // the keep-alive thread has stopped
   if (!report.ok()) return runtime_error("setup", report.status());
@@ -119,6 +120,12 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
     text = j.dump(2) + "\n";
   } else {
     text = bench_text(*report);
+    if (report->recovery.losses > 0) {
+      text += "recovery: " + std::to_string(report->recovery.losses) + " lost, " +
+              std::to_string(report->recovery.reconnects) + " reconnected, " +
+              std::to_string(report->retried_ios) + " I/Os sent again, longest completion " +
+              std::to_string(report->longest_clat_ns / 1000000) + " ms\n";
+    }
     text += "keep alive: KATO " + std::to_string(opts.kato_ms) + " ms, " +
             std::to_string(host_stats.keep_alives) + " sent, " +
             std::to_string(host_stats.keep_alive_failures) + " failed\n";

@@ -47,12 +47,6 @@ std::span<const Piece> encode_data(proto::Sqe& sqe, const CommandPlan& plan) {
   return {};
 }
 
-// Failures of the association itself rather than of one command: recovery reconnects on these.
-bool is_transport_error(const Status& st) {
-  return st.code() == StatusCode::kIo || st.code() == StatusCode::kUnavailable ||
-         st.code() == StatusCode::kTimeout;
-}
-
 std::string at_lba(const char* verb, uint64_t slba) {
   return std::string(verb) + " at LBA " + std::to_string(slba);
 }
@@ -233,6 +227,21 @@ Status Controller::with_recovery(const char* what, Op&& op) {
 }
 
 RecoveryStats Controller::recovery_stats() const { return recovery_; }
+
+bool Controller::is_transport_error(const Status& st) {
+  return st.code() == StatusCode::kIo || st.code() == StatusCode::kUnavailable ||
+         st.code() == StatusCode::kTimeout;
+}
+
+Status Controller::recover_queues(const Status& why) {
+  if (state() == ControllerState::kLive) begin_loss(why);
+  if (state() == ControllerState::kDeleting) {
+    if (!deleted_by_loss_) return Status::unavailable("controller is not connected");
+    return path_error("controller deleted after ctrl-loss-tmo");
+  }
+  if (state() == ControllerState::kLive) return ok_status();
+  return reconnect();
+}
 
 void Controller::start_keep_alive() {
   if (options_.kato_ms == 0 || !options_.send_keep_alive || keep_alive_thread_.joinable()) return;

@@ -208,6 +208,17 @@ class Controller {
   Negotiation negotiation() const;
   HostStats stats() const;
 
+  // Recovery for callers that drive the I/O queues themselves (the benchmark): after they saw a
+  // transport failure on any queue and while none of them uses a Queue (their threads parked),
+  // tears the association down if still live and reconnects as write() does. Ok: live again
+  // with new queues (fetch them again with io_queue_by_qid(); the old pointers are dangling;
+  // commands that were in flight are lost, send them again). Errors: Host Pathing Error after
+  // fast_io_fail_tmo_s / ctrl_loss_tmo_s, as write().
+  Status recover_queues(const Status& why);
+  // Whether `st` is a failure of the association (kIo, kUnavailable, kTimeout) that recovery
+  // handles, rather than an NVMe status or a caller error.
+  static bool is_transport_error(const Status& st);
+
   // The connected I/O queue `qid` (1..num_io_queues), or nullptr. For callers that drive the
   // queues themselves (the benchmark: one thread per queue, each Queue used by its thread
   // only, no other I/O through this Controller meanwhile). Their commands are not counted in

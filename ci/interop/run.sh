@@ -145,14 +145,15 @@ wait_ns() { # wait_ns: prints /dev/nvmeNnM of $NQN once it exists
   return 1
 }
 
-# Two controllers of $NQN (nvme connect -D: same address, a second association), as Linux
-# native multipath needs: both live in one subsystem with one head namespace (nvme list-subsys
+# Two controllers of $NQN over two paths (from $H, and from $T itself: rxe loops a packet to
+# its own address back, so the second path needs no second target port), as Linux native
+# multipath needs: both live in one subsystem with one head namespace (nvme list-subsys
 # shows two paths); fio keeps running on the head disk while the first controller goes away.
 multipath_two_controllers() {
   echo "nvme_core multipath: $(cat /sys/module/nvme_core/parameters/multipath)"
   k_connect || { echo "first connect failed"; return 1; }
-  nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$NQN" -q "$HOST_OK" -i 2 -D ||
-    { echo "second connect (duplicate, -D) failed"; dmesg | tail -n 5; return 1; }
+  nvme connect -t rdma -a "$T" -s 4420 -w "$T" -n "$NQN" -q "$HOST_OK" -i 2 ||
+    { echo "second connect (from $T) failed"; dmesg | tail -n 5; return 1; }
   local c ctrls=() live=0 ns
   for _ in $(seq 1 100); do
     ctrls=()
