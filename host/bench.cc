@@ -190,6 +190,7 @@ class Job {
   std::vector<uint32_t> free_bufs_;
   size_t n_free_ = 0;
   Progress progress_;
+  bool awaiting_first_ = false;  // a reconnect happened; the next completion is the first
   // First verify mismatch, formatted after the run.
   bool have_mismatch_ = false;
   uint64_t mismatch_offset_ = 0;
@@ -254,6 +255,7 @@ Status Job::recover(RecoveryGate& gate, uint32_t bs, JobResult& out) {
     NVMF_RETURN_IF_ERROR(resubmit(i, bs));
     ++out.retried_ios;
   }
+  awaiting_first_ = true;
   return ok_status();
 }
 
@@ -262,6 +264,14 @@ Status Job::complete(size_t index, int64_t t, uint32_t bs, bool record, JobResul
   active_[index] = active_[--n_active_];
   free_bufs_[n_free_++] = a.buf;
   proto::Cqe cqe = q_->release_slot(a.slot);
+  if (awaiting_first_) [[unlikely]] {
+    awaiting_first_ = false;
+    if (out.resumes < JobResult::kMaxResumes) {
+      out.resumed_unix_ns[out.resumes++] = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count();
+    }
+  }
   if (!status_is_success(cqe.status)) {
     return cqe_status(cqe, std::string(a.write ? "Write" : "Read") + " at byte offset " +
                                std::to_string(a.offset));
@@ -789,6 +799,18 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
   report.options.stop = nullptr;
   report.lba_size = c.lba_size();
   report.region_bytes = region;
+  // The k-th reconnect of a phase is the same for every job: its resume time is the earliest.
+  auto note_resumes = [&](const std::vector<JobResult>& phase) {
+    uint32_t n = 0;
+    for (const JobResult& r : phase) n = std::max(n, r.resumes);
+    for (uint32_t k = 0; k < n; ++k) {
+      int64_t first = INT64_MAX;
+      for (const JobResult& r : phase) {
+        if (k < r.resumes) first = std::min(first, r.resumed_unix_ns[k]);
+      }
+      report.resumed_unix_ns.push_back(first);
+    }
+  };
   auto note = [&](const JobResult& r) {
     report.verify_checked += r.verify_checked;
     report.verify_errors += r.verify_errors;
@@ -799,7 +821,9 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     if (report.status.ok()) report.status = r.status;
   };
   if (o.verify) {
-    for (const JobResult& r : run_phase(c, jobs, Phase::kFill, max_bs, o)) note(r);
+    std::vector<JobResult> fill = run_phase(c, jobs, Phase::kFill, max_bs, o);
+    for (const JobResult& r : fill) note(r);
+    note_resumes(fill);
   }
   for (uint32_t bs : o.bs) {
     if (!report.status.ok()) break;
@@ -811,10 +835,13 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
       merge_into(b.all, r);
       note(r);
     }
+    note_resumes(b.jobs);
     report.results.push_back(std::move(b));
   }
   if (o.verify && rw_writes(o.rw) && report.status.ok()) {
-    for (const JobResult& r : run_phase(c, jobs, Phase::kReadBack, max_bs, o)) note(r);
+    std::vector<JobResult> back = run_phase(c, jobs, Phase::kReadBack, max_bs, o);
+    for (const JobResult& r : back) note(r);
+    note_resumes(back);
   }
   return report;
 }
@@ -858,6 +885,7 @@ nlohmann::json bench_json(const BenchReport& r) {
             {"reconnects", r.recovery.reconnects},
             {"path_errors", r.recovery.path_errors},
             {"longest_outage_ms", r.recovery.longest_outage_ms},
+            {"resumed_unix_ns", r.resumed_unix_ns},
             {"last_loss", r.recovery.last_loss}}},
           {"error", r.status.ok() ? "" : r.status.to_string()}};
 }

@@ -11,6 +11,7 @@
 #ifndef NVMF_HOST_BENCH_H_
 #define NVMF_HOST_BENCH_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -127,6 +128,11 @@ struct JobResult {
   // Commands in flight when the association was lost, sent again after the reconnect (their
   // latency runs from the first post: the gap shows in clat max).
   uint64_t retried_ios = 0;
+  // Wall-clock time (ns since the Unix epoch) of the job's first completion after each
+  // reconnect, the first kMaxResumes of them: when I/O resumed.
+  static constexpr size_t kMaxResumes = 16;
+  std::array<int64_t, kMaxResumes> resumed_unix_ns{};
+  uint32_t resumes = 0;
   Status status;  // transport/NVMe error that ended the job early
 };
 
@@ -150,6 +156,8 @@ struct BenchReport {
   // run, and the Controller's RecoveryStats at the end (filled by the caller).
   uint64_t retried_ios = 0;
   uint64_t longest_clat_ns = 0;
+  // Per reconnect, in order: the first completion of any job afterwards (Unix ns).
+  std::vector<int64_t> resumed_unix_ns;
   RecoveryStats recovery;
   Status status;  // first job error, if any
 };
@@ -175,6 +183,7 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 // with per direction {"io_bytes","io_kbytes","bw_bytes","bw"(KiB/s),"iops","runtime"(ms),
 // "total_ios","clat_ns":{"min","max","mean","stddev","N","percentile":{"50.000000":...}}},
 // and "recovery":{"retried_ios","longest_clat_ns","losses","reconnects","longest_outage_ms",
+// "resumed_unix_ns" (per reconnect: the first completion afterwards, ns since the Unix epoch),
 // "last_loss",...}.
 nlohmann::json bench_json(const BenchReport& r);
 // fio-like human text.

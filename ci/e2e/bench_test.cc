@@ -229,6 +229,7 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
   EXPECT_EQ(rec["path_errors"], 0) << rec.dump();
   EXPECT_LE(rec["longest_outage_ms"].get<uint64_t>(), 3000u) << rec.dump();
   EXPECT_GE(rec["longest_clat_ns"].get<uint64_t>(), 1000000000u) << rec.dump();
+  EXPECT_EQ(rec["resumed_unix_ns"].size(), 5u) << rec.dump();
   std::printf("bench across 5 restarts: %s\n", rec.dump().c_str());
 }
 
