@@ -27,14 +27,18 @@ target_pid=
 
 now_ns() { date +%s%N; }
 
-# start_target: prints the Unix ns at which it was listening.
+# start_target: starts the target; $listening_ns is the Unix ns at which it was listening.
+starts=0
 start_target() {
-  : >"$out/target.log"
-  "$bin/target/nvmf-target" -a "$T" -s 4420 -n "$NQN" --file "$file" --size 64m \
-    >>"$out/target.log" 2>&1 &
+  starts=$((starts + 1))
+  local log=$out/target-$starts.log
+  "$bin/target/nvmf-target" -a "$T" -s 4420 -n "$NQN" --file "$file" --size 64m >"$log" 2>&1 &
   target_pid=$!
   for _ in $(seq 1 600); do
-    if grep -q "listening on" "$out/target.log"; then now_ns; return 0; fi
+    if grep -q "listening on" "$log"; then
+      listening_ns=$(now_ns)
+      return 0
+    fi
     sleep 0.02
   done
   return 1
@@ -48,17 +52,17 @@ kill_target() {
 median() { sort -n | awk '{v[NR]=$1} END {if (NR == 0) print "null"; else if (NR % 2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
 # ------------------------------------------------------------------ our host --
-start_target >/dev/null || { echo "target did not start"; exit 1; }
+start_target || { echo "target did not start"; exit 1; }
 "$bin/host/nvmf-host" bench -a "$T" -s 4420 -w "$H" -n "$NQN" --reconnect-delay 1 \
-  --ctrl-loss-tmo 60 --rw randread --bs 4k --iodepth 1 --runtime $((rounds * 4 + 6)) \
+  --ctrl-loss-tmo 60 --rw randread --bs 4k --iodepth 1 --runtime $((rounds * 4 + 8)) \
   --size 4m --poll event --output-format json --output "$out/ours.json" 2>"$out/ours.err" &
 bench_pid=$!
-sleep 4
+sleep 10 # connected (over 4 s under load) and reading
 : >"$out/ours-restarts.txt"
 for i in $(seq 1 "$rounds"); do
   kill_target
-  t=$(start_target) || { echo "restart $i failed"; break; }
-  echo "$t" >>"$out/ours-restarts.txt"
+  start_target || { echo "restart $i failed"; break; }
+  echo "$listening_ns" >>"$out/ours-restarts.txt"
   sleep 4
 done
 wait "$bench_pid"
@@ -72,7 +76,7 @@ kill_target
 
 # ---------------------------------------------------------------- Linux host --
 modprobe -a nvme-rdma >/dev/null 2>&1
-start_target >/dev/null || { echo "target did not start"; exit 1; }
+start_target || { echo "target did not start"; exit 1; }
 nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$NQN" --reconnect-delay 1 \
   --ctrl-loss-tmo 60 -i 1 >/dev/null || { echo "nvme connect failed"; exit 1; }
 dev=
@@ -96,8 +100,8 @@ sleep 4
 : >"$out/linux-restarts.txt"
 for i in $(seq 1 "$rounds"); do
   kill_target
-  t=$(start_target) || { echo "restart $i failed"; break; }
-  echo "$t" >>"$out/linux-restarts.txt"
+  start_target || { echo "restart $i failed"; break; }
+  echo "$listening_ns" >>"$out/linux-restarts.txt"
   sleep 4
 done
 kill "$reader" 2>/dev/null
