@@ -208,6 +208,7 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
   // like nvme connect's; connecting took over 4 s on a loaded emulated machine), then one
   // every 3 s.
   std::this_thread::sleep_for(std::chrono::milliseconds(8000));
+  std::vector<int64_t> listening_ns;  // when each restarted target was seen listening
   for (int i = 0; i < 5; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(3000));
     kill(target_pid_, SIGKILL);
@@ -217,6 +218,9 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
       ADD_FAILURE() << "restart " << i << " failed";
       break;  // the bench then ends on ctrl-loss-tmo; joined below
     }
+    listening_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count());
   }
   bench_thread.join();
   EXPECT_EQ(rc, 0);
@@ -229,9 +233,17 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
   EXPECT_EQ(rec["reconnects"], 5) << rec.dump();
   EXPECT_EQ(rec["losses"], 5) << rec.dump();
   EXPECT_EQ(rec["path_errors"], 0) << rec.dump();
-  EXPECT_LE(rec["longest_outage_ms"].get<uint64_t>(), 3000u) << rec.dump();
   EXPECT_GE(rec["longest_clat_ns"].get<uint64_t>(), 1000000000u) << rec.dump();
-  EXPECT_EQ(rec["resumed_unix_ns"].size(), 5u) << rec.dump();
+  ASSERT_EQ(rec["resumed_unix_ns"].size(), 5u) << rec.dump();
+  // I/O resumes within reconnect-delay + 2 s of each restart (the loss itself is longer: it
+  // includes the target's restart, seconds on a loaded emulated machine). `listening_ns` is
+  // up to 100 ms late (the harness polls the target's log).
+  for (size_t i = 0; i < listening_ns.size(); ++i) {
+    int64_t resumed = rec["resumed_unix_ns"][i].get<int64_t>();
+    EXPECT_LE(resumed - listening_ns[i], 3000000000) << "restart " << i << ": " << rec.dump();
+    std::printf("restart %zu: I/O resumed %.0f ms after the target listened\n", i,
+                static_cast<double>(resumed - listening_ns[i]) / 1e6);
+  }
   std::printf("bench across 5 restarts: %s\nhost log:\n%s\n", rec.dump().c_str(),
               slurp(tmpdir() + "/bench.err").c_str());
 }
