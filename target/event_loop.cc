@@ -17,6 +17,7 @@
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
 #include "target/cm_request.h"
+#include "target/log_limiter.h"
 #include "target/port.h"
 
 namespace nvmf::target {
@@ -206,6 +207,15 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   CmRequestCheck check = check_cm_request(
       private_data, CmLimits{cfg.max_io_queues, cfg.admin_queue_size, cfg.io_queue_size});
   if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
+  // Connections waiting for their Connect: bounded, refused at the CM before anything is
+  // allocated for them.
+  if (size_t pending = pending_connections(); pending >= options_.max_pending_connections) {
+    return reject(id, proto::kCmRejectNoResources, peer,
+                  std::to_string(pending) +
+                      " connections are waiting for their Connect, the limit "
+                      "(--max-pending-connections " +
+                      std::to_string(options_.max_pending_connections) + ")");
+  }
   auto dev = device_for(id.verbs());
   if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
   const ibv_device_attr& attr = (*dev)->attr;
@@ -230,6 +240,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.page_size = page;
   p.max_transfer_bytes = cfg.max_transfer_bytes();
   p.requested_max_inline_data = options_.requested_max_inline_data;
+  p.held_slots = check.qid == 0 ? uint32_t{cfg.aerl} + 1 : 0;
   p.peer = peer;
   auto queue = RdmaQueue::create(id, **dev, p, subsystem_, statuses_);
   if (!queue.ok()) {
@@ -255,8 +266,14 @@ void EventLoop::reject(verbs::CmId& id, uint16_t sts, std::string_view peer,
   proto::CmRejectPrivateData data{proto::kCmRecfmt0, sts};
   Status st = id.reject(&data, sizeof(data));
   subsystem_.registry().count_rejected();
-  NVMF_LOG(INFO, "target") << peer << ": rejected: " << reason << " (sts " << sts << ")"
-                           << (st.ok() ? "" : "; rdma_reject failed: " + st.to_string());
+  // At most one line a second per reject status: a host must not be able to flood the log.
+  uint64_t suppressed = 0;
+  if (refusal_log_limiter().allow("cm reject " + std::to_string(sts),
+                                  std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << peer << ": rejected: " << reason << " (sts " << sts << ")"
+                             << (st.ok() ? "" : "; rdma_reject failed: " + st.to_string())
+                             << suppressed_note(suppressed);
+  }
 }
 
 // ----------------------------------------------------------------------------- completions --
@@ -282,9 +299,38 @@ void EventLoop::drain_cq_events(DeviceContext& dev) {
   }
 }
 
+size_t EventLoop::pending_connections() const {
+  size_t n = 0;
+  for (const auto& [id, q] : queues_) n += !q->connected() && !q->wants_teardown() ? 1 : 0;
+  return n;
+}
+
+std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_connect_deadlines(
+    std::chrono::steady_clock::time_point now) {
+  const auto timeout = std::chrono::milliseconds(options_.connect_timeout_ms);
+  std::optional<std::chrono::steady_clock::time_point> next;
+  for (auto& [id, q] : queues_) {
+    if (q->connected() || q->wants_teardown()) continue;
+    auto deadline = q->accepted_at() + timeout;
+    if (deadline <= now) {
+      uint64_t suppressed = 0;
+      if (refusal_log_limiter().allow("connect deadline", now, &suppressed)) {
+        NVMF_LOG(WARN, "target") << q->describe() << ": no Connect within "
+                                 << options_.connect_timeout_ms
+                                 << " ms (--connect-timeout-ms); disconnecting"
+                                 << suppressed_note(suppressed);
+      }
+      q->request_disconnect("no Connect within the deadline");
+    } else if (!next || deadline < *next) {
+      next = deadline;
+    }
+  }
+  return next;
+}
+
 int EventLoop::expire_keep_alives() {
   const auto now = std::chrono::steady_clock::now();
-  std::optional<Controller::Clock::time_point> next;
+  std::optional<Controller::Clock::time_point> next = expire_connect_deadlines(now);
   auto visit = [&](Subsystem& s) {
     auto d = s.expire_keep_alives(now);
     if (d && (!next || *d < *next)) next = d;

@@ -70,6 +70,18 @@ struct TargetOptions {
   // response inline (even where the provider grants 16 for a request of 0, as rxe does).
   uint32_t requested_max_inline_data = 16;
 
+  // Limits on what hosts can make the target hold (README "Limits"). A CM request beyond
+  // max_pending_connections queues without a successful Connect is rejected with NO_RSC
+  // (--max-pending-connections, 1..65535); a queue with no successful Connect within
+  // connect_timeout_ms of its CM accept is disconnected (--connect-timeout-ms, 100..3600000).
+  // An admin Connect beyond max_controllers on the port or max_controllers_per_host for its
+  // HOSTNQN (discovery controllers included) gets Connect Controller Busy
+  // (--max-controllers, --max-controllers-per-host, 1..65519). nvmet has none of these.
+  uint32_t max_pending_connections = 256;
+  uint32_t connect_timeout_ms = 10000;
+  uint32_t max_controllers = 128;
+  uint32_t max_controllers_per_host = 32;
+
   PollMode poll_mode = PollMode::kEvent;  // CLI --poll
   // kEvent only: microseconds to keep polling after the last completion before sleeping (CLI
   // --busy-poll-us), 0..1000000. A host at QD1 sends its next command one round trip after our
