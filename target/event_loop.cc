@@ -1,6 +1,7 @@
 // EventLoop: CM event handling, queue creation and teardown, and the poll/arm/sleep cycle.
 #include "target/event_loop.h"
 
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -375,6 +376,7 @@ bool EventLoop::wait_idle() {
 }
 
 void EventLoop::sweep() {
+  bool removed = false;
   for (bool again = true; again;) {
     again = false;
     for (auto it = queues_.begin(); it != queues_.end(); ++it) {
@@ -385,10 +387,14 @@ void EventLoop::sweep() {
       NVMF_LOG(INFO, "target") << q->describe() << ": disconnected (" << q->disconnect_reason()
                                << ")";
       q.reset();  // may ask other queues to disconnect (controller freed)
-      again = true;
+      again = removed = true;
       break;
     }
   }
+  // A queue's small buffers come from the heap, between other allocations; give the pages
+  // freed with it back to the system, so that many short-lived connections (hosts that never
+  // Connect, reconnect storms) leave the RSS where it was. Only when a queue went away.
+  if (removed) ::malloc_trim(0);
 }
 
 void EventLoop::housekeeping() {

@@ -1,6 +1,7 @@
 // RdmaQueue: buffers, work requests and the completion handling of one queue.
 #include "target/rdma_queue.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -18,6 +19,9 @@ enum WrKind : uint64_t { kRecv = 1, kRead = 2, kSend = 3, kWrite = 4 };
 constexpr uint64_t wr_id(WrKind kind, uint32_t index) { return (uint64_t{kind} << 32) | index; }
 
 constexpr int kPollBatch = 32;
+// Command slots made before a Connect is accepted: one receive is posted then, so a slot for its
+// capsule and one for the next capsule while the first one's response is still being sent.
+constexpr uint32_t kSlotsBeforeConnect = 2;
 constexpr uint32_t kSqeBytes = sizeof(proto::Sqe);
 constexpr uint32_t kCqeBytes = sizeof(proto::Cqe);
 
@@ -138,25 +142,31 @@ void RdmaQueue::build_work_requests() {
   }
   uint8_t* connect_page =
       first_buf_.get() + static_cast<size_t>(pages_per_recv_) * params_.page_size;
-  const uint32_t slots = slot_count_;
-  slots_.assign(slots, Slot{});
+  // Room for every slot now (a slot's address never changes: WRs and held requests point into
+  // it), but only the few a queue without a Connect can use are made.
+  slots_.reserve(slot_count_);
+  slots_.resize(std::min(kSlotsBeforeConnect, slot_count_));
   free_slots_.clear();
-  free_slots_.reserve(slots);
+  free_slots_.reserve(slot_count_);
   waiting_.assign(n, {0, 0});
-  for (uint32_t s = 0; s < slots; ++s) {
-    uint32_t index = slots - 1 - s;
-    Slot& slot = slots_[index];
-    slot.req.buffer = {connect_page, params_.page_size};
-    slot.data_sge = {reinterpret_cast<uintptr_t>(connect_page), 0, first_mr_->lkey()};
-    slot.cqe_sge = {reinterpret_cast<uintptr_t>(cqe_buf_.get() + index * kCqeBytes), kCqeBytes,
-                    cqe_mr_->lkey()};
-    slot.data_wr.sg_list = &slot.data_sge;
-    slot.data_wr.num_sge = 1;
-    slot.send_wr.sg_list = &slot.cqe_sge;
-    slot.send_wr.num_sge = 1;
-    slot.send_wr.wr_id = wr_id(kSend, index);
+  for (uint32_t s = 0; s < slots_.size(); ++s) {
+    uint32_t index = static_cast<uint32_t>(slots_.size()) - 1 - s;
+    init_slot(index, connect_page, params_.page_size, first_mr_->lkey());
     free_slots_.push_back(index);  // lowest index on top
   }
+}
+
+void RdmaQueue::init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint32_t lkey) {
+  Slot& slot = slots_[index];
+  slot.req.buffer = {buffer, bytes};
+  slot.data_sge = {reinterpret_cast<uintptr_t>(buffer), 0, lkey};
+  slot.cqe_sge = {reinterpret_cast<uintptr_t>(cqe_buf_.get() + index * kCqeBytes), kCqeBytes,
+                  cqe_mr_->lkey()};
+  slot.data_wr.sg_list = &slot.data_sge;
+  slot.data_wr.num_sge = 1;
+  slot.send_wr.sg_list = &slot.cqe_sge;
+  slot.send_wr.num_sge = 1;
+  slot.send_wr.wr_id = wr_id(kSend, index);
 }
 
 bool RdmaQueue::connect_accepted() {
@@ -200,12 +210,19 @@ bool RdmaQueue::connect_accepted() {
   if (!data_mr.ok()) return fail_setup(data_mr.status());
   data_mr_.emplace(std::move(*data_mr));
   // The Connect's own slot is finished with the Connect page (its data was copied out), and no
-  // other slot can be moving data: only a Connect does before this point.
+  // other slot can be moving data: only a Connect does before this point. The remaining slots
+  // are made in the room reserved for them (no reallocation: the existing ones stay put).
+  const size_t made = slots_.size();
+  slots_.resize(slot_count_);
   for (uint32_t index = 0; index < slot_count_; ++index) {
-    Slot& slot = slots_[index];
     uint8_t* buf = data_buf_.get() + static_cast<size_t>(index) * params_.max_transfer_bytes;
-    slot.req.buffer = {buf, params_.max_transfer_bytes};
-    slot.data_sge = {reinterpret_cast<uintptr_t>(buf), 0, data_mr_->lkey()};
+    if (index < made) {
+      slots_[index].req.buffer = {buf, params_.max_transfer_bytes};
+      slots_[index].data_sge = {reinterpret_cast<uintptr_t>(buf), 0, data_mr_->lkey()};
+    } else {
+      init_slot(index, buf, params_.max_transfer_bytes, data_mr_->lkey());
+      free_slots_.push_back(index);
+    }
   }
   grown_ = true;
   for (uint32_t i = 1; i < n; ++i) {
@@ -215,7 +232,7 @@ bool RdmaQueue::connect_accepted() {
 }
 
 void RdmaQueue::respond_held(Request& r) {
-  for (uint32_t index = 0; index < slot_count_; ++index) {
+  for (uint32_t index = 0; index < slots_.size(); ++index) {
     if (&slots_[index].req == &r) {
       respond(index, false, false);
       return;

@@ -40,15 +40,16 @@ struct RdmaQueueParams {
   std::string peer;  // "addr:port"
 };
 
-// Buffers (registered in two steps, never per command):
+// Buffers and command slots (made in two steps, never per command):
 //  - at creation, before any Connect: every receive's 64-byte SQE slot, every slot's 16-byte CQE
-//    buffer, and for receive 0 only its in-capsule pages, plus one page every slot uses as its
-//    data buffer for the Connect data (the processor lets one Connect at a time move data).
+//    buffer, two command slots, and for receive 0 only its in-capsule pages, plus one page those
+//    slots use as their data buffer for the Connect data (the processor lets one Connect at a
+//    time move data).
 //    Only receive 0 is posted: a Connect is all a queue may receive before it has one. This is
 //    what a connection that never sends a Connect costs (tens of KiB; no queue_size x MDTS);
 //  - once a Connect passed its checks (connect_accepted(), before its response): the in-capsule
-//    pages of receives 1..queue_size-1 (posted then) and each slot's data buffer of
-//    max_transfer_bytes (RDMA READ target / WRITE source).
+//    pages of receives 1..queue_size-1 (posted then), the other command slots, and each slot's
+//    data buffer of max_transfer_bytes (RDMA READ target / WRITE source).
 // Receives use the layout nvmet-rdma uses: the SQE (one SGE) + in_capsule_bytes / page_size
 // pages (one SGE each).
 // A command keeps its receive until its response: the receive is reposted just before the
@@ -123,6 +124,8 @@ class RdmaQueue : public QueueLink {
   Status allocate_buffers();
   Status create_qp();
   void build_work_requests();
+  // Fills slot `index`'s work requests, with `bytes` of data buffer at `buffer` (lkey `lkey`).
+  void init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint32_t lkey);
   bool post_receive(uint32_t index);
 
   void handle(const ibv_wc& wc);

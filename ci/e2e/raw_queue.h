@@ -158,9 +158,10 @@ struct RawQueue {
     NVMF_ASSIGN_OR_RETURN(auto cqes_in, collect(1));
     return cqes_in[0];
   }
-  // Sends one command without data and waits for its CQE.
+  // Sends one command without data (SGL1 made the null data block) and waits for its CQE.
   Result<proto::Cqe> command(proto::Sqe sqe, uint16_t cid) {
     sqe.cid = cid;
+    encode_null_sgl(sqe.dptr);
     NVMF_RETURN_IF_ERROR(send_sqe(sqe, 2));
     NVMF_ASSIGN_OR_RETURN(auto got, collect(1));
     return got[0];
