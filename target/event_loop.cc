@@ -206,7 +206,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   }
   const SubsystemConfig& cfg = subsystem_.config();
   CmRequestCheck check = check_cm_request(
-      private_data, CmLimits{cfg.max_io_queues, cfg.admin_queue_size, cfg.io_queue_size});
+      private_data, CmLimits{options_.max_io_queues, cfg.admin_queue_size, cfg.io_queue_size});
   if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
   // Connections waiting for their Connect: bounded, refused at the CM before anything is
   // allocated for them.

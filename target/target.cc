@@ -1,6 +1,7 @@
 // Target: options validation, assembly of namespace + subsystem + event loop, and the API.
 #include "target/target.h"
 
+#include <algorithm>
 #include <string>
 
 #include "common/log.h"
@@ -172,6 +173,7 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
     cfg.allowed_hosts = spec.allowed_hosts;
     cfg.cntlid_min = spec.cntlid_min;
     cfg.cntlid_max = spec.cntlid_max;
+    if (spec.qid_max != 0) cfg.max_io_queues = std::min(cfg.max_io_queues, spec.qid_max);
     cfg.nguid = spec.nguid;
     cfg.uuid = spec.uuid;
     if (!spec.serial.empty()) cfg.serial = spec.serial;

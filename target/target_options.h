@@ -26,6 +26,9 @@ struct SubsystemOptions {
   uint32_t version = 0;                    // VS, e.g. 0x00010300
   uint16_t cntlid_min = 1;
   uint16_t cntlid_max = 0xFFEF;
+  // nvmet attr_qid_max: I/O queues per controller of this subsystem, at most
+  // TargetOptions::max_io_queues; 0 = max_io_queues.
+  uint16_t qid_max = 0;
   // Namespace 1 backing: exactly one of file_path (a file or a block device, used at its size
   // unless file_size is larger) or ram_size.
   std::string file_path;
