@@ -26,6 +26,7 @@ def load(name, filename):
 
 counter = load("count_gtest_xml", "count-gtest-xml.py")
 bazel_results = load("bazel_test_results", "bazel-test-results.py")
+tables = load("readme_tables", "readme-tables.py")
 
 PASS2 = ('<testsuites><testsuite name="S"><testcase classname="S" name="a"/>'
          '<testcase classname="S" name="b"/></testsuite></testsuites>')
@@ -216,6 +217,65 @@ class BazelResultsTest(unittest.TestCase):
         self.assertFalse(ok)
         self.assertEqual(lines[-1], "SUMMARY: 0 passed, 3 failed, 0 skipped")
         self.assertEqual(status, 1)
+
+
+class ReadmeTablesTest(unittest.TestCase):
+    """The README's interop cells and counts come from the run's XML and reports only."""
+
+    def setUp(self):
+        self.d = Dir()
+
+    def tearDown(self):
+        self.d.tmp.cleanup()
+
+    def interop(self, cases):
+        body = "".join(
+            f'<testcase classname="{s}" name="{n}">' + ("" if ok else '<failure message="x"/>')
+            + "</testcase>" for s, n, ok in cases)
+        self.d.write("rxe/interop.xml", f"<testsuites><testsuite>{body}</testsuite></testsuites>")
+
+    def row(self, lines, what):
+        return next(line for line in lines if what in line).split(" | ")
+
+    def test_cells_pass_fail_and_not_run(self):
+        s4, s0 = "KernelHostOnNvmfTarget_inline4096", "KernelHostOnNvmfTarget_inline0"
+        self.interop([(s4, "fio_verify", True), (s0, "fio_verify", False),
+                      (s4, "stop_target", True), (s4, "io_paths", True),
+                      (s0, "stop_target", True)])
+        self.d.write("rxe/interop/target-4096.json",
+                     json.dumps({"writes": {"in_capsule": 256, "rdma_read": 96}}))
+        lines = tables.matrix(self.d.path)
+        self.assertIn("| host → target | what is checked | inline 0 | inline 4096 |", lines)
+        fio = self.row(lines, "fio crc32c")
+        self.assertEqual(fio[2:4], ["FAIL (fio_verify)", "pass |"])
+        paths = self.row(lines, "writes arrived")
+        # inline 0: stop_target passed but io_paths is missing: a failure, not a pass.
+        self.assertEqual(paths[2:4], ["FAIL (io_paths)", "pass: 256 in-capsule, 96 RDMA READ |"])
+        disconnect = self.row(lines, "nvme disconnect")
+        self.assertEqual(disconnect[2:4], ["", " |"])
+
+    def test_no_interop_results_said(self):
+        lines = tables.matrix(self.d.path)
+        self.assertIn("**No interop results were found in this run.**", lines)
+
+    def test_counts(self):
+        self.d.write("unit/a.xml", PASS2)
+        self.d.write("rxe/b.xml", FAIL1)
+        lines = tables.counts(self.d.path)
+        self.assertEqual(lines[-1], "| all | 2 | 1 |")
+
+    def test_readme_blocks_replaced(self):
+        readme = self.d.write("README.md", "a\n<!-- test-counts:begin -->\nold\n"
+                              "<!-- test-counts:end -->\nb\n<!-- interop-matrix:begin -->\n"
+                              "<!-- interop-matrix:end -->\n")
+        self.d.write("unit/a.xml", PASS2)
+        with redirect_stdout(io.StringIO()):
+            tables.main([self.d.path, "--readme", readme])
+        with open(readme) as f:
+            text = f.read()
+        self.assertNotIn("old", text)
+        self.assertIn("| all | 2 | 0 |", text)
+        self.assertTrue(text.startswith("a\n<!-- test-counts:begin -->\n| tests |"))
 
 
 def write_xml(result, path):

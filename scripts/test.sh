@@ -125,6 +125,11 @@ if [ $run_rxe -eq 1 ]; then
   fi
 fi
 
+# The README's test counts and interop matrix from this run (ci/readme-tables.py --readme
+# README.md RESULTS writes them into the README).
+if python3 ci/readme-tables.py "$results" >"$results/readme-tables.md"; then
+  echo "test.sh: README tables of this run: $results/readme-tables.md"
+fi
 rc=0
 python3 ci/count-gtest-xml.py --expect "$expected" "$unit_xml_dir" "$rxe_xml_dir" || rc=$?
 [ "$rc" -eq 0 ] || exit 1
