@@ -32,9 +32,9 @@ write_case() {
   fi
 }
 
-# follow LOG PID: one line per finished GoogleTest test while PID writes LOG.
+# follow LOG PID NAME: one line per finished GoogleTest test while PID (binary NAME) writes LOG.
 follow() {
-  local log=$1 pid=$2 line current='' since=$SECONDS name ms tag
+  local log=$1 pid=$2 binary=$3 line current='' since=$SECONDS name ms tag finished=0
   while :; do
     if IFS= read -r -t 30 line; then
       case $line in
@@ -53,15 +53,19 @@ follow() {
         *) tag=SKIPPED ;;
         esac
         printf '  [%s] %-7s %s (%s.%01d s)\n' "$(clock)" "$tag" "$name" $((ms / 1000)) $((ms % 1000 / 100))
-        current=
+        current=''
+        since=$SECONDS
+        finished=$((finished + 1))
         ;;
       esac
     else
       [ $? -gt 128 ] || break # end of the log (the binary exited)
       if [ -n "$current" ]; then
         printf '  [%s] running %s (%d s so far)\n' "$(clock)" "$current" $((SECONDS - since))
+      elif [ "$finished" -gt 0 ]; then
+        printf '  [%s] %s still running, %d s after its last test\n' "$(clock)" "$binary" $((SECONDS - since))
       else
-        printf '  [%s] running (no test started yet)\n' "$(clock)"
+        printf '  [%s] %s starting (%d s)\n' "$(clock)" "$binary" $((SECONDS - since))
       fi
     fi
   done < <(tail -n +1 -s 0.5 -f --pid="$pid" "$log")
@@ -90,7 +94,7 @@ run_gtest() {
   TEST_SRCDIR="$bin.runfiles" TEST_WORKSPACE=nvmf_rdma TEST_TMPDIR=$(mktemp -d) \
     env "$@" timeout 900 "$bin" --gtest_output="xml:$xml" >"$log" 2>&1 &
   pid=$!
-  follow "$log" "$pid"
+  follow "$log" "$pid" "$name"
   wait "$pid" || rc=$?
   if [ "$rc" -ne 0 ]; then
     status=1

@@ -106,6 +106,10 @@ NAMES = {
 }
 
 
+ENTRY_FIELDS = ["trtype", "adrfam", "subtype", "treq", "portid", "trsvcid", "subnqn", "traddr",
+                "rdma_prtype", "rdma_qptype", "rdma_cms", "rdma_pkey"]
+
+
 def entries(j):
     recs = j.get("records") or j.get("Records") or []
     return recs
@@ -117,8 +121,7 @@ def norm(e):
     out = {}
     for k, v in e.get("raw", {}).items():
         out["raw_" + k] = v
-    for k in ("trtype", "adrfam", "subtype", "treq", "portid", "trsvcid", "subnqn", "traddr",
-              "rdma_prtype", "rdma_qptype", "rdma_cms", "rdma_pkey"):
+    for k in ENTRY_FIELDS:
         v = e.get(k)
         if isinstance(v, str):
             v = v.strip()
@@ -144,8 +147,11 @@ def disc(a_path, b_path, subnqn, a_name="A", b_name="B"):
     if not ea or not eb:
         print(f"BAD entry for {subnqn}: {a_name} has {len(ea)}, {b_name} has {len(eb)}")
         return 1
-    keys = sorted(set(ea[0]) | set(eb[0]))
-    rows = [(k, a_name, field(ea[0], k), b_name, field(eb[0], k)) for k in keys]
+    # Every entry field, by name, must be on both sides. Raw codes only nvmf-host prints
+    # (nvme-cli prints names): compared where both reports have them, and the names derived from
+    # them are compared anyway.
+    raw = sorted(k for k in set(ea[0]) & set(eb[0]) if k.startswith("raw_"))
+    rows = [(k, a_name, field(ea[0], k), b_name, field(eb[0], k)) for k in ENTRY_FIELDS + raw]
     rows.append(("entries (subtype, subnqn)", a_name, sorted((e["subtype"], e["subnqn"]) for e in a),
                  b_name, sorted((e["subtype"], e["subnqn"]) for e in b)))
     ja, jb = load(a_path), load(b_path)
