@@ -194,8 +194,8 @@ Status expect_success(const Result<proto::Cqe>& c, const std::string& step) {
 }
 }  // namespace
 
-Result<Association> Session::associate(bool enable, bool io, uint16_t io_entries,
-                                       uint32_t kato_ms, const std::string& subnqn) {
+Result<Association> Session::associate(bool enable, bool io, uint16_t io_entries, uint32_t kato_ms,
+                                       const std::string& subnqn) {
   Association a;
   a.hostid = hostid_;
   a.hostnqn = hostnqn_;
@@ -317,7 +317,8 @@ Result<RunReport> run(const ConformOptions& options) {
     }
     auto c0 = std::chrono::steady_clock::now();
     cr.outcome = c->run(session);
-    cr.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
+    cr.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
     if (options.verbose) {
       std::cerr << "conform: " << c->id << ": " << verdict_name(cr.outcome.verdict) << " ("
                 << cr.outcome.got << ", " << static_cast<int>(cr.ms) << " ms)\n";
@@ -378,23 +379,26 @@ std::string table_text(const RunReport& r) {
   o << pad("id", wid) << "  level   verdict  got  |  expected\n";
   for (const CaseReport& c : r.cases) {
     o << pad(c.c->id, wid) << "  " << pad(level_name(c.c->level), 6) << "  "
-      << pad(verdict_name(c.outcome.verdict), 7) << "  " << c.outcome.got << "  |  "
-      << c.c->expect << "\n";
+      << pad(verdict_name(c.outcome.verdict), 7) << "  " << c.outcome.got << "  |  " << c.c->expect
+      << "\n";
   }
   Counts n = count(r);
-  o << "conform: " << r.cases.size() << " cases against " << r.subnqn << " at " << r.traddr
-    << ":" << r.trsvcid << " (" << r.model << " " << r.firmware << ", IOCCSZ " << r.ioccsz
+  o << "conform: " << r.cases.size() << " cases against " << r.subnqn << " at " << r.traddr << ":"
+    << r.trsvcid << " (" << r.model << " " << r.firmware << ", IOCCSZ " << r.ioccsz
     << "): " << n.pass << " pass, " << n.fail << " FAIL (" << n.must_fail << " must, "
-    << n.should_fail << " should), " << n.not_applicable << " n/a, " << n.not_run
-    << " not run; " << static_cast<int>(r.seconds + 0.5) << " s\n";
+    << n.should_fail << " should), " << n.not_applicable << " n/a, " << n.not_run << " not run; "
+    << static_cast<int>(r.seconds + 0.5) << " s\n";
   return o.str();
 }
 
 nlohmann::json to_json(const RunReport& r) {
   nlohmann::json j;
-  j["target"] = {{"traddr", r.traddr},   {"trsvcid", r.trsvcid},
-                 {"subnqn", r.subnqn},   {"model", r.model},
-                 {"firmware", r.firmware}, {"ioccsz", r.ioccsz},
+  j["target"] = {{"traddr", r.traddr},
+                 {"trsvcid", r.trsvcid},
+                 {"subnqn", r.subnqn},
+                 {"model", r.model},
+                 {"firmware", r.firmware},
+                 {"ioccsz", r.ioccsz},
                  {"in_capsule_bytes", r.in_capsule_bytes}};
   Counts n = count(r);
   j["summary"] = {{"cases", r.cases.size()},
@@ -468,8 +472,8 @@ std::string junit_xml(const RunReport& r, const std::string& suite) {
         break;
       case Verdict::kFail:
         o << "<failure message=\"" << xml_escape(c.outcome.got) << "\">"
-          << xml_escape(std::string(level_name(c.c->level)) + " (" + c.c->spec +
-                        "): expected " + c.c->expect)
+          << xml_escape(std::string(level_name(c.c->level)) + " (" + c.c->spec + "): expected " +
+                        c.c->expect)
           << "</failure>";
         break;
       case Verdict::kNotApplicable:
@@ -489,8 +493,7 @@ std::string list_text(const std::vector<Case>& all) {
   std::ostringstream o;
   for (const Case& c : all) {
     o << pad(c.id, wid) << "  " << pad(level_name(c.level), 6) << "  "
-      << pad(c.dangerous ? "dangerous" : "", 9) << "  " << c.spec << ": " << c.description
-      << "\n";
+      << pad(c.dangerous ? "dangerous" : "", 9) << "  " << c.spec << ": " << c.description << "\n";
   }
   o << all.size() << " cases\n";
   return o.str();

@@ -12,10 +12,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "host/commands.h"
@@ -69,8 +68,8 @@ using CaseFn = Outcome (*)(Session&);
 
 // One catalogue entry. Every field but `run` is text for the reports.
 struct Case {
-  const char* id;           // "sgl.keyed-length-above-nlb"; unique
-  const char* group;        // "sgl"
+  const char* id;     // "sgl.keyed-length-above-nlb"; unique
+  const char* group;  // "sgl"
   Level level;
   const char* spec;         // "Base 2.0 §4.3.2"
   const char* description;  // one line
@@ -87,11 +86,11 @@ struct ConformOptions {
   std::string trsvcid = "4420";
   std::string host_traddr;
   std::string subnqn;
-  std::string hostnqn;              // empty: the default NQN of a random host id
-  int timeout_ms = 1500;            // per command and per CM answer
+  std::string hostnqn;    // empty: the default NQN of a random host id
+  int timeout_ms = 1500;  // per command and per CM answer
   bool include_dangerous = false;
-  std::vector<std::string> only;    // case ids to run; empty: all
-  bool verbose = false;             // one line per case on stderr while running
+  std::vector<std::string> only;  // case ids to run; empty: all
+  bool verbose = false;           // one line per case on stderr while running
 };
 
 // What the preflight association learned about the target; cases read it.
@@ -102,9 +101,9 @@ struct TargetFacts {
   uint32_t nsid = 0;  // first active namespace
   uint64_t nsze = 0;  // LBAs
   uint32_t lba_size = 0;
-  uint64_t mdts_bytes = 0;          // 0: no limit
-  uint32_t in_capsule_bytes = 0;    // IOCCSZ * 16 - 64
-  uint16_t mqes_entries = 0;        // CAP.MQES + 1
+  uint64_t mdts_bytes = 0;        // 0: no limit
+  uint32_t in_capsule_bytes = 0;  // IOCCSZ * 16 - 64
+  uint16_t mqes_entries = 0;      // CAP.MQES + 1
 };
 
 // One queue of an association, or an admin queue with its association.
@@ -165,8 +164,7 @@ class Session {
   proto::Sqe keyed_io(RawQueue& q, uint8_t opcode, uint64_t slba, uint32_t nlb,
                       uint32_t length) const;
   // Runs `sqe` on `q` with this run's timeout.
-  Result<proto::Cqe> run(RawQueue& q, const proto::Sqe& sqe,
-                         std::span<const uint8_t> data = {});
+  Result<proto::Cqe> run(RawQueue& q, const proto::Sqe& sqe, std::span<const uint8_t> data = {});
   // The preflight: one association that reads CAP, VS, Identify Controller, the first active
   // namespace and its Identify Namespace into facts(). Errors name the step.
   Status preflight();

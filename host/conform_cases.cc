@@ -21,13 +21,13 @@ using proto::Cqe;
 using proto::Sqe;
 
 // A failed setup step (the target refused what every case needs) fails the case.
-#define CONFORM_SETUP(var, expr)                                                          \
-  auto var##_result = (expr);                                                             \
-  if (!var##_result.ok()) return fail("setup: " + var##_result.status().to_string());     \
+#define CONFORM_SETUP(var, expr)                                                      \
+  auto var##_result = (expr);                                                         \
+  if (!var##_result.ok()) return fail("setup: " + var##_result.status().to_string()); \
   auto& var = *var##_result
 // A command whose answer the case judges: no answer (timeout, connection closed) fails.
-#define CONFORM_ANSWER(var, expr)                                           \
-  auto var##_result = (expr);                                               \
+#define CONFORM_ANSWER(var, expr)                                             \
+  auto var##_result = (expr);                                                 \
   if (!var##_result.ok()) return fail(transport_text(var##_result.status())); \
   const Cqe& var = *var##_result
 
@@ -230,17 +230,17 @@ Outcome connect_data_short(Session& s) {
 }
 
 Outcome connect_io_unknown_cntlid(Session& s) {
-  return io_connect_refused(
-      s,
-      [](ConnectSpec& c, Association& a) {
-        c.cntlid = static_cast<uint16_t>(a.cntlid == 0x7FF0 ? 0x7FF1 : 0x7FF0);
-      },
-      {kConnectInvalid});
+  return io_connect_refused(s,
+                            [](ConnectSpec& c, Association& a) {
+                              c.cntlid =
+                                  static_cast<uint16_t>(a.cntlid == 0x7FF0 ? 0x7FF1 : 0x7FF0);
+                            },
+                            {kConnectInvalid});
 }
 
 Outcome connect_io_cntlid_ffff(Session& s) {
-  return io_connect_refused(
-      s, [](ConnectSpec& c, Association&) { c.cntlid = 0xFFFF; }, {kConnectInvalid});
+  return io_connect_refused(s, [](ConnectSpec& c, Association&) { c.cntlid = 0xFFFF; },
+                            {kConnectInvalid});
 }
 
 Outcome connect_io_other_hostnqn(Session& s) {
@@ -253,13 +253,13 @@ Outcome connect_io_other_hostnqn(Session& s) {
 }
 
 Outcome connect_io_other_hostid(Session& s) {
-  return io_connect_refused(
-      s, [](ConnectSpec& c, Association&) { c.hostid[0] ^= 0xFF; }, {kConnectInvalid});
+  return io_connect_refused(s, [](ConnectSpec& c, Association&) { c.hostid[0] ^= 0xFF; },
+                            {kConnectInvalid});
 }
 
 Outcome connect_io_sqsize_above_cm(Session& s) {
-  return io_connect_refused(
-      s, [](ConnectSpec& c, Association&) { c.sqsize = 63; }, {kConnectInvalid});
+  return io_connect_refused(s, [](ConnectSpec& c, Association&) { c.sqsize = 63; },
+                            {kConnectInvalid});
 }
 
 Outcome connect_qid_differs_from_cm(Session& s) {
@@ -273,7 +273,8 @@ Outcome connect_io_qid_above_granted(Session& s) {
   nq.flags = proto::kFlagsPsdtSgl;
   encode_null_sgl(nq.dptr);
   CONFORM_ANSWER(g, s.run(*a.admin, nq));
-  if (!status_is_success(g.status)) return fail("Set Features Number of Queues: " + status_text(g.status));
+  if (!status_is_success(g.status))
+    return fail("Set Features Number of Queues: " + status_text(g.status));
   uint32_t granted = granted_num_queues(g.dw0);
   if (granted >= 0xFFFE) return not_applicable("65534 or more I/O queues granted");
   uint16_t qid = static_cast<uint16_t>(granted + 1);
@@ -305,7 +306,8 @@ Outcome connect_second(Session& s, bool io) {
     auto rd = s.run(q, s.keyed_io(q, proto::kNvmRead, 0, 1, s.facts().lba_size));
     if (!rd.ok() || !status_is_success(rd->status)) {
       r.verdict = Verdict::kFail;
-      r.got += "; then a Read: " + (rd.ok() ? status_text(rd->status) : transport_text(rd.status()));
+      r.got +=
+          "; then a Read: " + (rd.ok() ? status_text(rd->status) : transport_text(rd.status()));
     }
   } else {
     auto pg = s.property_get(q, proto::kPropCsts, false);
@@ -405,7 +407,8 @@ Outcome prop_reset(Session& s) {
   CONFORM_SETUP(a, s.associate(true, true));
   CONFORM_ANSWER(c, s.property_set(*a.admin, proto::kPropCc, 0));
   if (!status_is_success(c.status)) return fail("Property Set CC 0: " + status_text(c.status));
-  auto st = wait_csts(s, *a.admin, proto::kCstsRdy, 0, static_cast<int>(cap_timeout_ms(s.facts().cap)));
+  auto st =
+      wait_csts(s, *a.admin, proto::kCstsRdy, 0, static_cast<int>(cap_timeout_ms(s.facts().cap)));
   if (!st.ok()) return fail(transport_text(st.status()));
   std::string got = "CSTS " + hex(*st);
   if (*st & proto::kCstsRdy) return fail(got + " (RDY still 1 after CAP.TO)");
@@ -440,7 +443,7 @@ Outcome prop_set_read_only(Session& s) {
   std::string got = status_text(c.status) + ", CSTS then " + hex(st->dw0);
   if (!(st->dw0 & proto::kCstsRdy)) return fail(got);
   return status_matches(c.status, kInvalidField) || status_is_success(c.status) ? pass(got)
-                                                                                 : fail(got);
+                                                                                : fail(got);
 }
 
 Outcome prop_cc_bad_iosqes(Session& s) {
@@ -547,7 +550,8 @@ Outcome identify_active_list(Session& s) {
   }
   for (size_t i = n; i < 1024; ++i) zero_tail = zero_tail && list[i] == 0;
   std::string got = std::to_string(n) + " NSIDs, first " + std::to_string(list[0]);
-  return found && ascending && zero_tail ? pass(got) : fail(got + (ascending ? "" : ", not ascending"));
+  return found && ascending && zero_tail ? pass(got)
+                                         : fail(got + (ascending ? "" : ", not ascending"));
 }
 
 Outcome identify_ns_descriptors(Session& s) {
@@ -561,7 +565,8 @@ Outcome identify_ns_descriptors(Session& s) {
   while (off + 4 <= 4096 && d[off] != 0) {
     uint8_t nidt = d[off], nidl = d[off + 1];
     uint8_t want = nidt == 1 ? 8 : nidt == 2 || nidt == 3 ? 16 : nidt == 4 ? 1 : 0;
-    got += (got.empty() ? "" : ", ") + ("NIDT " + std::to_string(nidt) + " NIDL " + std::to_string(nidl));
+    got += (got.empty() ? "" : ", ") +
+           ("NIDT " + std::to_string(nidt) + " NIDL " + std::to_string(nidl));
     if (want == 0 || nidl != want) return fail(got + " (malformed)");
     off += 4 + nidl;
     ++count;
@@ -703,9 +708,9 @@ Outcome keepalive_expiry(Session& s) {
   auto t0 = std::chrono::steady_clock::now();
   CONFORM_SETUP(a, s.associate(true, false, 32, 1000));
   bool gone = a.admin->wait_disconnected(2 * 1000 + 2000);
-  int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::steady_clock::now() - t0)
-                                .count());
+  int ms = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
   if (!gone) return fail("still connected after " + std::to_string(ms) + " ms");
   return pass("disconnected after " + std::to_string(ms) + " ms");
 }
@@ -745,7 +750,8 @@ Outcome sgl_fused(Session& s) {
   return io_read_edited(s, [](Sqe& r) { r.flags |= 0x01; }, {kInvalidField});
 }
 Outcome sgl_type(Session& s, uint8_t id, std::initializer_list<StatusExpect> any) {
-  return io_read_edited(s, [id](Sqe& r) { r.dptr.id = id; }, any);
+  return io_read_edited(
+      s, [id](Sqe& r) { r.dptr.id = id; }, any);
 }
 Outcome sgl_segment(Session& s) { return sgl_type(s, 0x20, {kSglType}); }
 Outcome sgl_last_segment(Session& s) { return sgl_type(s, 0x30, {kSglType}); }
@@ -757,13 +763,10 @@ Outcome sgl_vendor(Session& s) { return sgl_type(s, 0xF0, {kSglType}); }
 Outcome sgl_keyed_subtype_reserved(Session& s) {
   return sgl_type(s, 0x41, {kSglType, kInvalidField});
 }
-Outcome sgl_data_block_address(Session& s) {
-  return sgl_type(s, 0x00, {kSglType, kInvalidField});
-}
+Outcome sgl_data_block_address(Session& s) { return sgl_type(s, 0x00, {kSglType, kInvalidField}); }
 Outcome sgl_in_capsule_on_read(Session& s) {
-  return io_read_edited(
-      s, [&](Sqe& r) { encode_in_capsule_sgl(r.dptr, 0, s.facts().lba_size); },
-      {kInvalidField, kSglType, kSglLength});
+  return io_read_edited(s, [&](Sqe& r) { encode_in_capsule_sgl(r.dptr, 0, s.facts().lba_size); },
+                        {kInvalidField, kSglType, kSglLength});
 }
 
 Outcome keyed_read(Session& s, uint32_t nlb, uint32_t length,
@@ -1162,8 +1165,8 @@ const std::vector<Case>& catalogue() {
        "CM reject STS 04h (Invalid HSQSIZE), or accepted and its Connect (SQSIZE 0) refused "
        "with Connect Invalid Parameters",
        false, cm_hsqsize_zero},
-      {"cm.hrqsize-zero", "cm", M, "RDMA 1.0 §3.3",
-       "a host that says it posted no receives", "qid 0, HSQSIZE 31, HRQSIZE 0",
+      {"cm.hrqsize-zero", "cm", M, "RDMA 1.0 §3.3", "a host that says it posted no receives",
+       "qid 0, HSQSIZE 31, HRQSIZE 0",
        "CM reject STS 05h (Invalid HRQSIZE), or accepted and the Connect answered", false,
        cm_hrqsize_zero},
       {"cm.qid-huge", "cm", M, "RDMA 1.0 §3.3; Base 2.0 §6.3", "CM request for qid FFFFh",
@@ -1175,8 +1178,8 @@ const std::vector<Case>& catalogue() {
        cm_no_read_resources},
       // Fabrics Connect (Base 2.0 §6.3).
       {"connect.admin", "connect", M, "Base 2.0 §6.3", "admin Connect, dynamic controller",
-       "Connect qid 0, SQSIZE 31, CNTLID FFFFh, keyed data",
-       "success, DW0 CNTLID in 1..FFEFh", false, connect_admin},
+       "Connect qid 0, SQSIZE 31, CNTLID FFFFh, keyed data", "success, DW0 CNTLID in 1..FFEFh",
+       false, connect_admin},
       {"connect.admin-sqsize-zero", "connect", M, "Base 2.0 §6.3", "admin Connect with SQSIZE 0",
        "Connect qid 0, SQSIZE 0", "Connect Invalid Parameters (SCT 1h SC 82h)", false,
        connect_admin_sqsize_zero},
@@ -1215,7 +1218,7 @@ const std::vector<Case>& catalogue() {
       {"connect.qid-differs-from-cm", "connect", S, "RDMA 1.0 §3.3; Base 2.0 §6.3",
        "Connect QID other than the CM request's", "CM qid 1, Connect qid 2",
        "Connect Invalid Parameters", false, connect_qid_differs_from_cm},
-      {"connect.io-qid-above-granted", "connect", M, "Base 2.0 §6.3, §5.27.1.5",
+      {"connect.io-qid-above-granted", "connect", S, "Base 2.0 §6.3, §5.27.1.5",
        "I/O Connect beyond the queues granted",
        "Set Features Number of Queues 1, then CM and Connect for qid granted + 1",
        "CM reject STS 03h (Invalid QID) or Connect Invalid Parameters", false,
@@ -1281,8 +1284,8 @@ const std::vector<Case>& catalogue() {
        "SGLS bits 1:0 != 0, bit 2 (keyed) set; bit 20 (offset) set when IOCCSZ > 4", false,
        identify_sgls},
       {"identify.icdoff", "identify", S, "Base 2.0 §5.17.2.1; RDMA 1.0",
-       "in-capsule data right after the SQE", "(Identify Controller of the preflight)",
-       "ICDOFF 0", false, identify_icdoff},
+       "in-capsule data right after the SQE", "(Identify Controller of the preflight)", "ICDOFF 0",
+       false, identify_icdoff},
       {"identify.namespace", "identify", M, "NVM CS 1.0 §4.1.5.1", "Identify Namespace",
        "Identify CNS 00h, first active NSID", "success; NSZE >= NCAP >= NUSE, FLBAS <= NLBAF",
        false, identify_namespace},
@@ -1291,14 +1294,13 @@ const std::vector<Case>& catalogue() {
        "Invalid Namespace or Format", false, identify_namespace_invalid},
       {"identify.active-namespace-list", "identify", M, "Base 2.0 §5.17.2.2",
        "active namespace list", "Identify CNS 02h, NSID 0",
-       "success; ascending, holds the namespace, zero after the last", false,
-       identify_active_list},
+       "success; ascending, holds the namespace, zero after the last", false, identify_active_list},
       {"identify.ns-descriptors", "identify", M, "Base 2.0 §5.17.2.3",
        "namespace identification descriptors", "Identify CNS 03h",
        "success; at least one descriptor, each NIDL matching its NIDT", false,
        identify_ns_descriptors},
-      {"identify.cns-reserved", "identify", M, "Base 2.0 §5.17", "reserved CNS",
-       "Identify CNS FFh", "Invalid Field in Command", false, identify_cns_reserved},
+      {"identify.cns-reserved", "identify", M, "Base 2.0 §5.17", "reserved CNS", "Identify CNS FFh",
+       "Invalid Field in Command", false, identify_cns_reserved},
       {"identify.sgl-short", "identify", M, "Base 2.0 §4.3.2, §5.17",
        "Identify into a 512-byte buffer", "Identify CNS 01h, keyed SGL length 512",
        "Data SGL Length Invalid", false, identify_sgl_short},
@@ -1332,22 +1334,22 @@ const std::vector<Case>& catalogue() {
       {"log.discovery-partial", "log", M, "Base 2.0 §5.16.1.23",
        "partial reads of the discovery log",
        "discovery controller: header, whole log, then each entry alone at its offset",
-       "every read succeeds, each entry read alone equals the whole read, GENCTR unchanged",
-       false, log_discovery_partial},
+       "every read succeeds, each entry read alone equals the whole read, GENCTR unchanged", false,
+       log_discovery_partial},
       // Keep Alive (Base 2.0 §3.9, §5.25).
       {"keepalive.command", "keepalive", M, "Base 2.0 §5.25", "Keep Alive command",
        "Keep Alive with KATO 5000", "success", false, keepalive_command},
-      {"keepalive.expiry", "keepalive", M, "Base 2.0 §3.9",
-       "the target drops a silent host", "admin Connect KATO 1000, then nothing",
-       "the target disconnects within 2 x KATO + 2 s", false, keepalive_expiry},
+      {"keepalive.expiry", "keepalive", M, "Base 2.0 §3.9", "the target drops a silent host",
+       "admin Connect KATO 1000, then nothing", "the target disconnects within 2 x KATO + 2 s",
+       false, keepalive_expiry},
       {"keepalive.traffic", "keepalive", M, "Base 2.0 §3.9",
        "a host sending Keep Alive in time stays", "KATO 1000, Keep Alive every 300 ms for 3 s",
        "every Keep Alive succeeds, the queue is still connected", false, keepalive_traffic},
       // SGLs (Base 2.0 §4.3.2, RDMA 1.0).
       {"sgl.psdt-prp", "sgl", M, "Base 2.0 §4.1", "PRPs on a fabric", "Read with PSDT 00b",
        "Invalid Field in Command", false, sgl_psdt_prp},
-      {"sgl.fused", "sgl", M, "Base 2.0 §4.1", "fused command without FUSES",
-       "Read with FUSE 01b", "Invalid Field in Command", false, sgl_fused},
+      {"sgl.fused", "sgl", M, "Base 2.0 §4.1", "fused command without FUSES", "Read with FUSE 01b",
+       "Invalid Field in Command", false, sgl_fused},
       {"sgl.type-segment", "sgl", M, "Base 2.0 §4.3.2", "SGL Segment descriptor",
        "Read with SGL id 20h", "SGL Descriptor Type Invalid", false, sgl_segment},
       {"sgl.type-last-segment", "sgl", M, "Base 2.0 §4.3.2", "SGL Last Segment descriptor",
@@ -1362,25 +1364,24 @@ const std::vector<Case>& catalogue() {
        sgl_keyed_subtype_reserved},
       {"sgl.data-block-address", "sgl", M, "Base 2.0 §4.3.2; RDMA 1.0",
        "unkeyed Data Block with an address", "Read with SGL id 00h",
-       "SGL Descriptor Type Invalid or Invalid Field in Command", false,
-       sgl_data_block_address},
+       "SGL Descriptor Type Invalid or Invalid Field in Command", false, sgl_data_block_address},
       {"sgl.in-capsule-on-read", "sgl", S, "Base 2.0 §4.3.2", "in-capsule SGL on a Read",
        "Read with SGL id 01h",
-       "Invalid Field in Command, SGL Descriptor Type Invalid or Data SGL Length Invalid",
-       false, sgl_in_capsule_on_read},
+       "Invalid Field in Command, SGL Descriptor Type Invalid or Data SGL Length Invalid", false,
+       sgl_in_capsule_on_read},
       {"sgl.keyed-length-above-nlb", "sgl", M, "Base 2.0 §4.3.2; NVM CS 1.0 §3.2.4",
-       "keyed length larger than NLB", "Read NLB 1, keyed length 2 LBAs",
-       "Data SGL Length Invalid", false, sgl_keyed_above_nlb},
+       "keyed length larger than NLB", "Read NLB 1, keyed length 2 LBAs", "Data SGL Length Invalid",
+       false, sgl_keyed_above_nlb},
       {"sgl.keyed-length-below-nlb", "sgl", M, "Base 2.0 §4.3.2; NVM CS 1.0 §3.2.4",
-       "keyed length smaller than NLB", "Read NLB 2, keyed length 1 LBA",
-       "Data SGL Length Invalid", false, sgl_keyed_below_nlb},
+       "keyed length smaller than NLB", "Read NLB 2, keyed length 1 LBA", "Data SGL Length Invalid",
+       false, sgl_keyed_below_nlb},
       {"sgl.keyed-zero-length", "sgl", M, "Base 2.0 §4.3.2", "keyed length 0 for one LBA",
        "Read NLB 1, keyed length 0", "Data SGL Length Invalid", false, sgl_keyed_zero},
       {"sgl.keyed-at-mdts", "sgl", M, "Base 2.0 §5.17.2.1 (MDTS)", "a Read of exactly MDTS",
        "Read of MDTS bytes (1 MiB when MDTS is 0)", "success", false, sgl_keyed_at_mdts},
-      {"sgl.keyed-above-mdts", "sgl", M, "Base 2.0 §5.17.2.1 (MDTS)",
-       "a Read one LBA above MDTS", "Read of MDTS + 1 LBA, matching keyed length",
-       "Invalid Field in Command", false, sgl_keyed_above_mdts},
+      {"sgl.keyed-above-mdts", "sgl", M, "Base 2.0 §5.17.2.1 (MDTS)", "a Read one LBA above MDTS",
+       "Read of MDTS + 1 LBA, matching keyed length", "Invalid Field in Command", false,
+       sgl_keyed_above_mdts},
       {"sgl.keyed-bad-rkey", "sgl", S, "RDMA 1.0", "a keyed SGL whose rkey is not registered",
        "Read with a wrong rkey",
        "an error status or the queue torn down; a new association then works", false,
@@ -1421,8 +1422,8 @@ const std::vector<Case>& catalogue() {
        "Read SLBA NSZE - 1, NLB 2", "LBA Out of Range", false, io_read_straddling_end},
       {"io.read-slba-wraps", "io", M, "NVM CS 1.0 §3.2.4", "SLBA + NLB wrapping 64 bits",
        "Read SLBA FFFFFFFFFFFFFFFFh, NLB 2", "LBA Out of Range", false, io_read_slba_wraps},
-      {"io.write-past-end", "io", M, "NVM CS 1.0 §3.2.6", "Write at NSZE",
-       "Write SLBA NSZE, NLB 1", "LBA Out of Range", false, io_write_past_end},
+      {"io.write-past-end", "io", M, "NVM CS 1.0 §3.2.6", "Write at NSZE", "Write SLBA NSZE, NLB 1",
+       "LBA Out of Range", false, io_write_past_end},
       {"io.fua-write", "io", M, "NVM CS 1.0 §3.2.6", "Write with Force Unit Access",
        "Write 1 LBA with CDW12 bit 30", "success", false, io_fua_write},
       {"io.flush", "io", M, "NVM CS 1.0 §3.2.1", "Flush of the namespace", "Flush NSID 1",
@@ -1431,8 +1432,8 @@ const std::vector<Case>& catalogue() {
        "Flush of every namespace", "Flush NSID FFFFFFFFh",
        "VWC bits 2:1 = 11b: success; 10b: Invalid Namespace or Format; 00b: either", false,
        io_flush_broadcast},
-      {"io.reserved-opcode", "io", M, "NVM CS 1.0 §3", "reserved I/O opcode",
-       "opcode 7Eh on qid 1", "Invalid Command Opcode", false, io_reserved_opcode},
+      {"io.reserved-opcode", "io", M, "NVM CS 1.0 §3", "reserved I/O opcode", "opcode 7Eh on qid 1",
+       "Invalid Command Opcode", false, io_reserved_opcode},
       {"io.admin-opcode-on-io-queue", "io", M, "NVM CS 1.0 §3", "Identify sent to an I/O queue",
        "opcode 06h on qid 1", "Invalid Command Opcode", false, io_admin_opcode},
       {"admin.vendor-opcode", "admin", M, "Base 2.0 §5", "unsupported vendor admin opcode",
@@ -1449,9 +1450,8 @@ const std::vector<Case>& catalogue() {
        "the last answered at once with Asynchronous Event Request Limit Exceeded (SCT 1h SC "
        "05h), the others held",
        false, aer_limit},
-      {"sqhd.admin-wraps", "sqhd", M, "Base 2.0 §4.2; RDMA 1.0",
-       "SQHD on a 4-entry admin queue", "Connect SQSIZE 3, then 9 Property Gets",
-       "SQHD 1,2,3,0,1,2,3,0,1,2", false, sqhd_admin},
+      {"sqhd.admin-wraps", "sqhd", M, "Base 2.0 §4.2; RDMA 1.0", "SQHD on a 4-entry admin queue",
+       "Connect SQSIZE 3, then 9 Property Gets", "SQHD 1,2,3,0,1,2,3,0,1,2", false, sqhd_admin},
       {"sqhd.io-wraps", "sqhd", M, "Base 2.0 §4.2; RDMA 1.0", "SQHD on a 4-entry I/O queue",
        "Connect SQSIZE 3, then 9 Flushes", "SQHD 1,2,3,0,1,2,3,0,1,2", false, sqhd_io},
       {"queue.more-than-entries", "queue", M, "Base 2.0 §4.1; RDMA 1.0",
@@ -1462,8 +1462,8 @@ const std::vector<Case>& catalogue() {
       {"capsule.shorter-than-sqe", "capsule", S, "RDMA 1.0", "a 32-byte capsule",
        "32 bytes on qid 1", "an error status or the queue torn down; a new association works",
        false, capsule_shorter_than_sqe},
-      {"capsule.longer-than-receive", "capsule", S, "RDMA 1.0",
-       "a capsule longer than IOCCSZ", "SQE + in-capsule size + 4096 bytes on qid 1",
+      {"capsule.longer-than-receive", "capsule", S, "RDMA 1.0", "a capsule longer than IOCCSZ",
+       "SQE + in-capsule size + 4096 bytes on qid 1",
        "an error status or the queue torn down; a new association works", false,
        capsule_longer_than_receive},
       {"reconnect.admin", "reconnect", S, "Base 2.0 §3.3", "10 associations in a row",

@@ -92,12 +92,12 @@ TEST(ConformVerdict, TransportFailuresAreNamed) {
 // A report of four cases: a must pass, a should failure, a must n/a and a dangerous not run.
 RunReport sample() {
   static const Case cases[] = {
-      {"io.a", "io", Level::kMust, "NVM CS 1.0 §3.2.4", "a one", "Read", "LBA Out of Range",
-       false, nullptr},
+      {"io.a", "io", Level::kMust, "NVM CS 1.0 §3.2.4", "a one", "Read", "LBA Out of Range", false,
+       nullptr},
       {"io.b", "io", Level::kShould, "Base 2.0 §4.1", "b <two>", "Write & \"more\"", "success",
        false, nullptr},
-      {"sgl.c", "sgl", Level::kMust, "Base 2.0 §5.17", "c three", "Read", "Invalid Field",
-       false, nullptr},
+      {"sgl.c", "sgl", Level::kMust, "Base 2.0 §5.17", "c three", "Read", "Invalid Field", false,
+       nullptr},
       {"sgl.d", "sgl", Level::kMust, "RDMA 1.0", "d four", "Write", "SGL Offset Invalid", true,
        nullptr},
   };
@@ -175,8 +175,7 @@ TEST(ConformReport, TableHasOneRowPerCaseAndASummary) {
             std::string::npos)
       << t;
   EXPECT_NE(t.find("io.b   should  FAIL"), std::string::npos) << t;
-  EXPECT_NE(t.find("1 pass, 1 FAIL (0 must, 1 should), 1 n/a, 1 not run"), std::string::npos)
-      << t;
+  EXPECT_NE(t.find("1 pass, 1 FAIL (0 must, 1 should), 1 n/a, 1 not run"), std::string::npos) << t;
 }
 
 TEST(ConformSelect, PicksListedIdsInCatalogueOrderAndRefusesUnknownOnes) {

@@ -58,10 +58,9 @@ Result<std::unique_ptr<RawQueue>> RawQueue::create(const RawQueueParams& params)
       q->cqe_mr_, verbs::MemoryRegion::create(q->pd_->get(), q->cqes_.data(),
                                               kSlots * sizeof(proto::Cqe), IBV_ACCESS_LOCAL_WRITE));
   NVMF_ASSIGN_OR_RETURN(
-      q->data_mr_,
-      verbs::MemoryRegion::create(
-          q->pd_->get(), q->data_.data(), q->data_.size(),
-          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
+      q->data_mr_, verbs::MemoryRegion::create(
+                       q->pd_->get(), q->data_.data(), q->data_.size(),
+                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
   verbs::QpConfig cfg;
   cfg.send_cq = cfg.recv_cq = q->cq_->get();
   cfg.max_send_wr = kSlots;
@@ -90,15 +89,14 @@ Status RawQueue::post_recv(uint32_t index) {
   return err == 0 ? ok_status() : Status::from_errno("ibv_post_recv", err);
 }
 
-Result<CmOutcome> RawQueue::connect(std::span<const uint8_t> private_data,
-                                    int responder_resources, uint8_t initiator_depth) {
+Result<CmOutcome> RawQueue::connect(std::span<const uint8_t> private_data, int responder_resources,
+                                    uint8_t initiator_depth) {
   if (private_data.size() > 255) {
     return Status::invalid_argument("CM private data above 255 bytes");
   }
   uint8_t rr = static_cast<uint8_t>(responder_resources < 0 ? max_rd_atom_ : responder_resources);
-  NVMF_RETURN_IF_ERROR(id_->connect(private_data.data(),
-                                    static_cast<uint8_t>(private_data.size()), rr,
-                                    initiator_depth, 7, 7));
+  NVMF_RETURN_IF_ERROR(id_->connect(private_data.data(), static_cast<uint8_t>(private_data.size()),
+                                    rr, initiator_depth, 7, 7));
   NVMF_ASSIGN_OR_RETURN(verbs::CmEvent ev, channel_->get_event(timeout_ms_));
   CmOutcome out;
   out.event = std::string(ev.name());
@@ -183,9 +181,9 @@ Status RawQueue::send(const proto::Sqe& sqe, std::span<const uint8_t> data) {
 void RawQueue::check_cm() {
   if (disconnected_) return;
   auto ev = channel_->get_event(0);
-  if (ev.ok() && (ev->event() == RDMA_CM_EVENT_DISCONNECTED ||
-                  ev->event() == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
-                  ev->event() == RDMA_CM_EVENT_DEVICE_REMOVAL)) {
+  if (ev.ok() &&
+      (ev->event() == RDMA_CM_EVENT_DISCONNECTED || ev->event() == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
+       ev->event() == RDMA_CM_EVENT_DEVICE_REMOVAL)) {
     disconnected_ = true;
   }
 }
@@ -228,7 +226,8 @@ Result<proto::Cqe> RawQueue::next_cqe(int timeout_ms) {
     check_cm();
     if (disconnected_) return Status::unavailable("the target disconnected");
     int left = remaining_ms(deadline);
-    if (left == 0) return Status::timeout("no response within " + std::to_string(timeout_ms) + " ms");
+    if (left == 0)
+      return Status::timeout("no response within " + std::to_string(timeout_ms) + " ms");
     auto got = cq_->wait_event(std::min(left, 20));
     if (!got.ok()) return got.status();
   }
@@ -241,8 +240,7 @@ Result<proto::Cqe> RawQueue::run(proto::Sqe sqe, std::span<const uint8_t> data, 
   NVMF_RETURN_IF_ERROR(send(sqe, data));
   NVMF_ASSIGN_OR_RETURN(proto::Cqe c, next_cqe(timeout_ms));
   if (c.cid != cid) {
-    return Status::io("CQE for CID " + std::to_string(c.cid) + ", expected " +
-                      std::to_string(cid));
+    return Status::io("CQE for CID " + std::to_string(c.cid) + ", expected " + std::to_string(cid));
   }
   return c;
 }
@@ -253,9 +251,9 @@ bool RawQueue::wait_disconnected(int timeout_ms) {
     (void)poll_once();
     int left = remaining_ms(deadline);
     auto ev = channel_->get_event(std::min(left, 50));
-    if (ev.ok() && (ev->event() == RDMA_CM_EVENT_DISCONNECTED ||
-                    ev->event() == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
-                    ev->event() == RDMA_CM_EVENT_DEVICE_REMOVAL)) {
+    if (ev.ok() &&
+        (ev->event() == RDMA_CM_EVENT_DISCONNECTED || ev->event() == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
+         ev->event() == RDMA_CM_EVENT_DEVICE_REMOVAL)) {
       disconnected_ = true;
     }
     if (left == 0) break;
