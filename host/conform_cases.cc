@@ -1167,8 +1167,9 @@ const std::vector<Case>& catalogue() {
        false, cm_hsqsize_zero},
       {"cm.hrqsize-zero", "cm", M, "RDMA 1.0 §3.3", "a host that says it posted no receives",
        "qid 0, HSQSIZE 31, HRQSIZE 0",
-       "CM reject STS 05h (Invalid HRQSIZE), or accepted and the Connect answered", false,
-       cm_hrqsize_zero},
+       "CM reject STS 05h (Invalid HRQSIZE), or accepted and the Connect answered; dangerous: "
+       "Linux 6.1 nvmet-rdma never answers and its queue teardown then blocks for good",
+       true, cm_hrqsize_zero},
       {"cm.qid-huge", "cm", M, "RDMA 1.0 §3.3; Base 2.0 §6.3", "CM request for qid FFFFh",
        "qid FFFFh, then Connect for qid FFFFh of a live controller",
        "CM reject STS 03h (Invalid QID), or Connect Invalid Parameters", false, cm_qid_huge},

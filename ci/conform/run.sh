@@ -101,9 +101,19 @@ JSON
   python3 "$here/../interop/nvmet-config.py" apply "$out/config-4096.json" >"$out/nvmet-config.log" 2>&1 || rc=$?
   if [ "$rc" -eq 0 ]; then
     conform linux-4096 || rc=$?
-    python3 "$here/../interop/nvmet-config.py" clear >>"$out/nvmet-config.log" 2>&1
     uname -r >"$out/linux-kernel.txt"
-    dmesg | grep -iE "nvmet|rdma|BUG|Oops" | tail -n 40 >"$out/linux-dmesg.txt"
+    dmesg | grep -iE "nvmet|rdma|BUG|Oops|blocked" | tail -n 60 >"$out/linux-dmesg.txt"
+    # Removing the port waits for every nvmet queue to be released: bounded, because a wedged
+    # queue (see the dangerous cases) blocks it in the kernel for good.
+    python3 "$here/../interop/nvmet-config.py" clear >>"$out/nvmet-config.log" 2>&1 &
+    clear_pid=$!
+    for _ in $(seq 1 240); do kill -0 "$clear_pid" 2>/dev/null || break; sleep 1; done
+    if kill -0 "$clear_pid" 2>/dev/null; then
+      log "nvmet-rdma: configfs clear still blocked after 240 s"
+      one_case "$NVMF_RESULTS_DIR/conform-linux-clear.xml" Conform_nvmet_rdma port_removed_after_run 1 \
+        "configfs clear blocked"
+      status=1
+    fi
     # 0: every must case passed; 1: some failed (findings); anything else: the run broke.
     if [ "$rc" -le 1 ] && [ -s "$out/linux-4096.json" ]; then rc=0; fi
   fi
