@@ -51,7 +51,9 @@ std::string hex(uint64_t v) {
 
 std::string cm_text(const CmOutcome& o) {
   if (o.rejected) {
-    return o.reject_has_nvme_data ? "CM reject STS " + hex(o.reject.sts)
+    char sts[8];
+    std::snprintf(sts, sizeof(sts), "%02Xh", o.reject.sts);
+    return o.reject_has_nvme_data ? std::string("CM reject STS ") + sts
                                   : "CM reject without NVMe-oF reject data";
   }
   if (o.established) return "CM accepted";
