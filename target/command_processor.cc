@@ -296,8 +296,10 @@ NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostid)),
         "HOSTID differs from the admin queue's");
   }
-  // Number of Queues grants min(NSQA, NCQA) + 1 I/O queues (max_io_queues before any Set).
-  uint32_t granted = granted_num_io_queues(ctrl->granted_queues_dw0());
+  // Number of Queues grants min(NSQA, NCQA) + 1 I/O queues (max_io_queues before any Set; a
+  // discovery controller has none).
+  uint32_t granted =
+      std::min<uint32_t>(granted_num_io_queues(ctrl->granted_queues_dw0()), ctrl->max_io_queues());
   if (c.qid > granted) {
     return connect_failed(r, kConnectInvalidParameters,
                           proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)),
