@@ -218,7 +218,8 @@ std::string table_text(const RunReport& r);
 // expect, dangerous, verdict, got, ms}]}.
 nlohmann::json to_json(const RunReport& r);
 // JUnit XML: one <testsuite name=`suite`>, one <testcase classname="conform.<group>"
-// name="<id>"> per case; FAIL -> <failure message="got">expected</failure>, n/a and not run
+// name="<id>"> per case; a must FAIL -> <failure message="got">expected</failure>; a should
+// FAIL -> <system-out> naming it (like exit_code(), it does not fail the run); n/a and not run
 // -> <skipped message="..."/>.
 std::string junit_xml(const RunReport& r, const std::string& suite);
 // The catalogue as a table (--list).

@@ -2,7 +2,6 @@
 // Get/Set). Admin commands are in admin_commands.cc, NVM I/O in io_commands.cc.
 #include "target/command_processor.h"
 
-#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -20,9 +19,6 @@ constexpr uint16_t kConnectInvalidParameters =
     make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true);
 
 // An NQN field copied out with a guaranteed terminator (a host may fill all 256 bytes).
-// I/O queues granted by a Number of Queues DW0 (NCQA 31:16, NSQA 15:0, both 0-based).
-uint32_t granted_num_io_queues(uint32_t dw0) { return std::min(dw0 & 0xFFFF, dw0 >> 16) + 1; }
-
 std::string nqn_field(const char (&field)[proto::kNqnFieldLength]) {
   return std::string(field, strnlen(field, sizeof(field)));
 }
@@ -296,15 +292,11 @@ NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostid)),
         "HOSTID differs from the admin queue's");
   }
-  // Number of Queues grants min(NSQA, NCQA) + 1 I/O queues (max_io_queues before any Set; a
-  // discovery controller has none).
-  uint32_t granted =
-      std::min<uint32_t>(granted_num_io_queues(ctrl->granted_queues_dw0()), ctrl->max_io_queues());
-  if (c.qid > granted) {
+  if (c.qid > ctrl->max_io_queues()) {
     return connect_failed(r, kConnectInvalidParameters,
                           proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)),
-                          "QID " + std::to_string(c.qid) + " above the " + std::to_string(granted) +
-                              " I/O queues granted");
+                          "QID " + std::to_string(c.qid) + " above the " +
+                              std::to_string(ctrl->max_io_queues()) + " I/O queues allowed");
   }
   // wire-facts: a reconnect must never be refused. A queue still bound to this qid is a stale
   // one whose teardown we have not seen yet: retire it now and let the new one in.
