@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "host/bench_cli.h"
 #include "host/cli_util.h"
+#include "host/conform_cli.h"
 #include "host/controller.h"
 #include "host/discover.h"
 #include "host/segments.h"
@@ -409,7 +410,7 @@ int unknown_argument(const std::vector<std::string>& extras) {
   } else {
     std::fprintf(stderr,
                  "nvmf-host: usage: unknown subcommand or unexpected argument '%s' (subcommands: "
-                 "identify, write, read, bench, discover; try --help)\n",
+                 "identify, write, read, bench, discover, conform; try --help)\n",
                  first.c_str());
   }
   return kExitUsage;
@@ -455,9 +456,14 @@ int run(int argc, char** argv) {
           ->type_name("[FILE]");
   CLI::App* disc = app.add_subcommand("discover", "read the Discovery Log Page (nvme discover)");
   disc_json.add(disc);
+  ConformArgs conform_args;
+  CLI::App* conform = add_conform_subcommand(app, conform_args);
+  // conform's --json FILE takes the same optional FILE as every other subcommand's.
+  CLI::Option* conform_json = conform->get_option("--json");
+  conform_json->expected(0, 1)->type_name("[FILE]");
   // The connection options belong to the top level but may come after the subcommand too;
   // CLI11 lists them only in the top-level help, so each subcommand's help points there.
-  for (CLI::App* sub : {identify, write, read, bench, disc}) {
+  for (CLI::App* sub : {identify, write, read, bench, disc, conform}) {
     sub->footer(
         "Connection options (also accepted here): -a,--traddr ADDR (required), -s,--trsvcid "
         "PORT, -n,--nqn NQN (required but for discover), -w,--host-traddr ADDR, --hostnqn, "
@@ -477,10 +483,12 @@ int run(int argc, char** argv) {
   if (!app.remaining().empty()) return unknown_argument(app.remaining());
   if (app.get_subcommands().empty()) {
     std::fprintf(stderr,
-                 "nvmf-host: usage: a subcommand is required: identify, write, read, bench or "
-                 "discover (try --help)\n");
+                 "nvmf-host: usage: a subcommand is required: identify, write, read, bench, "
+                 "discover or conform (try --help)\n");
     return kExitUsage;
   }
+  if (conform_json->count() > 0 && conform_args.json.empty()) conform_args.json = "-";
+  if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
   if (opts.traddr.empty()) {
     std::fprintf(stderr, "nvmf-host: usage: -a,--traddr is required (try --help)\n");
     return kExitUsage;
@@ -512,6 +520,11 @@ int run(int argc, char** argv) {
                  "(no -n needed)\n",
                  proto::kDiscoveryNqn);
     return kExitUsage;
+  }
+  if (conform->parsed()) {
+    // conform's own default: short per-command timeouts keep a whole run to minutes.
+    int timeout = app.get_option("--timeout-ms")->count() > 0 ? opts.timeout_ms : 1500;
+    return cmd_conform(opts, timeout, conform_args);
   }
   if (identify->parsed()) return cmd_identify(opts, id_json.target());
   w.json = w_json.target();

@@ -90,6 +90,11 @@ if [ $run_rxe -eq 1 ]; then
     [ "${t##*:}" != loopback_test ] || echo loopback_test.by_reference >>"$expected"
   done
   echo interop >>"$expected"
+  # nvmf-host conform (ci/conform/run.sh): one XML per in-capsule size, one for nvmet-rdma.
+  if [ -x ci/conform/run.sh ]; then
+    for size in ${NVMF_CONFORM_SIZES:-0 4096 16384}; do echo "conform-ours-$size" >>"$expected"; done
+    echo conform-linux >>"$expected"
+  fi
 
   echo "test.sh: soft-RoCE suite: building ${rxe_tests[*]} //host:nvmf-host //target:nvmf-target"
   if ! bazel build "${rxe_tests[@]}" //host:nvmf-host //target:nvmf-target; then

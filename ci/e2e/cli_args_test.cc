@@ -185,7 +185,7 @@ TEST(CliArgs, HostRefusesBadOptions) {
       {"-a 192.0.2.1 -n nqn.x frobnicate", 2, "'frobnicate'"},
       {"-a 192.0.2.1 -n nqn.x identify --frob", 2, "'--frob'"},
       {"identify --frob", 2, "'--frob'"},
-      {"-a 192.0.2.1 -n nqn.x", 2, "identify, write, read, bench or discover"},
+      {"-a 192.0.2.1 -n nqn.x", 2, "identify, write, read, bench, discover or conform"},
       {"-a 192.0.2.1 -n nqn.x identify --json /nonexistent-dir/i.json", 1, "--json"},
       {"-a 192.0.2.1 discover --json /nonexistent-dir/d.json", 1, "--json"},
       {"-a 192.0.2.1 -n nqn.x identify --output-format yaml", 2, "--output-format"},
