@@ -151,7 +151,7 @@ wait_ns() { # wait_ns: prints /dev/nvmeNnM of $NQN once it exists
 # shows two paths); fio keeps running on the head disk while the first controller goes away.
 multipath_two_controllers() {
   echo "nvme_core multipath: $(cat /sys/module/nvme_core/parameters/multipath)"
-  k_connect || { echo "first connect failed"; return 1; }
+  k_connect -k 5 || { echo "first connect failed"; return 1; } # KATO 5 s, the default
   nvme connect -t rdma -a "$T" -s 4420 -w "$T" -n "$NQN" -q "$HOST_OK" -i 2 ||
     { echo "second connect (from $T) failed"; dmesg | tail -n 5; return 1; }
   local c ctrls=() live=0 ns
@@ -193,7 +193,9 @@ multipath_two_controllers() {
   cat "$out/multipath-fio.txt"
   grep -E 'err= *[1-9]' "$out/multipath-fio.txt" && rc=1
   [ -b "$ns" ] || { echo "head $ns gone with one path left"; rc=1; }
-  echo "after: $(ls -d /sys/class/nvme/nvme* | xargs -n1 basename | tr '\n' ' ')"
+  local left=""
+  for c in /sys/class/nvme/nvme*; do left="$left $(basename "$c")"; done
+  echo "controllers after:$left"
   dd if="$ns" of=/dev/null bs=4k count=1 iflag=direct status=none || { echo "read after failover failed"; rc=1; }
   nvme disconnect -n "$NQN"
   return "$rc"
