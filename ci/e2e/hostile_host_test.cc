@@ -361,8 +361,16 @@ TEST_F(NeverConnectRssTest, TwoHundredConnectionsThatNeverConnect) {
     auto ev = c.channel->get_event(kDeadlineMs + kTimeoutMs);
     if (ev.ok() && ev->event() == RDMA_CM_EVENT_DISCONNECTED) ++disconnected;
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  const long after = status_kib("VmRSS:");
+  // The host sees DISCONNECTED when the target calls rdma_disconnect; destroying 200 QPs, CQs
+  // and MRs under emulation takes the target a while longer. Wait (bounded) until the RSS is
+  // back within 8 MiB of idle, or stops falling.
+  long after = status_kib("VmRSS:");
+  for (int i = 0; i < 60 && after - before >= 8 * 1024; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    long now = status_kib("VmRSS:");
+    if (now >= after && i >= 10) break;  // settled, 5 s at least
+    after = now;
+  }
   std::printf(
       "200 connections that never send Connect: target RSS before %.1f MiB, peak %.1f MiB "
       "(VmHWM; %.1f MiB with all %d open), after the %d ms deadline %.1f MiB; %d disconnected; "
