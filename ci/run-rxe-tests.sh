@@ -74,4 +74,15 @@ if [ -x "$here/interop/run.sh" ]; then
     [ -s "$NVMF_RESULTS_DIR/interop.xml" ] || write_case "$NVMF_RESULTS_DIR/interop.xml" Interop "run_exit_$rc" "$rc"
   fi
 fi
+# nvmf-host conform against nvmf-target (in-capsule 0, 4096, 16384; one JUnit testcase per
+# case) and against Linux nvmet-rdma (recorded as JSON; ci/conform/run.sh).
+if [ -x "$here/conform/run.sh" ]; then
+  echo "=== conform"
+  rc=0
+  timeout 1500 "$here/conform/run.sh" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    [ -s "$NVMF_RESULTS_DIR/conform-linux.xml" ] || write_case "$NVMF_RESULTS_DIR/conform-run.xml" Conform "run_exit_$rc" "$rc"
+  fi
+fi
 exit $status

@@ -14,6 +14,7 @@
 #include "common/status.h"
 #include "host/bench_cli.h"
 #include "host/cli_util.h"
+#include "host/conform_cli.h"
 #include "host/controller.h"
 #include "host/discover.h"
 #include "host/segments.h"
@@ -344,7 +345,7 @@ int cmd_discover(const HostOptions& opts, bool json) {
 }
 
 void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, bool& verbose) {
-  app.add_option("-a,--traddr", o.traddr, "target address")->required();
+  app.add_option("-a,--traddr", o.traddr, "target address (required)");
   app.add_option("-s,--trsvcid", o.trsvcid, "target port")->capture_default_str();
   app.add_option("-n,--nqn", o.subnqn, "subsystem NQN (not for discover)");
   app.add_option("-w,--host-traddr", o.host_traddr, "local source address");
@@ -401,9 +402,11 @@ int run(int argc, char** argv) {
   bool disc_json = false;
   CLI::App* disc = app.add_subcommand("discover", "read the Discovery Log Page (nvme discover)");
   disc->add_flag("--json", disc_json, "JSON on stdout");
+  ConformArgs conform_args;
+  CLI::App* conform = add_conform_subcommand(app, conform_args);
   // The connection options belong to the top level but may come after the subcommand too;
   // CLI11 lists them only in the top-level help, so each subcommand's help points there.
-  for (CLI::App* sub : {identify, write, read, bench, disc}) {
+  for (CLI::App* sub : {identify, write, read, bench, disc, conform}) {
     sub->footer(
         "Connection options (also accepted here): -a,--traddr ADDR (required), -s,--trsvcid "
         "PORT, -n,--nqn NQN (required but for discover), -w,--host-traddr ADDR, --hostnqn, "
@@ -418,6 +421,11 @@ int run(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "nvmf-host: usage: %s (try --help)\n", e.what());
+    return kExitUsage;
+  }
+  if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
+  if (opts.traddr.empty()) {
+    std::fprintf(stderr, "nvmf-host: usage: -a,--traddr is required (try --help)\n");
     return kExitUsage;
   }
   if (Status st = check_connection_options(opts); !st.ok()) {
@@ -437,6 +445,11 @@ int run(int argc, char** argv) {
                  "(no -n needed)\n",
                  proto::kDiscoveryNqn);
     return kExitUsage;
+  }
+  if (conform->parsed()) {
+    // conform's own default: short per-command timeouts keep a whole run to minutes.
+    int timeout = app.get_option("--timeout-ms")->count() > 0 ? opts.timeout_ms : 1500;
+    return cmd_conform(opts, timeout, conform_args);
   }
   if (identify->parsed()) return cmd_identify(opts, id_json);
   if (write->parsed()) return cmd_write(opts, w);
