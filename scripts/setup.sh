@@ -25,7 +25,7 @@ done
 
 # Build and unit tests.
 build_pkgs=(bazel-bootstrap bazel-rules-java libgtest-dev libgmock-dev googletest
-  libcli11-dev nlohmann-json3-dev clang-format python3)
+  libcli11-dev nlohmann-json3-dev liburing-dev clang-format python3)
 # rdma-core user space: verbs, rdma_cm, the rxe provider and the diagnostic tools.
 rdma_pkgs=(libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
   rdmacm-utils perftest iproute2 kmod)

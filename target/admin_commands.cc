@@ -77,7 +77,13 @@ NextStep CommandProcessor::identify(Request& r) {
       p.maxcmd = static_cast<uint16_t>(cfg.io_queue_size);
       p.aerl = cfg.aerl;
       p.kas = cfg.kas;
-      p.volatile_write_cache = subsystem_->ns().file_backed();
+      // VWC: what is true of the namespaces (a file or device behind a page cache or a
+      // write-back device cache); Flush is an fdatasync there. Write Zeroes and Dataset
+      // Management (deallocate) work on every backing (io_commands.cc).
+      for (uint32_t i = 0; Namespace* ns = namespace_at(i); ++i) {
+        p.volatile_write_cache = p.volatile_write_cache || ns->volatile_write_cache();
+      }
+      p.oncs = kOncsDatasetManagement | kOncsWriteZeroes;
       p.subnqn = cfg.nqn;
       p.serial = subsystem_->serial();
       p.model = cfg.model;
@@ -85,12 +91,14 @@ NextStep CommandProcessor::identify(Request& r) {
       build_identify_controller(p, reinterpret_cast<proto::IdentifyController*>(out.data()));
       break;
     }
-    case proto::kCnsNamespace:
-      if (nsid != 1) return complete(r, kInvalidNamespace);
-      build_identify_namespace(subsystem_->ns().num_lbas(), subsystem_->ns().lba_shift(),
-                               subsystem_->nguid(),
-                               reinterpret_cast<proto::IdentifyNamespace*>(out.data()));
+    case proto::kCnsNamespace: {
+      Namespace* ns = find_namespace(nsid);
+      if (ns == nullptr) return complete(r, kInvalidNamespace);
+      build_identify_namespace(ns->num_lbas(), ns->lba_shift(), subsystem_->nguid(),
+                               reinterpret_cast<proto::IdentifyNamespace*>(out.data()),
+                               kDlfeatDeallocateReadsZeroes);
       break;
+    }
     case proto::kCnsActiveNamespaceList:
       if (nsid >= 0xFFFFFFFE) return complete(r, kInvalidNamespace);  // Base 2.0 §5.17.2.2
       build_active_ns_list(nsid, out);

@@ -226,7 +226,7 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     const json& ns = list[i];
     if (!ns.is_object()) return bad(p, shown(ns) + " is not an object");
     NVMF_RETURN_IF_ERROR(
-        check_keys(ns, p, {"nsid", "enable", "device"},
+        check_keys(ns, p, {"nsid", "enable", "device", "buffered_io"},
                    {{"ana_grpid", "nvmf-target does not report ANA (Asymmetric Namespace Access)"}},
                    warnings));
     auto nsid_it = ns.find("nsid");
@@ -235,6 +235,11 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     bool enabled = true;
     if (auto it = ns.find("enable"); it != ns.end()) {
       NVMF_ASSIGN_OR_RETURN(enabled, flag_of(*it, p + ".enable"));
+    }
+    std::optional<bool> buffered;
+    if (auto it = ns.find("buffered_io"); it != ns.end()) {
+      NVMF_ASSIGN_OR_RETURN(bool b, flag_of(*it, p + ".buffered_io"));
+      buffered = b;
     }
     if (!enabled) {
       warnings->push_back(p + " (nsid " + std::to_string(nsid) +
@@ -251,6 +256,7 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     auto path_it = device->find("path");
     if (path_it == device->end()) return bad(dp + ".path", "missing");
     NVMF_ASSIGN_OR_RETURN(s.file_path, string_of(*path_it, dp + ".path"));
+    if (buffered) s.direct_io = !*buffered;
     if (s.file_path.empty()) return bad(dp + ".path", "is empty");
     for (const char* key : {"nguid", "uuid"}) {
       auto it = device->find(key);

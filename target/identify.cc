@@ -40,6 +40,7 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
   out->maxcmd = p.maxcmd;
   out->nn = 1;
   out->vwc = p.volatile_write_cache ? 1 : 0;
+  out->oncs = p.oncs;
   out->sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock;
   if (p.in_capsule_data_size > 0) out->sgls |= proto::kSglsOffset;
   std::memcpy(out->subnqn, p.subnqn.data(), std::min(p.subnqn.size(), sizeof(out->subnqn) - 1));
@@ -51,7 +52,8 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
 }
 
 void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
-                              const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out) {
+                              const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out,
+                              uint8_t dlfeat) {
   std::memset(out, 0, sizeof(*out));
   out->nsze = num_lbas;
   out->ncap = num_lbas;
@@ -59,6 +61,7 @@ void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
   out->nlbaf = 0;
   out->flbas = 0;
   out->lbaf[0].lbads = lba_shift;
+  out->dlfeat = dlfeat;
   std::memcpy(out->nguid, nguid.data(), nguid.size());
 }
 

@@ -156,6 +156,8 @@ void RdmaQueue::build_work_requests() {
     slot.send_wr.sg_list = &slot.cqe_sge;
     slot.send_wr.num_sge = 1;
     slot.send_wr.wr_id = wr_id(kSend, index);
+    slot.req.io.done = this;
+    slot.req.io.tag = index;
     free_slots_.push_back(index);  // lowest index on top
   }
 }
@@ -289,7 +291,16 @@ void RdmaQueue::act(uint32_t slot, NextStep next) {
     case NextStep::kHold:  // the SQE is no longer needed: give the receive back
       post_receive(slots_[slot].recv_index);
       break;
+    case NextStep::kBackend:  // io_done() continues; the SQE stays in its receive until then
+      ++backend_in_flight_;
+      break;
   }
+}
+
+void RdmaQueue::io_done(IoRequest& io) {
+  --backend_in_flight_;
+  if (wants_teardown()) return;  // nobody to answer
+  act(io.tag, processor_->io_done(slots_[io.tag].req));
 }
 
 void RdmaQueue::post_read(uint32_t slot) {

@@ -19,9 +19,14 @@ namespace {
 
 Status bad(const std::string& message) { return Status::invalid_argument(message); }
 
-Result<std::unique_ptr<Namespace>> open_namespace(const SubsystemOptions& s, uint32_t lba_size) {
-  if (!s.file_path.empty()) return Namespace::open_file(s.file_path, s.file_size, lba_size);
-  return Namespace::create_ram(s.ram_size, lba_size);
+Result<std::unique_ptr<Namespace>> open_namespace(const SubsystemOptions& s, const TargetOptions& o,
+                                                  IoEngine* engine) {
+  if (!s.file_path.empty()) {
+    FileBackingOptions backing;
+    backing.direct = s.direct_io.value_or(o.direct_io);
+    return Namespace::open_file(s.file_path, s.file_size, o.lba_size, *engine, backing);
+  }
+  return Namespace::create_ram(s.ram_size, o.lba_size);
 }
 
 // The subsystems to serve: the configured ones, or one from the single-subsystem options.
@@ -32,6 +37,7 @@ std::vector<SubsystemOptions> subsystem_list(const TargetOptions& o) {
   s.file_path = o.file_path;
   s.file_size = o.file_size;
   s.ram_size = o.ram_size;
+  s.direct_io = o.direct_io;
   return {s};
 }
 
@@ -148,8 +154,14 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   address.traddr = options.traddr;
   address.trsvcid = options.trsvcid;
   t->port_ = std::make_unique<Port>(address, *t->discovery_);
-  for (const SubsystemOptions& spec : subsystem_list(options)) {
-    NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(spec, options.lba_size));
+  const std::vector<SubsystemOptions> specs = subsystem_list(options);
+  for (const SubsystemOptions& spec : specs) {
+    if (spec.file_path.empty() || t->io_engine_ != nullptr) continue;
+    NVMF_ASSIGN_OR_RETURN(t->io_engine_, IoEngine::create(options.io_engine));
+    NVMF_LOG(INFO, "target") << "file and block-device I/O through " << t->io_engine_->name();
+  }
+  for (const SubsystemOptions& spec : specs) {
+    NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(spec, options, t->io_engine_.get()));
     SubsystemConfig cfg = common;
     cfg.nqn = spec.nqn;
     cfg.allow_any_host = spec.allow_any_host;
@@ -180,8 +192,8 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   t->registry_->set_negotiation(pending);
   // The first subsystem stands for the port's shared limits in the event loop; Connect picks
   // the subsystem by SUBNQN through the port.
-  NVMF_ASSIGN_OR_RETURN(t->loop_,
-                        EventLoop::create(options, *t->subsystems_.front(), *t->statuses_));
+  NVMF_ASSIGN_OR_RETURN(t->loop_, EventLoop::create(options, *t->subsystems_.front(), *t->statuses_,
+                                                    t->io_engine_.get()));
   t->port_->set_trsvcid(std::to_string(t->loop_->port()));
   return t;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "target/io_engine.h"
 
 namespace nvmf::target {
 
@@ -31,6 +32,8 @@ struct SubsystemOptions {
   std::string file_path;
   uint64_t file_size = 0;
   uint64_t ram_size = 0;
+  // O_DIRECT for this namespace (nvmetcli's buffered_io 0); unset: TargetOptions::direct_io.
+  std::optional<bool> direct_io;
   std::optional<std::array<uint8_t, 16>> nguid;
   std::optional<std::array<uint8_t, 16>> uuid;
 };
@@ -52,10 +55,16 @@ struct TargetOptions {
   std::string subnqn = kDefaultSubnqn;
 
   // Namespace backing: exactly one of file_path or ram_size.
-  std::string file_path;    // mmap'ed file; created and/or extended to file_size when > 0
+  std::string file_path;    // file or block device; a file is created and/or extended to
+                            // file_size when > 0
   uint64_t file_size = 0;   // bytes; 0 = use the existing file's size
   uint64_t ram_size = 0;    // bytes of anonymous memory
   uint32_t lba_size = 512;  // 512 or 4096
+  // File and block-device namespaces: O_DIRECT instead of the page cache (CLI --direct-io);
+  // a config's buffered_io overrides it per namespace.
+  bool direct_io = false;
+  // How file and block-device I/O is executed (CLI --io-engine): io_uring, or worker threads.
+  IoEngineKind io_engine = IoEngineKind::kAuto;
 
   // In-capsule data size per I/O command capsule, nvmet meaning (bytes): -1 = one page, 0 =
   // off, larger values clamped to max(16 KiB, page) and to the device's receive SGEs.
