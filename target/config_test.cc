@@ -119,6 +119,22 @@ TEST(ConfigTest, InlineDataSizeValues) {
   }
 }
 
+TEST(ConfigTest, BufferedIoChoosesODirectPerNamespace) {
+  json j = good();
+  auto absent = parse(j);
+  ASSERT_TRUE(absent.ok()) << absent.status().message();
+  EXPECT_FALSE(absent->options.subsystems[0].direct_io.has_value()) << "--direct-io decides";
+  for (auto [value, direct] : {std::pair{"0", true}, {"1", false}}) {
+    j["subsystems"][0]["namespaces"][0]["buffered_io"] = value;
+    auto r = parse(j);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_TRUE(r->options.subsystems[0].direct_io.has_value());
+    EXPECT_EQ(*r->options.subsystems[0].direct_io, direct) << "buffered_io " << value;
+  }
+  j["subsystems"][0]["namespaces"][0]["buffered_io"] = "2";
+  EXPECT_NE(error_of(j).find("namespaces[0].buffered_io"), std::string::npos);
+}
+
 TEST(ConfigTest, UnknownKeysAreErrorsNamingThePath) {
   struct Case {
     const char* where;
@@ -132,8 +148,8 @@ TEST(ConfigTest, UnknownKeysAreErrorsNamingThePath) {
       {"subsystems[0].passthru", [](json& j) { j["subsystems"][0]["passthru"] = json::object(); }},
       {"subsystems[0].attr.frobnicate",
        [](json& j) { j["subsystems"][0]["attr"]["frobnicate"] = "1"; }},
-      {"subsystems[0].namespaces[0].buffered_io",
-       [](json& j) { j["subsystems"][0]["namespaces"][0]["buffered_io"] = 1; }},
+      {"subsystems[0].namespaces[0].p2pmem",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["p2pmem"] = "auto"; }},
       {"subsystems[0].namespaces[0].device.p2pmem",
        [](json& j) { j["subsystems"][0]["namespaces"][0]["device"]["p2pmem"] = "auto"; }},
   };
