@@ -288,6 +288,18 @@ TEST_F(BackendTest, DatasetManagementDeallocatesEachRange) {
   EXPECT_EQ(q.last, NextStep::kRespond);
   EXPECT_EQ(q.status(), kStatusSuccess);
 
+  // The Linux host sends its whole 4096-byte range buffer with NR 0 (one range): accepted, one
+  // punch; shorter than NR + 1 ranges is Data SGL Length Invalid.
+  std::vector<uint8_t> page = dsm_ranges({{300, 16}});
+  page.resize(4096, 0xAB);  // garbage past the ranges NR counts
+  ASSERT_EQ(q.submit(dsm_sqe(1, true, 4096), page), NextStep::kBackend);
+  EXPECT_EQ(engine_.history.back().offset, 300u * 512);
+  EXPECT_EQ(engine_.history.back().length, 16u * 512);
+  engine_.finish_next(0);
+  EXPECT_EQ(q.status(), kStatusSuccess);
+  EXPECT_EQ(q.submit(dsm_sqe(2, true, 16), dsm_ranges({{0, 8}})), NextStep::kRespond);
+  EXPECT_EQ(q.status(), generic_status(proto::kScDataSglLengthInvalid));
+
   // Without the deallocate attribute: nothing to do.
   EXPECT_EQ(q.submit(dsm_sqe(1, false, 16), dsm_ranges({{0, 8}})), NextStep::kRespond);
   EXPECT_EQ(q.status(), kStatusSuccess);

@@ -222,9 +222,14 @@ NextStep CommandProcessor::dataset_management(Request& r) {
   const proto::Sqe& s = *r.sqe;
   if (find_namespace(s.nsid) == nullptr) return complete(r, kInvalidNamespace);
   if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
-  uint32_t ranges = (s.cdw10 & 0xFF) + 1;
+  const uint32_t needed = ((s.cdw10 & 0xFF) + 1) * static_cast<uint32_t>(sizeof(DsmRange));
+  // A longer SGL is accepted and only NR + 1 ranges are moved: the Linux host always sends its
+  // whole 4096-byte range buffer (nvme_setup_discard), and nvmet checks DSM data with
+  // "at least" (nvmet_check_data_len_lte) where other commands need the exact length.
+  if (r.sgl.length < needed) return complete(r, generic_status(proto::kScDataSglLengthInvalid));
+  r.sgl.length = needed;
   r.nsid = s.nsid;
-  return receive_data(r, ranges * static_cast<uint32_t>(sizeof(DsmRange)), PendingOp::kDsmRanges);
+  return receive_data(r, needed, PendingOp::kDsmRanges);
 }
 
 NextStep CommandProcessor::dsm_ranges_arrived(Request& r, const uint8_t* contiguous) {

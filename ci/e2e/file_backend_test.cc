@@ -52,6 +52,7 @@ class FileBackendTest : public ::testing::TestWithParam<target::IoEngineKind> {
     if (!mount_.empty()) {
       ::unlink(path_.c_str());
       ::umount2(mount_.c_str(), MNT_DETACH);
+      ::rmdir(mount_.c_str());
     } else if (!path_.empty()) {
       ::unlink(path_.c_str());
     }
@@ -119,7 +120,7 @@ TEST_P(FileBackendTest, WriteReadFlushAndIdentifyOnAFile) {
 // failed write is Capacity Exceeded with DNR; the target lives, and writes over space already
 // allocated still succeed.
 TEST_P(FileBackendTest, FullFileSystemIsCapacityExceededAndTheNextGoodIoWorks) {
-  mount_ = temp_dir() + "/small_tmpfs";
+  mount_ = temp_dir() + "/small_tmpfs_" + target::io_engine_kind_name(GetParam());
   ASSERT_EQ(::mkdir(mount_.c_str(), 0755), 0) << std::strerror(errno);
   ASSERT_EQ(::mount("tmpfs", mount_.c_str(), "tmpfs", 0, "size=32m"), 0)
       << "mount tmpfs: " << std::strerror(errno) << " (the soft-RoCE guest runs tests as root)";
