@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "common/nvme_status.h"
 #include "target/command_processor.h"
@@ -21,6 +22,10 @@ constexpr uint8_t kCnsIoCommandSetController = 0x06;
 constexpr uint8_t kLogErrorInformation = 0x01;  // Base 2.0 §5.16.1.2
 constexpr uint8_t kLogSmartHealth = 0x02;       // §5.16.1.3
 constexpr uint8_t kLogFirmwareSlot = 0x03;      // §5.16.1.4
+// Changed Namespace List (§5.16.1.5): the namespaces whose Identify data changed since it was
+// last read. The namespaces are fixed while the target runs, so it is always empty (a zero first
+// entry), as nvmet's is when nothing changed.
+constexpr uint8_t kLogChangedNamespaceList = 0x04;
 
 }  // namespace
 
@@ -84,6 +89,7 @@ NextStep CommandProcessor::identify(Request& r) {
         p.volatile_write_cache = p.volatile_write_cache || ns->volatile_write_cache();
       }
       p.oncs = kOncsDatasetManagement | kOncsWriteZeroes;
+      p.nn = subsystem_->namespaces().empty() ? 0 : subsystem_->namespaces().back().nsid;
       p.subnqn = cfg.nqn;
       p.serial = subsystem_->serial();
       p.model = cfg.model;
@@ -92,22 +98,26 @@ NextStep CommandProcessor::identify(Request& r) {
       break;
     }
     case proto::kCnsNamespace: {
-      Namespace* ns = find_namespace(nsid);
-      if (ns == nullptr) return complete(r, kInvalidNamespace);
-      build_identify_namespace(ns->num_lbas(), ns->lba_shift(), subsystem_->nguid(),
+      const SubsystemNamespace* n = subsystem_->find_namespace(nsid);
+      if (n == nullptr) return complete(r, kInvalidNamespace);
+      build_identify_namespace(n->ns->num_lbas(), n->ns->lba_shift(), n->nguid,
                                reinterpret_cast<proto::IdentifyNamespace*>(out.data()),
                                kDlfeatDeallocateReadsZeroes);
       break;
     }
-    case proto::kCnsActiveNamespaceList:
+    case proto::kCnsActiveNamespaceList: {
       if (nsid >= 0xFFFFFFFE) return complete(r, kInvalidNamespace);  // Base 2.0 §5.17.2.2
-      build_active_ns_list(nsid, out);
+      std::vector<uint32_t> active;
+      for (const SubsystemNamespace& n : subsystem_->namespaces()) active.push_back(n.nsid);
+      build_active_ns_list(nsid, active, out);
       break;
-    case proto::kCnsNamespaceIdDescriptorList:
-      if (nsid != 1) return complete(r, kInvalidNamespace);
-      build_ns_id_descriptors(subsystem_->nguid(), out,
-                              subsystem_->uuid() ? &*subsystem_->uuid() : nullptr);
+    }
+    case proto::kCnsNamespaceIdDescriptorList: {
+      const SubsystemNamespace* n = subsystem_->find_namespace(nsid);
+      if (n == nullptr) return complete(r, kInvalidNamespace);
+      build_ns_id_descriptors(n->nguid, out, n->uuid ? &*n->uuid : nullptr);
       break;
+    }
     case kCnsIoCommandSetController:
       // NVM command set (CSI 0): all-zero = no extra limits (VSL, WZSL, DMRSL), as nvmet.
       if ((r.sqe->cdw11 >> 24) != 0) return complete(r, kInvalidField);
@@ -132,6 +142,7 @@ NextStep CommandProcessor::get_log_page(Request& r) {
     case kLogErrorInformation:  // no errors recorded: all-zero entries
     case kLogSmartHealth:       // nothing to report
     case kLogFirmwareSlot:
+    case kLogChangedNamespaceList:
       std::memset(r.buffer.data(), 0, bytes);
       break;
     default:

@@ -381,5 +381,95 @@ TEST_F(BackendTest, RealEngineRoundTripAndTruncatedFile) {
   EXPECT_EQ(q.status(), kStatusSuccess);
 }
 
+// Several namespaces in one subsystem: RAM nsid 1 and 3 around a file nsid 2.
+TEST(MultiNamespace, ListsIdentifiesAndRoutesByNsid) {
+  FakeEngine engine;
+  std::string path = temp_path("multi_ns");
+  ::unlink(path.c_str());
+  auto ram1 = std::move(Namespace::create_ram(1 << 20, 512)).value();
+  auto file2 = std::move(Namespace::open_file(path, 2 << 20, 512, engine)).value();
+  auto ram3 = std::move(Namespace::create_ram(4 << 20, 4096)).value();
+  StatsRegistry registry;
+  StatusCounters statuses;
+  SubsystemConfig cfg;
+  cfg.nqn = kNqn;
+  auto make = [&] {
+    std::vector<SubsystemNamespace> list = {{3, ram3.get(), {}, std::nullopt},
+                                            {1, ram1.get(), {}, std::nullopt},
+                                            {2, file2.get(), {}, {}}};
+    list[2].uuid = std::array<uint8_t, 16>{9, 9, 9};
+    auto sub = std::make_unique<Subsystem>(cfg, std::move(list), registry);
+    sub->set_in_capsule_data_size(kInCapsule);
+    return sub;
+  };
+  auto subsys = make();
+  ASSERT_EQ(subsys->namespaces().size(), 3u);
+  EXPECT_EQ(subsys->namespaces()[0].nsid, 1u);  // sorted
+  EXPECT_EQ(subsys->namespaces()[0].nguid, stable_id_from(kNqn)) << "nsid 1 as with one namespace";
+  EXPECT_NE(subsys->namespaces()[1].nguid, subsys->namespaces()[2].nguid);
+  EXPECT_EQ(make()->namespaces()[2].nguid, subsys->namespaces()[2].nguid) << "stable";
+
+  TestQueue admin(*subsys, statuses, 0, 32);
+  ASSERT_EQ(admin.submit(connect_sqe(0, 31), connect_data(proto::kAdminQueueCntlid)),
+            NextStep::kRespond);
+  ASSERT_EQ(admin.submit(property_set_sqe(proto::kPropCc, kGoodCc)), NextStep::kRespond);
+  ASSERT_EQ(admin.submit(identify_sqe(proto::kCnsController)), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(reinterpret_cast<const proto::IdentifyController*>(admin.buffer.data())->nn, 3u);
+  ASSERT_EQ(admin.submit(identify_sqe(proto::kCnsActiveNamespaceList, 0)),
+            NextStep::kWriteToHostThenRespond);
+  uint32_t ids[4];
+  std::memcpy(ids, admin.buffer.data(), sizeof(ids));
+  EXPECT_EQ(ids[0], 1u);
+  EXPECT_EQ(ids[1], 2u);
+  EXPECT_EQ(ids[2], 3u);
+  EXPECT_EQ(ids[3], 0u);
+  ASSERT_EQ(admin.submit(identify_sqe(proto::kCnsNamespace, 3)), NextStep::kWriteToHostThenRespond);
+  const auto& id3 = *reinterpret_cast<const proto::IdentifyNamespace*>(admin.buffer.data());
+  EXPECT_EQ(id3.nsze, 1024u);
+  EXPECT_EQ(id3.lbaf[0].lbads, 12);
+  ASSERT_EQ(admin.submit(identify_sqe(proto::kCnsNamespaceIdDescriptorList, 2)),
+            NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(admin.buffer[0], 2);  // NGUID descriptor
+  EXPECT_EQ(std::memcmp(admin.buffer.data() + 4, subsys->namespaces()[1].nguid.data(), 16), 0);
+  EXPECT_EQ(admin.buffer[20], 3);  // then the UUID
+  EXPECT_EQ(admin.buffer[24], 9);
+  admin.submit(identify_sqe(proto::kCnsNamespace, 4));
+  EXPECT_EQ(admin.status(), generic_status(proto::kScInvalidNamespaceOrFormat));
+  // Changed Namespace List (log 04h): present and empty.
+  proto::Sqe log = base_sqe(proto::kAdminGetLogPage);
+  log.cdw10 = 0x04 | (1023u << 16);
+  ASSERT_TRUE(encode_keyed_sgl(log.dptr, 0x4000, 4096, 0x66));
+  std::memset(admin.buffer.data(), 0xFF, 4096);
+  ASSERT_EQ(admin.submit(log), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(admin.status(), kStatusSuccess);
+  EXPECT_EQ(admin.buffer[0], 0);
+  EXPECT_EQ(admin.buffer[4095], 0);
+
+  TestQueue q(*subsys, statuses, 1, 128);
+  ASSERT_EQ(q.submit(connect_sqe(1, 127), connect_data(1)), NextStep::kRespond);
+  std::vector<uint8_t> data(4096, 0x3C);
+  proto::Sqe w = rw_sqe(proto::kNvmWrite, 1, 1, 4096, true);
+  w.nsid = 3;
+  ASSERT_EQ(q.submit(w, data), NextStep::kRespond);
+  EXPECT_EQ(ram3->bytes(4096, 1)[0], 0x3C);
+  EXPECT_EQ(ram1->bytes(4096, 1)[0], 0) << "nsid 1 untouched";
+  proto::Sqe r2 = rw_sqe(proto::kNvmRead, 0, 8, 4096);
+  r2.nsid = 2;
+  ASSERT_EQ(q.submit(r2), NextStep::kBackend);
+  EXPECT_EQ(engine.submitted.front()->fd, file2->fd());
+  engine.finish_next(4096);
+  // A broadcast Flush has work on the file namespace only.
+  ASSERT_EQ(q.submit(flush_sqe(0xFFFFFFFF)), NextStep::kBackend);
+  ASSERT_EQ(engine.submitted.size(), 1u);
+  engine.finish_next(0);
+  EXPECT_EQ(q.last, NextStep::kRespond);
+  EXPECT_EQ(q.status(), kStatusSuccess);
+  proto::Sqe r4 = rw_sqe(proto::kNvmRead, 0, 1, 512);
+  r4.nsid = 4;
+  EXPECT_EQ(q.submit(r4), NextStep::kRespond);
+  EXPECT_EQ(q.status(), generic_status(proto::kScInvalidNamespaceOrFormat));
+  ::unlink(path.c_str());
+}
+
 }  // namespace
 }  // namespace nvmf::target

@@ -38,7 +38,7 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
   out->sqes = (proto::kSqesLog2 << 4) | proto::kSqesLog2;
   out->cqes = (proto::kCqesLog2 << 4) | proto::kCqesLog2;
   out->maxcmd = p.maxcmd;
-  out->nn = 1;
+  out->nn = p.nn;
   out->vwc = p.volatile_write_cache ? 1 : 0;
   out->oncs = p.oncs;
   out->sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock;
@@ -65,11 +65,15 @@ void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
   std::memcpy(out->nguid, nguid.data(), nguid.size());
 }
 
-void build_active_ns_list(uint32_t nsid, std::span<uint8_t, proto::kIdentifyDataSize> out) {
+void build_active_ns_list(uint32_t nsid, std::span<const uint32_t> active,
+                          std::span<uint8_t, proto::kIdentifyDataSize> out) {
   std::fill(out.begin(), out.end(), 0);
-  if (nsid == 0) {
-    uint32_t one = 1;
-    std::memcpy(out.data(), &one, sizeof(one));
+  size_t n = 0;
+  for (uint32_t id : active) {
+    if (id <= nsid) continue;
+    if (n == out.size() / sizeof(uint32_t)) break;
+    std::memcpy(out.data() + n * sizeof(uint32_t), &id, sizeof(id));
+    ++n;
   }
 }
 

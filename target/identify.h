@@ -23,6 +23,7 @@ struct IdentifyControllerParams {
   uint16_t kas = 1;                   // keep alive granularity, 100 ms units (Linux refuses 0)
   bool volatile_write_cache = false;  // VWC bit 0: Flush does something (file backing)
   uint16_t oncs = 0;                  // optional NVM commands: kOncs* below
+  uint32_t nn = 1;                    // NN: the largest NSID the subsystem has
   std::string_view subnqn;
   std::string_view serial;    // SN, at most 20 ASCII characters
   std::string_view model;     // MN, at most 40
@@ -51,9 +52,10 @@ void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
                               uint8_t dlfeat = 0);
 
 // Active Namespace ID list (CNS 02h, Base 2.0 §5.17.2.2): the active nsids greater than `nsid`
-// (CDW1 NSID), ascending, zero-terminated, in the 4096-byte `out`. With one namespace: [1] when
-// nsid == 0, empty otherwise.
-void build_active_ns_list(uint32_t nsid, std::span<uint8_t, proto::kIdentifyDataSize> out);
+// (CDW1 NSID), ascending, zero-terminated, in the 4096-byte `out` (at most 1024 entries).
+// `active` must be ascending.
+void build_active_ns_list(uint32_t nsid, std::span<const uint32_t> active,
+                          std::span<uint8_t, proto::kIdentifyDataSize> out);
 
 // Namespace Identification Descriptor list (CNS 03h, Base 2.0 §5.17.2.3) with one NGUID
 // descriptor (NIDT 2, NIDL 16), then a UUID descriptor (NIDT 3, NIDL 16) when `uuid` is given,

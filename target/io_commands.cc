@@ -86,12 +86,13 @@ NextStep CommandProcessor::begin_io(Request& r) {
 }
 
 Namespace* CommandProcessor::find_namespace(uint32_t nsid) const {
-  if (subsystem_->config().discovery || nsid != 1) return nullptr;
-  return &subsystem_->ns();
+  const SubsystemNamespace* n = subsystem_->find_namespace(nsid);
+  return n != nullptr ? n->ns : nullptr;
 }
 
 Namespace* CommandProcessor::namespace_at(uint32_t index) const {
-  return index == 0 ? find_namespace(1) : nullptr;
+  const auto& all = subsystem_->namespaces();
+  return index < all.size() ? all[index].ns : nullptr;
 }
 
 NextStep CommandProcessor::submit_io(Request& r, Namespace& ns, IoOp op, uint64_t offset,

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/log.h"
 #include "common/nvme_status.h"
@@ -153,8 +154,10 @@ int main(int argc, char** argv) {
   CLI::Option* traddr = app.add_option("-a,--traddr", o.traddr, "local address to listen on");
   CLI::Option* trsvcid = app.add_option("-s,--trsvcid", o.trsvcid, "port")->capture_default_str();
   CLI::Option* nqn = app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->capture_default_str();
-  CLI::Option* file =
-      app.add_option("--file", o.file_path, "namespace backing: a file or a block device");
+  std::vector<std::string> files;
+  CLI::Option* file = app.add_option("--file", files,
+                                     "namespace backing: a file or a block device; repeat for "
+                                     "namespaces 2, 3, ... (each sized by --size)");
   CLI::Option* size_opt =
       app.add_option("--size", size, "create/extend --file to this size (k/m/g suffixes)");
   CLI::Option* ram =
@@ -214,6 +217,10 @@ int main(int argc, char** argv) {
   }
   nvmf::set_log_level(*level);
   if (!apply_sizes(size, ram_size, o)) return kExitUsage;
+  if (!files.empty()) {
+    o.file_path = files.front();
+    o.more_file_paths.assign(files.begin() + 1, files.end());
+  }
   o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
   o.io_engine = io_engine == "uring"     ? nvmf::target::IoEngineKind::kUring
                 : io_engine == "threads" ? nvmf::target::IoEngineKind::kThreads

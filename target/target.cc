@@ -38,6 +38,14 @@ std::vector<SubsystemOptions> subsystem_list(const TargetOptions& o) {
   s.file_size = o.file_size;
   s.ram_size = o.ram_size;
   s.direct_io = o.direct_io;
+  for (size_t i = 0; i < o.more_file_paths.size(); ++i) {
+    NamespaceOptions n;
+    n.nsid = static_cast<uint32_t>(i + 2);
+    n.file_path = o.more_file_paths[i];
+    n.file_size = o.file_size;
+    n.direct_io = o.direct_io;
+    s.more_namespaces.push_back(n);
+  }
   return {s};
 }
 
@@ -52,6 +60,18 @@ Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
     return bad(where + ": give exactly one namespace backing: a file path or a RAM size");
   }
   if (s.file_path.empty() && s.file_size != 0) return bad(where + ": a size needs a file path");
+  if (!s.more_namespaces.empty() && s.file_path.empty()) {
+    return bad(where + ": further namespaces need the first one to be a file too");
+  }
+  for (size_t i = 0; i < s.more_namespaces.size(); ++i) {
+    const NamespaceOptions& n = s.more_namespaces[i];
+    if (n.nsid == 0 || n.nsid >= 0xFFFFFFFF || n.file_path.empty()) {
+      return bad(where + ": namespace " + std::to_string(n.nsid) + " needs an NSID and a path");
+    }
+    bool taken = n.nsid == s.nsid;
+    for (size_t j = 0; j < i; ++j) taken = taken || s.more_namespaces[j].nsid == n.nsid;
+    if (taken) return bad(where + ": NSID " + std::to_string(n.nsid) + " is given twice");
+  }
   if (s.cntlid_min == 0 || s.cntlid_min > s.cntlid_max || s.cntlid_max > 0xFFEF) {
     return bad(where + ": cntlid range " + std::to_string(s.cntlid_min) + ".." +
                std::to_string(s.cntlid_max) + " is not within 1..65519");
@@ -87,6 +107,9 @@ Status validate_options(const TargetOptions& o) {
       return bad("give exactly one namespace backing: --file PATH or --ram-size BYTES");
     }
     if (o.file_path.empty() && o.file_size != 0) return bad("--size needs --file");
+    if (o.file_path.empty() && !o.more_file_paths.empty()) {
+      return bad("a RAM namespace cannot be followed by --file namespaces");
+    }
   }
   for (size_t i = 0; i < o.subsystems.size(); ++i) {
     std::string where = "subsystem " + o.subsystems[i].nqn;
@@ -156,6 +179,7 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   t->port_ = std::make_unique<Port>(address, *t->discovery_);
   const std::vector<SubsystemOptions> specs = subsystem_list(options);
   for (const SubsystemOptions& spec : specs) {
+    NVMF_RETURN_IF_ERROR(validate_subsystem(spec, "subsystem " + spec.nqn));
     if (spec.file_path.empty() || t->io_engine_ != nullptr) continue;
     NVMF_ASSIGN_OR_RETURN(t->io_engine_, IoEngine::create(options.io_engine));
     NVMF_LOG(INFO, "target") << "file and block-device I/O through " << t->io_engine_->name();
@@ -174,15 +198,32 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
     if (!spec.model.empty()) cfg.model = spec.model;
     if (!spec.firmware.empty()) cfg.firmware = spec.firmware;
     if (spec.version != 0) cfg.version = spec.version;
-    auto sub = std::make_unique<Subsystem>(cfg, *ns, *t->registry_);
-    t->port_->link(*sub);
-    NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace 1 on " << ns->describe()
-                             << ", " << ns->num_lbas() << " LBAs of " << ns->lba_size() << " bytes"
-                             << (cfg.allow_any_host
-                                     ? ", any host"
-                                     : ", " + std::to_string(cfg.allowed_hosts.size()) +
-                                           " allowed host(s)");
+    std::vector<SubsystemNamespace> served;
+    served.push_back(
+        {spec.nsid, ns.get(), spec.nguid.value_or(std::array<uint8_t, 16>{}), spec.uuid});
+    NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace " << spec.nsid << " on "
+                             << ns->describe() << ", " << ns->num_lbas() << " LBAs of "
+                             << ns->lba_size() << " bytes";
     t->namespaces_.push_back(std::move(ns));
+    for (const NamespaceOptions& more : spec.more_namespaces) {
+      SubsystemOptions one;
+      one.file_path = more.file_path;
+      one.file_size = more.file_size;
+      one.direct_io = more.direct_io;
+      NVMF_ASSIGN_OR_RETURN(auto extra, open_namespace(one, options, t->io_engine_.get()));
+      served.push_back(
+          {more.nsid, extra.get(), more.nguid.value_or(std::array<uint8_t, 16>{}), more.uuid});
+      NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace " << more.nsid << " on "
+                               << extra->describe() << ", " << extra->num_lbas() << " LBAs of "
+                               << extra->lba_size() << " bytes";
+      t->namespaces_.push_back(std::move(extra));
+    }
+    auto sub = std::make_unique<Subsystem>(cfg, std::move(served), *t->registry_);
+    t->port_->link(*sub);
+    NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": "
+                             << (cfg.allow_any_host ? "any host"
+                                                    : std::to_string(cfg.allowed_hosts.size()) +
+                                                          " allowed host(s)");
     t->subsystems_.push_back(std::move(sub));
   }
   NegotiationStats pending;

@@ -15,7 +15,17 @@ namespace nvmf::target {
 
 inline constexpr char kDefaultSubnqn[] = "nqn.2024-01.io.nvmf-rdma:target";
 
-// One NVM subsystem with namespace 1, as an nvmetcli config describes it (target/config.h).
+// A further namespace of a subsystem: a file or a block device.
+struct NamespaceOptions {
+  uint32_t nsid = 0;  // 1..0xFFFFFFFE, distinct within the subsystem
+  std::string file_path;
+  uint64_t file_size = 0;                        // create/extend a file to this size (0: as it is)
+  std::optional<bool> direct_io;                 // O_DIRECT; unset: TargetOptions::direct_io
+  std::optional<std::array<uint8_t, 16>> nguid;  // unset: derived from the NQN and NSID
+  std::optional<std::array<uint8_t, 16>> uuid;
+};
+
+// One NVM subsystem with its namespaces, as an nvmetcli config describes it (target/config.h).
 // Empty strings and zero mean "the target's default".
 struct SubsystemOptions {
   std::string nqn;
@@ -36,6 +46,8 @@ struct SubsystemOptions {
   std::optional<bool> direct_io;
   std::optional<std::array<uint8_t, 16>> nguid;
   std::optional<std::array<uint8_t, 16>> uuid;
+  uint32_t nsid = 1;  // the NSID of the namespace described by the fields above
+  std::vector<NamespaceOptions> more_namespaces;  // the subsystem's other namespaces
 };
 
 // How the event loop waits for work (CLI --poll).
@@ -63,6 +75,9 @@ struct TargetOptions {
   // File and block-device namespaces: O_DIRECT instead of the page cache (CLI --direct-io);
   // a config's buffered_io overrides it per namespace.
   bool direct_io = false;
+  // Further file or block-device namespaces (nsid 2, 3, ... in order; CLI --file repeated),
+  // each created/extended to file_size like file_path. Needs file_path.
+  std::vector<std::string> more_file_paths;
   // How file and block-device I/O is executed (CLI --io-engine): io_uring, or worker threads.
   IoEngineKind io_engine = IoEngineKind::kAuto;
 
