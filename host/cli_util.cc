@@ -205,6 +205,7 @@ nlohmann::json identify_json(const proto::IdentifyController& id, const Namespac
                          {"icdoff", id.icdoff},
                          {"msdbd", id.msdbd},
                          {"kas", id.kas},
+                         {"cntrltype", id.cntrltype},
                          {"nn", id.nn},
                          {"subnqn", trim_ascii(id.subnqn, sizeof(id.subnqn))}};
   nlohmann::json nsj = {{"nsid", ns.nsid},

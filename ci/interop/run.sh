@@ -203,6 +203,12 @@ export -f k_connect k_disconnect ctrl_dev wait_ns
 
 # ------------------------------------------------------------------------------ setup --
 log "kernel $(uname -r); target $T, host $H; inline sizes: $sizes"
+# For the README's generated matrix (ci/readme-tables.py).
+{
+  echo "kernel=$(uname -r)"
+  echo "nvme_cli=$(nvme version 2>/dev/null | head -n 1)"
+  echo "fio=$(fio --version 2>/dev/null)"
+} >"$out/environment.txt"
 modprobe null_blk nr_devices=1 gb=1 bs=512 memory_backed=1 || modprobe null_blk nr_devices=1 gb=1 bs=512
 modprobe -a nvme-rdma nvmet-rdma || log "modprobe nvme-rdma/nvmet-rdma failed"
 [ -d /sys/kernel/config/nvmet ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
@@ -304,6 +310,8 @@ write_config "$cfg" 4096 "$img"
 # du -k of the backing file, for the checks below.
 export img
 if check "$s" start_target start_target "$cfg" file; then
+  # The checks below are single-quoted on purpose: they expand in the inner bash.
+  # shellcheck disable=SC2016
   if check "$s" nvme_connect k_connect; then
     check "$s" discard_and_write_zeroes_enabled bash -c '
       b=$(basename "$(wait_ns)"); q=/sys/block/$b/queue
