@@ -107,6 +107,8 @@ std::string_view status_code_text(uint8_t sct, uint8_t sc) {
     case kSctCommandSpecific:
       return command_specific_text(sc);
     case kSctMediaError:
+      if (sc == kScWriteFault) return "Write Fault";
+      if (sc == kScUnrecoveredReadError) return "Unrecovered Read Error";
       return "Media or Data Integrity Error";
     case kSctPath:
       if (sc == kScHostPathingError) return "Host Pathing Error";

@@ -191,6 +191,9 @@ inline constexpr uint8_t kScLbaOutOfRange = 0x80;
 inline constexpr uint8_t kScCapacityExceeded = 0x81;
 inline constexpr uint8_t kScNamespaceNotReady = 0x82;
 inline constexpr uint8_t kScReservationConflict = 0x83;
+// Media and data integrity errors (SCT 2). Base 2.0 figure "Media and Data Integrity Errors".
+inline constexpr uint8_t kScWriteFault = 0x80;
+inline constexpr uint8_t kScUnrecoveredReadError = 0x81;
 
 // Command specific status (SCT 1). Base 2.0 figure "Command Specific Status Values".
 inline constexpr uint8_t kScCompletionQueueInvalid = 0x00;
@@ -249,6 +252,8 @@ inline constexpr uint8_t kFeatureKeepAliveTimer = 0x0F;
 
 // Read/Write: SLBA in CDW11:CDW10, NLB (0-based) in CDW12 bits 15:0. NVM CS 1.0 §3.2.4/§3.2.6.
 inline constexpr uint32_t kRwNlbMask = 0xFFFF;
+// Read/Write CDW12 bit 30: Force Unit Access (the data is durable before the completion).
+inline constexpr uint32_t kRwFua = 1u << 30;
 
 // ---------------------------------------------------------------------------------------------
 // Controller properties (Fabrics: read with Property Get/Set). Base 2.0 §3.1.3 "Controller

@@ -30,9 +30,10 @@ done
 
 # Build and unit tests: Bazel (Debian's bootstrap build, with the Java rules its WORKSPACE
 # points at), GoogleTest's sources (built by Bazel), CLI11, nlohmann_json; ci/check-format.sh
-# runs clang-format and shellcheck; the report scripts are python3.
+# runs clang-format and shellcheck; the report scripts are python3; liburing for the target's
+# file and block-device backend (io_uring).
 build_pkgs=(bazel-bootstrap bazel-rules-java googletest libcli11-dev nlohmann-json3-dev
-  clang-format shellcheck python3)
+  liburing-dev clang-format shellcheck python3)
 # rdma-core user space: the verbs and rdma_cm libraries with the rxe provider; ibv_devices,
 # rping and perftest for scripts/rxe-smoke.sh and ci/bench-compare.sh; iproute2's `rdma`
 # and kmod's modprobe to create the rxe devices.

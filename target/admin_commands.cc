@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "common/nvme_status.h"
 #include "target/command_processor.h"
@@ -21,6 +22,10 @@ constexpr uint8_t kCnsIoCommandSetController = 0x06;
 constexpr uint8_t kLogErrorInformation = 0x01;  // Base 2.0 §5.16.1.2
 constexpr uint8_t kLogSmartHealth = 0x02;       // §5.16.1.3
 constexpr uint8_t kLogFirmwareSlot = 0x03;      // §5.16.1.4
+// Changed Namespace List (§5.16.1.5): the namespaces whose Identify data changed since it was
+// last read. The namespaces are fixed while the target runs, so it is always empty (a zero first
+// entry), as nvmet's is when nothing changed.
+constexpr uint8_t kLogChangedNamespaceList = 0x04;
 
 }  // namespace
 
@@ -77,7 +82,14 @@ NextStep CommandProcessor::identify(Request& r) {
       p.maxcmd = static_cast<uint16_t>(cfg.io_queue_size);
       p.aerl = cfg.aerl;
       p.kas = cfg.kas;
-      p.volatile_write_cache = subsystem_->ns().file_backed();
+      // VWC: what is true of the namespaces (a file or device behind a page cache or a
+      // write-back device cache); Flush is an fdatasync there. Write Zeroes and Dataset
+      // Management (deallocate) work on every backing (io_commands.cc).
+      for (uint32_t i = 0; Namespace* ns = namespace_at(i); ++i) {
+        p.volatile_write_cache = p.volatile_write_cache || ns->volatile_write_cache();
+      }
+      p.oncs = kOncsDatasetManagement | kOncsWriteZeroes;
+      p.nn = subsystem_->namespaces().empty() ? 0 : subsystem_->namespaces().back().nsid;
       p.subnqn = cfg.nqn;
       p.serial = subsystem_->serial();
       p.model = cfg.model;
@@ -85,21 +97,27 @@ NextStep CommandProcessor::identify(Request& r) {
       build_identify_controller(p, reinterpret_cast<proto::IdentifyController*>(out.data()));
       break;
     }
-    case proto::kCnsNamespace:
-      if (nsid != 1) return complete(r, kInvalidNamespace);
-      build_identify_namespace(subsystem_->ns().num_lbas(), subsystem_->ns().lba_shift(),
-                               subsystem_->nguid(),
-                               reinterpret_cast<proto::IdentifyNamespace*>(out.data()));
+    case proto::kCnsNamespace: {
+      const SubsystemNamespace* n = subsystem_->find_namespace(nsid);
+      if (n == nullptr) return complete(r, kInvalidNamespace);
+      build_identify_namespace(n->ns->num_lbas(), n->ns->lba_shift(), n->nguid,
+                               reinterpret_cast<proto::IdentifyNamespace*>(out.data()),
+                               kDlfeatDeallocateReadsZeroes);
       break;
-    case proto::kCnsActiveNamespaceList:
+    }
+    case proto::kCnsActiveNamespaceList: {
       if (nsid >= 0xFFFFFFFE) return complete(r, kInvalidNamespace);  // Base 2.0 §5.17.2.2
-      build_active_ns_list(nsid, out);
+      std::vector<uint32_t> active;
+      for (const SubsystemNamespace& n : subsystem_->namespaces()) active.push_back(n.nsid);
+      build_active_ns_list(nsid, active, out);
       break;
-    case proto::kCnsNamespaceIdDescriptorList:
-      if (nsid != 1) return complete(r, kInvalidNamespace);
-      build_ns_id_descriptors(subsystem_->nguid(), out,
-                              subsystem_->uuid() ? &*subsystem_->uuid() : nullptr);
+    }
+    case proto::kCnsNamespaceIdDescriptorList: {
+      const SubsystemNamespace* n = subsystem_->find_namespace(nsid);
+      if (n == nullptr) return complete(r, kInvalidNamespace);
+      build_ns_id_descriptors(n->nguid, out, n->uuid ? &*n->uuid : nullptr);
       break;
+    }
     case kCnsIoCommandSetController:
       // NVM command set (CSI 0): all-zero = no extra limits (VSL, WZSL, DMRSL), as nvmet.
       if ((r.sqe->cdw11 >> 24) != 0) return complete(r, kInvalidField);
@@ -128,6 +146,9 @@ NextStep CommandProcessor::get_log_page(Request& r) {
     case kLogSmartHealth:  // nothing to report
     case kLogFirmwareSlot:
       log_bytes = 512;
+      break;
+    case kLogChangedNamespaceList:  // 1024 NSIDs, none changed
+      log_bytes = 4096;
       break;
     default:  // Base 2.0 §5.16: an unsupported or reserved LID is Invalid Log Page
       return complete(r, make_status(proto::kSctCommandSpecific, proto::kScInvalidLogPage, true));

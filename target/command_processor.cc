@@ -87,6 +87,10 @@ NextStep CommandProcessor::begin(Request& r) {
   r.transfer_bytes = 0;
   r.invalidate = false;
   r.pending = PendingOp::kNone;
+  r.fua = false;
+  r.nsid = 0;
+  r.step = 0;
+  r.fallback_tried = false;
   if ((sqe.flags & proto::kFlagsFuseMask) != 0) return complete(r, kInvalidField);
   if (uint16_t st = check_psdt(sqe); st != kStatusSuccess) return complete(r, st);
   if (controller_ == nullptr) return begin_unconnected(r);
@@ -180,6 +184,8 @@ NextStep CommandProcessor::finish_pending(Request& r, const uint8_t* contiguous)
     }
     case PendingOp::kWrite:
       return write_data(r, contiguous);
+    case PendingOp::kDsmRanges:
+      return dsm_ranges_arrived(r, contiguous);
     case PendingOp::kNone:
       break;
   }
@@ -411,6 +417,10 @@ NextStep CommandProcessor::property_set(Request& r) {
                              << cc_transition_name(t);
     subsystem_->registry().set_controller_ready(controller_->cntlid(),
                                                 controller_->registers().ready());
+  }
+  if (t == CcTransition::kShutdown) {  // flush every namespace, then SHST complete
+    r.step = 0;
+    return shutdown_next(r);
   }
   return complete(r, st);
 }

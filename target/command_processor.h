@@ -12,6 +12,7 @@
 #include "proto/fabrics.h"
 #include "target/controller.h"
 #include "target/counters.h"
+#include "target/io_status.h"
 #include "target/queue_link.h"
 #include "target/request.h"
 #include "target/subsystem.h"
@@ -54,6 +55,10 @@ class CommandProcessor {
   NextStep begin(Request& r);
   // The RDMA READ asked for by kReadFromHost completed: finish the command.
   NextStep data_arrived(Request& r);
+  // The backend operation asked for by kBackend finished (r.io.result): answer the command
+  // (NVMe status from the errno, io_status.h), or return kBackend again for its next operation
+  // (Dataset Management ranges, a broadcast Flush or a shutdown over several namespaces).
+  NextStep io_done(Request& r);
 
   // The queue is going away (disconnect, error, stop): an I/O queue leaves its controller; the
   // admin queue frees its controller (which disconnects the I/O queues). Idempotent.
@@ -116,6 +121,23 @@ class CommandProcessor {
   NextStep read_write(Request& r, bool is_write);
   NextStep flush(Request& r);
   NextStep write_data(Request& r, const uint8_t* contiguous);
+  NextStep write_zeroes(Request& r);
+  NextStep dataset_management(Request& r);
+  NextStep dsm_ranges_arrived(Request& r, const uint8_t* contiguous);
+  // The namespace `nsid` names in this subsystem; null when it is not active.
+  Namespace* find_namespace(uint32_t nsid) const;
+  // The i-th active namespace (ascending nsid); null past the last.
+  Namespace* namespace_at(uint32_t index) const;
+  // Fills r.io for `ns` and submits it; returns kBackend.
+  NextStep submit_io(Request& r, Namespace& ns, IoOp op, uint64_t offset, uint64_t length,
+                     uint8_t* data);
+  // Flush (r.step: next namespace index, for the broadcast NSID) and the CC.SHN flush.
+  NextStep flush_next(Request& r);
+  NextStep shutdown_next(Request& r);
+  // Dataset Management deallocate: the ranges from r.step on.
+  NextStep dsm_next(Request& r);
+  // Completes `r` with the status for r.io.result and logs it (rate-limited).
+  NextStep io_failed(Request& r, IoCommand command);
 
   NextStep complete(Request& r, uint16_t status);
   // Completes a refused Connect with `status` and DW0 (IATTR/IPO); logs `why` at INFO.
@@ -138,6 +160,7 @@ class CommandProcessor {
   bool sqhd_disabled_ = false;  // Connect CATTR asked: SQHD FFFFh in every CQE (nvmet)
   ConnectState state_ = ConnectState::kNone;
   std::vector<Request*> held_aers_;  // capacity AERL + 1, reserved up front (admin queue)
+  uint32_t io_errors_logged_ = 0;
   Controller* controller_ = nullptr;
 };
 

@@ -865,7 +865,7 @@ TEST_F(ProcessorTest, WrongNamespaceAndOpcode) {
   s.nsid = 2;
   q.submit(s);
   EXPECT_EQ(q.status(), generic_status(proto::kScInvalidNamespaceOrFormat));
-  q.submit(base_sqe(proto::kNvmDatasetManagement));
+  q.submit(base_sqe(0x05));  // Compare: not served
   EXPECT_EQ(q.status(), generic_status(proto::kScInvalidOpcode));
   proto::Sqe f = base_sqe(proto::kNvmFlush);
   f.nsid = 1;

@@ -226,7 +226,7 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     const json& ns = list[i];
     if (!ns.is_object()) return bad(p, shown(ns) + " is not an object");
     NVMF_RETURN_IF_ERROR(
-        check_keys(ns, p, {"nsid", "enable", "device"},
+        check_keys(ns, p, {"nsid", "enable", "device", "buffered_io"},
                    {{"ana_grpid", "nvmf-target does not report ANA (Asymmetric Namespace Access)"}},
                    warnings));
     auto nsid_it = ns.find("nsid");
@@ -236,33 +236,51 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     if (auto it = ns.find("enable"); it != ns.end()) {
       NVMF_ASSIGN_OR_RETURN(enabled, flag_of(*it, p + ".enable"));
     }
+    std::optional<bool> buffered;
+    if (auto it = ns.find("buffered_io"); it != ns.end()) {
+      NVMF_ASSIGN_OR_RETURN(bool b, flag_of(*it, p + ".buffered_io"));
+      buffered = b;
+    }
     if (!enabled) {
       warnings->push_back(p + " (nsid " + std::to_string(nsid) +
                           ") has enable 0: not served, as nvmet");
       continue;
     }
-    if (nsid != 1) {
-      return bad(p + ".nsid", std::to_string(nsid) + ": nvmf-target serves namespace 1 only");
+    // The first enabled namespace fills the subsystem's own fields, the others more_namespaces.
+    NamespaceOptions n;
+    n.nsid = static_cast<uint32_t>(nsid);
+    if (have && n.nsid == s.nsid) return bad(p + ".nsid", std::to_string(nsid) + " is given twice");
+    for (const auto& other : s.more_namespaces) {
+      if (other.nsid == n.nsid) return bad(p + ".nsid", std::to_string(nsid) + " is given twice");
     }
-    if (have) return bad(p, "a second enabled namespace: nvmf-target serves one per subsystem");
     NVMF_ASSIGN_OR_RETURN(const json* device, object_at(ns, p, "device", true));
     std::string dp = p + ".device";
     NVMF_RETURN_IF_ERROR(check_keys(*device, dp, {"path", "nguid", "uuid"}, {}, warnings));
     auto path_it = device->find("path");
     if (path_it == device->end()) return bad(dp + ".path", "missing");
-    NVMF_ASSIGN_OR_RETURN(s.file_path, string_of(*path_it, dp + ".path"));
-    if (s.file_path.empty()) return bad(dp + ".path", "is empty");
+    NVMF_ASSIGN_OR_RETURN(n.file_path, string_of(*path_it, dp + ".path"));
+    if (buffered) n.direct_io = !*buffered;
+    if (n.file_path.empty()) return bad(dp + ".path", "is empty");
     for (const char* key : {"nguid", "uuid"}) {
       auto it = device->find(key);
       if (it == device->end()) continue;
       NVMF_ASSIGN_OR_RETURN(std::string text, string_of(*it, dp + "." + key));
       auto id = parse_uuid_text(text);
       if (!id.ok()) return bad(dp + "." + key, shown(*it) + " is not 16 bytes of hex");
-      (std::string_view(key) == "nguid" ? s.nguid : s.uuid) = *id;
+      (std::string_view(key) == "nguid" ? n.nguid : n.uuid) = *id;
+    }
+    if (!have) {
+      s.nsid = n.nsid;
+      s.file_path = n.file_path;
+      s.direct_io = n.direct_io;
+      s.nguid = n.nguid;
+      s.uuid = n.uuid;
+    } else {
+      s.more_namespaces.push_back(std::move(n));
     }
     have = true;
   }
-  if (!have) return bad(path, "no enabled namespace: nvmf-target serves namespace 1");
+  if (!have) return bad(path, "no enabled namespace");
   return ok_status();
 }
 

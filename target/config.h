@@ -27,7 +27,8 @@ struct NvmetConfig {
 //    "subsystems": [{"nqn", "attr": {"allow_any_host", "serial", "model", "firmware",
 //              "version", "cntlid_min", "cntlid_max", "pi_enable": "0", "qid_max",
 //              "ieee_oui"}, "allowed_hosts": [NQN...],
-//              "namespaces": [one: {"nsid": 1, "enable", "device": {"path", "nguid", "uuid"},
+//              "namespaces": [one or more: {"nsid", "enable", "device": {"path", "nguid", "uuid"},
+//              "buffered_io" (0: O_DIRECT, 1: page cache; absent: --direct-io decides),
 //              "ana_grpid"}]}]}
 // Only the subsystems the port links are served (as nvmet). Numbers may be JSON numbers or
 // decimal strings (nvmetcli writes attributes as strings).

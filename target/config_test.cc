@@ -119,6 +119,47 @@ TEST(ConfigTest, InlineDataSizeValues) {
   }
 }
 
+TEST(ConfigTest, BufferedIoChoosesODirectPerNamespace) {
+  json j = good();
+  auto absent = parse(j);
+  ASSERT_TRUE(absent.ok()) << absent.status().message();
+  EXPECT_FALSE(absent->options.subsystems[0].direct_io.has_value()) << "--direct-io decides";
+  for (auto [value, direct] : {std::pair{"0", true}, {"1", false}}) {
+    j["subsystems"][0]["namespaces"][0]["buffered_io"] = value;
+    auto r = parse(j);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_TRUE(r->options.subsystems[0].direct_io.has_value());
+    EXPECT_EQ(*r->options.subsystems[0].direct_io, direct) << "buffered_io " << value;
+  }
+  j["subsystems"][0]["namespaces"][0]["buffered_io"] = "2";
+  EXPECT_NE(error_of(j).find("namespaces[0].buffered_io"), std::string::npos);
+}
+
+TEST(ConfigTest, SeveralNamespacesPerSubsystem) {
+  json j = good();
+  json second = {
+      {"nsid", 3},
+      {"enable", 1},
+      {"buffered_io", "0"},
+      {"device", {{"path", "/tmp/ns3.img"}, {"uuid", "00112233-4455-6677-8899-aabbccddeeff"}}}};
+  j["subsystems"][0]["namespaces"].push_back(second);
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const SubsystemOptions& s = r->options.subsystems[0];
+  EXPECT_EQ(s.nsid, 1u);
+  EXPECT_EQ(s.file_path, "/dev/nullb0");
+  ASSERT_EQ(s.more_namespaces.size(), 1u);
+  EXPECT_EQ(s.more_namespaces[0].nsid, 3u);
+  EXPECT_EQ(s.more_namespaces[0].file_path, "/tmp/ns3.img");
+  EXPECT_EQ(s.more_namespaces[0].direct_io, std::optional<bool>(true));
+  ASSERT_TRUE(s.more_namespaces[0].uuid.has_value());
+  EXPECT_EQ((*s.more_namespaces[0].uuid)[15], 0xff);
+  second["nsid"] = 1;
+  j["subsystems"][0]["namespaces"][1] = second;
+  EXPECT_NE(error_of(j).find("namespaces[1].nsid: 1 is given twice"), std::string::npos)
+      << error_of(j);
+}
+
 TEST(ConfigTest, UnknownKeysAreErrorsNamingThePath) {
   struct Case {
     const char* where;
@@ -132,8 +173,8 @@ TEST(ConfigTest, UnknownKeysAreErrorsNamingThePath) {
       {"subsystems[0].passthru", [](json& j) { j["subsystems"][0]["passthru"] = json::object(); }},
       {"subsystems[0].attr.frobnicate",
        [](json& j) { j["subsystems"][0]["attr"]["frobnicate"] = "1"; }},
-      {"subsystems[0].namespaces[0].buffered_io",
-       [](json& j) { j["subsystems"][0]["namespaces"][0]["buffered_io"] = 1; }},
+      {"subsystems[0].namespaces[0].p2pmem",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["p2pmem"] = "auto"; }},
       {"subsystems[0].namespaces[0].device.p2pmem",
        [](json& j) { j["subsystems"][0]["namespaces"][0]["device"]["p2pmem"] = "auto"; }},
   };
@@ -205,13 +246,13 @@ TEST(ConfigTest, BadValuesAreErrorsNamingKeyAndValue) {
        [](json& j) { j["subsystems"][0]["attr"]["pi_enable"] = "1"; }},
       {"subsystems[0].allowed_hosts[0]: \"nqn.other\" is not in the top-level hosts list",
        [](json& j) { j["subsystems"][0]["allowed_hosts"][0] = "nqn.other"; }},
-      {"subsystems[0].namespaces[0].nsid: 2: nvmf-target serves namespace 1 only",
-       [](json& j) { j["subsystems"][0]["namespaces"][0]["nsid"] = 2; }},
+      {"subsystems[0].namespaces[0].nsid: 4294967295",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["nsid"] = 0xFFFFFFFFu; }},
       {"subsystems[0].namespaces[0].enable: 3",
        [](json& j) { j["subsystems"][0]["namespaces"][0]["enable"] = 3; }},
       {"subsystems[0].namespaces: no enabled namespace",
        [](json& j) { j["subsystems"][0]["namespaces"][0]["enable"] = 0; }},
-      {"subsystems[0].namespaces[1]: a second enabled namespace",
+      {"subsystems[0].namespaces[1].nsid: 1 is given twice",
        [](json& j) {
          j["subsystems"][0]["namespaces"].push_back(j["subsystems"][0]["namespaces"][0]);
        }},

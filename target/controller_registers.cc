@@ -33,7 +33,7 @@ const char* cc_transition_name(CcTransition t) {
     case CcTransition::kDisabled:
       return "disabled (reset)";
     case CcTransition::kShutdown:
-      return "shutdown complete";
+      return "shutdown (CC.SHN)";
   }
   return "?";
 }
@@ -94,11 +94,17 @@ CcTransition ControllerRegisters::write_cc(uint32_t value) {
   bool now_shn = (value & proto::kCcShnMask) != 0;
   if (now_shn && !was_shn) {
     csts_ &= ~(proto::kCstsRdy | proto::kCstsShstMask);
-    csts_ |= proto::kShstComplete << proto::kCstsShstShift;
+    // Shutdown processing occurring until the owner has flushed: shutdown_complete().
+    csts_ |= proto::kShstOccurring << proto::kCstsShstShift;
     t = CcTransition::kShutdown;
   }
   if (!now_shn && was_shn) csts_ &= ~proto::kCstsShstMask;
   return t;
+}
+
+void ControllerRegisters::shutdown_complete() {
+  if ((cc_ & proto::kCcShnMask) == 0) return;  // SHN cleared meanwhile: nothing to report
+  csts_ = (csts_ & ~proto::kCstsShstMask) | (proto::kShstComplete << proto::kCstsShstShift);
 }
 
 }  // namespace nvmf::target

@@ -46,11 +46,14 @@ class ControllerRegisters {
   //  - EN 0 -> 1: IOSQES must be 6, IOCQES 4, CSS 0 (NVM), MPS 0 and AMS 0; then CSTS.RDY,
   //    otherwise CSTS.CFS (the write itself succeeds: the failure is in CSTS);
   //  - EN 1 -> 0: reset, CSTS.RDY and CSTS.CFS cleared (CC keeps the written value);
-  //  - SHN 0 -> non-zero: CSTS.RDY cleared and CSTS.SHST = shutdown complete (02b);
-  //    SHN back to 0 clears SHST.
+  //  - SHN 0 -> non-zero: CSTS.RDY cleared and CSTS.SHST = shutdown processing occurring
+  //    (01b) until shutdown_complete(); SHN back to 0 clears SHST.
   // Returns the status field; `*transition` (optional) tells what happened.
   uint16_t property_set(uint8_t attrib, uint32_t offset, uint64_t value,
                         CcTransition* transition = nullptr);
+  // The shutdown asked by CC.SHN is done (written data flushed): CSTS.SHST = shutdown complete
+  // (10b). Nothing when SHN was cleared meanwhile.
+  void shutdown_complete();
 
  private:
   CcTransition write_cc(uint32_t value);

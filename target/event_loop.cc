@@ -27,6 +27,7 @@ namespace {
 constexpr uint64_t kTagCm = 0;
 constexpr uint64_t kTagWake = 1;
 constexpr uint64_t kTagDeviceBase = 2;
+constexpr uint64_t kTagEngine = ~uint64_t{0};
 constexpr int kIdleSpins = 64;      // empty polls between two looks at the clock
 constexpr int kCmCheckRounds = 64;  // busy rounds between two looks at the CM channel
 constexpr int kListenBacklog = 128;
@@ -41,17 +42,19 @@ std::string peer_of(const verbs::CmId& id) {
 }  // namespace
 
 EventLoop::EventLoop(const TargetOptions& options, Subsystem& subsystem, StatusCounters& statuses,
-                     verbs::EventChannel channel)
+                     verbs::EventChannel channel, IoEngine* engine)
     : options_(options),
       subsystem_(subsystem),
       statuses_(statuses),
+      engine_(engine),
       cm_channel_(std::move(channel)) {}
 
 Result<std::unique_ptr<EventLoop>> EventLoop::create(const TargetOptions& options,
-                                                     Subsystem& subsystem,
-                                                     StatusCounters& statuses) {
+                                                     Subsystem& subsystem, StatusCounters& statuses,
+                                                     IoEngine* engine) {
   NVMF_ASSIGN_OR_RETURN(auto channel, verbs::EventChannel::create());
-  std::unique_ptr<EventLoop> loop(new EventLoop(options, subsystem, statuses, std::move(channel)));
+  std::unique_ptr<EventLoop> loop(
+      new EventLoop(options, subsystem, statuses, std::move(channel), engine));
   NVMF_RETURN_IF_ERROR(loop->open(options));
   return loop;
 }
@@ -72,6 +75,7 @@ Status EventLoop::open(const TargetOptions& options) {
   if (wake_fd_ < 0) return Status::from_errno("eventfd", errno);
   NVMF_RETURN_IF_ERROR(add_fd(cm_channel_.fd(), kTagCm));
   NVMF_RETURN_IF_ERROR(add_fd(wake_fd_, kTagWake));
+  if (engine_ != nullptr) NVMF_RETURN_IF_ERROR(add_fd(engine_->event_fd(), kTagEngine));
   if (listener_->verbs() != nullptr) NVMF_RETURN_IF_ERROR(device_for(listener_->verbs()));
   return ok_status();
 }
@@ -280,8 +284,9 @@ void EventLoop::reject(verbs::CmId& id, uint16_t sts, std::string_view peer,
 // ----------------------------------------------------------------------------- completions --
 
 int EventLoop::poll_queues() {
-  int n = 0;
+  int n = engine_ != nullptr ? engine_->reap() : 0;
   for (auto& [id, q] : queues_) n += q->poll();
+  if (engine_ != nullptr) engine_->flush_submissions();
   return n;
 }
 
@@ -368,6 +373,8 @@ bool EventLoop::wait_idle() {
     } else if (tag == kTagWake) {
       uint64_t value = 0;
       (void)!::read(wake_fd_, &value, sizeof(value));
+    } else if (tag == kTagEngine) {
+      engine_->clear_event();  // the completions are reaped by the next poll_queues()
     } else if (tag - kTagDeviceBase < devices_.size()) {
       drain_cq_events(*devices_[tag - kTagDeviceBase]);
     }
@@ -381,6 +388,10 @@ void EventLoop::sweep() {
     again = false;
     for (auto it = queues_.begin(); it != queues_.end(); ++it) {
       if (!it->second->wants_teardown()) continue;
+      if (it->second->backend_in_flight() > 0) {
+        it->second->disconnect();  // the host sees it now; the buffers go when the I/O is done
+        continue;
+      }
       std::unique_ptr<RdmaQueue> q = std::move(it->second);
       queues_.erase(it);
       q->disconnect();
@@ -451,6 +462,9 @@ Status EventLoop::run() {
 
 void EventLoop::shutdown() {
   for (auto& [id, q] : queues_) q->request_disconnect("target stopping");
+  // The kernel may still be reading into the queues' buffers: wait for every operation (their
+  // completions are dropped, the queues want teardown).
+  if (engine_ != nullptr) engine_->drain();
   while (!queues_.empty()) {
     auto node = queues_.extract(queues_.begin());
     node.mapped()->disconnect();

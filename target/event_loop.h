@@ -18,6 +18,7 @@
 #include "common/verbs/event_channel.h"
 #include "target/counters.h"
 #include "target/device_context.h"
+#include "target/io_engine.h"
 #include "target/rdma_queue.h"
 #include "target/subsystem.h"
 #include "target/target_options.h"
@@ -26,12 +27,14 @@ namespace nvmf::target {
 
 // Owns the RDMA side of the target. Not thread-safe except stop().
 //
-// Loop: poll every queue's CQ; while there is work, keep polling (checking the CM channel
+// Loop: deliver the IoEngine's finished backend operations, poll every queue's CQ, then hand
+// the backend operations that round produced to the kernel (one io_uring_enter); while there is
+// work, keep polling (checking the CM channel
 // every 64 rounds). Then, by TargetOptions::poll_mode:
 //   event: once busy_poll_us have passed since the last completion (the clock is read every
 //          64 empty polls), arm every CQ, poll once more (a completion may have landed before
 //          the arm), then block in epoll_wait on the CM channel, the devices' completion
-//          channels and the eventfd that stop() writes;
+//          channels, the IoEngine's eventfd and the eventfd that stop() writes;
 //   busy:  never sleeps; stop() is seen at the next round.
 // While spinning, the CM channel is read without blocking every 64 × 64 empty polls, and the
 // controllers' keep-alive timers are checked every 64 × 64 polls (busy or not); a sleeping loop
@@ -40,10 +43,12 @@ class EventLoop {
  public:
   // Creates the CM channel and the listener, binds to traddr:trsvcid and listens. When the
   // address belongs to an RDMA device, the in-capsule size is resolved now; otherwise at the
-  // first connection.
+  // first connection. `engine` (null when no namespace is file-backed) must outlive the loop.
   static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options,
-                                                   Subsystem& subsystem, StatusCounters& statuses);
-  // Disconnects and destroys every queue, then the devices, the listener and the channel.
+                                                   Subsystem& subsystem, StatusCounters& statuses,
+                                                   IoEngine* engine = nullptr);
+  // Waits for the backend operations in flight, then disconnects and destroys every queue, then
+  // the devices, the listener and the channel.
   ~EventLoop();
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -55,7 +60,7 @@ class EventLoop {
 
  private:
   EventLoop(const TargetOptions& options, Subsystem& subsystem, StatusCounters& statuses,
-            verbs::EventChannel channel);
+            verbs::EventChannel channel, IoEngine* engine);
   Status open(const TargetOptions& options);
   Status add_fd(int fd, uint64_t tag);
 
@@ -67,7 +72,8 @@ class EventLoop {
   Result<DeviceContext*> device_for(ibv_context* context);
   void resolve_negotiation(const DeviceContext& dev);
 
-  // Completions.
+  // Completions: backend operations reaped, then every CQ, then the new backend operations
+  // submitted. Returns the completions handled.
   int poll_queues();
   void arm_queues();
   void drain_cq_events(DeviceContext& dev);
@@ -84,12 +90,15 @@ class EventLoop {
   // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues).
   void housekeeping();
   bool wait_idle();
+  // Destroys the queues that want teardown, except those still waiting for a backend
+  // operation (disconnected now, destroyed once it completed).
   void sweep();
   void shutdown();
 
   const TargetOptions options_;
   Subsystem& subsystem_;
   StatusCounters& statuses_;
+  IoEngine* engine_;
   verbs::EventChannel cm_channel_;  // destroyed last
   std::optional<verbs::CmId> listener_;
   uint16_t port_ = 0;

@@ -41,8 +41,9 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
   out->sqes = (proto::kSqesLog2 << 4) | proto::kSqesLog2;
   out->cqes = (proto::kCqesLog2 << 4) | proto::kCqesLog2;
   out->maxcmd = p.maxcmd;
-  out->nn = 1;
+  out->nn = p.nn;
   out->vwc = p.volatile_write_cache ? 1 : 0;
+  out->oncs = p.oncs;
   out->sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock;
   if (p.in_capsule_data_size > 0) out->sgls |= proto::kSglsOffset;
   std::memcpy(out->subnqn, p.subnqn.data(), std::min(p.subnqn.size(), sizeof(out->subnqn) - 1));
@@ -54,7 +55,8 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
 }
 
 void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
-                              const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out) {
+                              const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out,
+                              uint8_t dlfeat) {
   std::memset(out, 0, sizeof(*out));
   out->nsze = num_lbas;
   out->ncap = num_lbas;
@@ -63,14 +65,19 @@ void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
   out->flbas = 0;
   out->lbaf[0].lbads = lba_shift;
   out->nmic = proto::kNmicShared;  // every controller of the subsystem reaches the namespace
+  out->dlfeat = dlfeat;
   std::memcpy(out->nguid, nguid.data(), nguid.size());
 }
 
-void build_active_ns_list(uint32_t nsid, std::span<uint8_t, proto::kIdentifyDataSize> out) {
+void build_active_ns_list(uint32_t nsid, std::span<const uint32_t> active,
+                          std::span<uint8_t, proto::kIdentifyDataSize> out) {
   std::fill(out.begin(), out.end(), 0);
-  if (nsid == 0) {
-    uint32_t one = 1;
-    std::memcpy(out.data(), &one, sizeof(one));
+  size_t n = 0;
+  for (uint32_t id : active) {
+    if (id <= nsid) continue;
+    if (n == out.size() / sizeof(uint32_t)) break;
+    std::memcpy(out.data() + n * sizeof(uint32_t), &id, sizeof(id));
+    ++n;
   }
 }
 

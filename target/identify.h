@@ -22,11 +22,20 @@ struct IdentifyControllerParams {
   uint8_t aerl = 3;                   // Async Event Requests held, 0-based
   uint16_t kas = 1;                   // keep alive granularity, 100 ms units (Linux refuses 0)
   bool volatile_write_cache = false;  // VWC bit 0: Flush does something (file backing)
+  uint16_t oncs = 0;                  // optional NVM commands: kOncs* below
+  uint32_t nn = 1;                    // NN: the largest NSID the subsystem has
   std::string_view subnqn;
   std::string_view serial;    // SN, at most 20 ASCII characters
   std::string_view model;     // MN, at most 40
   std::string_view firmware;  // FR, at most 8
 };
+
+// ONCS bits (Identify Controller bytes 521:520, Base 2.0 §5.17.2.1).
+inline constexpr uint16_t kOncsDatasetManagement = 1u << 2;
+inline constexpr uint16_t kOncsWriteZeroes = 1u << 3;
+// DLFEAT (Identify Namespace byte 33, NVM CS 1.0 §4.1.5.1): bit 3 = the Deallocate bit of Write
+// Zeroes is supported; bits 2:0 = 001b: deallocated blocks read as zeroes.
+inline constexpr uint8_t kDlfeatDeallocateReadsZeroes = (1u << 3) | 0x1;
 
 // Identify Controller (Base 2.0 §5.17.2.1; Fabrics fields 1792..): SN/MN/FR space padded,
 // CMIC = multi-port | multi-controller (bits 0, 1; no ANA, bit 3), as nvmet minus ANA,
@@ -38,15 +47,18 @@ void build_identify_controller(const IdentifyControllerParams& params,
                                proto::IdentifyController* out);
 
 // Identify Namespace (NVM CS 1.0 §4.1.5.1): NSZE = NCAP = NUSE = `num_lbas`, one LBA format
-// (NLBAF 0, FLBAS 0) with LBADS = `lba_shift`, NGUID = `nguid`, NMIC bit 0 (shared: every
-// controller of the subsystem reaches it, so Linux native multipath merges the paths).
+// (NLBAF 0, FLBAS 0) with LBADS = `lba_shift`, NGUID = `nguid`, DLFEAT = `dlfeat`, NMIC bit 0
+// (shared: every controller of the subsystem reaches it, so Linux native multipath merges the
+// paths).
 void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
-                              const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out);
+                              const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out,
+                              uint8_t dlfeat = 0);
 
 // Active Namespace ID list (CNS 02h, Base 2.0 §5.17.2.2): the active nsids greater than `nsid`
-// (CDW1 NSID), ascending, zero-terminated, in the 4096-byte `out`. With one namespace: [1] when
-// nsid == 0, empty otherwise.
-void build_active_ns_list(uint32_t nsid, std::span<uint8_t, proto::kIdentifyDataSize> out);
+// (CDW1 NSID), ascending, zero-terminated, in the 4096-byte `out` (at most 1024 entries).
+// `active` must be ascending.
+void build_active_ns_list(uint32_t nsid, std::span<const uint32_t> active,
+                          std::span<uint8_t, proto::kIdentifyDataSize> out);
 
 // Namespace Identification Descriptor list (CNS 03h, Base 2.0 §5.17.2.3) with one NGUID
 // descriptor (NIDT 2, NIDL 16), then a UUID descriptor (NIDT 3, NIDL 16) when `uuid` is given,

@@ -99,15 +99,29 @@ TEST(IdentifyNamespace, SizesAndFormat) {
 TEST(IdentifyLists, ActiveNamespaces) {
   std::vector<uint8_t> buf(4096, 0xFF);
   std::span<uint8_t, 4096> out(buf.data(), 4096);
-  build_active_ns_list(0, out);
-  uint32_t first, second;
-  std::memcpy(&first, buf.data(), 4);
-  std::memcpy(&second, buf.data() + 4, 4);
-  EXPECT_EQ(first, 1u);
-  EXPECT_EQ(second, 0u);
-  build_active_ns_list(1, out);
-  std::memcpy(&first, buf.data(), 4);
-  EXPECT_EQ(first, 0u);
+  auto entry = [&](size_t i) {
+    uint32_t v;
+    std::memcpy(&v, buf.data() + 4 * i, 4);
+    return v;
+  };
+  const uint32_t one[] = {1};
+  build_active_ns_list(0, one, out);
+  EXPECT_EQ(entry(0), 1u);
+  EXPECT_EQ(entry(1), 0u);
+  build_active_ns_list(1, one, out);
+  EXPECT_EQ(entry(0), 0u);
+  // Several, from CDW1 NSID on: only the greater ones, ascending, zero-terminated.
+  const uint32_t three[] = {1, 2, 7};
+  build_active_ns_list(0, three, out);
+  EXPECT_EQ(entry(0), 1u);
+  EXPECT_EQ(entry(1), 2u);
+  EXPECT_EQ(entry(2), 7u);
+  EXPECT_EQ(entry(3), 0u);
+  build_active_ns_list(2, three, out);
+  EXPECT_EQ(entry(0), 7u);
+  EXPECT_EQ(entry(1), 0u);
+  build_active_ns_list(7, three, out);
+  EXPECT_EQ(entry(0), 0u);
 }
 
 TEST(IdentifyLists, NamespaceIdDescriptors) {

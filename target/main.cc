@@ -10,6 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/log.h"
 #include "common/nvme_status.h"
@@ -156,7 +157,10 @@ int main(int argc, char** argv) {
   CLI::Option* traddr = app.add_option("-a,--traddr", o.traddr, "local address to listen on");
   CLI::Option* trsvcid = app.add_option("-s,--trsvcid", o.trsvcid, "port")->capture_default_str();
   CLI::Option* nqn = app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->capture_default_str();
-  CLI::Option* file = app.add_option("--file", o.file_path, "namespace backing file (mmap'ed)");
+  std::vector<std::string> files;
+  CLI::Option* file = app.add_option("--file", files,
+                                     "namespace backing: a file or a block device; repeat for "
+                                     "namespaces 2, 3, ... (each sized by --size)");
   CLI::Option* size_opt =
       app.add_option("--size", size, "create/extend --file to this size (k/m/g suffixes)");
   CLI::Option* ram =
@@ -169,6 +173,15 @@ int main(int argc, char** argv) {
   for (CLI::Option* opt : {traddr, trsvcid, nqn, file, size_opt, ram, inline_size}) {
     config->excludes(opt);
   }
+  app.add_flag("--direct-io", o.direct_io,
+               "file and block-device namespaces bypass the page cache (O_DIRECT); a config's "
+               "namespace buffered_io overrides it");
+  std::string io_engine = "auto";
+  app.add_option("--io-engine", io_engine,
+                 "file and block-device I/O: uring (io_uring), threads (worker threads), or auto "
+                 "(io_uring, else threads with a warning)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "uring", "threads"}));
   app.add_option("--queue-size", o.max_queue_size, "I/O queue entries offered")
       ->capture_default_str();
   app.add_option("--max-io-queues", o.max_io_queues, "I/O queues per controller")
@@ -233,7 +246,14 @@ int main(int argc, char** argv) {
   }
   nvmf::set_log_level(*level);
   if (!apply_sizes(size, ram_size, o)) return kExitUsage;
+  if (!files.empty()) {
+    o.file_path = files.front();
+    o.more_file_paths.assign(files.begin() + 1, files.end());
+  }
   o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
+  o.io_engine = io_engine == "uring"     ? nvmf::target::IoEngineKind::kUring
+                : io_engine == "threads" ? nvmf::target::IoEngineKind::kThreads
+                                         : nvmf::target::IoEngineKind::kAuto;
   if (o.poll_mode == nvmf::target::PollMode::kBusy && busy_poll_us->count() > 0) {
     std::cerr << "nvmf-target: warning: --busy-poll-us is for --poll event; --poll busy never "
                  "sleeps\n";

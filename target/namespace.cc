@@ -1,4 +1,4 @@
-// Namespace: mmap-backed storage for namespace 1 (file or RAM).
+// Namespace: RAM (anonymous mmap) or a file / block device opened for the IoEngine.
 #include "target/namespace.h"
 
 #include <fcntl.h>
@@ -6,11 +6,13 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bit>
 #include <cassert>
 #include <cerrno>
+#include <fstream>
 #include <utility>
 
 namespace nvmf::target {
@@ -29,76 +31,111 @@ Status check_sizes(uint64_t size_bytes, uint32_t lba_size, std::string_view what
   return ok_status();
 }
 
+struct Opened {
+  int fd = -1;
+  uint64_t bytes = 0;
+  bool block_device = false;
+  dev_t rdev = 0;
+};
+
 // Opens (creating when `size_bytes` > 0) and extends the file; returns the fd and final size.
-Result<std::pair<int, uint64_t>> open_and_size(const std::string& path, uint64_t size_bytes) {
-  int flags = O_RDWR | O_CLOEXEC | (size_bytes > 0 ? O_CREAT : 0);
+Result<Opened> open_and_size(const std::string& path, uint64_t size_bytes, bool direct) {
+  int flags = O_RDWR | O_CLOEXEC | (size_bytes > 0 ? O_CREAT : 0) | (direct ? O_DIRECT : 0);
   int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) return Status::from_errno("open", errno, path);
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
+  if (fd < 0) {
+    if (direct && errno == EINVAL) {
+      return Status::invalid_argument(path +
+                                      ": this file system does not support O_DIRECT "
+                                      "(use buffered I/O: drop --direct-io / buffered_io 0)");
+    }
+    return Status::from_errno("open", errno, path);
+  }
+  Opened out;
+  out.fd = fd;
+  auto fail = [&](const char* op) {
     int err = errno;
     ::close(fd);
-    return Status::from_errno("fstat", err, path);
-  }
+    return Status::from_errno(op, err, path);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail("fstat");
   uint64_t current = static_cast<uint64_t>(st.st_size);
   // A block device (e.g. /dev/nullb0 from an nvmetcli config) has st_size 0: ask its size.
   if (S_ISBLK(st.st_mode)) {
-    if (::ioctl(fd, BLKGETSIZE64, &current) != 0) {
-      int err = errno;
-      ::close(fd);
-      return Status::from_errno("ioctl(BLKGETSIZE64)", err, path);
-    }
+    if (::ioctl(fd, BLKGETSIZE64, &current) != 0) return fail("ioctl(BLKGETSIZE64)");
     if (size_bytes > current) {
       ::close(fd);
       return Status::invalid_argument(path + ": block device of " + std::to_string(current) +
                                       " bytes cannot be extended to " + std::to_string(size_bytes));
     }
-    return std::make_pair(fd, current);
+    out.bytes = current;
+    out.block_device = true;
+    out.rdev = st.st_rdev;
+    return out;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::invalid_argument(path + ": neither a regular file nor a block device");
   }
   if (size_bytes > current && ::ftruncate(fd, static_cast<off_t>(size_bytes)) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Status::from_errno("ftruncate", err, path);
+    return fail("ftruncate");
   }
-  return std::make_pair(fd, size_bytes > current ? size_bytes : current);
+  out.bytes = size_bytes > current ? size_bytes : current;
+  return out;
+}
+
+// The block device's write cache as sysfs reports it ("write back" or "write through"); a
+// partition's is its disk's. Unknown counts as volatile (a Flush then still does its work).
+bool device_write_cache_volatile(dev_t rdev) {
+  std::string base =
+      "/sys/dev/block/" + std::to_string(major(rdev)) + ":" + std::to_string(minor(rdev));
+  for (const char* rel : {"/queue/write_cache", "/../queue/write_cache"}) {
+    std::ifstream in(base + rel);
+    std::string mode;
+    if (in && std::getline(in, mode)) return mode != "write through";
+  }
+  return true;
 }
 
 }  // namespace
 
 bool valid_lba_size(uint32_t lba_size) { return lba_size == 512 || lba_size == 4096; }
 
-Namespace::Namespace(uint8_t* base, uint64_t size_bytes, uint64_t map_bytes, uint32_t lba_size,
-                     int fd, std::string path)
+Namespace::Namespace(uint8_t* base, uint64_t size_bytes, uint32_t lba_size, int fd,
+                     std::string path)
     : base_(base),
       size_bytes_(size_bytes),
-      map_bytes_(map_bytes),
       lba_size_(lba_size),
       lba_shift_(static_cast<uint8_t>(std::countr_zero(lba_size))),
       fd_(fd),
       path_(std::move(path)) {}
 
 Result<std::unique_ptr<Namespace>> Namespace::open_file(const std::string& path,
-                                                        uint64_t size_bytes, uint32_t lba_size) {
+                                                        uint64_t size_bytes, uint32_t lba_size,
+                                                        IoEngine& engine,
+                                                        FileBackingOptions options) {
   if (!valid_lba_size(lba_size)) return check_sizes(0, lba_size, path);
-  NVMF_ASSIGN_OR_RETURN(auto opened, open_and_size(path, size_bytes));
-  auto [fd, file_bytes] = opened;
-  Status sized = check_sizes(file_bytes, lba_size, path);
+  NVMF_ASSIGN_OR_RETURN(Opened opened, open_and_size(path, size_bytes, options.direct));
+  Status sized = check_sizes(opened.bytes, lba_size, path);
+  if (sized.ok() && options.direct && opened.block_device) {
+    int logical = 0;
+    if (::ioctl(opened.fd, BLKSSZGET, &logical) == 0 && static_cast<uint32_t>(logical) > lba_size) {
+      sized = Status::invalid_argument(path + ": O_DIRECT needs --lba-size of at least the " +
+                                       "device's logical block size " + std::to_string(logical));
+    }
+  }
   if (!sized.ok()) {
-    ::close(fd);
+    ::close(opened.fd);
     return sized;
   }
-  void* base = ::mmap(nullptr, file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) {
-    int err = errno;
-    ::close(fd);
-    // EINVAL/ENODEV: the file system cannot map files shared (e.g. 9p without a cache).
-    bool unmappable = err == EINVAL || err == ENODEV;
-    return Status::from_errno(
-        "mmap", err, unmappable ? path + ": this file system does not support MAP_SHARED" : path);
-  }
-  uint64_t usable = file_bytes / lba_size * lba_size;
-  return std::unique_ptr<Namespace>(
-      new Namespace(static_cast<uint8_t*>(base), usable, file_bytes, lba_size, fd, path));
+  uint64_t usable = opened.bytes / lba_size * lba_size;
+  std::unique_ptr<Namespace> ns(new Namespace(nullptr, usable, lba_size, opened.fd, path));
+  ns->engine_ = &engine;
+  ns->block_device_ = opened.block_device;
+  ns->direct_ = options.direct;
+  ns->volatile_write_cache_ =
+      !(options.direct && opened.block_device) || device_write_cache_volatile(opened.rdev);
+  return ns;
 }
 
 Result<std::unique_ptr<Namespace>> Namespace::create_ram(uint64_t size_bytes, uint32_t lba_size) {
@@ -110,25 +147,23 @@ Result<std::unique_ptr<Namespace>> Namespace::create_ram(uint64_t size_bytes, ui
     return Status::from_errno("mmap", errno, std::to_string(usable) + " bytes of RAM");
   }
   return std::unique_ptr<Namespace>(
-      new Namespace(static_cast<uint8_t*>(base), usable, usable, lba_size, -1, {}));
+      new Namespace(static_cast<uint8_t*>(base), usable, lba_size, -1, {}));
 }
 
 Namespace::~Namespace() {
-  ::munmap(base_, map_bytes_);
+  if (base_ != nullptr) ::munmap(base_, size_bytes_);
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string Namespace::describe() const { return file_backed() ? "file " + path_ : "ram"; }
-
-std::span<uint8_t> Namespace::bytes(uint64_t offset, uint64_t length) const {
-  assert(offset <= size_bytes_ && length <= size_bytes_ - offset);
-  return {base_ + offset, static_cast<size_t>(length)};
+std::string Namespace::describe() const {
+  if (!file_backed()) return "ram";
+  return std::string(block_device_ ? "block device " : "file ") + path_ +
+         (direct_ ? " (O_DIRECT)" : " (buffered)");
 }
 
-Status Namespace::flush() const {
-  if (!file_backed()) return ok_status();
-  if (::msync(base_, map_bytes_, MS_SYNC) != 0) return Status::from_errno("msync", errno, path_);
-  return ok_status();
+std::span<uint8_t> Namespace::bytes(uint64_t offset, uint64_t length) const {
+  assert(base_ != nullptr && offset <= size_bytes_ && length <= size_bytes_ - offset);
+  return {base_ + offset, static_cast<size_t>(length)};
 }
 
 }  // namespace nvmf::target

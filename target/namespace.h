@@ -1,5 +1,6 @@
-// Storage behind namespace 1: a file mapped with mmap(2) or anonymous RAM, so that Read and
-// Write are memcpy and Flush is msync(2): no system call on the I/O path.
+// Storage behind a namespace: anonymous RAM (Read and Write are memcpy on the event-loop
+// thread, the fastest path), or a file or block device served asynchronously through the
+// target's IoEngine (io_uring), never mapped, so the event loop never waits for the disk.
 #ifndef NVMF_TARGET_NAMESPACE_H_
 #define NVMF_TARGET_NAMESPACE_H_
 
@@ -13,21 +14,33 @@
 
 namespace nvmf::target {
 
-// One namespace's bytes, mapped in memory. Not copyable, not movable (pointers into the
-// mapping are handed out); owned through std::unique_ptr. Thread-safety: the mapping itself is
-// immutable after creation; concurrent access to the same bytes is the caller's business.
+class IoEngine;
+
+// How a file or block-device namespace is opened.
+struct FileBackingOptions {
+  // O_DIRECT: the page cache is bypassed (nvmetcli's buffered_io 0, CLI --direct-io). The LBA
+  // size must then be a multiple of the device's logical block size; data buffers are
+  // page-aligned already. Default: buffered, like nvmetcli's buffered_io 1.
+  bool direct = false;
+};
+
+// One namespace's storage. Not copyable, not movable; owned through std::unique_ptr.
+// Event-loop thread only (its sticky flush error included).
 class Namespace {
  public:
-  // Maps the file at `path` (MAP_SHARED, read-write).
+  // Opens the file at `path` read-write (O_DIRECT when options.direct); I/O goes through
+  // `engine`, which must outlive the namespace.
   // - `size_bytes` > 0: creates the file if missing and extends it (ftruncate) to at least
   //   `size_bytes`; a larger file is never shrunk.
   // - `size_bytes` == 0: the file must exist; its current size is used.
   // - A block device (S_ISBLK) is used at its size (BLKGETSIZE64); it is never extended.
   // The usable size is rounded down to a multiple of `lba_size` (512 or 4096). Errors:
-  // kInvalidArgument (bad lba_size, file smaller than one LBA), or the failing system call
-  // (open, fstat, ftruncate, mmap) with its errno.
+  // kInvalidArgument (bad lba_size, file smaller than one LBA, O_DIRECT refused by the file
+  // system, LBA size below the device's logical block size with O_DIRECT), or the failing
+  // system call (open, fstat, ftruncate, ioctl) with its errno.
   static Result<std::unique_ptr<Namespace>> open_file(const std::string& path, uint64_t size_bytes,
-                                                      uint32_t lba_size);
+                                                      uint32_t lba_size, IoEngine& engine,
+                                                      FileBackingOptions options = {});
   // Anonymous private memory of `size_bytes` (rounded down to whole LBAs), zero-filled lazily
   // by the kernel (MAP_NORESERVE). Errors: kInvalidArgument (bad lba_size, size < one LBA),
   // mmap's errno.
@@ -43,29 +56,48 @@ class Namespace {
   // NSZE: the namespace size in LBAs.
   uint64_t num_lbas() const { return size_bytes_ >> lba_shift_; }
   uint64_t size_bytes() const { return size_bytes_; }
+  // True for a file or block device (I/O through engine()), false for RAM (bytes()).
   bool file_backed() const { return fd_ >= 0; }
-  // "file /path" or "ram", for logs.
+  bool block_device() const { return block_device_; }
+  bool direct() const { return direct_; }
+  int fd() const { return fd_; }
+  // Not null exactly when file_backed().
+  IoEngine* engine() const { return engine_; }
+  // Whether a write can be acknowledged before it is durable, so Flush has work to do
+  // (Identify Controller VWC): false for RAM (nothing is durable, nothing to flush); true for
+  // buffered files and devices (the page cache) and O_DIRECT files (file system metadata, the
+  // disk's cache); for an O_DIRECT block device, the device's own queue/write_cache in sysfs.
+  bool volatile_write_cache() const { return volatile_write_cache_; }
+  // "file /path (buffered)", "block device /dev/x (O_DIRECT)" or "ram", for logs.
   std::string describe() const;
 
-  // The bytes [offset, offset + length). The caller must have range-checked the request
-  // (check_lba_range()): this only asserts in debug builds.
+  // RAM only: the bytes [offset, offset + length). The caller must have range-checked the
+  // request (check_lba_range()): this only asserts in debug builds.
   std::span<uint8_t> bytes(uint64_t offset, uint64_t length) const;
 
-  // Makes written data durable: msync(MS_SYNC) of the whole mapping for a file, nothing for
-  // RAM. Error: msync's errno.
-  Status flush() const;
+  // A Flush of this namespace failed with `err` (an errno): every later Flush fails too, with
+  // the same status. The kernel reports a write-back error to fdatasync only once per open
+  // file, so a retried Flush would "succeed" over data that was lost (the fsync retry
+  // problem); the failure stays visible until the target is restarted.
+  void set_flush_error(int err) {
+    if (flush_error_ == 0) flush_error_ = err;
+  }
+  int flush_error() const { return flush_error_; }
 
  private:
-  Namespace(uint8_t* base, uint64_t size_bytes, uint64_t map_bytes, uint32_t lba_size, int fd,
-            std::string path);
+  Namespace(uint8_t* base, uint64_t size_bytes, uint32_t lba_size, int fd, std::string path);
 
-  uint8_t* base_;
+  uint8_t* base_;        // RAM only
   uint64_t size_bytes_;  // usable bytes: whole LBAs
-  uint64_t map_bytes_;   // bytes mapped (>= size_bytes_)
   uint32_t lba_size_;
   uint8_t lba_shift_;
   int fd_;  // -1 for RAM
   std::string path_;
+  IoEngine* engine_ = nullptr;
+  bool block_device_ = false;
+  bool direct_ = false;
+  bool volatile_write_cache_ = false;
+  int flush_error_ = 0;
 };
 
 // True for the LBA sizes this target supports: 512 and 4096 bytes.

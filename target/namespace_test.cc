@@ -5,12 +5,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
+
+#include "target/io_engine.h"
 
 namespace nvmf::target {
 namespace {
+
+IoEngine& engine() {
+  static std::unique_ptr<IoEngine> e = std::move(IoEngine::create(IoEngineKind::kThreads)).value();
+  return *e;
+}
 
 std::string temp_path(const char* name) {
   const char* dir = std::getenv("TEST_TMPDIR");
@@ -25,7 +34,7 @@ uint64_t file_size(const std::string& path) {
 TEST(Namespace, FileCreatedWithSize) {
   std::string path = temp_path("ns_create");
   ::unlink(path.c_str());
-  auto ns = Namespace::open_file(path, 1 << 20, 512);
+  auto ns = Namespace::open_file(path, 1 << 20, 512, engine());
   ASSERT_TRUE(ns.ok()) << ns.status().to_string();
   EXPECT_EQ(file_size(path), 1u << 20);
   EXPECT_EQ((*ns)->num_lbas(), 2048u);
@@ -34,32 +43,53 @@ TEST(Namespace, FileCreatedWithSize) {
   ::unlink(path.c_str());
 }
 
-TEST(Namespace, FileWriteSurvivesReopen) {
-  std::string path = temp_path("ns_reopen");
+TEST(Namespace, FileIsOpenedNotMappedAndReportsItsCache) {
+  std::string path = temp_path("ns_fd");
   ::unlink(path.c_str());
-  {
-    auto ns = Namespace::open_file(path, 64 * 1024, 4096);
-    ASSERT_TRUE(ns.ok());
-    auto bytes = (*ns)->bytes(8192, 4096);
-    std::memset(bytes.data(), 0xA5, bytes.size());
-    ASSERT_TRUE((*ns)->flush().ok());
-  }
-  auto ns = Namespace::open_file(path, 0, 4096);  // existing size
+  auto ns = Namespace::open_file(path, 64 * 1024, 4096, engine());
+  ASSERT_TRUE(ns.ok()) << ns.status().to_string();
+  EXPECT_GE((*ns)->fd(), 0);
+  EXPECT_EQ((*ns)->engine(), &engine());
+  EXPECT_FALSE((*ns)->block_device());
+  EXPECT_FALSE((*ns)->direct());
+  EXPECT_TRUE((*ns)->volatile_write_cache());  // the page cache
+  EXPECT_EQ((*ns)->describe(), "file " + path + " (buffered)");
+  // A byte written through the descriptor is in the file (nothing mapped, nothing copied).
+  uint8_t b = 0xA5;
+  ASSERT_EQ(::pwrite((*ns)->fd(), &b, 1, 8192), 1);
+  auto again = Namespace::open_file(path, 0, 4096, engine());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->num_lbas(), 16u);
+  uint8_t back = 0;
+  ASSERT_EQ(::pread((*again)->fd(), &back, 1, 8192), 1);
+  EXPECT_EQ(back, 0xA5);
+  ::unlink(path.c_str());
+}
+
+TEST(Namespace, FlushErrorIsSticky) {
+  std::string path = temp_path("ns_sticky");
+  auto ns = Namespace::open_file(path, 4096, 512, engine());
   ASSERT_TRUE(ns.ok());
-  EXPECT_EQ((*ns)->num_lbas(), 16u);
-  auto bytes = (*ns)->bytes(8192, 4096);
-  for (uint8_t b : bytes) ASSERT_EQ(b, 0xA5);
-  EXPECT_EQ((*ns)->bytes(0, 1)[0], 0);
+  EXPECT_EQ((*ns)->flush_error(), 0);
+  (*ns)->set_flush_error(EIO);
+  (*ns)->set_flush_error(ENOSPC);  // the first error stays
+  EXPECT_EQ((*ns)->flush_error(), EIO);
   ::unlink(path.c_str());
+}
+
+TEST(Namespace, NotAFileOrBlockDevice) {
+  auto ns = Namespace::open_file("/dev/null", 0, 512, engine());
+  ASSERT_FALSE(ns.ok());
+  EXPECT_EQ(ns.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Namespace, FileExtendedNeverShrunk) {
   std::string path = temp_path("ns_extend");
   ::unlink(path.c_str());
-  ASSERT_TRUE(Namespace::open_file(path, 8192, 512).ok());
-  ASSERT_TRUE(Namespace::open_file(path, 16384, 512).ok());
+  ASSERT_TRUE(Namespace::open_file(path, 8192, 512, engine()).ok());
+  ASSERT_TRUE(Namespace::open_file(path, 16384, 512, engine()).ok());
   EXPECT_EQ(file_size(path), 16384u);
-  auto ns = Namespace::open_file(path, 4096, 512);
+  auto ns = Namespace::open_file(path, 4096, 512, engine());
   ASSERT_TRUE(ns.ok());
   EXPECT_EQ(file_size(path), 16384u);
   EXPECT_EQ((*ns)->num_lbas(), 32u);
@@ -69,7 +99,7 @@ TEST(Namespace, FileExtendedNeverShrunk) {
 TEST(Namespace, MissingFileWithoutSizeFails) {
   std::string path = temp_path("ns_missing");
   ::unlink(path.c_str());
-  auto ns = Namespace::open_file(path, 0, 512);
+  auto ns = Namespace::open_file(path, 0, 512, engine());
   EXPECT_FALSE(ns.ok());
   EXPECT_EQ(ns.status().code(), StatusCode::kNotFound);
 }
@@ -83,7 +113,8 @@ TEST(Namespace, RamReadsBackWhatWasWritten) {
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i);
   auto r = (*ns)->bytes(512 * 7, 1024);
   for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(r[i], static_cast<uint8_t>(i));
-  EXPECT_TRUE((*ns)->flush().ok());
+  EXPECT_FALSE((*ns)->volatile_write_cache());
+  EXPECT_EQ((*ns)->engine(), nullptr);
 }
 
 TEST(Namespace, SizeRoundedDownToLbas) {
@@ -96,7 +127,7 @@ TEST(Namespace, SizeRoundedDownToLbas) {
 TEST(Namespace, BadSizesRejected) {
   EXPECT_EQ(Namespace::create_ram(100, 512).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(Namespace::create_ram(1 << 20, 1024).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(Namespace::open_file(temp_path("ns_bad"), 1 << 20, 2048).status().code(),
+  EXPECT_EQ(Namespace::open_file(temp_path("ns_bad"), 1 << 20, 2048, engine()).status().code(),
             StatusCode::kInvalidArgument);
 }
 

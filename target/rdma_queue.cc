@@ -167,6 +167,8 @@ void RdmaQueue::init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint3
   slot.send_wr.sg_list = &slot.cqe_sge;
   slot.send_wr.num_sge = 1;
   slot.send_wr.wr_id = wr_id(kSend, index);
+  slot.req.io.done = this;
+  slot.req.io.tag = index;
 }
 
 bool RdmaQueue::connect_accepted() {
@@ -369,7 +371,16 @@ void RdmaQueue::act(uint32_t slot, NextStep next) {
     case NextStep::kHold:  // the SQE is no longer needed: give the receive back
       post_receive(slots_[slot].recv_index);
       break;
+    case NextStep::kBackend:  // io_done() continues; the SQE stays in its receive until then
+      ++backend_in_flight_;
+      break;
   }
+}
+
+void RdmaQueue::io_done(IoRequest& io) {
+  --backend_in_flight_;
+  if (wants_teardown()) return;  // nobody to answer
+  act(io.tag, processor_->io_done(slots_[io.tag].req));
 }
 
 void RdmaQueue::post_read(uint32_t slot) {

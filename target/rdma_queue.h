@@ -56,7 +56,7 @@ struct RdmaQueueParams {
 // response SEND (the host may send the next command as soon as it sees the CQE). A slot is
 // freed when its SEND completes; a receive that finds no free slot waits in a ring.
 // Event-loop thread only.
-class RdmaQueue : public QueueLink {
+class RdmaQueue : public QueueLink, public IoCompletion {
  public:
   // Allocates and registers the buffers, creates the CQ (on dev.channel) and the QP through the
   // QueuePair wrapper (inline-send fallback included), and posts every receive. `id` is the
@@ -86,6 +86,13 @@ class RdmaQueue : public QueueLink {
   // QueueLink.
   void request_disconnect(std::string_view reason) override;
   std::string describe() const override;
+  // IoCompletion: a backend operation of one of this queue's commands finished; the response
+  // (and its RDMA WRITE) is queued and goes out with the next poll()'s post. A queue being torn
+  // down only counts it.
+  void io_done(IoRequest& io) override;
+  // Commands whose backend operation has not completed yet: the queue (its buffers, which the
+  // kernel may still be writing) must not be destroyed before this is 0.
+  uint32_t backend_in_flight() const { return backend_in_flight_; }
 
   bool connect_accepted() override;
   void respond_held(Request& r) override;
@@ -169,6 +176,7 @@ class RdmaQueue : public QueueLink {
   ibv_send_wr* pending_tail_ = nullptr;
   bool armed_ = false;
   bool disconnected_ = false;
+  uint32_t backend_in_flight_ = 0;
   std::string disconnect_reason_;
 
   QueueCounters counters_;

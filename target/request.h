@@ -8,6 +8,7 @@
 #include "common/sgl.h"
 #include "proto/nvme.h"
 #include "target/in_capsule_area.h"
+#include "target/io_engine.h"
 
 namespace nvmf::target {
 
@@ -18,10 +19,13 @@ enum class NextStep : uint8_t {
   kReadFromHost,            // RDMA READ `sgl` into buffer[0, transfer_bytes), then call
                             // CommandProcessor::data_arrived()
   kHold,                    // keep the command without answering (Async Event Request)
+  kBackend,                 // the IoEngine executes `io`: keep the command (its receive and
+                            // slot) until IoCompletion::io_done(io), then hand the Request to
+                            // CommandProcessor::io_done() and carry out what it returns
 };
 
 // The work left once host data has been read into `buffer`.
-enum class PendingOp : uint8_t { kNone, kConnect, kWrite };
+enum class PendingOp : uint8_t { kNone, kConnect, kWrite, kDsmRanges };
 
 // Transport-neutral state of one command. The transport owns the memory (one Request per
 // command slot) and fills the inputs; the processor fills the rest.
@@ -36,8 +40,16 @@ struct Request {
   uint32_t transfer_bytes = 0;  // bytes to move in the RDMA phase
   bool invalidate = false;      // answer with SEND with Invalidate of sgl.rkey (SGL id 0x4F)
   PendingOp pending = PendingOp::kNone;
-  uint64_t ns_offset = 0;  // byte offset in the namespace, for kWrite
-  proto::Cqe cqe{};        // the response (cid, sqid, sqhd, status, dw0/dw1)
+  uint64_t ns_offset = 0;       // byte offset in the namespace, for kWrite
+  bool fua = false;             // kWrite: Force Unit Access asked (CDW12 bit 30)
+  uint32_t nsid = 0;            // the namespace of a kWrite / kBackend command
+  uint32_t step = 0;            // kBackend commands of several operations: the next one's index
+  bool fallback_tried = false;  // zeroing: the other fallocate mode was tried (EOPNOTSUPP)
+  proto::Cqe cqe{};             // the response (cid, sqid, sqhd, status, dw0/dw1)
+
+  // The backend operation of a kBackend step. The transport sets io.done and io.tag once per
+  // slot; the processor fills the rest before returning kBackend.
+  IoRequest io;
 };
 
 }  // namespace nvmf::target

@@ -29,6 +29,35 @@ Subsystem::Subsystem(SubsystemConfig config, Namespace& ns, StatsRegistry& regis
       registry_(registry),
       nguid_(config_.nguid ? *config_.nguid : stable_id_from(config_.nqn)) {
   serial_ = config_.serial.empty() ? serial_from(stable_id_from(config_.nqn)) : config_.serial;
+  namespaces_.push_back(SubsystemNamespace{1, &ns, nguid_, config_.uuid});
+}
+
+Subsystem::Subsystem(SubsystemConfig config, std::vector<SubsystemNamespace> namespaces,
+                     StatsRegistry& registry)
+    : config_(std::move(config)),
+      ns_(nullptr),
+      registry_(registry),
+      nguid_(stable_id_from(config_.nqn)),
+      namespaces_(std::move(namespaces)) {
+  serial_ = config_.serial.empty() ? serial_from(stable_id_from(config_.nqn)) : config_.serial;
+  std::sort(namespaces_.begin(), namespaces_.end(),
+            [](const auto& a, const auto& b) { return a.nsid < b.nsid; });
+  for (SubsystemNamespace& n : namespaces_) {
+    if (n.nguid == std::array<uint8_t, 16>{}) {
+      n.nguid = n.nsid == 1 ? nguid_ : stable_id_from(config_.nqn + "/" + std::to_string(n.nsid));
+    }
+  }
+  if (!namespaces_.empty()) {
+    ns_ = namespaces_.front().ns;
+    nguid_ = namespaces_.front().nguid;
+  }
+}
+
+const SubsystemNamespace* Subsystem::find_namespace(uint32_t nsid) const {
+  for (const SubsystemNamespace& n : namespaces_) {
+    if (n.nsid == nsid) return &n;
+  }
+  return nullptr;
 }
 
 Subsystem::Subsystem(SubsystemConfig config, StatsRegistry& registry)

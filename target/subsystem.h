@@ -53,12 +53,25 @@ struct SubsystemConfig {
   uint32_t max_transfer_bytes() const { return 4096u << mdts; }
 };
 
+// One active namespace of a subsystem: its NSID, storage and identifiers (Identify CNS 00h/03h).
+struct SubsystemNamespace {
+  uint32_t nsid = 1;
+  Namespace* ns = nullptr;
+  std::array<uint8_t, 16> nguid{};
+  std::optional<std::array<uint8_t, 16>> uuid;
+};
+
 // Owns the controllers. Event-loop thread only (the StatsRegistry it reports to is
 // thread-safe).
 class Subsystem {
  public:
   // `ns` and `registry` must outlive the subsystem.
   Subsystem(SubsystemConfig config, Namespace& ns, StatsRegistry& registry);
+  // Several namespaces, by NSID (1..0xFFFFFFFE, distinct; sorted here). Each Namespace must
+  // outlive the subsystem. An NGUID left all-zero is derived from the NQN and the NSID
+  // (nsid 1: from the NQN alone, as with one namespace), so it survives a restart.
+  Subsystem(SubsystemConfig config, std::vector<SubsystemNamespace> namespaces,
+            StatsRegistry& registry);
   // A subsystem without namespace: the discovery subsystem (config.discovery).
   Subsystem(SubsystemConfig config, StatsRegistry& registry);
   ~Subsystem();
@@ -66,7 +79,11 @@ class Subsystem {
   Subsystem& operator=(const Subsystem&) = delete;
 
   const SubsystemConfig& config() const { return config_; }
-  Namespace& ns() { return *ns_; }  // not for the discovery subsystem
+  Namespace& ns() { return *ns_; }  // the first namespace; not for the discovery subsystem
+  // The active namespaces, ascending NSID (empty for the discovery subsystem).
+  const std::vector<SubsystemNamespace>& namespaces() const { return namespaces_; }
+  // The namespace with `nsid`; null when it is not active.
+  const SubsystemNamespace* find_namespace(uint32_t nsid) const;
   StatsRegistry& registry() { return registry_; }
   const std::string& serial() const { return serial_; }
   const std::array<uint8_t, 16>& nguid() const { return nguid_; }
@@ -105,7 +122,8 @@ class Subsystem {
 
  private:
   SubsystemConfig config_;
-  Namespace* ns_;  // null for the discovery subsystem
+  Namespace* ns_;  // the first namespace; null for the discovery subsystem
+  std::vector<SubsystemNamespace> namespaces_;
   StatsRegistry& registry_;
   Port* port_ = nullptr;
   std::string serial_;

@@ -20,9 +20,14 @@ namespace {
 
 Status bad(const std::string& message) { return Status::invalid_argument(message); }
 
-Result<std::unique_ptr<Namespace>> open_namespace(const SubsystemOptions& s, uint32_t lba_size) {
-  if (!s.file_path.empty()) return Namespace::open_file(s.file_path, s.file_size, lba_size);
-  return Namespace::create_ram(s.ram_size, lba_size);
+Result<std::unique_ptr<Namespace>> open_namespace(const SubsystemOptions& s, const TargetOptions& o,
+                                                  IoEngine* engine) {
+  if (!s.file_path.empty()) {
+    FileBackingOptions backing;
+    backing.direct = s.direct_io.value_or(o.direct_io);
+    return Namespace::open_file(s.file_path, s.file_size, o.lba_size, *engine, backing);
+  }
+  return Namespace::create_ram(s.ram_size, o.lba_size);
 }
 
 // The subsystems to serve: the configured ones, or one from the single-subsystem options.
@@ -33,6 +38,15 @@ std::vector<SubsystemOptions> subsystem_list(const TargetOptions& o) {
   s.file_path = o.file_path;
   s.file_size = o.file_size;
   s.ram_size = o.ram_size;
+  s.direct_io = o.direct_io;
+  for (size_t i = 0; i < o.more_file_paths.size(); ++i) {
+    NamespaceOptions n;
+    n.nsid = static_cast<uint32_t>(i + 2);
+    n.file_path = o.more_file_paths[i];
+    n.file_size = o.file_size;
+    n.direct_io = o.direct_io;
+    s.more_namespaces.push_back(n);
+  }
   return {s};
 }
 
@@ -47,6 +61,18 @@ Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
     return bad(where + ": give exactly one namespace backing: a file path or a RAM size");
   }
   if (s.file_path.empty() && s.file_size != 0) return bad(where + ": a size needs a file path");
+  if (!s.more_namespaces.empty() && s.file_path.empty()) {
+    return bad(where + ": further namespaces need the first one to be a file too");
+  }
+  for (size_t i = 0; i < s.more_namespaces.size(); ++i) {
+    const NamespaceOptions& n = s.more_namespaces[i];
+    if (n.nsid == 0 || n.nsid >= 0xFFFFFFFF || n.file_path.empty()) {
+      return bad(where + ": namespace " + std::to_string(n.nsid) + " needs an NSID and a path");
+    }
+    bool taken = n.nsid == s.nsid;
+    for (size_t j = 0; j < i; ++j) taken = taken || s.more_namespaces[j].nsid == n.nsid;
+    if (taken) return bad(where + ": NSID " + std::to_string(n.nsid) + " is given twice");
+  }
   if (s.cntlid_min == 0 || s.cntlid_min > s.cntlid_max || s.cntlid_max > 0xFFEF) {
     return bad(where + ": cntlid range " + std::to_string(s.cntlid_min) + ".." +
                std::to_string(s.cntlid_max) + " is not within 1..65519");
@@ -82,6 +108,9 @@ Status validate_options(const TargetOptions& o) {
       return bad("give exactly one namespace backing: --file PATH or --ram-size BYTES");
     }
     if (o.file_path.empty() && o.file_size != 0) return bad("--size needs --file");
+    if (o.file_path.empty() && !o.more_file_paths.empty()) {
+      return bad("a RAM namespace cannot be followed by --file namespaces");
+    }
   }
   for (size_t i = 0; i < o.subsystems.size(); ++i) {
     std::string where = "subsystem " + o.subsystems[i].nqn;
@@ -165,8 +194,15 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   address.traddr = options.traddr;
   address.trsvcid = options.trsvcid;
   t->port_ = std::make_unique<Port>(address, *t->discovery_);
-  for (const SubsystemOptions& spec : subsystem_list(options)) {
-    NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(spec, options.lba_size));
+  const std::vector<SubsystemOptions> specs = subsystem_list(options);
+  for (const SubsystemOptions& spec : specs) {
+    NVMF_RETURN_IF_ERROR(validate_subsystem(spec, "subsystem " + spec.nqn));
+    if (spec.file_path.empty() || t->io_engine_ != nullptr) continue;
+    NVMF_ASSIGN_OR_RETURN(t->io_engine_, IoEngine::create(options.io_engine));
+    NVMF_LOG(INFO, "target") << "file and block-device I/O through " << t->io_engine_->name();
+  }
+  for (const SubsystemOptions& spec : specs) {
+    NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(spec, options, t->io_engine_.get()));
     SubsystemConfig cfg = common;
     cfg.nqn = spec.nqn;
     cfg.allow_any_host = spec.allow_any_host;
@@ -180,15 +216,32 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
     if (!spec.model.empty()) cfg.model = spec.model;
     if (!spec.firmware.empty()) cfg.firmware = spec.firmware;
     if (spec.version != 0) cfg.version = spec.version;
-    auto sub = std::make_unique<Subsystem>(cfg, *ns, *t->registry_);
-    t->port_->link(*sub);
-    NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace 1 on " << ns->describe()
-                             << ", " << ns->num_lbas() << " LBAs of " << ns->lba_size() << " bytes"
-                             << (cfg.allow_any_host
-                                     ? ", any host"
-                                     : ", " + std::to_string(cfg.allowed_hosts.size()) +
-                                           " allowed host(s)");
+    std::vector<SubsystemNamespace> served;
+    served.push_back(
+        {spec.nsid, ns.get(), spec.nguid.value_or(std::array<uint8_t, 16>{}), spec.uuid});
+    NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace " << spec.nsid << " on "
+                             << ns->describe() << ", " << ns->num_lbas() << " LBAs of "
+                             << ns->lba_size() << " bytes";
     t->namespaces_.push_back(std::move(ns));
+    for (const NamespaceOptions& more : spec.more_namespaces) {
+      SubsystemOptions one;
+      one.file_path = more.file_path;
+      one.file_size = more.file_size;
+      one.direct_io = more.direct_io;
+      NVMF_ASSIGN_OR_RETURN(auto extra, open_namespace(one, options, t->io_engine_.get()));
+      served.push_back(
+          {more.nsid, extra.get(), more.nguid.value_or(std::array<uint8_t, 16>{}), more.uuid});
+      NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace " << more.nsid << " on "
+                               << extra->describe() << ", " << extra->num_lbas() << " LBAs of "
+                               << extra->lba_size() << " bytes";
+      t->namespaces_.push_back(std::move(extra));
+    }
+    auto sub = std::make_unique<Subsystem>(cfg, std::move(served), *t->registry_);
+    t->port_->link(*sub);
+    NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": "
+                             << (cfg.allow_any_host ? "any host"
+                                                    : std::to_string(cfg.allowed_hosts.size()) +
+                                                          " allowed host(s)");
     t->subsystems_.push_back(std::move(sub));
   }
   NegotiationStats pending;
@@ -198,8 +251,8 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   t->registry_->set_negotiation(pending);
   // The first subsystem stands for the port's shared limits in the event loop; Connect picks
   // the subsystem by SUBNQN through the port.
-  NVMF_ASSIGN_OR_RETURN(t->loop_,
-                        EventLoop::create(options, *t->subsystems_.front(), *t->statuses_));
+  NVMF_ASSIGN_OR_RETURN(t->loop_, EventLoop::create(options, *t->subsystems_.front(), *t->statuses_,
+                                                    t->io_engine_.get()));
   t->port_->set_trsvcid(std::to_string(t->loop_->port()));
   return t;
 }

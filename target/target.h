@@ -14,6 +14,7 @@
 namespace nvmf::target {
 
 class EventLoop;
+class IoEngine;
 class Namespace;
 class Port;
 class StatsRegistry;
@@ -57,6 +58,7 @@ class Target {
  private:
   Target();
 
+  std::unique_ptr<IoEngine> io_engine_;  // first: destroyed after the namespaces and the loop
   std::unique_ptr<StatsRegistry> registry_;
   std::unique_ptr<StatusCounters> statuses_;
   std::vector<std::unique_ptr<Namespace>> namespaces_;

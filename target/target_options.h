@@ -9,12 +9,23 @@
 #include <vector>
 
 #include "common/status.h"
+#include "target/io_engine.h"
 
 namespace nvmf::target {
 
 inline constexpr char kDefaultSubnqn[] = "nqn.2024-01.io.nvmf-rdma:target";
 
-// One NVM subsystem with namespace 1, as an nvmetcli config describes it (target/config.h).
+// A further namespace of a subsystem: a file or a block device.
+struct NamespaceOptions {
+  uint32_t nsid = 0;  // 1..0xFFFFFFFE, distinct within the subsystem
+  std::string file_path;
+  uint64_t file_size = 0;                        // create/extend a file to this size (0: as it is)
+  std::optional<bool> direct_io;                 // O_DIRECT; unset: TargetOptions::direct_io
+  std::optional<std::array<uint8_t, 16>> nguid;  // unset: derived from the NQN and NSID
+  std::optional<std::array<uint8_t, 16>> uuid;
+};
+
+// One NVM subsystem with its namespaces, as an nvmetcli config describes it (target/config.h).
 // Empty strings and zero mean "the target's default".
 struct SubsystemOptions {
   std::string nqn;
@@ -34,8 +45,12 @@ struct SubsystemOptions {
   std::string file_path;
   uint64_t file_size = 0;
   uint64_t ram_size = 0;
+  // O_DIRECT for this namespace (nvmetcli's buffered_io 0); unset: TargetOptions::direct_io.
+  std::optional<bool> direct_io;
   std::optional<std::array<uint8_t, 16>> nguid;
   std::optional<std::array<uint8_t, 16>> uuid;
+  uint32_t nsid = 1;  // the NSID of the namespace described by the fields above
+  std::vector<NamespaceOptions> more_namespaces;  // the subsystem's other namespaces
 };
 
 // How the event loop waits for work (CLI --poll).
@@ -55,10 +70,19 @@ struct TargetOptions {
   std::string subnqn = kDefaultSubnqn;
 
   // Namespace backing: exactly one of file_path or ram_size.
-  std::string file_path;    // mmap'ed file; created and/or extended to file_size when > 0
+  std::string file_path;    // file or block device; a file is created and/or extended to
+                            // file_size when > 0
   uint64_t file_size = 0;   // bytes; 0 = use the existing file's size
   uint64_t ram_size = 0;    // bytes of anonymous memory
   uint32_t lba_size = 512;  // 512 or 4096
+  // File and block-device namespaces: O_DIRECT instead of the page cache (CLI --direct-io);
+  // a config's buffered_io overrides it per namespace.
+  bool direct_io = false;
+  // Further file or block-device namespaces (nsid 2, 3, ... in order; CLI --file repeated),
+  // each created/extended to file_size like file_path. Needs file_path.
+  std::vector<std::string> more_file_paths;
+  // How file and block-device I/O is executed (CLI --io-engine): io_uring, or worker threads.
+  IoEngineKind io_engine = IoEngineKind::kAuto;
 
   // In-capsule data size per I/O command capsule, nvmet meaning (bytes): -1 = one page, 0 =
   // off, larger values clamped to max(16 KiB, page) and to the device's receive SGEs.

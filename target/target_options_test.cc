@@ -103,3 +103,33 @@ TEST(ValidateOptions, TraddrRequired) {
 
 }  // namespace
 }  // namespace nvmf::target
+
+namespace nvmf::target {
+namespace {
+
+TEST(ValidateOptions, FurtherNamespacesNeedAFileFirstAndDistinctNsids) {
+  TargetOptions o = good();
+  o.more_file_paths = {"/tmp/b.img"};
+  expect_invalid(o, "RAM namespace cannot be followed by --file");
+  o.ram_size = 0;
+  o.file_path = "/tmp/a.img";
+  EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
+
+  TargetOptions c = good();
+  SubsystemOptions s;
+  s.nqn = "nqn.test:multi";
+  s.file_path = "/dev/nullb0";
+  NamespaceOptions n;
+  n.nsid = 2;
+  n.file_path = "/tmp/b.img";
+  s.more_namespaces = {n};
+  c.subsystems = {s};
+  EXPECT_TRUE(validate_options(c).ok()) << validate_options(c).to_string();
+  c.subsystems[0].more_namespaces[0].nsid = 1;
+  expect_invalid(c, "NSID 1 is given twice");
+  c.subsystems[0].more_namespaces[0].nsid = 0xFFFFFFFF;
+  expect_invalid(c, "needs an NSID and a path");
+}
+
+}  // namespace
+}  // namespace nvmf::target

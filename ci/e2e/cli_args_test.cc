@@ -99,7 +99,7 @@ TEST(CliArgs, TargetRefusesBadOptions) {
       {"-a 192.0.2.1 --ram-size 1m --json /nonexistent-dir/r.json", 1, "--json"},
       {"-a 192.0.2.1 --file /nonexistent-dir/ns.img --size 1m", 1, "/nonexistent-dir/ns.img"},
       {"-a 192.0.2.1 --file /nonexistent-dir/ns.img", 1, "/nonexistent-dir/ns.img"},
-      {"-a 192.0.2.1 --file /dev/null", 2, "smaller than one LBA"},
+      {"-a 192.0.2.1 --file /dev/null", 2, "neither a regular file nor a block device"},
   };
   for (const Case& c : cases) {
     Outcome o = run("target/nvmf-target", c.args);

@@ -63,7 +63,7 @@ check() {
   return "$rc"
 }
 
-write_config() { # write_config FILE INLINE_SIZE: what `nvmetcli save` writes for this setup
+write_config() { # write_config FILE INLINE_SIZE [PATH]: what `nvmetcli save` writes for this setup
   cat >"$1" <<JSON
 {
   "hosts": [{"nqn": "$HOST_OK"}],
@@ -79,7 +79,7 @@ write_config() { # write_config FILE INLINE_SIZE: what `nvmetcli save` writes fo
     "attr": {"allow_any_host": "0", "serial": "$SERIAL", "model": "$MODEL", "version": "1.3"},
     "allowed_hosts": ["$HOST_OK"],
     "namespaces": [{"nsid": 1, "enable": 1,
-                    "device": {"path": "/dev/nullb0",
+                    "device": {"path": "${3:-/dev/nullb0}",
                                "nguid": "11223344-5566-7788-99aa-bbccddeeff00",
                                "uuid": "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}}]}]
 }
@@ -363,6 +363,57 @@ if check "$s" start_target start_target "$cfg" once; then
     cat '$out/refused-ours.txt'; grep -q 'SC 0x84' '$out/refused-ours.txt'"
   check "$s" stop_target stop_target
 fi
+
+# A sparse file namespace (issue 11): the Linux host sees discard and write zeroes enabled,
+# and blkdiscard, fstrim on ext4, nvme write-zeroes and nvme dsm --ad reach the file (its
+# allocated size shrinks, the blocks read back as zeroes).
+s=KernelHostOnNvmfTarget_FileNamespace
+img=/tmp/interop-file-ns.img
+rm -f "$img"
+truncate -s 256M "$img"
+cfg=$out/config-file.json
+write_config "$cfg" 4096 "$img"
+# du -k of the backing file, for the checks below.
+export img
+if check "$s" start_target start_target "$cfg" file; then
+  # The checks below are single-quoted on purpose: they expand in the inner bash.
+  # shellcheck disable=SC2016
+  if check "$s" nvme_connect k_connect; then
+    check "$s" discard_and_write_zeroes_enabled bash -c '
+      b=$(basename "$(wait_ns)"); q=/sys/block/$b/queue
+      for f in discard_max_bytes write_zeroes_max_bytes write_cache; do echo "$f: $(cat $q/$f)"; done
+      [ "$(cat $q/discard_max_bytes)" -gt 0 ] && [ "$(cat $q/write_zeroes_max_bytes)" -gt 0 ] &&
+        [ "$(cat $q/write_cache)" = "write back" ]'
+    check "$s" blkdiscard_frees_file_space bash -c '
+      n=$(wait_ns)
+      dd if=/dev/urandom of="$n" bs=1M count=16 oflag=direct status=none || exit 1
+      before=$(du -k "$img" | cut -f1); blkdiscard "$n" || exit 1; after=$(du -k "$img" | cut -f1)
+      echo "allocated KiB before $before, after blkdiscard $after"
+      [ "$before" -ge 16384 ] && [ "$after" -lt 1024 ]'
+    check "$s" fstrim_on_ext4_frees_file_space bash -c '
+      n=$(wait_ns); m=/tmp/interop-ext4; mkdir -p $m
+      mkfs.ext4 -q -F -E nodiscard "$n" && mount "$n" $m || exit 1
+      dd if=/dev/urandom of=$m/big bs=1M count=24 conv=fsync status=none; rm $m/big; sync
+      before=$(du -k "$img" | cut -f1); fstrim -v $m; rc=$?; after=$(du -k "$img" | cut -f1)
+      umount $m
+      echo "allocated KiB before fstrim $before, after $after"
+      [ $rc -eq 0 ] && [ "$after" -lt $((before - 16384)) ]'
+    check "$s" nvme_write_zeroes_and_dsm_deallocate bash -c '
+      n=$(wait_ns)
+      dd if=/dev/urandom of="$n" bs=4k count=4 oflag=direct status=none || exit 1
+      nvme write-zeroes "$n" --start-block=0 --block-count=7 || exit 1
+      nvme dsm "$n" --ad --slbs=8 --blocks=8 || exit 1
+      # nvme-cli: --block-count is 0-based (LBAs 0..7 zeroed), --blocks is the range length
+      # (LBAs 8..15 deallocated; DLFEAT says they read as zeroes); LBAs 16.. keep their data.
+      cmp <(dd if="$n" bs=4k count=2 iflag=direct status=none) <(head -c 8192 /dev/zero) &&
+        ! cmp -s <(dd if="$n" bs=4k skip=2 count=1 iflag=direct status=none) <(head -c 4096 /dev/zero) &&
+        echo "LBAs 0-15 read as zeroes, 16-23 kept their data"'
+    check "$s" fio_verify fio_verify "$(wait_ns)" file
+    check "$s" nvme_disconnect k_disconnect
+  fi
+  check "$s" stop_target stop_target
+fi
+rm -f "$img"
 
 # ------------------------------------------------- nvmf-host -> Linux nvmet-rdma --
 for size in $sizes; do

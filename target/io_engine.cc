@@ -1,0 +1,403 @@
+// IoEngine: the io_uring engine and the worker-thread fallback.
+#include "target/io_engine.h"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <linux/falloc.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/log.h"
+
+namespace nvmf::target {
+namespace {
+
+constexpr int kZeroRangeMode = FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
+constexpr int kPunchHoleMode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+constexpr unsigned kWorkerThreads = 4;
+
+// A FIFO of IoRequests linked through IoRequest::next (no allocation).
+struct IoList {
+  IoRequest* head = nullptr;
+  IoRequest* tail = nullptr;
+
+  bool empty() const { return head == nullptr; }
+  void push(IoRequest* io) {
+    io->next = nullptr;
+    if (tail != nullptr) {
+      tail->next = io;
+    } else {
+      head = io;
+    }
+    tail = io;
+  }
+  IoRequest* pop() {
+    IoRequest* io = head;
+    if (io != nullptr) {
+      head = io->next;
+      if (head == nullptr) tail = nullptr;
+      io->next = nullptr;
+    }
+    return io;
+  }
+  void append(IoList& other) {
+    if (other.empty()) return;
+    if (tail != nullptr) {
+      tail->next = other.head;
+    } else {
+      head = other.head;
+    }
+    tail = other.tail;
+    other.head = other.tail = nullptr;
+  }
+};
+
+bool moves_data(IoOp op) { return op == IoOp::kRead || op == IoOp::kWrite; }
+
+void read_eventfd(int fd) {
+  uint64_t value = 0;
+  (void)!::read(fd, &value, sizeof(value));
+}
+
+// ------------------------------------------------------------------------------- io_uring --
+
+class UringEngine final : public IoEngine {
+ public:
+  static Result<std::unique_ptr<IoEngine>> create(uint32_t depth) {
+    std::unique_ptr<UringEngine> e(new UringEngine());
+    io_uring_params params{};
+    // Room in the CQ for every operation we let into the kernel (capped at cq_capacity_), so
+    // completions are never dropped or held back by the kernel.
+    params.flags = IORING_SETUP_CQSIZE;
+    params.cq_entries = depth * 2;
+    int err = io_uring_queue_init_params(depth, &e->ring_, &params);
+    if (err < 0) return Status::from_errno("io_uring_queue_init", -err);
+    e->ring_ok_ = true;
+    e->cq_capacity_ = params.cq_entries;
+    io_uring_probe* probe = io_uring_get_probe_ring(&e->ring_);
+    bool complete = probe != nullptr;
+    for (int op : {IORING_OP_READ, IORING_OP_WRITE, IORING_OP_FSYNC, IORING_OP_FALLOCATE}) {
+      complete = complete && io_uring_opcode_supported(probe, op) != 0;
+    }
+    if (probe != nullptr) io_uring_free_probe(probe);
+    if (!complete) {
+      return Status::unavailable("io_uring lacks READ, WRITE, FSYNC or FALLOCATE (kernel < 5.6)");
+    }
+    e->event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (e->event_fd_ < 0) return Status::from_errno("eventfd", errno);
+    err = io_uring_register_eventfd(&e->ring_, e->event_fd_);
+    if (err < 0) return Status::from_errno("io_uring_register_eventfd", -err);
+    return std::unique_ptr<IoEngine>(std::move(e));
+  }
+
+  ~UringEngine() override {
+    if (ring_ok_) io_uring_queue_exit(&ring_);
+    if (event_fd_ >= 0) ::close(event_fd_);
+  }
+
+  void submit(IoRequest& io) override {
+    io.done_bytes = 0;
+    io.result = 0;
+    ++in_flight_;
+    if (!overflow_.empty() || !prepare(io)) overflow_.push(&io);
+  }
+
+  void flush_submissions() override {
+    if (!unsubmitted_) return;
+    int n = io_uring_submit(&ring_);
+    // On -EAGAIN/-EBUSY/-EINTR the entries stay in the SQ ring and go with the next call.
+    if (n >= 0) unsubmitted_ = false;
+  }
+
+  int reap() override {
+    int delivered = 0;
+    io_uring_cqe* cqe = nullptr;
+    while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+      auto* io = static_cast<IoRequest*>(io_uring_cqe_get_data(cqe));
+      int res = cqe->res;
+      io_uring_cqe_seen(&ring_, cqe);
+      --in_kernel_;
+      if (moves_data(io->op) && res > 0 && io->done_bytes + res < io->length) {
+        io->done_bytes += static_cast<uint64_t>(res);  // short transfer: the rest, again
+        if (!overflow_.empty() || !prepare(*io)) overflow_.push(io);
+        continue;
+      }
+      if (moves_data(io->op)) {
+        // 0 bytes with some left: the file ended (truncated under us) or the device gave up.
+        io->result = res < 0 ? res : (res == 0 ? -EIO : static_cast<int64_t>(io->length));
+      } else {
+        io->result = res;
+      }
+      --in_flight_;
+      ++delivered;
+      io->done->io_done(*io);
+    }
+    while (!overflow_.empty() && prepare(*overflow_.head)) overflow_.pop();
+    return delivered;
+  }
+
+  int event_fd() const override { return event_fd_; }
+  void clear_event() override { read_eventfd(event_fd_); }
+
+  void drain() override {
+    while (in_flight_ > 0) {
+      flush_submissions();
+      reap();
+      if (in_flight_ == 0) break;
+      io_uring_cqe* cqe = nullptr;
+      int err = io_uring_wait_cqe(&ring_, &cqe);
+      if (err < 0 && err != -EINTR && err != -EAGAIN) {
+        NVMF_LOG(ERROR, "target") << "io_uring_wait_cqe: " << errno_string(-err) << " with "
+                                  << in_flight_ << " operation(s) in flight";
+        return;
+      }
+    }
+  }
+
+  uint64_t in_flight() const override { return in_flight_; }
+  const char* name() const override { return "io_uring"; }
+
+ private:
+  UringEngine() = default;
+
+  // Fills one SQE for `io` (from io.done_bytes on); false when the SQ or the CQ budget is full.
+  bool prepare(IoRequest& io) {
+    if (in_kernel_ >= cq_capacity_) return false;
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    if (sqe == nullptr) {
+      io_uring_submit(&ring_);
+      sqe = io_uring_get_sqe(&ring_);
+      if (sqe == nullptr) return false;
+    }
+    const uint64_t done = io.done_bytes;
+    switch (io.op) {
+      case IoOp::kRead:
+        io_uring_prep_read(sqe, io.fd, io.data + done, static_cast<unsigned>(io.length - done),
+                           io.offset + done);
+        break;
+      case IoOp::kWrite:
+        io_uring_prep_write(sqe, io.fd, io.data + done, static_cast<unsigned>(io.length - done),
+                            io.offset + done);
+        sqe->rw_flags = io.fua ? RWF_DSYNC : 0;
+        break;
+      case IoOp::kFlush:
+        io_uring_prep_fsync(sqe, io.fd, IORING_FSYNC_DATASYNC);
+        break;
+      case IoOp::kZeroRange:
+      case IoOp::kPunchHole:
+        io_uring_prep_fallocate(sqe, io.fd,
+                                io.op == IoOp::kZeroRange ? kZeroRangeMode : kPunchHoleMode,
+                                static_cast<off_t>(io.offset), static_cast<off_t>(io.length));
+        break;
+    }
+    io_uring_sqe_set_data(sqe, &io);
+    ++in_kernel_;
+    unsubmitted_ = true;
+    return true;
+  }
+
+  io_uring ring_{};
+  bool ring_ok_ = false;
+  int event_fd_ = -1;
+  uint32_t cq_capacity_ = 0;
+  uint32_t in_kernel_ = 0;    // SQEs prepared and not yet reaped
+  uint64_t in_flight_ = 0;    // submitted and not yet delivered (overflow included)
+  bool unsubmitted_ = false;  // SQEs prepared since the last io_uring_submit
+  IoList overflow_;           // waiting for an SQE or CQ room, in order
+};
+
+// ------------------------------------------------------------------------ worker threads --
+
+int64_t run_blocking(IoRequest& io) {
+  switch (io.op) {
+    case IoOp::kRead:
+    case IoOp::kWrite: {
+      uint64_t done = 0;
+      while (done < io.length) {
+        iovec iov{io.data + done, static_cast<size_t>(io.length - done)};
+        auto at = static_cast<off_t>(io.offset + done);
+        ssize_t n = io.op == IoOp::kRead ? ::preadv2(io.fd, &iov, 1, at, 0)
+                                         : ::pwritev2(io.fd, &iov, 1, at, io.fua ? RWF_DSYNC : 0);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          return -errno;
+        }
+        if (n == 0) return -EIO;
+        done += static_cast<uint64_t>(n);
+      }
+      return static_cast<int64_t>(done);
+    }
+    case IoOp::kFlush:
+      return ::fdatasync(io.fd) == 0 ? 0 : -errno;
+    case IoOp::kZeroRange:
+    case IoOp::kPunchHole: {
+      int mode = io.op == IoOp::kZeroRange ? kZeroRangeMode : kPunchHoleMode;
+      return ::fallocate(io.fd, mode, static_cast<off_t>(io.offset),
+                         static_cast<off_t>(io.length)) == 0
+                 ? 0
+                 : -errno;
+    }
+  }
+  return -EINVAL;
+}
+
+// The fallback: blocking system calls on kWorkerThreads threads. The event-loop thread takes
+// the queue lock once per round that submitted something and once per round that has
+// completions to deliver (an atomic count says so without the lock).
+class ThreadEngine final : public IoEngine {
+ public:
+  static Result<std::unique_ptr<IoEngine>> create() {
+    std::unique_ptr<ThreadEngine> e(new ThreadEngine());
+    e->event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (e->event_fd_ < 0) return Status::from_errno("eventfd", errno);
+    for (unsigned i = 0; i < kWorkerThreads; ++i)
+      e->workers_.emplace_back([p = e.get()] { p->work(); });
+    return std::unique_ptr<IoEngine>(std::move(e));
+  }
+
+  ~ThreadEngine() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+    if (event_fd_ >= 0) ::close(event_fd_);
+  }
+
+  void submit(IoRequest& io) override {
+    io.done_bytes = 0;
+    io.result = 0;
+    ++in_flight_;
+    unsubmitted_.push(&io);
+  }
+
+  void flush_submissions() override {
+    if (unsubmitted_.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      todo_.append(unsubmitted_);
+    }
+    cv_.notify_all();
+  }
+
+  int reap() override {
+    if (finished_.load(std::memory_order_acquire) == 0) return 0;
+    IoList done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done.append(done_);
+      finished_.store(0, std::memory_order_relaxed);
+    }
+    int delivered = 0;
+    while (IoRequest* io = done.pop()) {
+      --in_flight_;
+      ++delivered;
+      io->done->io_done(*io);
+    }
+    return delivered;
+  }
+
+  int event_fd() const override { return event_fd_; }
+  void clear_event() override { read_eventfd(event_fd_); }
+
+  void drain() override {
+    while (in_flight_ > 0) {
+      flush_submissions();
+      if (reap() > 0) continue;
+      pollfd p{event_fd_, POLLIN, 0};
+      (void)::poll(&p, 1, 100);
+      clear_event();
+    }
+  }
+
+  uint64_t in_flight() const override { return in_flight_; }
+  const char* name() const override { return "threads"; }
+
+ private:
+  ThreadEngine() = default;
+
+  void work() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stopping_ || !todo_.empty(); });
+      if (stopping_) return;
+      IoRequest* io = todo_.pop();
+      lock.unlock();
+      io->result = run_blocking(*io);
+      lock.lock();
+      done_.push(io);
+      finished_.fetch_add(1, std::memory_order_release);
+      uint64_t one = 1;
+      (void)!::write(event_fd_, &one, sizeof(one));
+    }
+  }
+
+  int event_fd_ = -1;
+  uint64_t in_flight_ = 0;  // event-loop thread only
+  IoList unsubmitted_;      // event-loop thread only
+  std::mutex mu_;
+  std::condition_variable cv_;
+  IoList todo_;  // guarded by mu_
+  IoList done_;  // guarded by mu_
+  bool stopping_ = false;
+  std::atomic<uint32_t> finished_{0};
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+const char* io_op_name(IoOp op) {
+  switch (op) {
+    case IoOp::kRead:
+      return "read";
+    case IoOp::kWrite:
+      return "write";
+    case IoOp::kFlush:
+      return "flush";
+    case IoOp::kZeroRange:
+      return "zero range";
+    case IoOp::kPunchHole:
+      return "punch hole";
+  }
+  return "?";
+}
+
+const char* io_engine_kind_name(IoEngineKind kind) {
+  switch (kind) {
+    case IoEngineKind::kAuto:
+      return "auto";
+    case IoEngineKind::kUring:
+      return "uring";
+    case IoEngineKind::kThreads:
+      return "threads";
+  }
+  return "?";
+}
+
+Result<std::unique_ptr<IoEngine>> IoEngine::create(IoEngineKind kind, uint32_t depth) {
+  if (kind == IoEngineKind::kThreads) return ThreadEngine::create();
+  auto uring = UringEngine::create(depth);
+  if (uring.ok() || kind == IoEngineKind::kUring) {
+    if (!uring.ok()) {
+      return Status::invalid_argument("--io-engine uring: io_uring is not available here: " +
+                                      uring.status().to_string());
+    }
+    return uring;
+  }
+  NVMF_LOG(WARN, "target") << "io_uring is not available (" << uring.status().to_string()
+                           << "); file and block-device namespaces use " << kWorkerThreads
+                           << " worker threads instead";
+  return ThreadEngine::create();
+}
+
+}  // namespace nvmf::target
