@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs each soft-RoCE test binary listed in $1 (one path a line) with XML output into
-# $NVMF_RESULTS_DIR; meant to run under ci/rxe-run, where a device exists.
+# Runs each soft-RoCE test binary listed in $1 (one a line: PATH [NAME], NAME defaulting to the
+# binary's name, for its XML and log lines) with XML output into $NVMF_RESULTS_DIR; meant to
+# run under ci/rxe-run, where a device exists. Sanitizer builds (NAME.asan) abort on any report.
 set -uo pipefail
 list=$1
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
@@ -25,9 +26,11 @@ rc=0
 timeout 300 "$here/../scripts/rxe-smoke.sh" || rc=$?
 write_case "$NVMF_RESULTS_DIR/rxe-smoke.xml" RxeSmoke RpingAndSendLatency "$rc"
 [ "$rc" -eq 0 ] || status=1
-while IFS= read -r bin; do
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+while read -r bin name; do
   [ -n "$bin" ] || continue
-  name=$(basename "$bin")
+  [ -n "$name" ] || name=$(basename "$bin")
   echo "=== $name"
   # Bazel test binaries find their data deps through the runfiles tree beside them.
   export TEST_SRCDIR="$bin.runfiles"
@@ -48,8 +51,8 @@ done <"$list"
 # The skeleton's read/write suite once more with inline send off on both sides (every command
 # capsule and every response posted by reference), under its own XML name: the inline-send
 # path must not hide a bug of the by-reference one (issue 4).
-while IFS= read -r bin; do
-  [ "$(basename "$bin")" = loopback_test ] || continue
+while read -r bin name; do
+  [ "${name:-$(basename "$bin")}" = loopback_test ] || continue
   name=loopback_test.by_reference
   echo "=== $name (NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0)"
   export TEST_SRCDIR="$bin.runfiles"

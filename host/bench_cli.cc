@@ -111,7 +111,7 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
     nlohmann::json j = bench_json(*report);
     j["negotiation"] = negotiation_json(negotiation);
     j["target"] = {{"traddr", opts.traddr}, {"trsvcid", opts.trsvcid}, {"subnqn", opts.subnqn}};
-    text = j.dump(2) + "\n";
+    text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else {
     text = bench_text(*report);
   }

@@ -26,6 +26,10 @@ done
 # Build and unit tests.
 build_pkgs=(bazel-bootstrap bazel-rules-java libgtest-dev libgmock-dev googletest
   libcli11-dev nlohmann-json3-dev clang-format python3)
+# The fuzzers (ci/fuzz.sh, bazel --config=fuzz): clang 14 and its compiler-rt (libFuzzer, ASan,
+# UBSan runtimes: -fsanitize=fuzzer comes from libclang-rt-14-dev); installed without the
+# packages they only recommend.
+fuzz_pkgs=(clang libclang-rt-14-dev)
 # rdma-core user space: verbs, rdma_cm, the rxe provider and the diagnostic tools.
 rdma_pkgs=(libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
   rdmacm-utils perftest iproute2 kmod)
@@ -41,7 +45,7 @@ kernel_has_rxe() {
   modprobe -n rdma_rxe >/dev/null 2>&1
 }
 
-pkgs=("${build_pkgs[@]}" "${rdma_pkgs[@]}")
+pkgs=("${build_pkgs[@]}" "${rdma_pkgs[@]}" "${fuzz_pkgs[@]}")
 case "$want_vm" in
   yes) pkgs+=("${vm_pkgs[@]}") ;;
   no) ;;
@@ -79,5 +83,15 @@ fi
 echo "setup.sh: installing ${#missing[@]} package(s): ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -q
-"${sudo[@]}" apt-get install -y -q "${missing[@]}"
+no_recommends=()
+with_recommends=()
+for p in "${missing[@]}"; do
+  if printf '%s\n' "${fuzz_pkgs[@]}" | grep -qx "$p"; then no_recommends+=("$p"); else with_recommends+=("$p"); fi
+done
+if [ ${#with_recommends[@]} -gt 0 ]; then
+  "${sudo[@]}" apt-get install -y -q "${with_recommends[@]}"
+fi
+if [ ${#no_recommends[@]} -gt 0 ]; then
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${no_recommends[@]}"
+fi
 echo "setup.sh: done"

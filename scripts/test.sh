@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: the unit tests under Bazel, then the soft-RoCE end-to-end suite under ci/rxe-run.
 #
-# Usage: scripts/test.sh [--unit-only] [--rxe-only]
+# Usage: scripts/test.sh [--unit-only] [--rxe-only] [--sanitizers]
+#   --sanitizers: also run every unit test, and the in-process soft-RoCE tests (tag in_process,
+#   in the same guest), built with --config=asan (ASan + UBSan, any report fails the test).
 # Ends with one line `SUMMARY: N passed, N failed, N skipped`, counted from the GoogleTest XML
 # results, and exits 0 only when failed and skipped are both 0 (a skipped soft-RoCE test means
 # the device was missing, which is a failure here).
@@ -11,12 +13,14 @@ root=$PWD
 
 run_unit=1
 run_rxe=1
+sanitizers=0
 for arg in "$@"; do
   case "$arg" in
     --unit-only) run_rxe=0 ;;
     --rxe-only) run_unit=0 ;;
+    --sanitizers) sanitizers=1 ;;
     -h | --help)
-      sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -51,6 +55,24 @@ if [ $run_unit -eq 1 ]; then
       status=1
     fi
   done < <(bazel query 'tests(//...) except attr(tags, "\brxe\b", tests(//...))' 2>/dev/null)
+  if [ $sanitizers -eq 1 ]; then
+    echo "test.sh: unit tests under ASan + UBSan: bazel test --config=asan //... --test_tag_filters=-rxe"
+    t0=$SECONDS
+    bazel test --config=asan //... --test_tag_filters=-rxe || status=$?
+    echo "test.sh: sanitizer unit tests took $((SECONDS - t0)) s"
+    asan_testlogs=$(bazel info --config=asan bazel-testlogs 2>/dev/null)
+    while IFS= read -r t; do
+      rel=${t#//}
+      rel=${rel/://}
+      xml=$asan_testlogs/$rel/test.xml
+      if [ -s "$xml" ]; then
+        cp "$xml" "$unit_xml_dir/$(echo "$rel" | tr '/' '_').asan.xml"
+      else
+        echo "test.sh: no ASan result for $t" >&2
+        status=1
+      fi
+    done < <(bazel query 'tests(//...) except attr(tags, "\brxe\b", tests(//...))' 2>/dev/null)
+  fi
 fi
 
 if [ $run_rxe -eq 1 ]; then
@@ -70,6 +92,19 @@ if [ $run_rxe -eq 1 ]; then
       name=${t##*:}
       echo "$bin/$pkg/$name" >>"$list"
     done
+    if [ $sanitizers -eq 1 ]; then
+      # The in-process tests once more, ASan + UBSan builds, as NAME.asan in the same guest.
+      mapfile -t asan_tests < <(bazel query 'attr(tags, "\bin_process\b", tests(//...))' 2>/dev/null)
+      echo "test.sh: soft-RoCE suite under ASan + UBSan: ${asan_tests[*]}"
+      bazel build --config=asan "${asan_tests[@]}" || status=$?
+      asan_bin=$(bazel info --config=asan bazel-bin 2>/dev/null)
+      for t in "${asan_tests[@]}"; do
+        pkg=${t#//}
+        pkg=${pkg%%:*}
+        name=${t##*:}
+        echo "$asan_bin/$pkg/$name $name.asan" >>"$list"
+      done
+    fi
     ci/rxe-run --results "$rxe_xml_dir" --timeout 2400 \
       ci/run-rxe-tests.sh "$list" || status=$?
   fi
