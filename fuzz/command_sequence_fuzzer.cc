@@ -170,7 +170,7 @@ class Session {
     c.kato = (shape & 0x08) ? in_.u32() : (in_.u8() % 4) * 1000;
     proto::ConnectData d{};
     auto hostid = in_.bytes(16);
-    std::memcpy(d.hostid, hostid.data(), hostid.size());
+    Input::copy_to(d.hostid, hostid);
     uint8_t who = in_.u8();
     switch (who % 4) {
       case 0:
@@ -190,13 +190,13 @@ class Session {
     std::strncpy(d.subnqn, subnqn, sizeof(d.subnqn));
     if (who & 0x20) {  // raw bytes, maybe without a terminator
       auto b = in_.bytes(in_.u8() % 2 ? 256 : in_.u8());
-      std::memcpy(d.subnqn, b.data(), b.size());
+      Input::copy_to(d.subnqn, b);
     }
     std::strncpy(d.hostnqn, (who & 0x40) ? kOtherHost : kAllowedHost, sizeof(d.hostnqn));
     if (who & 0x80) {  // a hostile host NQN: any bytes (invalid UTF-8, controls, no NUL)
       std::memset(d.hostnqn, 0, sizeof(d.hostnqn));
       auto b = in_.bytes(in_.u8() % 2 ? 256 : in_.u8());
-      std::memcpy(d.hostnqn, b.data(), b.size());
+      Input::copy_to(d.hostnqn, b);
     }
     std::vector<uint8_t> data(sizeof(d));
     std::memcpy(data.data(), &d, sizeof(d));
@@ -298,7 +298,7 @@ class Session {
     }
     std::vector<uint8_t> payload(want);
     auto b = in_.bytes(std::min<size_t>(want, in_.u8() % 2 ? 64 : 0));
-    std::memcpy(payload.data(), b.data(), b.size());
+    Input::copy_to(payload.data(), b);
     size_t in_capsule = in_.u8() % 2 ? payload.size() : in_.u16() % 9000;
     payload.resize(in_capsule);
     deliver(slot, sqe, payload, payload);

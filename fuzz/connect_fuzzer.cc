@@ -89,7 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     d = connect_data(in.u8() % 2 ? nvmf::proto::kAdminQueueCntlid : 1, kFuzzSubnqn,
                      shape & 0x80 ? kAllowedHost : kOtherHost);
     auto nqn = in.bytes(in.u8() % 2 ? 256 : in.u8());
-    std::memcpy(d.data() + (in.u8() % 2 ? 256 : 512), nqn.data(), nqn.size());
+    Input::copy_to(d.data() + (in.u8() % 2 ? 256 : 512), nqn);
   } else {
     auto b = in.bytes(nvmf::proto::kConnectDataSize);
     d.assign(b.begin(), b.end());

@@ -68,7 +68,7 @@ std::optional<NextStep> FakeQueue::complete_read(std::span<const uint8_t> data) 
   reads_.erase(reads_.begin());
   Slot& s = slots_[index];
   size_t n = std::min<size_t>(data.size(), s.req.transfer_bytes);
-  std::memcpy(s.buffer.data(), data.data(), n);
+  if (n > 0) std::memcpy(s.buffer.data(), data.data(), n);
   std::memset(s.buffer.data() + n, 0, s.req.transfer_bytes - n);
   return act(index, processor_->data_arrived(s.req));
 }

@@ -11,7 +11,10 @@ constexpr uint32_t kInCapsuleBytes = 8192;
 }  // namespace
 
 FakeTarget::FakeTarget() {
-  ns = std::move(target::Namespace::create_ram(64 * 1024, 512)).value();
+  // One namespace for every input (no mmap per input); what it holds never steers a command.
+  static target::Namespace* const shared =
+      std::move(target::Namespace::create_ram(64 * 1024, 512)).value().release();
+  ns = shared;
   target::SubsystemConfig d;
   d.nqn = proto::kDiscoveryNqn;
   d.discovery = true;

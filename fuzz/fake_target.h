@@ -19,16 +19,16 @@ inline constexpr char kFuzzSubnqn[] = "nqn.2024-01.io.nvmf-rdma:fuzz";
 inline constexpr char kAllowedHost[] = "nqn.2014-08.org.nvmexpress:uuid:allowed";
 inline constexpr char kOtherHost[] = "nqn.2014-08.org.nvmexpress:uuid:other";
 
-// Small limits keep one fuzz input cheap: 8-entry admin queues, 16-entry I/O queues, two I/O
-// queues per controller, MDTS 2 (16 KiB), 8 KiB of in-capsule data, a 64 KiB namespace of 512-byte
-// LBAs.
+// Small limits keep one fuzz input cheap (the namespace is made once per process): 8-entry admin
+// queues, 16-entry I/O queues, two I/O queues per controller, MDTS 2 (16 KiB), 8 KiB of in-capsule
+// data, a 64 KiB namespace of 512-byte LBAs.
 struct FakeTarget {
   FakeTarget();
   ~FakeTarget();
 
   target::CmLimits cm_limits() const;
 
-  std::unique_ptr<target::Namespace> ns;
+  target::Namespace* ns;  // shared by every FakeTarget of the process
   target::StatsRegistry registry;
   target::StatusCounters statuses;
   std::unique_ptr<target::Subsystem> discovery;

@@ -43,9 +43,12 @@ class Input {
   template <typename T>
   T object() {
     T t{};
-    auto b = bytes(sizeof(T));
-    std::memcpy(&t, b.data(), b.size());
+    copy_to(&t, bytes(sizeof(T)));
     return t;
+  }
+  // memcpy of `b` to `dst`, also for an empty `b` (whose data() may be null).
+  static void copy_to(void* dst, std::span<const uint8_t> b) {
+    if (!b.empty()) std::memcpy(dst, b.data(), b.size());
   }
   // A length-prefixed (one byte) string of raw bytes.
   std::string text() {

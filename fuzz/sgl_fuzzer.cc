@@ -18,7 +18,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   nvmf::SglDecodeContext ctx;
   uint8_t shape = in.u8();
   ctx.in_capsule_area_bytes = shape & 1 ? in.u32() : (in.u8() % 5) * 4096;
-  ctx.in_capsule_received_bytes = shape & 2 ? in.u32() : in.u16() % (ctx.in_capsule_area_bytes + 1);
+  ctx.in_capsule_received_bytes =
+      shape & 2 ? in.u32()
+                : static_cast<uint32_t>(in.u16() % (uint64_t{ctx.in_capsule_area_bytes} + 1));
   nvmf::SglDecodeResult d = nvmf::decode_command_sgl(sqe, ctx);
   (void)nvmf::check_psdt(sqe);
   (void)nvmf::data_direction(sqe);
