@@ -7,11 +7,9 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
-#include <string_view>
 #include <vector>
 
 #include "common/log.h"
@@ -37,17 +35,6 @@ void check_log_line(std::string_view line) {
   require(!line.empty() && line.back() == '\n', "a log line without its newline");
   require(is_safe_wire_text(line.substr(0, line.size() - 1)),
           "a log line with control characters or invalid UTF-8");
-}
-
-// NVMF_FUZZ_SKIP_CONNECT_STATE=1 turns off the two Connect-state invariants (one Connect per
-// queue; a Connect never disconnects another live queue) where the target does not keep them
-// yet, so the fuzzer can look for other bugs past them.
-bool check_connect_state() {
-  static const bool check = [] {
-    const char* v = std::getenv("NVMF_FUZZ_SKIP_CONNECT_STATE");
-    return v == nullptr || std::string_view(v) != "1";
-  }();
-  return check;
 }
 
 class Session {
@@ -114,6 +101,7 @@ class Session {
     close_queue(slot);
     queues_[slot] = std::make_unique<FakeQueue>(*t_.nvm, t_.statuses, c.qid, c.queue_size,
                                                 t_.nvm->in_capsule_data_size());
+    if (shape & 0x10) queues_[slot]->fail_connect_setup();  // buffers could not be set up
     reads_[slot].clear();
   }
 
@@ -371,13 +359,10 @@ class Session {
     if (is_connect && q.last_cqe().status == 0) {
       // One Connect per queue (nvmet_install_queue), and a Connect never takes another
       // host's live queue away (issue 10 items 1 and 2).
-      if (check_connect_state()) {
-        require(!before.had_controller, "a second Connect on one queue succeeded");
-        for (size_t i = 0; i < kQueues; ++i) {
-          require(
-              i == slot || before.others_disconnecting[i] || !queues_[i]->disconnect_requested(),
-              "a Connect disconnected another live queue");
-        }
+      require(!before.had_controller, "a second Connect on one queue succeeded");
+      for (size_t i = 0; i < kQueues; ++i) {
+        require(i == slot || before.others_disconnecting[i] || !queues_[i]->disconnect_requested(),
+                "a Connect disconnected another live queue");
       }
       if (ctrl != nullptr) last_cntlid_ = ctrl->cntlid();
     }

@@ -41,13 +41,34 @@ void FakeQueue::request_disconnect(std::string_view reason) {
 
 std::string FakeQueue::describe() const { return "fake qid " + std::to_string(qid_); }
 
+bool FakeQueue::connect_accepted() {
+  require(!accepted_, "a second Connect was accepted on one queue");
+  if (fail_setup_) return false;
+  accepted_ = true;
+  return true;
+}
+
+void FakeQueue::respond_held(target::Request& r) {
+  auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return &s.req == &r; });
+  require(it != slots_.end(), "respond_held() for a request of no slot");
+  require(it->busy && it->held, "respond_held() for a command that is not held");
+  require(r.cqe.cid == it->cid && r.cqe.sqid == qid_, "a held command's CQE has the wrong CID/SQID");
+  last_cqe_ = r.cqe;
+  ++responses_;
+  it->held = false;
+  release(static_cast<uint32_t>(it - slots_.begin()));
+}
+
 std::optional<NextStep> FakeQueue::deliver(const proto::Sqe& sqe,
                                            std::span<const uint8_t> in_capsule) {
-  auto it = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
-  if (it == slots_.end()) return std::nullopt;
+  auto usable = slots_.begin() + (accepted_ ? slots_.size()
+                                             : std::min<size_t>(slots_.size(), kSlotsBeforeConnect));
+  auto it = std::find_if(slots_.begin(), usable, [](const Slot& s) { return !s.busy; });
+  if (it == usable) return std::nullopt;
   auto index = static_cast<uint32_t>(it - slots_.begin());
   Slot& s = *it;
   s.busy = true;
+  s.cid = sqe.cid;
   s.sqe = std::make_unique<proto::Sqe>(sqe);
   uint32_t received = static_cast<uint32_t>(std::min<size_t>(in_capsule.size(), in_capsule_bytes_));
   s.pages.assign((in_capsule_bytes_ + kPage - 1) / kPage, std::vector<uint8_t>(kPage, 0xA5));
@@ -102,6 +123,7 @@ NextStep FakeQueue::act(uint32_t index, NextStep step) {
       reads_.push_back(index);
       break;
     case NextStep::kHold:
+      s.held = true;
       s.sqe.reset();  // the receive is posted again: its SQE is gone
       s.pages.clear();
       s.page_ptrs.clear();

@@ -28,10 +28,12 @@ void require(bool ok, std::string_view what);
 // and receives with `in_capsule_bytes` of in-capsule area (4 KiB pages).
 //
 // Like RdmaQueue, a capsule takes a free slot (none free: it is refused here, where RDMA would
-// leave it in the receive queue); the SQE and the in-capsule pages stay valid until the
-// response is sent, or until the command is held (kHold gives the receive back: the SQE is
-// freed, so a late use of it is a use-after-free ASan reports). Every response is checked:
-// CID and SQID echo the command, the data phase fits the slot buffer and a keyed SGL.
+// leave it in the receive queue; before a Connect is accepted only kSlotsBeforeConnect slots
+// exist); the SQE and the in-capsule pages stay valid until the response is sent, or until the
+// command is held (kHold gives the receive back: the SQE is freed, so a late use of it is a
+// use-after-free ASan reports; the processor answers it later through respond_held()). Every
+// response is checked: CID and SQID echo the command, the data phase fits the slot buffer and
+// a keyed SGL, a held command is answered once.
 class FakeQueue final : public target::QueueLink {
  public:
   FakeQueue(target::Subsystem& subsystem, target::StatusCounters& statuses, uint16_t qid,
@@ -48,6 +50,8 @@ class FakeQueue final : public target::QueueLink {
   // nullopt when none is outstanding.
   std::optional<target::NextStep> complete_read(std::span<const uint8_t> data);
   size_t reads_outstanding() const { return reads_.size(); }
+  // Makes the next connect_accepted() fail (the RDMA transport could not set the queue up).
+  void fail_connect_setup() { fail_setup_ = true; }
 
   // The CQE of the last response sent (kRespond or kWriteToHostThenRespond).
   const proto::Cqe& last_cqe() const { return last_cqe_; }
@@ -61,6 +65,10 @@ class FakeQueue final : public target::QueueLink {
   // QueueLink.
   void request_disconnect(std::string_view reason) override;
   std::string describe() const override;
+  bool connect_accepted() override;
+  void respond_held(target::Request& r) override;
+
+  static constexpr uint32_t kSlotsBeforeConnect = 2;  // as RdmaQueue
 
  private:
   struct Slot {
@@ -70,6 +78,8 @@ class FakeQueue final : public target::QueueLink {
     std::vector<uint8_t> buffer;  // the slot's data buffer
     target::Request req;
     bool busy = false;
+    bool held = false;
+    uint16_t cid = 0;  // the command's, for checking a held command's late response
   };
   target::NextStep act(uint32_t slot, target::NextStep step);
   void release(uint32_t slot);
@@ -83,6 +93,8 @@ class FakeQueue final : public target::QueueLink {
   proto::Cqe last_cqe_{};
   uint64_t responses_ = 0;
   std::string disconnect_reason_;
+  bool accepted_ = false;  // connect_accepted() ran: every slot may be used
+  bool fail_setup_ = false;
   std::unique_ptr<target::CommandProcessor> processor_;  // last: destroyed first
 };
 

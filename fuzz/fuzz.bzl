@@ -7,8 +7,8 @@ directory it is given, so `bazel test //fuzz/...` replays every seed with the de
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_test")
 
-def nvmf_fuzzer(name, srcs, deps, corpus, replay_env = {}):
-    """`corpus`: the seed directory under fuzz/corpus/; `replay_env`: the replay test's env."""
+def nvmf_fuzzer(name, srcs, deps, corpus):
+    """`corpus`: the seed directory under fuzz/corpus/."""
     corpus_dir = native.package_name() + "/corpus/" + corpus
     cc_binary(
         name = name,
@@ -29,7 +29,6 @@ def nvmf_fuzzer(name, srcs, deps, corpus, replay_env = {}):
         size = "small",
         srcs = srcs + ["//fuzz:replay_main.cc"],
         args = [corpus_dir],
-        env = replay_env,
         data = native.glob(["corpus/%s/**" % corpus]),
         deps = deps,
     )

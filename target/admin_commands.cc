@@ -181,11 +181,13 @@ NextStep CommandProcessor::get_features(Request& r) {
 NextStep CommandProcessor::async_event_request(Request& r) {
   if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
   if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
-  if (aers_held_ > subsystem_->config().aerl) {
+  // AERL + 1 at most (and never beyond the room reserved when the queue was made).
+  if (held_aers_.size() > subsystem_->config().aerl || held_aers_.size() >= held_aers_.capacity()) {
     return complete(
         r, make_status(proto::kSctCommandSpecific, proto::kScAsyncEventRequestLimitExceeded, true));
   }
-  ++aers_held_;  // no event source yet: held until the queue goes away
+  // No event source yet: held until a controller reset or shutdown, or the queue going away.
+  held_aers_.push_back(&r);
   r.cqe.sqhd = sqhd_disabled_ ? proto::kSqhdDisabled : sq_head_;
   return NextStep::kHold;
 }

@@ -2,12 +2,15 @@
 // Get/Set). Admin commands are in admin_commands.cc, NVM I/O in io_commands.cc.
 #include "target/command_processor.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "target/log_limiter.h"
 #include "target/port.h"
 
 namespace nvmf::target {
@@ -17,6 +20,10 @@ constexpr uint16_t kInvalidOpcode = generic_status(proto::kScInvalidOpcode);
 constexpr uint16_t kInvalidField = generic_status(proto::kScInvalidField);
 constexpr uint16_t kConnectInvalidParameters =
     make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true);
+constexpr uint16_t kCommandSequenceError = generic_status(proto::kScCommandSequenceError);
+// nvmet_alloc_ctrl gives a discovery controller connected with KATO 0 this Keep Alive Timeout
+// (NVMET_DISC_KATO_MS), so a host that vanishes does not hold its queues forever.
+constexpr uint32_t kDiscoveryDefaultKatoMs = 120000;
 
 // An NQN field copied out with a guaranteed terminator (a host may fill all 256 bytes).
 std::string nqn_field(const char (&field)[proto::kNqnFieldLength]) {
@@ -34,7 +41,10 @@ CommandProcessor::CommandProcessor(Subsystem& subsystem, QueueLink& link, QueueC
       statuses_(statuses),
       qid_(cm_qid),
       queue_size_(queue_size),
-      in_capsule_area_bytes_(in_capsule_area_bytes) {}
+      in_capsule_area_bytes_(in_capsule_area_bytes),
+      sq_entries_(queue_size == 0 ? 1 : queue_size) {
+  if (cm_qid == 0) held_aers_.reserve(size_t{subsystem.config().aerl} + 1);
+}
 
 CommandProcessor::~CommandProcessor() { detach(); }
 
@@ -53,7 +63,11 @@ void CommandProcessor::controller_freed() {
   if (qid_ != 0) link_.request_disconnect("controller freed");
 }
 
-void CommandProcessor::bind(Controller* ctrl) {
+void CommandProcessor::bind(Subsystem& chosen, Controller* ctrl, uint16_t sqsize) {
+  subsystem_ = &chosen;
+  state_ = ConnectState::kConnected;
+  sq_entries_ = uint32_t{sqsize} + 1;
+  sq_head_ = static_cast<uint16_t>(sq_head_ % sq_entries_);
   controller_ = ctrl;
   ctrl->note_traffic();  // nvmet_install_queue: a queue connecting counts as traffic
   ctrl->attach(qid_, this);
@@ -65,7 +79,7 @@ void CommandProcessor::bind(Controller* ctrl) {
 NextStep CommandProcessor::begin(Request& r) {
   const proto::Sqe& sqe = *r.sqe;
   counters_.commands.add();
-  sq_head_ = static_cast<uint16_t>((sq_head_ + 1u) % queue_size_);
+  sq_head_ = static_cast<uint16_t>((sq_head_ + 1u) % sq_entries_);
   r.cqe = proto::Cqe{};
   r.cqe.cid = sqe.cid;
   r.cqe.sqid = qid_;
@@ -86,15 +100,21 @@ NextStep CommandProcessor::begin(Request& r) {
 
 NextStep CommandProcessor::begin_unconnected(Request& r) {
   const auto& c = *reinterpret_cast<const proto::ConnectCommand*>(r.sqe);
-  if (c.opcode != proto::kOpcodeFabrics || c.fctype != proto::kFctypeConnect) {
-    return complete(r, kInvalidOpcode);  // nvmet_parse_connect_cmd
+  // Connect must come first, and once: anything else before it, a second Connect while the
+  // first is in progress, and any command on a queue whose controller was freed.
+  if (c.opcode != proto::kOpcodeFabrics || c.fctype != proto::kFctypeConnect ||
+      state_ != ConnectState::kNone) {
+    return complete(r, kCommandSequenceError);
   }
   if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
-  return receive_data(r, proto::kConnectDataSize, PendingOp::kConnect);
+  NextStep step = receive_data(r, proto::kConnectDataSize, PendingOp::kConnect);
+  if (step == NextStep::kReadFromHost) state_ = ConnectState::kInProgress;
+  return step;
 }
 
 NextStep CommandProcessor::begin_fabrics(Request& r) {
   const auto& f = *reinterpret_cast<const proto::FabricsCommand*>(r.sqe);
+  if (f.fctype == proto::kFctypeConnect) return complete(r, kCommandSequenceError);
   if (qid_ != 0) return complete(r, kInvalidOpcode);  // nvmet_parse_fabrics_io_cmd
   switch (f.fctype) {
     case proto::kFctypePropertyGet:
@@ -102,7 +122,7 @@ NextStep CommandProcessor::begin_fabrics(Request& r) {
     case proto::kFctypePropertySet:
       return property_set(r);
     default:
-      return complete(r, kInvalidOpcode);  // Connect again included, as nvmet
+      return complete(r, kInvalidOpcode);
   }
 }
 
@@ -153,6 +173,7 @@ NextStep CommandProcessor::finish_pending(Request& r, const uint8_t* contiguous)
   r.pending = PendingOp::kNone;
   switch (op) {
     case PendingOp::kConnect: {
+      if (state_ == ConnectState::kInProgress) state_ = ConnectState::kNone;
       proto::ConnectData data;
       copy_payload(r, contiguous, {reinterpret_cast<uint8_t*>(&data), sizeof(data)});
       return connect(r, data);
@@ -196,7 +217,8 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
         "SQSIZE " + std::to_string(c.sqsize) + " is 0 or not below the queue size " +
             std::to_string(queue_size_));
   }
-  // nvmet_find_get_subsys: the port's discovery subsystem or a linked one, by SUBNQN.
+  // nvmet_find_get_subsys: the port's discovery subsystem or a linked one, by SUBNQN. Nothing
+  // about this queue changes until every check has passed (bind()).
   std::string subnqn = nqn_field(data.subnqn);
   Subsystem* chosen = nullptr;
   if (Port* port = subsystem_->port(); port != nullptr) {
@@ -210,14 +232,13 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, subnqn)),
         "no subsystem '" + subnqn + "' on this port");
   }
-  subsystem_ = chosen;
   if (data.hostnqn[0] == '\0') {
     return connect_failed(
         r, kConnectInvalidParameters,
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
         "empty HOSTNQN");
   }
-  NextStep step = qid_ == 0 ? connect_admin(r, c, data) : connect_io(r, c, data);
+  NextStep step = qid_ == 0 ? connect_admin(r, *chosen, c, data) : connect_io(r, *chosen, c, data);
   // nvmet_install_queue: SQ flow control disabled from this Connect's response on.
   if (r.cqe.status == kStatusSuccess && (c.cattr & proto::kCattrDisableSqFlowControl) != 0) {
     sqhd_disabled_ = true;
@@ -226,7 +247,8 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
   return step;
 }
 
-NextStep CommandProcessor::connect_admin(Request& r, const proto::ConnectCommand& c,
+NextStep CommandProcessor::connect_admin(Request& r, Subsystem& chosen,
+                                         const proto::ConnectCommand& c,
                                          const proto::ConnectData& data) {
   if (data.cntlid != proto::kAdminQueueCntlid) {
     return connect_failed(
@@ -234,32 +256,58 @@ NextStep CommandProcessor::connect_admin(Request& r, const proto::ConnectCommand
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, cntlid)),
         "admin Connect with CNTLID " + std::to_string(data.cntlid) + ", not FFFFh");
   }
+  const std::string hostnqn = nqn_field(data.hostnqn);
   // nvmet_alloc_ctrl: a host not allowed on the subsystem gets Connect Invalid Host (SCT 1h,
   // SC 84h) with DNR, IATTR/IPO pointing at HOSTNQN in the Connect data. Base 2.0 §6.3.
-  if (!subsystem_->host_allowed(nqn_field(data.hostnqn))) {
+  if (!chosen.host_allowed(hostnqn)) {
     return connect_failed(
         r, make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidHost, true),
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
-        "host '" + nqn_field(data.hostnqn) + "' not allowed on " + subsystem_->config().nqn);
+        "host '" + hostnqn + "' not allowed on " + chosen.config().nqn);
+  }
+  // Controller limits, on the whole port and per host NQN: Connect Controller Busy without DNR
+  // (the Linux host reports "controller is busy"; a retry may find room once one is freed).
+  const uint16_t busy = make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, false);
+  Port* port = chosen.port();
+  size_t total = port != nullptr ? port->controller_count() : chosen.controller_count();
+  if (total >= chosen.config().max_controllers) {
+    return connect_failed(r, busy, 0,
+                          "the port has " + std::to_string(total) + " controllers, the limit " +
+                              "(--max-controllers " +
+                              std::to_string(chosen.config().max_controllers) + ")");
+  }
+  size_t of_host =
+      port != nullptr ? port->controller_count_for(hostnqn) : chosen.controller_count_for(hostnqn);
+  if (of_host >= chosen.config().max_controllers_per_host) {
+    return connect_failed(r, busy, 0,
+                          "host '" + hostnqn + "' has " + std::to_string(of_host) +
+                              " controllers, the limit (--max-controllers-per-host " +
+                              std::to_string(chosen.config().max_controllers_per_host) + ")");
+  }
+  if (!link_.connect_accepted()) {
+    return connect_failed(r, generic_status(proto::kScInternalError, false), 0,
+                          "queue resources could not be set up");
   }
   std::array<uint8_t, 16> hostid;
   std::memcpy(hostid.data(), data.hostid, hostid.size());
-  Controller* ctrl = subsystem_->create_controller(nqn_field(data.hostnqn), hostid, c.kato);
+  uint32_t kato = c.kato;
+  if (chosen.config().discovery && kato == 0) kato = kDiscoveryDefaultKatoMs;
+  Controller* ctrl = chosen.create_controller(hostnqn, hostid, kato);
   if (ctrl == nullptr) {
     return connect_failed(r,
                           make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, true),
                           0, "no free CNTLID");
   }
-  bind(ctrl);
+  bind(chosen, ctrl, c.sqsize);
   r.cqe.dw0 = ctrl->cntlid();
   NVMF_LOG(INFO, "target") << link_.describe() << ": admin queue connected, controller "
                            << ctrl->cntlid();
   return complete(r, kStatusSuccess);
 }
 
-NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c,
+NextStep CommandProcessor::connect_io(Request& r, Subsystem& chosen, const proto::ConnectCommand& c,
                                       const proto::ConnectData& data) {
-  Controller* ctrl = subsystem_->find_controller(data.cntlid);
+  Controller* ctrl = chosen.find_controller(data.cntlid);
   if (ctrl == nullptr) {
     return connect_failed(
         r, kConnectInvalidParameters,
@@ -278,14 +326,21 @@ NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c
                           "QID " + std::to_string(c.qid) + " above the " +
                               std::to_string(ctrl->max_io_queues()) + " I/O queues allowed");
   }
-  // wire-facts: a reconnect must never be refused. A queue still bound to this qid is a stale
-  // one whose teardown we have not seen yet: retire it now and let the new one in.
-  if (CommandProcessor* old = ctrl->queue(c.qid); old != nullptr && old != this) {
-    NVMF_LOG(WARN, "target") << "controller " << ctrl->cntlid() << " qid " << c.qid
-                             << ": new connection replaces " << old->link().describe();
-    old->controller_freed();
+  // nvmet_install_queue: a qid already live on the controller is refused with Command Sequence
+  // Error (DNR) and the live queue is left alone. A host that reconnects does so with a new
+  // admin queue, hence a new controller; replacing the live queue would let anyone who knows a
+  // host NQN and its (small, lowest-first) CNTLID tear that host's I/O queues down.
+  if (ctrl->queue(c.qid) != nullptr) {
+    return connect_failed(r, kCommandSequenceError,
+                          proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)),
+                          "QID " + std::to_string(c.qid) + " is already live on controller " +
+                              std::to_string(ctrl->cntlid()));
   }
-  bind(ctrl);
+  if (!link_.connect_accepted()) {
+    return connect_failed(r, generic_status(proto::kScInternalError, false), 0,
+                          "queue resources could not be set up");
+  }
+  bind(chosen, ctrl, c.sqsize);
   r.cqe.dw0 = ctrl->cntlid();
   NVMF_LOG(INFO, "target") << link_.describe() << ": I/O queue connected to controller "
                            << ctrl->cntlid() << ", " << queue_size_ << " entries";
@@ -295,8 +350,14 @@ NextStep CommandProcessor::connect_io(Request& r, const proto::ConnectCommand& c
 NextStep CommandProcessor::connect_failed(Request& r, uint16_t status, uint32_t dw0,
                                           std::string_view why) {
   r.cqe.dw0 = dw0;
-  NVMF_LOG(INFO, "target") << link_.describe() << ": Connect refused: " << status_name(status)
-                           << " (" << why << ")";
+  // At most one line a second per status: a host must not be able to flood the log.
+  char key[32];
+  std::snprintf(key, sizeof(key), "connect refused 0x%04x", status);
+  uint64_t suppressed = 0;
+  if (refusal_log_limiter().allow(key, std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << link_.describe() << ": Connect refused: " << status_name(status)
+                             << " (" << why << ")" << suppressed_note(suppressed);
+  }
   return complete(r, status);
 }
 
@@ -319,6 +380,11 @@ NextStep CommandProcessor::property_set(Request& r) {
   if (uint16_t st = check_data_length(r.sgl, 0); st != kStatusSuccess) return complete(r, st);
   CcTransition t = CcTransition::kNone;
   uint16_t st = controller_->registers().property_set(p.attrib, p.ofst, p.value, &t);
+  if (t == CcTransition::kDisabled || t == CcTransition::kShutdown) {
+    // A controller reset or shutdown ends the outstanding Async Event Requests: completed with
+    // Command Abort Requested (as SPDK's nvmf target does on CC.EN 1 -> 0), the count back to 0.
+    complete_held_aers(generic_status(proto::kScAbortRequested, false));
+  }
   if (t != CcTransition::kNone) {
     NVMF_LOG(INFO, "target") << "controller " << controller_->cntlid() << ": "
                              << cc_transition_name(t);
@@ -326,6 +392,17 @@ NextStep CommandProcessor::property_set(Request& r) {
                                                 controller_->registers().ready());
   }
   return complete(r, st);
+}
+
+void CommandProcessor::complete_held_aers(uint16_t status) {
+  for (Request* held : held_aers_) {
+    held->cqe.status = status;
+    held->cqe.sqhd = sqhd_disabled_ ? proto::kSqhdDisabled : sq_head_;
+    counters_.errors.add();
+    statuses_.add(status);
+    link_.respond_held(*held);
+  }
+  held_aers_.clear();
 }
 
 }  // namespace nvmf::target

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "proto/fabrics.h"
 #include "target/controller.h"
@@ -23,6 +24,18 @@ namespace nvmf::target {
 // every command: PSDT/FUSE, then Connect-first (a queue without controller accepts only
 // Connect), then the controller must be enabled for non-Fabrics commands, then opcode, then
 // namespace, then SGL decode, then command-specific fields, then the SGL length.
+//
+// Connection state (nvmet: one Connect per queue). A queue takes one Fabrics Connect:
+//  - a command other than Connect on a queue without a controller: Command Sequence Error, DNR
+//    (Fabrics 1.1 §3.3: Connect is the first command on every queue);
+//  - a Connect while one is in progress (its data still arriving by RDMA READ) or after one
+//    succeeded: Command Sequence Error, DNR; the queue keeps its binding;
+//  - a Connect that fails changes nothing (subsystem, controller, SQHD modulus): the host may try
+//    again on the same queue, as nvmet allows, until the transport's Connect deadline;
+//  - an I/O Connect for a qid already live on the controller: Command Sequence Error, DNR
+//    (nvmet_install_queue); the live queue is untouched.
+// SQHD advances by one per command, modulo the CM request's queue size until a Connect succeeds
+// and modulo that Connect's SQSIZE + 1 from its own response on.
 class CommandProcessor {
  public:
   // `cm_qid` and `queue_size` (hsqsize + 1) come from the CM request; `in_capsule_area_bytes`
@@ -36,7 +49,8 @@ class CommandProcessor {
   CommandProcessor(const CommandProcessor&) = delete;
   CommandProcessor& operator=(const CommandProcessor&) = delete;
 
-  // A capsule arrived in `r` (sqe, in_capsule, buffer set). Advances SQHD and decides.
+  // A capsule arrived in `r` (sqe, in_capsule, buffer set). Advances SQHD and decides. `r` must
+  // stay valid while the command is pending (kReadFromHost) or held (kHold).
   NextStep begin(Request& r);
   // The RDMA READ asked for by kReadFromHost completed: finish the command.
   NextStep data_arrived(Request& r);
@@ -48,6 +62,11 @@ class CommandProcessor {
   // the transport to disconnect.
   void controller_freed();
 
+  // True once a Connect succeeded on this queue (it stays true after the controller is freed).
+  bool connected() const { return state_ == ConnectState::kConnected; }
+  // Async Event Requests held, waiting for an event (at most AERL + 1).
+  size_t aers_held() const { return held_aers_.size(); }
+
   uint16_t qid() const { return qid_; }
   uint32_t queue_size() const { return queue_size_; }
   Controller* controller() const { return controller_; }
@@ -55,6 +74,8 @@ class CommandProcessor {
   QueueCounters& counters() { return counters_; }
 
  private:
+  enum class ConnectState : uint8_t { kNone, kInProgress, kConnected };
+
   // Dispatch.
   NextStep begin_unconnected(Request& r);
   NextStep begin_fabrics(Request& r);
@@ -72,9 +93,10 @@ class CommandProcessor {
 
   // Fabrics.
   NextStep connect(Request& r, const proto::ConnectData& data);
-  NextStep connect_admin(Request& r, const proto::ConnectCommand& c,
+  NextStep connect_admin(Request& r, Subsystem& chosen, const proto::ConnectCommand& c,
                          const proto::ConnectData& data);
-  NextStep connect_io(Request& r, const proto::ConnectCommand& c, const proto::ConnectData& data);
+  NextStep connect_io(Request& r, Subsystem& chosen, const proto::ConnectCommand& c,
+                      const proto::ConnectData& data);
   NextStep property_get(Request& r);
   NextStep property_set(Request& r);
 
@@ -98,7 +120,11 @@ class CommandProcessor {
   NextStep complete(Request& r, uint16_t status);
   // Completes a refused Connect with `status` and DW0 (IATTR/IPO); logs `why` at INFO.
   NextStep connect_failed(Request& r, uint16_t status, uint32_t dw0, std::string_view why);
-  void bind(Controller* ctrl);
+  // The Connect passed every check: the queue now belongs to `chosen` and `ctrl`, its SQHD wraps
+  // at `sqsize` + 1.
+  void bind(Subsystem& chosen, Controller* ctrl, uint16_t sqsize);
+  // Completes every held Async Event Request with `status` (controller reset or shutdown).
+  void complete_held_aers(uint16_t status);
 
   Subsystem* subsystem_;  // the one given, until Connect selects one from its port by SUBNQN
   QueueLink& link_;
@@ -107,9 +133,11 @@ class CommandProcessor {
   uint16_t qid_;
   uint32_t queue_size_;
   uint32_t in_capsule_area_bytes_;
+  uint32_t sq_entries_;  // SQHD modulus: queue_size_, then the Connect's SQSIZE + 1
   uint16_t sq_head_ = 0;
   bool sqhd_disabled_ = false;  // Connect CATTR asked: SQHD FFFFh in every CQE (nvmet)
-  uint16_t aers_held_ = 0;
+  ConnectState state_ = ConnectState::kNone;
+  std::vector<Request*> held_aers_;  // capacity AERL + 1, reserved up front (admin queue)
   Controller* controller_ = nullptr;
 };
 

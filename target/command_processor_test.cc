@@ -13,6 +13,7 @@
 #include "common/nvme_status.h"
 #include "common/sgl.h"
 #include "proto/fabrics.h"
+#include "target/port.h"
 
 namespace nvmf::target {
 namespace {
@@ -28,7 +29,15 @@ class FakeLink : public QueueLink {
   explicit FakeLink(std::string name) : name_(std::move(name)) {}
   void request_disconnect(std::string_view reason) override { reasons.emplace_back(reason); }
   std::string describe() const override { return name_; }
+  bool connect_accepted() override {
+    ++accepts;
+    return accept_ok;
+  }
+  void respond_held(Request& r) override { held_responses.push_back(r.cqe); }
   std::vector<std::string> reasons;
+  int accepts = 0;
+  bool accept_ok = true;
+  std::vector<proto::Cqe> held_responses;
 
  private:
   std::string name_;
@@ -61,6 +70,17 @@ class TestQueue {
     return proc.begin(req);
   }
   uint16_t status() const { return req.cqe.status; }
+  // Submits `s` into `other` instead of `req` (a second command in flight on this queue), with
+  // `received` bytes of in-capsule data already in `pages`.
+  NextStep submit_other(Request& other, const proto::Sqe& s, proto::Sqe& storage,
+                        uint32_t received = 0) {
+    storage = s;
+    other = Request{};
+    other.sqe = &storage;
+    other.in_capsule = InCapsuleArea{page_ptrs, kPage, received};
+    other.buffer = buffer;
+    return proc.begin(other);
+  }
 
   FakeLink link;
   QueueCounters counters;
@@ -334,10 +354,184 @@ TEST_F(ProcessorTest, ConnectRejectsBadFields) {
   EXPECT_EQ(subsys_->controller_count(), 0u);
 }
 
-TEST_F(ProcessorTest, CommandBeforeConnectIsInvalidOpcode) {
+TEST_F(ProcessorTest, CommandBeforeConnectIsSequenceError) {
   TestQueue& a = queue(0);
   a.submit(identify_sqe(proto::kCnsController));
-  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidOpcode));
+  EXPECT_EQ(a.status(), generic_status(proto::kScCommandSequenceError));
+  a.submit(property_set_sqe(proto::kPropCc, kGoodCc));  // Fabrics, but not Connect
+  EXPECT_EQ(a.status(), generic_status(proto::kScCommandSequenceError));
+  TestQueue& q = queue(1, 128);
+  q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
+  EXPECT_EQ(q.status(), generic_status(proto::kScCommandSequenceError));
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+  EXPECT_EQ(a.link.accepts + q.link.accepts, 0);
+}
+
+// ------------------------------------------------------------ one Connect per queue (#10) --
+
+constexpr uint16_t kSequenceError = generic_status(proto::kScCommandSequenceError);
+
+TEST_F(ProcessorTest, SecondConnectOnAConnectedAdminQueueIsSequenceError) {
+  TestQueue& a = admin();
+  ASSERT_EQ(a.proc.controller(), subsys_->find_controller(1));
+  a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid));
+  EXPECT_EQ(a.status(), kSequenceError);
+  EXPECT_EQ(subsys_->controller_count(), 1u);
+  EXPECT_EQ(a.proc.controller(), subsys_->find_controller(1));
+  EXPECT_EQ(a.link.accepts, 1);
+  // The queue is still usable.
+  a.submit(base_sqe(proto::kAdminKeepAlive));
+  EXPECT_EQ(a.status(), kStatusSuccess);
+}
+
+TEST_F(ProcessorTest, ConnectWhileOneIsInProgressIsSequenceError) {
+  TestQueue& a = queue(0);
+  // The first Connect's data comes by RDMA READ; a second one arrives meanwhile.
+  ASSERT_EQ(a.submit(connect_sqe(0, 31, false)), NextStep::kReadFromHost);
+  Request second;
+  proto::Sqe second_sqe{};
+  proto::Sqe in_capsule = connect_sqe(0, 31, true);
+  in_capsule.cid = 2;
+  auto data = connect_data(proto::kAdminQueueCntlid);
+  for (size_t i = 0; i < data.size(); ++i) a.pages[0][i] = data[i];
+  ASSERT_EQ(a.submit_other(second, in_capsule, second_sqe, static_cast<uint32_t>(data.size())),
+            NextStep::kRespond);
+  EXPECT_EQ(second.cqe.status, kSequenceError);
+  EXPECT_EQ(second.cqe.cid, 2);
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+  // The first one's data arrives: it alone creates the controller.
+  std::memcpy(a.buffer.data(), data.data(), data.size());
+  ASSERT_EQ(a.proc.data_arrived(a.req), NextStep::kRespond);
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  EXPECT_EQ(subsys_->controller_count(), 1u);
+  EXPECT_EQ(a.link.accepts, 1);
+}
+
+TEST_F(ProcessorTest, FailedConnectChangesNothingAndMayBeRetried) {
+  // Two subsystems on a port: a Connect naming the discovery subsystem that fails (empty
+  // HOSTNQN) must leave the queue where it was, bound to nothing.
+  SubsystemConfig dcfg;
+  dcfg.nqn = proto::kDiscoveryNqn;
+  dcfg.discovery = true;
+  Subsystem discovery(dcfg, registry_);
+  Port port(DiscoveryAddress{}, discovery);
+  port.link(*subsys_);
+  {
+    TestQueue& a = queue(0);
+    ASSERT_EQ(a.submit(connect_sqe(0, 31, false)), NextStep::kReadFromHost);
+    auto bad = connect_data(proto::kAdminQueueCntlid, proto::kDiscoveryNqn, "");
+    std::memcpy(a.buffer.data(), bad.data(), bad.size());
+    ASSERT_EQ(a.proc.data_arrived(a.req), NextStep::kRespond);
+    EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_data(512));
+    EXPECT_FALSE(a.proc.connected());
+    EXPECT_EQ(a.link.accepts, 0);
+    EXPECT_EQ(discovery.controller_count() + subsys_->controller_count(), 0u);
+    // A Connect after a failed one is a first Connect again (nvmet: the queue has no
+    // controller yet), and it lands on the subsystem it names.
+    a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid));
+    ASSERT_EQ(a.status(), kStatusSuccess);
+    EXPECT_EQ(subsys_->controller_count(), 1u);
+    EXPECT_EQ(discovery.controller_count(), 0u);
+    a.proc.detach();  // frees the controller in the subsystem that owns it
+    EXPECT_EQ(subsys_->controller_count(), 0u);
+  }
+  queues_.clear();
+}
+
+TEST_F(ProcessorTest, ConnectWhoseResourcesFailIsInternalErrorAndBindsNothing) {
+  TestQueue& a = queue(0);
+  a.link.accept_ok = false;
+  a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid));
+  EXPECT_EQ(a.status(), generic_status(proto::kScInternalError, false));
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+  EXPECT_FALSE(a.proc.connected());
+}
+
+TEST_F(ProcessorTest, IoConnectForALiveQidIsRefusedAndTheLiveQueueKept) {
+  admin();
+  TestQueue& live = io(1);
+  EXPECT_EQ(live.link.accepts, 1);
+  TestQueue& intruder = queue(1, 128);
+  intruder.submit(connect_sqe(1, 127, true), connect_data(1));
+  EXPECT_EQ(intruder.status(), kSequenceError);
+  EXPECT_EQ(intruder.link.accepts, 0);
+  EXPECT_EQ(subsys_->find_controller(1)->queue(1), &live.proc);
+  EXPECT_TRUE(live.link.reasons.empty());
+  EXPECT_EQ(live.proc.controller(), subsys_->find_controller(1));
+  live.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
+  EXPECT_EQ(live.status(), kStatusSuccess);
+  // The refused queue's teardown must not unbind the live one either.
+  intruder.proc.detach();
+  EXPECT_EQ(subsys_->find_controller(1)->queue(1), &live.proc);
+  // Once the live queue is gone, the qid may connect again.
+  live.proc.detach();
+  TestQueue& again = queue(1, 128);
+  again.submit(connect_sqe(1, 127, true), connect_data(1));
+  EXPECT_EQ(again.status(), kStatusSuccess);
+}
+
+TEST_F(ProcessorTest, IoCommandBeforeReadyIsSequenceError) {
+  TestQueue& a = queue(0);
+  a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid));
+  ASSERT_EQ(a.status(), kStatusSuccess);
+  TestQueue& q = queue(1, 128);
+  q.submit(connect_sqe(1, 127, true), connect_data(1));
+  ASSERT_EQ(q.status(), kStatusSuccess);
+  q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));  // CC.EN still 0 (nvmet_check_ctrl_status)
+  EXPECT_EQ(q.status(), kSequenceError);
+  a.submit(property_set_sqe(proto::kPropCc, kGoodCc));
+  q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
+  EXPECT_EQ(q.status(), kStatusSuccess);
+}
+
+TEST_F(ProcessorTest, ControllersPerHostAndPerPortAreLimited) {
+  SubsystemConfig cfg = subsys_->config();
+  cfg.max_controllers = 3;
+  cfg.max_controllers_per_host = 2;
+  Subsystem limited(cfg, *ns_, registry_);
+  limited.set_in_capsule_data_size(kInCapsule);
+  const uint16_t busy =
+      make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, /*dnr=*/false);
+  std::vector<std::unique_ptr<TestQueue>> qs;
+  auto connect_as = [&](const char* hostnqn) {
+    qs.push_back(std::make_unique<TestQueue>(limited, statuses_, 0, 32));
+    qs.back()->submit(connect_sqe(0, 31, true),
+                      connect_data(proto::kAdminQueueCntlid, kNqn, hostnqn));
+    return qs.back()->status();
+  };
+  EXPECT_EQ(connect_as(kHostNqn), kStatusSuccess);
+  EXPECT_EQ(connect_as(kHostNqn), kStatusSuccess);
+  EXPECT_EQ(connect_as(kHostNqn), busy);  // a third for the same host NQN
+  EXPECT_EQ(qs.back()->link.accepts, 0);
+  EXPECT_EQ(connect_as("nqn.2014-08.org.nvmexpress:uuid:other"), kStatusSuccess);
+  EXPECT_EQ(connect_as("nqn.2014-08.org.nvmexpress:uuid:third"), busy);  // 3 on the port
+  EXPECT_EQ(limited.controller_count(), 3u);
+  qs[0]->proc.detach();  // one going away makes room
+  EXPECT_EQ(connect_as("nqn.2014-08.org.nvmexpress:uuid:third"), kStatusSuccess);
+  qs.clear();
+}
+
+TEST_F(ProcessorTest, DiscoveryControllerWithKatoZeroGetsNvmetDefault) {
+  SubsystemConfig dcfg;
+  dcfg.nqn = proto::kDiscoveryNqn;
+  dcfg.discovery = true;
+  Subsystem discovery(dcfg, registry_);
+  {
+    TestQueue d(discovery, statuses_, 0, 32);
+    proto::Sqe s = connect_sqe(0, 31, true);
+    reinterpret_cast<proto::ConnectCommand&>(s).kato = 0;
+    d.submit(s, connect_data(proto::kAdminQueueCntlid, proto::kDiscoveryNqn));
+    ASSERT_EQ(d.status(), kStatusSuccess);
+    ASSERT_NE(discovery.find_controller(1), nullptr);
+    EXPECT_EQ(discovery.find_controller(1)->kato_ms(), 120000u);
+  }
+  // An NVM subsystem's controller keeps KATO 0 (no timer), as nvmet.
+  TestQueue& a = queue(0);
+  proto::Sqe s = connect_sqe(0, 31, true);
+  reinterpret_cast<proto::ConnectCommand&>(s).kato = 0;
+  a.submit(s, connect_data(proto::kAdminQueueCntlid));
+  ASSERT_EQ(a.status(), kStatusSuccess);
+  EXPECT_EQ(subsys_->find_controller(a.req.cqe.dw0)->kato_ms(), 0u);
 }
 
 TEST_F(ProcessorTest, AdminCommandBeforeEnableIsSequenceError) {
@@ -359,18 +553,6 @@ TEST_F(ProcessorTest, IoConnectChecksControllerAndHost) {
   EXPECT_EQ(q.status(), kStatusSuccess);
   EXPECT_EQ(q.req.cqe.dw0, 1u);
   EXPECT_EQ(subsys_->find_controller(1)->queue(1), &q.proc);
-}
-
-TEST_F(ProcessorTest, IoReconnectReplacesStaleQueue) {
-  admin();
-  TestQueue& old = io(1);
-  TestQueue& fresh = io(1);  // same qid before the old one's teardown was seen
-  EXPECT_EQ(fresh.status(), kStatusSuccess);
-  EXPECT_EQ(subsys_->find_controller(1)->queue(1), &fresh.proc);
-  ASSERT_EQ(old.link.reasons.size(), 1u);
-  EXPECT_EQ(old.proc.controller(), nullptr);
-  old.proc.detach();  // its late teardown must not unbind the new queue
-  EXPECT_EQ(subsys_->find_controller(1)->queue(1), &fresh.proc);
 }
 
 TEST_F(ProcessorTest, AdminTeardownFreesControllerAndDisconnectsIo) {
@@ -475,6 +657,32 @@ TEST_F(ProcessorTest, KeepAliveAndAsyncEvents) {
   EXPECT_EQ(a.submit(base_sqe(proto::kAdminAsyncEventRequest)), NextStep::kRespond);
   EXPECT_EQ(a.status(), make_status(proto::kSctCommandSpecific,
                                     proto::kScAsyncEventRequestLimitExceeded, true));
+}
+
+TEST_F(ProcessorTest, ResetAndShutdownCompleteHeldAsyncEventsAndResetTheCount) {
+  TestQueue& a = admin();
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(a.submit(base_sqe(proto::kAdminAsyncEventRequest, 10 + i)), NextStep::kHold);
+  }
+  EXPECT_EQ(a.proc.aers_held(), 4u);
+  // CC.EN 1 -> 0: every held AER is completed (Command Abort Requested), the count is 0.
+  a.submit(property_set_sqe(proto::kPropCc, kGoodCc & ~proto::kCcEn));
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  ASSERT_EQ(a.link.held_responses.size(), 4u);
+  for (const proto::Cqe& c : a.link.held_responses) {
+    EXPECT_EQ(c.status, generic_status(proto::kScAbortRequested, false));
+  }
+  EXPECT_EQ(a.proc.aers_held(), 0u);
+  // Enabled again: AERL + 1 may be held again.
+  a.submit(property_set_sqe(proto::kPropCc, kGoodCc));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(a.submit(base_sqe(proto::kAdminAsyncEventRequest)), NextStep::kHold) << i;
+  }
+  // Shutdown (CC.SHN normal) completes them too.
+  a.submit(property_set_sqe(proto::kPropCc, kGoodCc | (1u << proto::kCcShnShift)));
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  EXPECT_EQ(a.link.held_responses.size(), 8u);
+  EXPECT_EQ(a.proc.aers_held(), 0u);
 }
 
 TEST_F(ProcessorTest, GetLogPage) {
@@ -603,6 +811,22 @@ TEST_F(ProcessorTest, SqheadAdvancesPerCommandAndWraps) {
     q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
     EXPECT_EQ(q.req.cqe.sqhd, expect);
     EXPECT_EQ(q.req.cqe.sqid, 2);
+  }
+}
+
+TEST_F(ProcessorTest, SqheadWrapsAtTheConnectSqsizeNotTheCmQueueSize) {
+  admin();
+  TestQueue& q = queue(1, 8);    // the CM request asked for 8 entries, the Connect for 4
+  for (int i = 0; i < 2; ++i) {  // two failed Connects advance SQHD too
+    q.submit(connect_sqe(1, 3, true), connect_data(9));
+    ASSERT_NE(q.status(), kStatusSuccess);
+  }
+  q.submit(connect_sqe(1, 3, true), connect_data(1));
+  ASSERT_EQ(q.status(), kStatusSuccess);
+  EXPECT_EQ(q.req.cqe.sqhd, 3);
+  for (uint16_t expect : {0, 1, 2, 3, 0}) {
+    q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
+    EXPECT_EQ(q.req.cqe.sqhd, expect);
   }
 }
 

@@ -291,9 +291,9 @@ Status parse_attr(const json& attr, const std::string& path, SubsystemOptions& s
       NVMF_ASSIGN_OR_RETURN(bool pi, flag_of(value, p));
       if (pi) return bad(p, shown(value) + ": protection information is not supported");
     } else if (key == "qid_max") {
+      // nvmet's attr_qid_max: the highest I/O qid of a controller; --max-io-queues caps it.
       NVMF_ASSIGN_OR_RETURN(int64_t n, integer_of(value, p, 1, 65535));
-      warnings->push_back(p + " " + std::to_string(n) +
-                          " ignored: I/O queues are granted up to --max-io-queues per controller");
+      s.qid_max = static_cast<uint16_t>(n);
     } else if (key == "ieee_oui") {
       warnings->push_back(p + " " + shown(value) + " ignored: Identify IEEE OUI is reported as 0");
     } else {

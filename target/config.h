@@ -34,8 +34,9 @@ struct NvmetConfig {
 // decimal strings (nvmetcli writes attributes as strings).
 // Errors (kInvalidArgument) name the key path and the value: `ports[0].addr.trtype "tcp": only
 // "rdma" is served`, `subsystems[0].attr.frobnicate: unknown key`. Keys whose effect we do not
-// implement but whose absence changes nothing a host relies on (ANA groups, ieee_oui, qid_max,
-// other port params) become warnings naming the key.
+// implement but whose absence changes nothing a host relies on (ANA groups, ieee_oui, other
+// port params) become warnings naming the key. qid_max limits the subsystem's I/O queues per
+// controller (at most --max-io-queues).
 //
 // Hostile input (issue 10 item 10) is an error naming the key, never an abort: a document nested
 // deeper than kMaxJsonDepth levels (arrays or objects, under any key) is refused while parsing;

@@ -1,6 +1,7 @@
 // EventLoop: CM event handling, queue creation and teardown, and the poll/arm/sleep cycle.
 #include "target/event_loop.h"
 
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
 #include "target/cm_request.h"
+#include "target/log_limiter.h"
 #include "target/port.h"
 
 namespace nvmf::target {
@@ -204,8 +206,17 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   }
   const SubsystemConfig& cfg = subsystem_.config();
   CmRequestCheck check = check_cm_request(
-      private_data, CmLimits{cfg.max_io_queues, cfg.admin_queue_size, cfg.io_queue_size});
+      private_data, CmLimits{options_.max_io_queues, cfg.admin_queue_size, cfg.io_queue_size});
   if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
+  // Connections waiting for their Connect: bounded, refused at the CM before anything is
+  // allocated for them.
+  if (size_t pending = pending_connections(); pending >= options_.max_pending_connections) {
+    return reject(id, proto::kCmRejectNoResources, peer,
+                  std::to_string(pending) +
+                      " connections are waiting for their Connect, the limit "
+                      "(--max-pending-connections " +
+                      std::to_string(options_.max_pending_connections) + ")");
+  }
   auto dev = device_for(id.verbs());
   if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
   const ibv_device_attr& attr = (*dev)->attr;
@@ -230,6 +241,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.page_size = page;
   p.max_transfer_bytes = cfg.max_transfer_bytes();
   p.requested_max_inline_data = options_.requested_max_inline_data;
+  p.held_slots = check.qid == 0 ? uint32_t{cfg.aerl} + 1 : 0;
   p.peer = peer;
   auto queue = RdmaQueue::create(id, **dev, p, subsystem_, statuses_);
   if (!queue.ok()) {
@@ -255,8 +267,14 @@ void EventLoop::reject(verbs::CmId& id, uint16_t sts, std::string_view peer,
   proto::CmRejectPrivateData data{proto::kCmRecfmt0, sts};
   Status st = id.reject(&data, sizeof(data));
   subsystem_.registry().count_rejected();
-  NVMF_LOG(INFO, "target") << peer << ": rejected: " << reason << " (sts " << sts << ")"
-                           << (st.ok() ? "" : "; rdma_reject failed: " + st.to_string());
+  // At most one line a second per reject status: a host must not be able to flood the log.
+  uint64_t suppressed = 0;
+  if (refusal_log_limiter().allow("cm reject " + std::to_string(sts),
+                                  std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << peer << ": rejected: " << reason << " (sts " << sts << ")"
+                             << (st.ok() ? "" : "; rdma_reject failed: " + st.to_string())
+                             << suppressed_note(suppressed);
+  }
 }
 
 // ----------------------------------------------------------------------------- completions --
@@ -282,9 +300,38 @@ void EventLoop::drain_cq_events(DeviceContext& dev) {
   }
 }
 
+size_t EventLoop::pending_connections() const {
+  size_t n = 0;
+  for (const auto& [id, q] : queues_) n += !q->connected() && !q->wants_teardown() ? 1 : 0;
+  return n;
+}
+
+std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_connect_deadlines(
+    std::chrono::steady_clock::time_point now) {
+  const auto timeout = std::chrono::milliseconds(options_.connect_timeout_ms);
+  std::optional<std::chrono::steady_clock::time_point> next;
+  for (auto& [id, q] : queues_) {
+    if (q->connected() || q->wants_teardown()) continue;
+    auto deadline = q->accepted_at() + timeout;
+    if (deadline <= now) {
+      uint64_t suppressed = 0;
+      if (refusal_log_limiter().allow("connect deadline", now, &suppressed)) {
+        NVMF_LOG(WARN, "target") << q->describe() << ": no Connect within "
+                                 << options_.connect_timeout_ms
+                                 << " ms (--connect-timeout-ms); disconnecting"
+                                 << suppressed_note(suppressed);
+      }
+      q->request_disconnect("no Connect within the deadline");
+    } else if (!next || deadline < *next) {
+      next = deadline;
+    }
+  }
+  return next;
+}
+
 int EventLoop::expire_keep_alives() {
   const auto now = std::chrono::steady_clock::now();
-  std::optional<Controller::Clock::time_point> next;
+  std::optional<Controller::Clock::time_point> next = expire_connect_deadlines(now);
   auto visit = [&](Subsystem& s) {
     auto d = s.expire_keep_alives(now);
     if (d && (!next || *d < *next)) next = d;
@@ -329,6 +376,7 @@ bool EventLoop::wait_idle() {
 }
 
 void EventLoop::sweep() {
+  bool removed = false;
   for (bool again = true; again;) {
     again = false;
     for (auto it = queues_.begin(); it != queues_.end(); ++it) {
@@ -339,10 +387,14 @@ void EventLoop::sweep() {
       NVMF_LOG(INFO, "target") << q->describe() << ": disconnected (" << q->disconnect_reason()
                                << ")";
       q.reset();  // may ask other queues to disconnect (controller freed)
-      again = true;
+      again = removed = true;
       break;
     }
   }
+  // A queue's small buffers come from the heap, between other allocations; give the pages
+  // freed with it back to the system, so that many short-lived connections (hosts that never
+  // Connect, reconnect storms) leave the RSS where it was. Only when a queue went away.
+  if (removed) ::malloc_trim(0);
 }
 
 void EventLoop::housekeeping() {

@@ -4,6 +4,7 @@
 #define NVMF_TARGET_EVENT_LOOP_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -70,9 +71,16 @@ class EventLoop {
   int poll_queues();
   void arm_queues();
   void drain_cq_events(DeviceContext& dev);
-  // Frees the controllers whose keep-alive timer expired, in every subsystem on the port;
-  // returns the milliseconds until the next deadline (-1: none), for epoll_wait.
+  // Frees the controllers whose keep-alive timer expired, in every subsystem on the port, and
+  // disconnects the queues past their Connect deadline; returns the milliseconds until the next
+  // deadline of either kind (-1: none), for epoll_wait.
   int expire_keep_alives();
+  // Queues without a successful Connect (not being torn down).
+  size_t pending_connections() const;
+  // Asks every queue that has had no successful Connect for connect_timeout_ms since its CM
+  // accept to disconnect (one WARN line a second at most); returns the earliest deadline left.
+  std::optional<std::chrono::steady_clock::time_point> expire_connect_deadlines(
+      std::chrono::steady_clock::time_point now);
   // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues).
   void housekeeping();
   bool wait_idle();

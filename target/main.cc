@@ -176,6 +176,19 @@ int main(int argc, char** argv) {
                  "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of the "
                  "16-byte responses; 0 = never; a refused size falls back to 0")
       ->capture_default_str();
+  app.add_option("--max-pending-connections", o.max_pending_connections,
+                 "connections waiting for their Connect; more are rejected at the CM (NO_RSC)")
+      ->capture_default_str();
+  app.add_option("--connect-timeout-ms", o.connect_timeout_ms,
+                 "a connection with no successful Connect this long after its CM accept is "
+                 "disconnected")
+      ->capture_default_str();
+  app.add_option("--max-controllers", o.max_controllers,
+                 "controllers on the port (discovery included); more get Connect Controller Busy")
+      ->capture_default_str();
+  app.add_option("--max-controllers-per-host", o.max_controllers_per_host,
+                 "controllers per host NQN; more get Connect Controller Busy")
+      ->capture_default_str();
   std::string poll = "event";
   app.add_option("--poll", poll,
                  "event: sleep in epoll when idle, like nvmet-rdma; busy: poll the CQs and never "
@@ -237,6 +250,11 @@ int main(int argc, char** argv) {
   }
   g_target.store(target->get());
   if (g_stop.load()) (*target)->stop();
+  std::printf(
+      "nvmf-target: limits: %u pending connections, Connect within %u ms, %u controllers, %u per "
+      "host NQN, %u I/O queues per controller\n",
+      o.max_pending_connections, o.connect_timeout_ms, o.max_controllers,
+      o.max_controllers_per_host, unsigned{o.max_io_queues});
   std::printf("nvmf-target: listening on %s (poll %s)\n", (*target)->listen_address().c_str(),
               nvmf::target::poll_mode_name(o.poll_mode));
   std::fflush(stdout);

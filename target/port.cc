@@ -48,4 +48,16 @@ bool Port::cntlid_in_use(uint16_t cntlid) const {
   return false;
 }
 
+size_t Port::controller_count() const {
+  size_t n = discovery_.controller_count();
+  for (const Subsystem* s : subsystems_) n += s->controller_count();
+  return n;
+}
+
+size_t Port::controller_count_for(std::string_view hostnqn) const {
+  size_t n = discovery_.controller_count_for(hostnqn);
+  for (const Subsystem* s : subsystems_) n += s->controller_count_for(hostnqn);
+  return n;
+}
+
 }  // namespace nvmf::target

@@ -33,6 +33,9 @@ class Port {
   std::vector<uint8_t> discovery_log(std::string_view hostnqn) const;
   // True when a controller of any subsystem on this port (discovery included) uses `cntlid`.
   bool cntlid_in_use(uint16_t cntlid) const;
+  // Live controllers on this port (discovery included), in all and for `hostnqn`.
+  size_t controller_count() const;
+  size_t controller_count_for(std::string_view hostnqn) const;
 
   const DiscoveryAddress& address() const { return address_; }
   // The port really listened on (trsvcid "0" picks one at bind time).

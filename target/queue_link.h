@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "target/request.h"
+
 namespace nvmf::target {
 
 // Implemented by the transport's queue (RdmaQueue), and by fakes in tests.
@@ -16,6 +18,16 @@ class QueueLink {
   virtual void request_disconnect(std::string_view reason) = 0;
   // "10.0.0.2:51234 qid 1", for logs.
   virtual std::string describe() const = 0;
+  // A Connect on this queue passed every check: set up what the queue needs for commands beyond
+  // a Connect (the RDMA transport registers its data buffers and posts the rest of its
+  // receives), before the Connect's response is sent. False when that failed (logged by the
+  // link): the Connect then fails with Internal Error and the queue stays unconnected. The
+  // default has nothing to set up.
+  virtual bool connect_accepted() { return true; }
+  // Send the response of a command the processor held (NextStep::kHold, an Async Event Request)
+  // and completed later: `r.cqe` is filled in; its receive was already given back when it was
+  // held. The default drops it (a fake without responses).
+  virtual void respond_held(Request& r) { (void)r; }
 };
 
 }  // namespace nvmf::target

@@ -1,6 +1,7 @@
 // RdmaQueue: buffers, work requests and the completion handling of one queue.
 #include "target/rdma_queue.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -18,6 +19,9 @@ enum WrKind : uint64_t { kRecv = 1, kRead = 2, kSend = 3, kWrite = 4 };
 constexpr uint64_t wr_id(WrKind kind, uint32_t index) { return (uint64_t{kind} << 32) | index; }
 
 constexpr int kPollBatch = 32;
+// Command slots made before a Connect is accepted: one receive is posted then, so a slot for its
+// capsule and one for the next capsule while the first one's response is still being sent.
+constexpr uint32_t kSlotsBeforeConnect = 2;
 constexpr uint32_t kSqeBytes = sizeof(proto::Sqe);
 constexpr uint32_t kCqeBytes = sizeof(proto::Cqe);
 
@@ -63,15 +67,16 @@ RdmaQueue::~RdmaQueue() {
 }
 
 Status RdmaQueue::setup() {
+  accepted_at_ = std::chrono::steady_clock::now();
+  slot_count_ = params_.queue_size + params_.held_slots;
   NVMF_RETURN_IF_ERROR(allocate_buffers());
-  int cqe = static_cast<int>(params_.queue_size * 3);  // receives + READ/WRITE + SEND per slot
+  // Receives + per slot a READ or WRITE and a SEND.
+  int cqe = static_cast<int>(params_.queue_size + 2 * slot_count_);
   NVMF_ASSIGN_OR_RETURN(auto cq, verbs::CompletionQueue::create(dev_.context, cqe, &dev_.channel));
   cq_.emplace(std::move(cq));
   NVMF_RETURN_IF_ERROR(create_qp());
   build_work_requests();
-  for (uint32_t i = 0; i < params_.queue_size; ++i) {
-    if (!post_receive(i)) return Status::io("ibv_post_recv failed while posting receives");
-  }
+  if (!post_receive(0)) return Status::io("ibv_post_recv failed while posting the first receive");
   processor_.emplace(subsystem_, *this, counters_, statuses_, params_.qid, params_.queue_size,
                      params_.in_capsule_bytes);
   return ok_status();
@@ -85,22 +90,18 @@ Status RdmaQueue::allocate_buffers() {
   sqe_buf_.reset(sqes);
   NVMF_ASSIGN_OR_RETURN(auto sqe_mr, verbs::MemoryRegion::create(pd, sqes, n * kSqeBytes, access));
   sqe_mr_.emplace(std::move(sqe_mr));
-  if (pages_per_recv_ > 0) {
-    size_t bytes = n * pages_per_recv_ * params_.page_size;
-    NVMF_ASSIGN_OR_RETURN(uint8_t * pages,
-                          aligned_alloc_zeroed(params_.page_size, bytes, "in-capsule pages"));
-    page_buf_.reset(pages);
-    NVMF_ASSIGN_OR_RETURN(auto page_mr, verbs::MemoryRegion::create(pd, pages, bytes, access));
-    page_mr_.emplace(std::move(page_mr));
-  }
-  size_t data_bytes = n * params_.max_transfer_bytes;
-  NVMF_ASSIGN_OR_RETURN(uint8_t * data, aligned_alloc_zeroed(4096, data_bytes, "data buffers"));
-  data_buf_.reset(data);
-  NVMF_ASSIGN_OR_RETURN(auto data_mr, verbs::MemoryRegion::create(pd, data, data_bytes, access));
-  data_mr_.emplace(std::move(data_mr));
-  NVMF_ASSIGN_OR_RETURN(uint8_t * cqes, aligned_alloc_zeroed(64, n * kCqeBytes, "CQE buffers"));
+  // Receive 0's pages and the Connect data page: a Connect needs no more.
+  size_t first_bytes = (size_t{pages_per_recv_} + 1) * params_.page_size;
+  NVMF_ASSIGN_OR_RETURN(uint8_t * first,
+                        aligned_alloc_zeroed(params_.page_size, first_bytes, "first receive"));
+  first_buf_.reset(first);
+  NVMF_ASSIGN_OR_RETURN(auto first_mr, verbs::MemoryRegion::create(pd, first, first_bytes, access));
+  first_mr_.emplace(std::move(first_mr));
+  const size_t slots = slot_count_;
+  NVMF_ASSIGN_OR_RETURN(uint8_t * cqes, aligned_alloc_zeroed(64, slots * kCqeBytes, "CQE buffers"));
   cqe_buf_.reset(cqes);
-  NVMF_ASSIGN_OR_RETURN(auto cqe_mr, verbs::MemoryRegion::create(pd, cqes, n * kCqeBytes, access));
+  NVMF_ASSIGN_OR_RETURN(auto cqe_mr,
+                        verbs::MemoryRegion::create(pd, cqes, slots * kCqeBytes, access));
   cqe_mr_.emplace(std::move(cqe_mr));
   return ok_status();
 }
@@ -109,7 +110,7 @@ Status RdmaQueue::create_qp() {
   verbs::QpConfig config;
   config.send_cq = cq_->get();
   config.recv_cq = cq_->get();
-  config.max_send_wr = 2 * params_.queue_size;  // per slot: READ or WRITE, then SEND
+  config.max_send_wr = 2 * slot_count_;  // per slot: READ or WRITE, then SEND
   config.max_recv_wr = params_.queue_size;
   config.max_send_sge = 1;
   config.max_recv_sge = 1 + pages_per_recv_;
@@ -129,34 +130,113 @@ void RdmaQueue::build_work_requests() {
     ibv_sge* sge = &recv_sges_[static_cast<size_t>(i) * sges];
     sge[0] = {reinterpret_cast<uintptr_t>(sqe_buf_.get() + i * kSqeBytes), kSqeBytes,
               sqe_mr_->lkey()};
-    for (uint32_t p = 0; p < pages_per_recv_; ++p) {
-      uint8_t* page =
-          page_buf_.get() + (static_cast<size_t>(i) * pages_per_recv_ + p) * params_.page_size;
-      recv_pages_[static_cast<size_t>(i) * pages_per_recv_ + p] = page;
-      sge[1 + p] = {reinterpret_cast<uintptr_t>(page), params_.page_size, page_mr_->lkey()};
-    }
     recv_wrs_[i].wr_id = wr_id(kRecv, i);
     recv_wrs_[i].sg_list = sge;
     recv_wrs_[i].num_sge = static_cast<int>(sges);
   }
-  slots_.assign(n, Slot{});
+  // Receive 0's pages; the others get theirs in connect_accepted().
+  for (uint32_t p = 0; p < pages_per_recv_; ++p) {
+    uint8_t* page = first_buf_.get() + static_cast<size_t>(p) * params_.page_size;
+    recv_pages_[p] = page;
+    recv_sges_[1 + p] = {reinterpret_cast<uintptr_t>(page), params_.page_size, first_mr_->lkey()};
+  }
+  uint8_t* connect_page =
+      first_buf_.get() + static_cast<size_t>(pages_per_recv_) * params_.page_size;
+  // Room for every slot now (a slot's address never changes: WRs and held requests point into
+  // it), but only the few a queue without a Connect can use are made.
+  slots_.reserve(slot_count_);
+  slots_.resize(std::min(kSlotsBeforeConnect, slot_count_));
   free_slots_.clear();
-  free_slots_.reserve(n);
+  free_slots_.reserve(slot_count_);
   waiting_.assign(n, {0, 0});
-  for (uint32_t s = 0; s < n; ++s) {
-    Slot& slot = slots_[n - 1 - s];
-    uint32_t index = n - 1 - s;
-    uint8_t* data = data_buf_.get() + static_cast<size_t>(index) * params_.max_transfer_bytes;
-    slot.req.buffer = {data, params_.max_transfer_bytes};
-    slot.data_sge = {reinterpret_cast<uintptr_t>(data), 0, data_mr_->lkey()};
-    slot.cqe_sge = {reinterpret_cast<uintptr_t>(cqe_buf_.get() + index * kCqeBytes), kCqeBytes,
-                    cqe_mr_->lkey()};
-    slot.data_wr.sg_list = &slot.data_sge;
-    slot.data_wr.num_sge = 1;
-    slot.send_wr.sg_list = &slot.cqe_sge;
-    slot.send_wr.num_sge = 1;
-    slot.send_wr.wr_id = wr_id(kSend, index);
+  for (uint32_t s = 0; s < slots_.size(); ++s) {
+    uint32_t index = static_cast<uint32_t>(slots_.size()) - 1 - s;
+    init_slot(index, connect_page, params_.page_size, first_mr_->lkey());
     free_slots_.push_back(index);  // lowest index on top
+  }
+}
+
+void RdmaQueue::init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint32_t lkey) {
+  Slot& slot = slots_[index];
+  slot.req.buffer = {buffer, bytes};
+  slot.data_sge = {reinterpret_cast<uintptr_t>(buffer), 0, lkey};
+  slot.cqe_sge = {reinterpret_cast<uintptr_t>(cqe_buf_.get() + index * kCqeBytes), kCqeBytes,
+                  cqe_mr_->lkey()};
+  slot.data_wr.sg_list = &slot.data_sge;
+  slot.data_wr.num_sge = 1;
+  slot.send_wr.sg_list = &slot.cqe_sge;
+  slot.send_wr.num_sge = 1;
+  slot.send_wr.wr_id = wr_id(kSend, index);
+}
+
+bool RdmaQueue::connect_accepted() {
+  if (grown_) return true;
+  const size_t n = params_.queue_size;
+  const int access = IBV_ACCESS_LOCAL_WRITE;
+  ibv_pd* pd = dev_.pd.get();
+  auto fail_setup = [this](const Status& st) {
+    NVMF_LOG(WARN, "target") << describe()
+                             << ": setting up the queue after its Connect: " << st.to_string();
+    page_mr_.reset();
+    page_buf_.reset();
+    data_mr_.reset();
+    data_buf_.reset();
+    return false;
+  };
+  const uint32_t sges = 1 + pages_per_recv_;
+  if (pages_per_recv_ > 0 && n > 1) {
+    size_t bytes = (n - 1) * pages_per_recv_ * params_.page_size;
+    auto pages = aligned_alloc_zeroed(params_.page_size, bytes, "in-capsule pages");
+    if (!pages.ok()) return fail_setup(pages.status());
+    page_buf_.reset(*pages);
+    auto mr = verbs::MemoryRegion::create(pd, *pages, bytes, access);
+    if (!mr.ok()) return fail_setup(mr.status());
+    page_mr_.emplace(std::move(*mr));
+    for (uint32_t i = 1; i < n; ++i) {
+      for (uint32_t p = 0; p < pages_per_recv_; ++p) {
+        uint8_t* page = page_buf_.get() +
+                        ((static_cast<size_t>(i) - 1) * pages_per_recv_ + p) * params_.page_size;
+        recv_pages_[static_cast<size_t>(i) * pages_per_recv_ + p] = page;
+        recv_sges_[static_cast<size_t>(i) * sges + 1 + p] = {reinterpret_cast<uintptr_t>(page),
+                                                             params_.page_size, page_mr_->lkey()};
+      }
+    }
+  }
+  size_t data_bytes = size_t{slot_count_} * params_.max_transfer_bytes;
+  auto data = aligned_alloc_zeroed(4096, data_bytes, "data buffers");
+  if (!data.ok()) return fail_setup(data.status());
+  data_buf_.reset(*data);
+  auto data_mr = verbs::MemoryRegion::create(pd, *data, data_bytes, access);
+  if (!data_mr.ok()) return fail_setup(data_mr.status());
+  data_mr_.emplace(std::move(*data_mr));
+  // The Connect's own slot is finished with the Connect page (its data was copied out), and no
+  // other slot can be moving data: only a Connect does before this point. The remaining slots
+  // are made in the room reserved for them (no reallocation: the existing ones stay put).
+  const size_t made = slots_.size();
+  slots_.resize(slot_count_);
+  for (uint32_t index = 0; index < slot_count_; ++index) {
+    uint8_t* buf = data_buf_.get() + static_cast<size_t>(index) * params_.max_transfer_bytes;
+    if (index < made) {
+      slots_[index].req.buffer = {buf, params_.max_transfer_bytes};
+      slots_[index].data_sge = {reinterpret_cast<uintptr_t>(buf), 0, data_mr_->lkey()};
+    } else {
+      init_slot(index, buf, params_.max_transfer_bytes, data_mr_->lkey());
+      free_slots_.push_back(index);
+    }
+  }
+  grown_ = true;
+  for (uint32_t i = 1; i < n; ++i) {
+    if (!post_receive(i)) return false;  // fail() already asked for teardown
+  }
+  return true;
+}
+
+void RdmaQueue::respond_held(Request& r) {
+  for (uint32_t index = 0; index < slots_.size(); ++index) {
+    if (&slots_[index].req == &r) {
+      respond(index, false, false);
+      return;
+    }
   }
 }
 
@@ -309,9 +389,9 @@ void RdmaQueue::post_read(uint32_t slot) {
   if (err != 0) fail("ibv_post_send(RDMA READ): " + errno_string(err));
 }
 
-void RdmaQueue::respond(uint32_t slot, bool with_data) {
+void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
   Slot& s = slots_[slot];
-  if (!post_receive(s.recv_index)) return;  // before the SEND: the host may send at once
+  if (repost && !post_receive(s.recv_index)) return;  // before the SEND: the host may send at once
   std::memcpy(reinterpret_cast<void*>(s.cqe_sge.addr), &s.req.cqe, kCqeBytes);
   s.send_wr.opcode = s.req.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
   if (s.req.invalidate) s.send_wr.invalidate_rkey = s.req.sgl.rkey;

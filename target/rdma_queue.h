@@ -5,6 +5,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -33,14 +34,24 @@ struct RdmaQueueParams {
   uint32_t page_size = 4096;
   uint32_t max_transfer_bytes = 0;  // data buffer per slot (MDTS)
   uint32_t requested_max_inline_data = 16;
+  // Command slots beyond queue_size for held Async Event Requests (admin queue: AERL + 1), so
+  // that AERs never take the slots the host's other commands need.
+  uint32_t held_slots = 0;
   std::string peer;  // "addr:port"
 };
 
-// Buffers (all registered once, at creation; nothing is allocated per command):
-//  - per receive: a 64-byte SQE slot (one SGE) + in_capsule_bytes / page_size pages (one SGE
-//    each), the layout nvmet-rdma uses;
-//  - per command slot: a data buffer of max_transfer_bytes (RDMA READ target / WRITE source)
-//    and a 16-byte CQE buffer.
+// Buffers and command slots (made in two steps, never per command):
+//  - at creation, before any Connect: every receive's 64-byte SQE slot, every slot's 16-byte CQE
+//    buffer, two command slots, and for receive 0 only its in-capsule pages, plus one page those
+//    slots use as their data buffer for the Connect data (the processor lets one Connect at a
+//    time move data).
+//    Only receive 0 is posted: a Connect is all a queue may receive before it has one. This is
+//    what a connection that never sends a Connect costs (tens of KiB; no queue_size x MDTS);
+//  - once a Connect passed its checks (connect_accepted(), before its response): the in-capsule
+//    pages of receives 1..queue_size-1 (posted then), the other command slots, and each slot's
+//    data buffer of max_transfer_bytes (RDMA READ target / WRITE source).
+// Receives use the layout nvmet-rdma uses: the SQE (one SGE) + in_capsule_bytes / page_size
+// pages (one SGE each).
 // A command keeps its receive until its response: the receive is reposted just before the
 // response SEND (the host may send the next command as soon as it sees the CQE). A slot is
 // freed when its SEND completes; a receive that finds no free slot waits in a ring.
@@ -76,6 +87,14 @@ class RdmaQueue : public QueueLink {
   void request_disconnect(std::string_view reason) override;
   std::string describe() const override;
 
+  bool connect_accepted() override;
+  void respond_held(Request& r) override;
+
+  // A Connect succeeded on this queue (see CommandProcessor::connected()).
+  bool connected() const { return processor_ && processor_->connected(); }
+  // When the CM request was accepted (the start of the Connect deadline).
+  std::chrono::steady_clock::time_point accepted_at() const { return accepted_at_; }
+
   bool wants_teardown() const { return !disconnect_reason_.empty(); }
   const std::string& disconnect_reason() const { return disconnect_reason_; }
   rdma_cm_id* cm_id() const { return id_.get(); }
@@ -105,6 +124,8 @@ class RdmaQueue : public QueueLink {
   Status allocate_buffers();
   Status create_qp();
   void build_work_requests();
+  // Fills slot `index`'s work requests, with `bytes` of data buffer at `buffer` (lkey `lkey`).
+  void init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint32_t lkey);
   bool post_receive(uint32_t index);
 
   void handle(const ibv_wc& wc);
@@ -112,7 +133,9 @@ class RdmaQueue : public QueueLink {
   void start(uint32_t slot, uint32_t recv_index, uint32_t byte_len);
   void act(uint32_t slot, NextStep next);
   void post_read(uint32_t slot);
-  void respond(uint32_t slot, bool with_data);
+  // `repost`: give the command's receive back first (false for a held command, whose receive
+  // went back when it was held).
+  void respond(uint32_t slot, bool with_data, bool repost = true);
   void on_send_done(uint32_t slot);
   // Appends the chain first..last (last->next is overwritten) to the WRs posted by flush().
   void queue_send(ibv_send_wr* first, ibv_send_wr* last);
@@ -124,11 +147,15 @@ class RdmaQueue : public QueueLink {
   Subsystem& subsystem_;
   StatusCounters& statuses_;
   uint32_t pages_per_recv_ = 0;
+  uint32_t slot_count_ = 0;  // queue_size + held_slots
+  bool grown_ = false;       // connect_accepted() set up the rest
+  std::chrono::steady_clock::time_point accepted_at_;
 
   verbs::CmId id_;  // destroyed last, after the QP
-  Buffer sqe_buf_, page_buf_, data_buf_, cqe_buf_;
+  // first_buf_: receive 0's in-capsule pages, then the Connect data page.
+  Buffer sqe_buf_, first_buf_, page_buf_, data_buf_, cqe_buf_;
   std::optional<verbs::CompletionQueue> cq_;
-  std::optional<verbs::MemoryRegion> sqe_mr_, page_mr_, data_mr_, cqe_mr_;
+  std::optional<verbs::MemoryRegion> sqe_mr_, first_mr_, page_mr_, data_mr_, cqe_mr_;
   std::optional<verbs::QueuePair> qp_;  // destroyed before MRs and CQ
 
   std::vector<ibv_recv_wr> recv_wrs_;

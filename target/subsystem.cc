@@ -80,6 +80,12 @@ Controller* Subsystem::create_controller(const std::string& hostnqn,
   return raw;
 }
 
+size_t Subsystem::controller_count_for(std::string_view hostnqn) const {
+  size_t n = 0;
+  for (const auto& [cntlid, ctrl] : controllers_) n += ctrl->hostnqn() == hostnqn ? 1 : 0;
+  return n;
+}
+
 Controller* Subsystem::find_controller(uint16_t cntlid) const {
   auto it = controllers_.find(cntlid);
   return it == controllers_.end() ? nullptr : it->second.get();

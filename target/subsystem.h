@@ -30,7 +30,12 @@ struct SubsystemConfig {
   uint32_t version = 0x00010300;   // VS 1.3
   uint16_t kas = 1;                // 100 ms units
   uint8_t aerl = 3;                // 4 Async Event Requests held, 0-based
-  std::string serial;              // empty: derived from the NQN
+  // Controllers an admin Connect may create: on the whole port (discovery controllers
+  // included), and for one host NQN. Above either, Connect Controller Busy (no DNR: one going
+  // away makes room). Every subsystem of a port carries the port's values.
+  uint32_t max_controllers = 128;
+  uint32_t max_controllers_per_host = 32;
+  std::string serial;  // empty: derived from the NQN
   std::string model = "nvmf-rdma target";
   std::string firmware = "0.1";
   // nvmetcli config (target/config.h): the discovery subsystem has no namespace and no I/O
@@ -90,6 +95,8 @@ class Subsystem {
   // line. `reason` goes into that line.
   void free_controller(uint16_t cntlid, std::string_view reason);
   size_t controller_count() const { return controllers_.size(); }
+  // Controllers of this subsystem created for `hostnqn`.
+  size_t controller_count_for(std::string_view hostnqn) const;
   // Frees every controller whose keep-alive timer expired by `now` (a WARN line each, like
   // nvmet's "keep-alive timer expired"; its queues are asked to disconnect). Returns the
   // earliest deadline left, or nullopt when no controller has a timer.

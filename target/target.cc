@@ -1,6 +1,7 @@
 // Target: options validation, assembly of namespace + subsystem + event loop, and the API.
 #include "target/target.h"
 
+#include <algorithm>
 #include <string>
 
 #include "common/log.h"
@@ -115,6 +116,20 @@ Status validate_options(const TargetOptions& o) {
     return bad("--max-io-queues " + std::to_string(o.max_io_queues) + " is not in 1..64");
   }
   if (o.mdts < 1 || o.mdts > 8) return bad("mdts " + std::to_string(o.mdts) + " is not in 1..8");
+  if (o.max_pending_connections < 1 || o.max_pending_connections > 65535) {
+    return bad("--max-pending-connections " + std::to_string(o.max_pending_connections) +
+               " is not in 1..65535");
+  }
+  if (o.connect_timeout_ms < 100 || o.connect_timeout_ms > 3600000) {
+    return bad("--connect-timeout-ms " + std::to_string(o.connect_timeout_ms) +
+               " is not in 100..3600000");
+  }
+  for (auto [value, name] : {std::pair{o.max_controllers, "--max-controllers"},
+                             {o.max_controllers_per_host, "--max-controllers-per-host"}}) {
+    if (value < 1 || value > 0xFFEF) {
+      return bad(std::string(name) + " " + std::to_string(value) + " is not in 1..65519");
+    }
+  }
   return ok_status();
 }
 
@@ -136,6 +151,8 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   common.max_io_queues = options.max_io_queues;
   common.io_queue_size = options.max_queue_size;
   common.mdts = options.mdts;
+  common.max_controllers = options.max_controllers;
+  common.max_controllers_per_host = options.max_controllers_per_host;
   SubsystemConfig disc = common;
   disc.nqn = proto::kDiscoveryNqn;
   disc.discovery = true;
@@ -156,6 +173,7 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
     cfg.allowed_hosts = spec.allowed_hosts;
     cfg.cntlid_min = spec.cntlid_min;
     cfg.cntlid_max = spec.cntlid_max;
+    if (spec.qid_max != 0) cfg.max_io_queues = std::min(cfg.max_io_queues, spec.qid_max);
     cfg.nguid = spec.nguid;
     cfg.uuid = spec.uuid;
     if (!spec.serial.empty()) cfg.serial = spec.serial;

@@ -26,6 +26,9 @@ struct SubsystemOptions {
   uint32_t version = 0;                    // VS, e.g. 0x00010300
   uint16_t cntlid_min = 1;
   uint16_t cntlid_max = 0xFFEF;
+  // nvmet attr_qid_max: I/O queues per controller of this subsystem, at most
+  // TargetOptions::max_io_queues; 0 = max_io_queues.
+  uint16_t qid_max = 0;
   // Namespace 1 backing: exactly one of file_path (a file or a block device, used at its size
   // unless file_size is larger) or ram_size.
   std::string file_path;
@@ -69,6 +72,18 @@ struct TargetOptions {
   // --max-inline-data. The QP wrapper falls back to 0 when the device refuses; 0 never posts a
   // response inline (even where the provider grants 16 for a request of 0, as rxe does).
   uint32_t requested_max_inline_data = 16;
+
+  // Limits on what hosts can make the target hold (README "Limits"). A CM request beyond
+  // max_pending_connections queues without a successful Connect is rejected with NO_RSC
+  // (--max-pending-connections, 1..65535); a queue with no successful Connect within
+  // connect_timeout_ms of its CM accept is disconnected (--connect-timeout-ms, 100..3600000).
+  // An admin Connect beyond max_controllers on the port or max_controllers_per_host for its
+  // HOSTNQN (discovery controllers included) gets Connect Controller Busy
+  // (--max-controllers, --max-controllers-per-host, 1..65519). nvmet has none of these.
+  uint32_t max_pending_connections = 256;
+  uint32_t connect_timeout_ms = 10000;
+  uint32_t max_controllers = 128;
+  uint32_t max_controllers_per_host = 32;
 
   PollMode poll_mode = PollMode::kEvent;  // CLI --poll
   // kEvent only: microseconds to keep polling after the last completion before sleeping (CLI

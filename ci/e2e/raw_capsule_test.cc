@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ci/e2e/e2e_options.h"
+#include "ci/e2e/raw_queue.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
@@ -30,116 +31,8 @@ namespace {
 
 constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:raw-capsule";
 constexpr int kTimeoutMs = 30000;  // a bound against hangs, never asserted as a duration
-constexpr uint32_t kRecvs = 64;    // CQE receives the raw host keeps posted
-constexpr size_t kSendBytes = 64 + 8192;
-
-// One RC connection speaking raw capsules: a send buffer, kRecvs CQE receives, one CQ.
-struct RawQueue {
-  std::optional<verbs::EventChannel> channel;
-  std::optional<verbs::CmId> id;
-  std::optional<verbs::ProtectionDomain> pd;
-  std::optional<verbs::CompletionQueue> cq;
-  std::vector<uint8_t> send_buf = std::vector<uint8_t>(kSendBytes);
-  std::vector<proto::Cqe> cqes = std::vector<proto::Cqe>(kRecvs);
-  std::optional<verbs::MemoryRegion> send_mr, cqe_mr;
-  std::optional<verbs::QueuePair> qp;
-
-  // Connects qid 0 with CM hsqsize `hsqsize` (hrqsize = hsqsize + 1).
-  Status connect(const RxeEnv& env, uint16_t port, uint16_t hsqsize) {
-    NVMF_ASSIGN_OR_RETURN(channel, verbs::EventChannel::create());
-    NVMF_ASSIGN_OR_RETURN(id, verbs::CmId::create(*channel));
-    NVMF_RETURN_IF_ERROR(id->resolve_addr(env.host_addr, env.target_addr, port, kTimeoutMs));
-    NVMF_RETURN_IF_ERROR(id->resolve_route(kTimeoutMs));
-    NVMF_ASSIGN_OR_RETURN(pd, verbs::ProtectionDomain::create(id->verbs()));
-    NVMF_ASSIGN_OR_RETURN(cq, verbs::CompletionQueue::create(id->verbs(), 4 * kRecvs));
-    NVMF_ASSIGN_OR_RETURN(send_mr,
-                          verbs::MemoryRegion::create(pd->get(), send_buf.data(), kSendBytes, 0));
-    NVMF_ASSIGN_OR_RETURN(
-        cqe_mr, verbs::MemoryRegion::create(pd->get(), cqes.data(), kRecvs * sizeof(proto::Cqe),
-                                            IBV_ACCESS_LOCAL_WRITE));
-    verbs::QpConfig cfg;
-    cfg.send_cq = cfg.recv_cq = cq->get();
-    cfg.max_send_wr = kRecvs;
-    cfg.max_recv_wr = kRecvs;
-    NVMF_ASSIGN_OR_RETURN(qp, verbs::QueuePair::create(*id, pd->get(), cfg));
-    for (uint32_t i = 0; i < kRecvs; ++i) NVMF_RETURN_IF_ERROR(post_recv(i));
-    proto::CmRequestPrivateData priv{};
-    priv.recfmt = proto::kCmRecfmt0;
-    priv.qid = 0;
-    priv.hsqsize = hsqsize;
-    priv.hrqsize = static_cast<uint16_t>(hsqsize + 1);
-    NVMF_RETURN_IF_ERROR(id->connect(&priv, sizeof(priv), 1, 1, 7, 7));  // RNR retry forever
-    NVMF_ASSIGN_OR_RETURN(verbs::CmEvent ev, channel->get_event(kTimeoutMs));
-    return ev.expect(RDMA_CM_EVENT_ESTABLISHED);
-  }
-  Status post_recv(uint32_t i) {
-    ibv_sge sge{reinterpret_cast<uintptr_t>(&cqes[i]), sizeof(proto::Cqe), cqe_mr->lkey()};
-    ibv_recv_wr wr{};
-    wr.wr_id = 1000 + i;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    int err = qp->post_recv(&wr);
-    return err == 0 ? ok_status() : Status::from_errno("ibv_post_recv", err);
-  }
-  // Sends send_buf[offset, offset + bytes) as one capsule.
-  Status send(size_t bytes, uint64_t wr_id, size_t offset = 0) {
-    ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf.data() + offset), static_cast<uint32_t>(bytes),
-                send_mr->lkey()};
-    ibv_send_wr wr{};
-    wr.wr_id = wr_id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    int err = qp->post_send(&wr);
-    return err == 0 ? ok_status() : Status::from_errno("ibv_post_send", err);
-  }
-  void put_sqe(const proto::Sqe& sqe) { std::memcpy(send_buf.data(), &sqe, sizeof(sqe)); }
-  // Waits for `responses` CQEs; returns them, or the first completion error.
-  Result<std::vector<proto::Cqe>> collect(size_t responses) {
-    std::vector<proto::Cqe> out;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
-    while (out.size() < responses) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        return Status::timeout("got " + std::to_string(out.size()) + " of " +
-                               std::to_string(responses) + " responses");
-      }
-      ibv_wc wc[16];
-      int n = cq->poll(wc);
-      for (int i = 0; i < n; ++i) {
-        if (wc[i].status != IBV_WC_SUCCESS) {
-          return Status::io(std::string("completion error: ") + ibv_wc_status_str(wc[i].status));
-        }
-        if (wc[i].wr_id >= 1000) {
-          uint32_t idx = static_cast<uint32_t>(wc[i].wr_id - 1000);
-          out.push_back(cqes[idx]);
-          NVMF_RETURN_IF_ERROR(post_recv(idx));
-        }
-      }
-      if (n == 0) std::this_thread::yield();
-    }
-    return out;
-  }
-  // Admin Connect with the Connect data in-capsule; returns the CQE.
-  Result<proto::Cqe> admin_connect(uint16_t entries) {
-    auto data = host::connect_data(host::random_host_id(), proto::kAdminQueueCntlid, kNqn,
-                                   "nqn.2014-08.org.nvmexpress:uuid:raw-capsule");
-    if (!data.ok()) return data.status();
-    proto::Sqe sqe = host::connect_sqe(0, entries, 0);
-    encode_in_capsule_sgl(sqe.dptr, 0, sizeof(proto::ConnectData));
-    sqe.cid = 0x7777;
-    put_sqe(sqe);
-    std::memcpy(send_buf.data() + 64, &*data, sizeof(proto::ConnectData));
-    NVMF_RETURN_IF_ERROR(send(64 + sizeof(proto::ConnectData), 1));
-    NVMF_ASSIGN_OR_RETURN(auto cqes_in, collect(1));
-    return cqes_in[0];
-  }
-  // True once the CM reports the connection gone (target teardown), within the bound.
-  bool disconnected() {
-    auto ev = channel->get_event(kTimeoutMs);
-    return ev.ok() && ev->event() == RDMA_CM_EVENT_DISCONNECTED;
-  }
-};
+constexpr size_t kSendBytes = RawQueue::kSendBytes;
+constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:raw-capsule";
 
 class RawCapsuleTest : public ::testing::Test {
  protected:
@@ -173,7 +66,7 @@ TEST_F(RawCapsuleTest, MoreCommandsThanQueueEntriesAreAllAnswered) {
   RawQueue q;
   constexpr uint16_t kHsqsize = 3;  // 4 entries: the target posts 4 receives
   ASSERT_TRUE(q.connect(*env_, (*target_)->port(), kHsqsize).ok());
-  auto c = q.admin_connect(kHsqsize + 1);
+  auto c = q.admin_connect(kHsqsize + 1, kNqn, kHostNqn);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   ASSERT_EQ(status_without_phase(c->status), kStatusSuccess) << status_name(c->status);
   // 40 Property Gets of CAP posted at once, 10 times the queue: the surplus waits in RNR retry
@@ -203,7 +96,7 @@ TEST_F(RawCapsuleTest, MoreCommandsThanQueueEntriesAreAllAnswered) {
 TEST_F(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
   RawQueue q;
   ASSERT_TRUE(q.connect(*env_, (*target_)->port(), 31).ok());
-  auto c = q.admin_connect(32);
+  auto c = q.admin_connect(32, kNqn, kHostNqn);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   ASSERT_EQ(status_without_phase(c->status), kStatusSuccess);
   ASSERT_TRUE(q.send(32, 2).ok());
@@ -214,7 +107,7 @@ TEST_F(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
 TEST_F(RawCapsuleTest, CapsuleLongerThanTheReceiveTearsOnlyThatQueueDown) {
   RawQueue q;
   ASSERT_TRUE(q.connect(*env_, (*target_)->port(), 31).ok());
-  auto c = q.admin_connect(32);
+  auto c = q.admin_connect(32, kNqn, kHostNqn);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   ASSERT_EQ(status_without_phase(c->status), kStatusSuccess);
   // SQE + 8 KiB: beyond the one-page in-capsule area each receive has.

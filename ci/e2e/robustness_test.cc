@@ -314,13 +314,14 @@ TEST_F(RobustnessTest, IdentifyAndPropertiesWithBadFields) {
   // Unknown Fabrics type on the admin queue.
   pg.nsid = 0x7E;  // FCTYPE
   EXPECT_EQ(raw(0, pg), kInvalidOpcode);
-  // A second Connect on a connected queue (admin and I/O) is refused, the queue survives.
+  // A second Connect on a connected queue (admin and I/O) is refused with Command Sequence
+  // Error (one Connect per queue, issue #10), the queue survives.
   proto::Sqe c = host::connect_sqe(1, 128, 0);
   c.flags = proto::kFlagsPsdtSgl;
   ASSERT_TRUE(
       encode_keyed_sgl(c.dptr, reinterpret_cast<uint64_t>(mem_.data()), 1024, buf_->rkey()));
-  EXPECT_EQ(raw(1, c), kInvalidOpcode);
-  EXPECT_EQ(raw(0, c), kInvalidOpcode);
+  EXPECT_EQ(raw(1, c), kSequenceError);
+  EXPECT_EQ(raw(0, c), kSequenceError);
   EXPECT_EQ(get(proto::kPropCsts, false), kStatusSuccess);
   EXPECT_EQ(raw(1, keyed_read(0, 1, kLba)), kStatusSuccess);
 }
@@ -393,11 +394,11 @@ TEST_F(RobustnessTest, IoConnectWithBadParameters) {
     ASSERT_TRUE(cqe.ok()) << c.name << ": " << cqe.status().to_string();
     EXPECT_EQ(status_without_phase(cqe->status), kConnectInvalid)
         << c.name << ": " << status_text(cqe->status);
-    // An unconnected queue accepts nothing but Connect.
+    // An unconnected queue accepts nothing but Connect: Command Sequence Error.
     proto::Sqe read = host::read_sqe(1, 0, 1);
     auto r = (*q)->run(read, {}, std::span<uint8_t>(mem_.data(), kLba), false);
     ASSERT_TRUE(r.ok()) << c.name << ": " << r.status().to_string();
-    EXPECT_EQ(status_without_phase(r->status), kInvalidOpcode) << c.name;
+    EXPECT_EQ(status_without_phase(r->status), kSequenceError) << c.name;
   }
   // Connect's qid differing from the CM request's qid.
   {

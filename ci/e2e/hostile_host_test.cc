@@ -1,0 +1,375 @@
+// The hostile-host suite (issue #10): a host that misbehaves, by bug or on purpose, over
+// soft-RoCE with raw capsules and bare CM connections. The target must refuse with the status
+// nvmet gives (or the spec asks for), keep every other host's queues untouched, bound what a
+// host can make it hold, and keep serving.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ci/e2e/cli_harness.h"
+#include "ci/e2e/e2e_options.h"
+#include "ci/e2e/raw_cm.h"
+#include "ci/e2e/raw_queue.h"
+#include "ci/e2e/running_target.h"
+#include "ci/e2e/rxe_env.h"
+#include "common/nvme_status.h"
+#include "common/sgl.h"
+#include "common/verbs/verbs.h"
+#include "host/commands.h"
+#include "host/controller.h"
+#include "proto/fabrics.h"
+#include "proto/nvme.h"
+#include "proto/rdma_cm.h"
+#include "target/target.h"
+
+namespace nvmf::e2e {
+namespace {
+
+constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:hostile";
+constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:hostile-host";
+constexpr char kVictimNqn[] = "nqn.2014-08.org.nvmexpress:uuid:victim-host";
+constexpr int kTimeoutMs = RawQueue::kTimeoutMs;
+constexpr uint16_t kSequenceError = generic_status(proto::kScCommandSequenceError);
+
+uint16_t st(const proto::Cqe& c) { return status_without_phase(c.status); }
+
+proto::Sqe aer_sqe() {
+  proto::Sqe s{};
+  s.opcode = proto::kAdminAsyncEventRequest;
+  s.flags = proto::kFlagsPsdtSgl;
+  encode_null_sgl(s.dptr);
+  return s;
+}
+
+class HostileHostTest : public ::testing::Test {
+ protected:
+  void SetUp() override { NVMF_REQUIRE_RXE(env_); }
+  void TearDown() override { target_.reset(); }
+
+  // An in-process target with `tweak` applied to the defaults.
+  void start(void (*tweak)(target::TargetOptions&) = nullptr) {
+    target::TargetOptions o = ram_target_options(*env_, kNqn, 1 << 20);
+    if (tweak != nullptr) tweak(o);
+    target_ = RunningTarget::start(o);
+    ASSERT_NE(target_, nullptr);
+  }
+  uint16_t port() { return (*target_)->port(); }
+  host::HostOptions host_options(const char* hostnqn) {
+    host::HostOptions h = host_options_for(*env_, port(), kNqn, 32);
+    h.hostnqn = hostnqn;
+    h.timeout_ms = kTimeoutMs;
+    return h;
+  }
+  // Writes 4 KiB at LBA 8 through `c` and reads it back.
+  void expect_io_works(host::Controller& c) {
+    std::vector<uint8_t> out(4096), in(4096, 0);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i * 7 + 3);
+    auto wb = c.register_buffer(out.data(), out.size());
+    auto rb = c.register_buffer(in.data(), in.size());
+    ASSERT_TRUE(wb.ok() && rb.ok());
+    host::DataSegment w = wb->segment();
+    host::DataSegment r = rb->segment();
+    ASSERT_TRUE(c.write(8, std::span<const host::DataSegment>(&w, 1)).ok());
+    ASSERT_TRUE(c.read(8, r).ok());
+    EXPECT_EQ(in, out);
+  }
+  // A normal host still gets a controller and a working I/O queue.
+  void expect_target_still_serves() {
+    auto c = host::Controller::connect(host_options("nqn.2014-08.org.nvmexpress:uuid:later"));
+    ASSERT_TRUE(c.ok()) << c.status().to_string();
+    expect_io_works(**c);
+    EXPECT_TRUE((*c)->disconnect().ok());
+  }
+
+  std::optional<RxeEnv> env_;
+  std::unique_ptr<RunningTarget> target_;
+};
+
+// Item 1: two Connects back to back on one admin queue, the first still fetching its data by
+// RDMA READ. Today's bug: both ran, two controllers, the first one's timer later used a freed
+// queue.
+TEST_F(HostileHostTest, AdminQueueTakesOneConnectEvenBackToBack) {
+  start();
+  RawQueue q;
+  ASSERT_TRUE(q.connect(*env_, port(), 31).ok());
+  auto first = q.put_connect(0, 32, proto::kAdminQueueCntlid, kNqn, kHostNqn, /*keyed=*/true, 1);
+  auto second = q.put_connect(0, 32, proto::kAdminQueueCntlid, kNqn, kHostNqn, false, 2, 2048);
+  ASSERT_TRUE(first.ok() && second.ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(q.send(*first, 10, 0).ok());
+  ASSERT_TRUE(q.send(*second, 11, 2048).ok());
+  auto got = q.collect(2);
+  std::printf("two Connects back to back: both answered in %.1f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  std::map<uint16_t, proto::Cqe> by_cid;
+  for (const auto& c : *got) by_cid[c.cid] = c;
+  ASSERT_EQ(by_cid.size(), 2u);
+  EXPECT_EQ(st(by_cid[1]), kStatusSuccess) << status_name(by_cid[1].status);
+  EXPECT_EQ(st(by_cid[2]), kSequenceError) << status_name(by_cid[2].status);
+  EXPECT_EQ((*target_)->stats().controllers_created, 1u);
+  // The queue keeps its one controller and answers.
+  auto cap = q.command(host::property_get_sqe(proto::kPropCap, true), 3);
+  ASSERT_TRUE(cap.ok()) << cap.status().to_string();
+  EXPECT_EQ(st(*cap), kStatusSuccess);
+  // Anything but Connect on a queue without a controller: Command Sequence Error.
+  RawQueue bare;
+  ASSERT_TRUE(bare.connect(*env_, port(), 31).ok());
+  auto early = bare.command(host::property_get_sqe(proto::kPropCap, true), 4);
+  ASSERT_TRUE(early.ok()) << early.status().to_string();
+  EXPECT_EQ(st(*early), kSequenceError) << status_name(early->status);
+  expect_target_still_serves();
+}
+
+// Item 1 on a live association: a Connect again on its admin and I/O queues.
+TEST_F(HostileHostTest, ConnectAgainOnALiveQueueIsSequenceError) {
+  start();
+  auto c = host::Controller::connect(host_options(kVictimNqn));
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  for (uint16_t qid : {uint16_t{0}, uint16_t{1}}) {
+    proto::Sqe s = host::connect_sqe(qid, 32, 0);
+    ASSERT_TRUE(encode_keyed_sgl(s.dptr, 0x1000, sizeof(proto::ConnectData), 0x1234));
+    auto cqe = (*c)->submit_raw(qid, s, {});
+    ASSERT_TRUE(cqe.ok()) << cqe.status().to_string();
+    EXPECT_EQ(st(*cqe), kSequenceError) << "qid " << qid << ": " << status_name(cqe->status);
+  }
+  expect_io_works(**c);
+  EXPECT_EQ((*target_)->stats().controllers_created, 1u);
+  EXPECT_TRUE((*c)->disconnect().ok());
+}
+
+// Item 2: a second connection's I/O Connect for qid 1 of someone else's controller (its host
+// NQN and CNTLID known). Today's bug: accepted, and the victim's queue was disconnected.
+TEST_F(HostileHostTest, IoConnectForALiveQidLeavesTheVictimAlone) {
+  start();
+  auto victim = host::Controller::connect(host_options(kVictimNqn));
+  ASSERT_TRUE(victim.ok()) << victim.status().to_string();
+  uint16_t cntlid = (*victim)->negotiation().cntlid;
+  RawQueue q;
+  ASSERT_TRUE(q.connect(*env_, port(), 31, /*qid=*/1).ok());
+  auto len = q.put_connect(1, 32, cntlid, kNqn, kVictimNqn, false, 5);
+  ASSERT_TRUE(len.ok());
+  ASSERT_TRUE(q.send(*len, 1).ok());
+  auto got = q.collect(1);
+  ASSERT_TRUE(got.ok()) << got.status().to_string();
+  EXPECT_EQ(st((*got)[0]), kSequenceError) << status_name((*got)[0].status);
+  EXPECT_NE((*got)[0].status & proto::kStatusDnr, 0) << "DNR";
+  EXPECT_EQ((*target_)->stats().disconnections, 0u);
+  expect_io_works(**victim);
+  EXPECT_TRUE((*victim)->disconnect().ok());
+}
+
+// Items 4 and 5: connections that never send a Connect are bounded in number (CM reject
+// NO_RSC above --max-pending-connections) and in time (disconnected after --connect-timeout-ms).
+TEST_F(HostileHostTest, ConnectionsWithoutConnectAreLimitedAndDisconnected) {
+  start([](target::TargetOptions& o) {
+    o.max_pending_connections = 4;
+    o.connect_timeout_ms = 2000;
+  });
+  std::vector<std::unique_ptr<RawQueue>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(std::make_unique<RawQueue>());
+    ASSERT_TRUE(idle.back()->connect(*env_, port(), 31).ok()) << i;
+  }
+  proto::CmRequestPrivateData priv = host::cm_request_private_data(0, 32);
+  auto rej = raw_connect_expect_reject(*env_, port(), &priv, sizeof(priv), 1, 1, kTimeoutMs);
+  ASSERT_TRUE(rej.ok()) << rej.status().to_string();
+  EXPECT_EQ(rej->sts, proto::kCmRejectNoResources);
+  for (auto& q : idle) EXPECT_TRUE(q->disconnected());  // the deadline, within the bound
+  // Room again: a new connection is accepted and may Connect.
+  RawQueue fresh;
+  ASSERT_TRUE(fresh.connect(*env_, port(), 31).ok());
+  auto c = fresh.admin_connect(32, kNqn, kHostNqn);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(st(*c), kStatusSuccess);
+  EXPECT_GE((*target_)->stats().connections_rejected, 1u);
+}
+
+// Item 5: controllers per host NQN.
+TEST_F(HostileHostTest, ControllersPerHostNqnAreLimited) {
+  start([](target::TargetOptions& o) { o.max_controllers_per_host = 2; });
+  std::vector<std::unique_ptr<RawQueue>> qs;
+  std::vector<uint16_t> statuses;
+  for (int i = 0; i < 3; ++i) {
+    qs.push_back(std::make_unique<RawQueue>());
+    ASSERT_TRUE(qs.back()->connect(*env_, port(), 31).ok());
+    auto c = qs.back()->admin_connect(32, kNqn, kHostNqn);
+    ASSERT_TRUE(c.ok()) << c.status().to_string();
+    statuses.push_back(c->status & static_cast<uint16_t>(~proto::kStatusPhase));
+  }
+  EXPECT_EQ(statuses[0], kStatusSuccess);
+  EXPECT_EQ(statuses[1], kStatusSuccess);
+  EXPECT_EQ(statuses[2], make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, false))
+      << status_name(statuses[2]);
+  expect_target_still_serves();  // another host NQN
+}
+
+// Item 7: an admin queue of 4 entries with AERL + 1 = 4 Async Event Requests outstanding still
+// answers Keep Alive; a controller reset completes the AERs and resets their count. Today's
+// bug: the AERs held every command slot and the Keep Alive was never answered.
+TEST_F(HostileHostTest, AsyncEventsNeverStarveASmallAdminQueue) {
+  start();
+  RawQueue q;
+  ASSERT_TRUE(q.connect(*env_, port(), 3).ok());
+  auto c = q.admin_connect(4, kNqn, kHostNqn);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  ASSERT_EQ(st(*c), kStatusSuccess);
+  for (int round = 0; round < 2; ++round) {
+    auto en = q.command(host::property_set_sqe(proto::kPropCc, host::kCcEnable), 50);
+    ASSERT_TRUE(en.ok()) << en.status().to_string();
+    ASSERT_EQ(st(*en), kStatusSuccess);
+    for (uint16_t i = 0; i < 4; ++i) {
+      proto::Sqe a = aer_sqe();
+      a.cid = static_cast<uint16_t>(100 + i);
+      ASSERT_TRUE(q.send_sqe(a, 20 + i, 64 * (i + 1)).ok());
+    }
+    auto ka = q.command(host::keep_alive_sqe(), 200);
+    ASSERT_TRUE(ka.ok()) << "round " << round << ": " << ka.status().to_string();
+    EXPECT_EQ(ka->cid, 200);
+    EXPECT_EQ(st(*ka), kStatusSuccess);
+    EXPECT_LT(ka->sqhd, 4) << "SQHD wraps at the Connect's SQSIZE + 1";
+    auto fifth = q.command(aer_sqe(), 201);
+    ASSERT_TRUE(fifth.ok()) << fifth.status().to_string();
+    EXPECT_EQ(st(*fifth), make_status(proto::kSctCommandSpecific,
+                                      proto::kScAsyncEventRequestLimitExceeded, true));
+    // Controller reset: the four AERs come back (Command Abort Requested), then the Property Set.
+    proto::Sqe reset = host::property_set_sqe(proto::kPropCc, 0);
+    encode_null_sgl(reset.dptr);
+    reset.cid = 300;
+    ASSERT_TRUE(q.send_sqe(reset, 30).ok());
+    auto got = q.collect(5);
+    ASSERT_TRUE(got.ok()) << got.status().to_string();
+    int aborted = 0;
+    for (const proto::Cqe& e : *got) {
+      EXPECT_LT(e.sqhd, 4);
+      if (e.cid >= 100 && e.cid < 104) {
+        EXPECT_EQ(st(e), generic_status(proto::kScAbortRequested, false)) << status_name(e.status);
+        ++aborted;
+      } else {
+        EXPECT_EQ(e.cid, 300);
+        EXPECT_EQ(st(e), kStatusSuccess);
+      }
+    }
+    EXPECT_EQ(aborted, 4) << "round " << round;
+  }
+}
+
+// Items 4 and 5, measured: 200 connections that never send a Connect, against an nvmf-target
+// process. Its RSS (VmRSS; VmHWM for the peak) before, at the peak, and after the Connect
+// deadline disconnected them all. Goal (issue #10): peak under 64 MiB above idle, back to idle.
+class NeverConnectRssTest : public CliFixture {
+ protected:
+  NeverConnectRssTest() : CliFixture(kNqn) {}
+  // VmRSS or VmHWM of the target in KiB (-1 when unreadable).
+  long status_kib(const char* field) {
+    std::ifstream f("/proc/" + std::to_string(target_pid_) + "/status");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::strlen(field) + 1);
+    }
+    return -1;
+  }
+};
+
+struct IdleConnection {
+  std::optional<verbs::EventChannel> channel;
+  std::optional<verbs::CmId> id;
+  std::optional<verbs::QueuePair> qp;
+};
+
+TEST_F(NeverConnectRssTest, TwoHundredConnectionsThatNeverConnect) {
+  constexpr int kConnections = 200;
+  // Longer than setting the 200 up takes under emulation (43 s measured on a loaded machine),
+  // so that all of them are open at once.
+  constexpr int kDeadlineMs = 90000;
+  int port = start_target({"--ram-size", "1m", "--connect-timeout-ms", std::to_string(kDeadlineMs),
+                           "--log-level", "warn"});
+  ASSERT_GT(port, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const long before = status_kib("VmRSS:");
+  ASSERT_GT(before, 0);
+  std::optional<verbs::ProtectionDomain> pd;
+  std::optional<verbs::CompletionQueue> cq;
+  std::vector<IdleConnection> conns(kConnections);
+  const auto t0 = std::chrono::steady_clock::now();
+  proto::CmRequestPrivateData priv = host::cm_request_private_data(1, 128);  // an I/O queue
+  for (int i = 0; i < kConnections; ++i) {
+    IdleConnection& c = conns[i];
+    auto ch = verbs::EventChannel::create();
+    ASSERT_TRUE(ch.ok());
+    c.channel.emplace(std::move(*ch));
+    auto id = verbs::CmId::create(*c.channel);
+    ASSERT_TRUE(id.ok());
+    c.id.emplace(std::move(*id));
+    ASSERT_TRUE(c.id->resolve_addr(env_->host_addr, env_->target_addr, static_cast<uint16_t>(port),
+                                   kTimeoutMs)
+                    .ok());
+    ASSERT_TRUE(c.id->resolve_route(kTimeoutMs).ok());
+    if (!pd) {
+      auto p = verbs::ProtectionDomain::create(c.id->verbs());
+      ASSERT_TRUE(p.ok());
+      pd.emplace(std::move(*p));
+      auto q = verbs::CompletionQueue::create(c.id->verbs(), 16);
+      ASSERT_TRUE(q.ok());
+      cq.emplace(std::move(*q));
+    }
+    verbs::QpConfig cfg;
+    cfg.send_cq = cfg.recv_cq = cq->get();
+    cfg.max_send_wr = 1;
+    cfg.max_recv_wr = 1;
+    auto qp = verbs::QueuePair::create(*c.id, pd->get(), cfg);
+    ASSERT_TRUE(qp.ok()) << qp.status().to_string();
+    c.qp.emplace(std::move(*qp));
+    ASSERT_TRUE(c.id->connect(&priv, sizeof(priv), 1, 1, 7, 7).ok());
+    auto ev = c.channel->get_event(kTimeoutMs);
+    ASSERT_TRUE(ev.ok()) << i << ": " << ev.status().to_string();
+    ASSERT_TRUE(ev->expect(RDMA_CM_EVENT_ESTABLISHED).ok()) << i;
+  }
+  const double setup_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const long at_peak = status_kib("VmRSS:");
+  const long hwm = status_kib("VmHWM:");
+  int disconnected = 0;
+  for (auto& c : conns) {
+    auto ev = c.channel->get_event(kDeadlineMs + kTimeoutMs);
+    if (ev.ok() && ev->event() == RDMA_CM_EVENT_DISCONNECTED) ++disconnected;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  const long after = status_kib("VmRSS:");
+  std::printf(
+      "200 connections that never send Connect: target RSS before %.1f MiB, peak %.1f MiB "
+      "(VmHWM; %.1f MiB with all %d open), after the %d ms deadline %.1f MiB; %d disconnected; "
+      "set-up took %.1f s\n",
+      before / 1024.0, hwm / 1024.0, at_peak / 1024.0, kConnections, kDeadlineMs, after / 1024.0,
+      disconnected, setup_s);
+  char json[512];
+  std::snprintf(json, sizeof(json),
+                "{\"connections\": %d, \"deadline_ms\": %d, \"rss_before_kib\": %ld, "
+                "\"rss_all_open_kib\": %ld, \"rss_peak_kib\": %ld, \"rss_after_kib\": %ld, "
+                "\"disconnected\": %d, \"setup_s\": %.1f}\n",
+                kConnections, kDeadlineMs, before, at_peak, hwm, after, disconnected, setup_s);
+  std::fputs(json, stdout);
+  if (const char* dir = std::getenv("NVMF_RESULTS_DIR")) {
+    std::ofstream(std::string(dir) + "/never_connect_rss.json") << json;
+  }
+  RecordProperty("rss_before_kib", std::to_string(before));
+  RecordProperty("rss_peak_kib", std::to_string(hwm));
+  RecordProperty("rss_after_kib", std::to_string(after));
+  EXPECT_EQ(disconnected, kConnections);
+  EXPECT_LT(hwm - before, 64 * 1024) << "peak more than 64 MiB above idle";
+  EXPECT_LT(after - before, 8 * 1024) << "not back near idle after the deadline";
+  EXPECT_EQ(stop_target(), 0);
+}
+
+}  // namespace
+}  // namespace nvmf::e2e
