@@ -52,7 +52,8 @@ void FakeQueue::respond_held(target::Request& r) {
   auto it = std::find_if(slots_.begin(), slots_.end(), [&](const Slot& s) { return &s.req == &r; });
   require(it != slots_.end(), "respond_held() for a request of no slot");
   require(it->busy && it->held, "respond_held() for a command that is not held");
-  require(r.cqe.cid == it->cid && r.cqe.sqid == qid_, "a held command's CQE has the wrong CID/SQID");
+  require(r.cqe.cid == it->cid && r.cqe.sqid == qid_,
+          "a held command's CQE has the wrong CID/SQID");
   last_cqe_ = r.cqe;
   ++responses_;
   it->held = false;
@@ -61,8 +62,8 @@ void FakeQueue::respond_held(target::Request& r) {
 
 std::optional<NextStep> FakeQueue::deliver(const proto::Sqe& sqe,
                                            std::span<const uint8_t> in_capsule) {
-  auto usable = slots_.begin() + (accepted_ ? slots_.size()
-                                             : std::min<size_t>(slots_.size(), kSlotsBeforeConnect));
+  auto usable = slots_.begin() +
+                (accepted_ ? slots_.size() : std::min<size_t>(slots_.size(), kSlotsBeforeConnect));
   auto it = std::find_if(slots_.begin(), usable, [](const Slot& s) { return !s.busy; });
   if (it == usable) return std::nullopt;
   auto index = static_cast<uint32_t>(it - slots_.begin());
