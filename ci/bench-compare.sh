@@ -33,7 +33,7 @@ done
 [[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench-compare.sh: --runtime wants seconds" >&2; exit 2; }
 [[ $ramp =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench-compare.sh: --ramp wants seconds" >&2; exit 2; }
 
-scripts/setup.sh
+scripts/setup.sh --bench
 # An optimised build for measuring (fastbuild, the test default, is unoptimised).
 bazel build -c opt //host:nvmf-host //target:nvmf-target
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)

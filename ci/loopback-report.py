@@ -14,7 +14,16 @@ def main(path):
         bits = [b for b in (0, 1, 2, 20) if sgls & (1 << b)]
         sgls_text += " (bits " + ", ".join(str(b) for b in bits) + " set)"
     print("nvmf-rdma loopback over soft-RoCE")
-    print(f"  input            {r.get('input')} ({r.get('input_bytes')} bytes)")
+    size, lba = r.get("input_bytes"), r.get("lba_size")
+    tail = ""
+    if isinstance(size, int) and isinstance(lba, int) and lba > 0:
+        tail = (f"; last LBA {size % lba} of {lba} bytes, padded by the host" if size % lba
+                else f"; a whole number of {lba}-byte LBAs")
+    if r.get("input_generated"):
+        print(f"  input            generated: {size} random bytes{tail}"
+              " (--input FILE to write your own)")
+    else:
+        print(f"  input            {r.get('input')} ({size} bytes{tail})")
     print(f"  IOCCSZ           {n.get('ioccsz')} (16-byte units)")
     print(f"  ICDOFF           {n.get('icdoff')}")
     print(f"  SGLS             {sgls_text}")

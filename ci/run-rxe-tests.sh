@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# Runs each soft-RoCE test binary listed in $1 (one a line: PATH [NAME], NAME defaulting to the
-# binary's name, for its XML and log lines) with XML output into $NVMF_RESULTS_DIR; meant to
-# run under ci/rxe-run, where a device exists. Sanitizer builds (NAME.asan) abort on any report.
+# Runs each soft-RoCE test binary listed in $1 (one path a line) with XML output into
+# $NVMF_RESULTS_DIR; meant to run under ci/rxe-run, where a device exists.
+#
+# Prints one line per test as it finishes (status, name, its own time, time since this script
+# started), and a "still running" line when a test has printed nothing for 30 s. Each binary's
+# full output (including the error lines of tests that provoke errors on purpose) goes to
+# $NVMF_RESULTS_DIR/logs/NAME.log; only a failing test's output is printed here.
 set -uo pipefail
-list=$1
+list=${1:?usage: ci/run-rxe-tests.sh LIST_FILE}
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
 export NVMF_RXE_REQUIRED=1
 status=0
 here=$(cd "$(dirname "$0")" && pwd)
+logs=$NVMF_RESULTS_DIR/logs
+mkdir -p "$logs"
+t_start=$SECONDS
+
+clock() { # time since the start, m:ss
+  local s=$((SECONDS - t_start))
+  printf '%d:%02d' $((s / 60)) $((s % 60))
+}
 
 # write_case FILE SUITE CASE RC: one GoogleTest-style XML result for a non-gtest check.
 write_case() {
@@ -20,56 +32,113 @@ write_case() {
   fi
 }
 
-# First prove the devices pass traffic at all (rping and ib_send_lat across the two rxe devices).
-echo "=== rxe-smoke"
-rc=0
-timeout 300 "$here/../scripts/rxe-smoke.sh" || rc=$?
-write_case "$NVMF_RESULTS_DIR/rxe-smoke.xml" RxeSmoke RpingAndSendLatency "$rc"
-[ "$rc" -eq 0 ] || status=1
-export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-while read -r bin name; do
-  [ -n "$bin" ] || continue
-  [ -n "$name" ] || name=$(basename "$bin")
-  echo "=== $name"
-  # Bazel test binaries find their data deps through the runfiles tree beside them.
-  export TEST_SRCDIR="$bin.runfiles"
-  export TEST_WORKSPACE=nvmf_rdma
-  export TEST_TMPDIR
-  TEST_TMPDIR=$(mktemp -d)
-  timeout 900 "$bin" --gtest_output="xml:$NVMF_RESULTS_DIR/$name.xml" || {
-    rc=$?
-    echo "=== $name exited $rc"
-    status=1
-    # A crash or timeout leaves no XML: record it as a failure so it is counted.
-    if [ ! -s "$NVMF_RESULTS_DIR/$name.xml" ]; then
-      write_case "$NVMF_RESULTS_DIR/$name.xml" "$name" "binary_exit_$rc" "$rc"
+# follow LOG PID NAME: one line per finished GoogleTest test while PID (binary NAME) writes LOG.
+follow() {
+  local log=$1 pid=$2 binary=$3 line current='' since=$SECONDS name ms tag finished=0
+  while :; do
+    if IFS= read -r -t 30 line; then
+      case $line in
+      "[ RUN      ] "*)
+        current=${line#"[ RUN      ] "}
+        since=$SECONDS
+        ;;
+      "[       OK ] "*" ms)" | "[  FAILED  ] "*" ms)" | "[  SKIPPED ] "*" ms)")
+        name=${line#\[*\] }
+        ms=${name##*(}
+        ms=${ms%% ms)}
+        name=${name% (*}
+        case $line in
+        "[       OK"*) tag=ok ;;
+        "[  FAILED"*) tag=FAILED ;;
+        *) tag=SKIPPED ;;
+        esac
+        printf '  [%s] %-7s %s (%s.%01d s)\n' "$(clock)" "$tag" "$name" $((ms / 1000)) $((ms % 1000 / 100))
+        current=''
+        since=$SECONDS
+        finished=$((finished + 1))
+        ;;
+      esac
+    else
+      [ $? -gt 128 ] || break # end of the log (the binary exited)
+      if [ -n "$current" ]; then
+        printf '  [%s] running %s (%d s so far)\n' "$(clock)" "$current" $((SECONDS - since))
+      elif [ "$finished" -gt 0 ]; then
+        printf '  [%s] %s still running, %d s after its last test\n' "$(clock)" "$binary" $((SECONDS - since))
+      else
+        printf '  [%s] %s starting (%d s)\n' "$(clock)" "$binary" $((SECONDS - since))
+      fi
     fi
-  }
+  done < <(tail -n +1 -s 0.5 -f --pid="$pid" "$log")
+}
+
+# failed_output LOG: the output of each failed test (RUN .. FAILED), or the log's tail when the
+# binary died inside a test.
+failed_output() {
+  awk '
+    /^\[ RUN      \] / { buf = $0 "\n"; inside = 1; next }
+    inside { buf = buf $0 "\n" }
+    /^\[  FAILED  \] .* ms\)$/ { printf "%s", buf; inside = 0; shown = 1 }
+    /^\[       OK \] / { inside = 0 }
+    END { if (inside && !shown) printf "%s", buf }
+  ' "$1" | tail -n 200 | sed 's/^/  | /'
+}
+
+# run_gtest NAME BIN [VAR=VALUE...]: runs one test binary, XML to NAME.xml, output to logs/NAME.log.
+run_gtest() {
+  local name=$1 bin=$2 rc=0 pid
+  shift 2
+  local log=$logs/$name.log xml=$NVMF_RESULTS_DIR/$name.xml
+  echo "=== [$(clock)] $name${*:+ ($*)}"
+  : >"$log"
+  # Bazel test binaries find their data deps through the runfiles tree beside them.
+  TEST_SRCDIR="$bin.runfiles" TEST_WORKSPACE=nvmf_rdma TEST_TMPDIR=$(mktemp -d) \
+    env "$@" timeout 900 "$bin" --gtest_output="xml:$xml" >"$log" 2>&1 &
+  pid=$!
+  follow "$log" "$pid" "$name"
+  wait "$pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    echo "=== [$(clock)] $name exited $rc; its failed tests' output (full log: $log):"
+    failed_output "$log"
+    # A crash or timeout leaves no XML; a binary that wrote a passing XML and then exited
+    # non-zero must still count as a failure: either way one more failing case is recorded.
+    if [ ! -s "$xml" ]; then
+      write_case "$xml" "$name" "binary_exit_$rc" "$rc"
+    elif ! grep -q '<failure' "$xml"; then
+      write_case "$NVMF_RESULTS_DIR/$name.exit.xml" "$name" "binary_exit_$rc" "$rc"
+    fi
+  fi
+}
+
+# First prove the devices pass traffic at all (rping and ib_send_lat across the two rxe devices).
+echo "=== [$(clock)] rxe-smoke (log: $logs/rxe-smoke.log)"
+rc=0
+timeout 300 "$here/../scripts/rxe-smoke.sh" >"$logs/rxe-smoke.log" 2>&1 || rc=$?
+write_case "$NVMF_RESULTS_DIR/rxe-smoke.xml" RxeSmoke RpingAndSendLatency "$rc"
+if [ "$rc" -ne 0 ]; then
+  status=1
+  echo "  [$(clock)] FAILED  RxeSmoke.RpingAndSendLatency (exit $rc):"
+  tail -n 30 "$logs/rxe-smoke.log" | sed 's/^/  | /'
+else
+  echo "  [$(clock)] ok      RxeSmoke.RpingAndSendLatency"
+fi
+
+while IFS= read -r bin; do
+  [ -n "$bin" ] || continue
+  run_gtest "$(basename "$bin")" "$bin"
 done <"$list"
 
 # The skeleton's read/write suite once more with inline send off on both sides (every command
 # capsule and every response posted by reference), under its own XML name: the inline-send
 # path must not hide a bug of the by-reference one (issue 4).
-while read -r bin name; do
-  [ "${name:-$(basename "$bin")}" = loopback_test ] || continue
-  name=loopback_test.by_reference
-  echo "=== $name (NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0)"
-  export TEST_SRCDIR="$bin.runfiles"
-  TEST_TMPDIR=$(mktemp -d)
-  NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0 timeout 900 "$bin" \
-    --gtest_output="xml:$NVMF_RESULTS_DIR/$name.xml" || {
-    rc=$?
-    echo "=== $name exited $rc"
-    status=1
-    if [ ! -s "$NVMF_RESULTS_DIR/$name.xml" ]; then
-      write_case "$NVMF_RESULTS_DIR/$name.xml" "$name" "binary_exit_$rc" "$rc"
-    fi
-  }
+while IFS= read -r bin; do
+  [ "$(basename "$bin")" = loopback_test ] || continue
+  run_gtest loopback_test.by_reference "$bin" NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0
 done <"$list"
+
 # Interop with the Linux kernel host and target (ci/interop/run.sh writes interop.xml).
 if [ -x "$here/interop/run.sh" ]; then
-  echo "=== interop"
+  echo "=== [$(clock)] interop"
   rc=0
   timeout 900 "$here/interop/run.sh" || rc=$?
   if [ "$rc" -ne 0 ]; then
@@ -77,4 +146,16 @@ if [ -x "$here/interop/run.sh" ]; then
     [ -s "$NVMF_RESULTS_DIR/interop.xml" ] || write_case "$NVMF_RESULTS_DIR/interop.xml" Interop "run_exit_$rc" "$rc"
   fi
 fi
+# nvmf-host conform against nvmf-target (in-capsule 0, 4096, 16384; one JUnit testcase per
+# case) and against Linux nvmet-rdma (recorded as JSON; ci/conform/run.sh).
+if [ -x "$here/conform/run.sh" ]; then
+  echo "=== [$(clock)] conform"
+  rc=0
+  timeout 1500 "$here/conform/run.sh" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    [ -s "$NVMF_RESULTS_DIR/conform-linux.xml" ] || write_case "$NVMF_RESULTS_DIR/conform-run.xml" Conform "run_exit_$rc" "$rc"
+  fi
+fi
+echo "=== [$(clock)] done"
 exit $status

@@ -206,6 +206,7 @@ nlohmann::json identify_json(const proto::IdentifyController& id, const Namespac
                          {"icdoff", id.icdoff},
                          {"msdbd", id.msdbd},
                          {"kas", id.kas},
+                         {"cntrltype", id.cntrltype},
                          {"nn", id.nn},
                          {"subnqn", escape_wire_text(trim_ascii(id.subnqn, sizeof(id.subnqn)))}};
   nlohmann::json nsj = {{"nsid", ns.nsid},

@@ -89,11 +89,14 @@ TEST(Json, Identify) {
   proto::IdentifyController id{};
   std::memcpy(id.sn, "SN1                 ", 20);
   id.kas = 1;
+  id.cntrltype = 1;  // I/O controller: compared with nvme id-ctrl by the interop suite
   NamespaceInfo ns;
   ns.nsze = 8;
   ns.lba_size = 512;
   auto j = identify_json(id, ns, Negotiation{});
   EXPECT_EQ(j["controller"]["sn"], "SN1");
+  EXPECT_EQ(j["controller"]["kas"], 1);
+  EXPECT_EQ(j["controller"]["cntrltype"], 1);
   EXPECT_EQ(j["namespace"]["size_bytes"], 4096);
   EXPECT_TRUE(j.contains("negotiation"));
 }

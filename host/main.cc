@@ -15,6 +15,7 @@
 #include "common/wire_text.h"
 #include "host/bench_cli.h"
 #include "host/cli_util.h"
+#include "host/conform_cli.h"
 #include "host/controller.h"
 #include "host/discover.h"
 #include "host/segments.h"
@@ -108,16 +109,18 @@ void print_identify(const Controller& c) {
   }
 }
 
-int cmd_identify(const HostOptions& opts, bool json) {
+// `json`: "" prints text, "-" JSON on stdout, else JSON into that file (checked before connecting).
+int cmd_identify(const HostOptions& opts, const std::string& json) {
+  if (Status st = check_report_path(json); !st.ok()) return fail("identify", st);
   auto c = Controller::connect(opts);
   if (!c.ok()) return fail("connect", c.status());
-  if (json) {
+  if (!json.empty()) {
     nlohmann::json j =
         identify_json((*c)->identify_controller(), (*c)->namespace_info(), (*c)->negotiation());
     j["host"] = {{"hostnqn", escape_wire_text((*c)->hostnqn())},
                  {"hostid", uuid_string((*c)->hostid())}};
     j["stats"] = stats_json((*c)->stats());  // the capsules identify itself posted
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+    if (Status st = emit_json(json, j); !st.ok()) return finish(**c, fail("identify", st));
   } else {
     print_identify(**c);
   }
@@ -321,12 +324,12 @@ nlohmann::json discovery_json(const DiscoveryLog& log) {
 }
 
 // Like `nvme discover`: one block per Discovery Log entry.
-int cmd_discover(const HostOptions& opts, bool json) {
+int cmd_discover(const HostOptions& opts, const std::string& json) {
+  if (Status st = check_report_path(json); !st.ok()) return fail("discover", st);
   auto log = discover(opts);
   if (!log.ok()) return fail("discover", log.status());
-  if (json) {
-    std::cout << discovery_json(*log).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << std::endl;
+  if (!json.empty()) {
+    if (Status st = emit_json(json, discovery_json(*log)); !st.ok()) return fail("discover", st);
     return kExitOk;
   }
   std::printf("Discovery Log Number of Records %llu, Generation counter %llu\n",
@@ -347,8 +350,12 @@ int cmd_discover(const HostOptions& opts, bool json) {
   return kExitOk;
 }
 
-void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, bool& verbose) {
-  app.add_option("-a,--traddr", o.traddr, "target address")->required();
+// The connection and logging options, shared by every subcommand and spelled as in nvme-cli
+// (-a/--traddr, -s/--trsvcid, -n/--nqn, -w/--host-traddr, --hostnqn, --nr-io-queues,
+// --queue-size) and as in nvmf-target (--poll, --log-level, -v/--verbose, --max-inline-data).
+void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode,
+                        std::string& log_level, bool& verbose) {
+  app.add_option("-a,--traddr", o.traddr, "target address (required)");
   app.add_option("-s,--trsvcid", o.trsvcid, "target port")->capture_default_str();
   app.add_option("-n,--nqn", o.subnqn, "subsystem NQN (not for discover)");
   app.add_option("-w,--host-traddr", o.host_traddr, "local source address");
@@ -366,30 +373,72 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode, b
                  "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of command "
                  "capsules; 0 = never; a refused size falls back to 0")
       ->capture_default_str();
-  app.add_option("--poll-mode", poll_mode, "busy|event")
+  app.add_option("--poll", poll_mode,
+                 "event: sleep until a completion event; busy: poll the CQ without sleeping")
       ->capture_default_str()
       ->check(CLI::IsMember({"busy", "event"}));
-  app.add_flag("-v,--verbose", verbose, "debug logging");
+  // The older name, kept working but not shown.
+  app.add_option("--poll-mode", poll_mode)->group("");
+  app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+  app.add_flag("-v,--verbose", verbose, "debug logging (--log-level debug)");
+}
+
+// --json [FILE] and --output-format normal|json, with one meaning in every subcommand (and in
+// nvmf-target): the JSON report goes to FILE, or to stdout when no FILE (or -) is given.
+struct JsonOptions {
+  std::string file;
+  std::string format = "normal";
+  CLI::Option* json = nullptr;
+
+  void add(CLI::App* sub) {
+    json = sub->add_option("--json", file, "JSON report into FILE; no FILE or - : on stdout")
+               ->expected(0, 1)
+               ->type_name("[FILE]");
+    sub->add_option("--output-format", format, "normal|json (json: --json on stdout)")
+        ->check(CLI::IsMember({"normal", "json"}));
+  }
+  // "" for text, "-" for JSON on stdout, else the file.
+  std::string target() const {
+    if (json != nullptr && json->count() > 0) return file.empty() ? "-" : file;
+    return format == "json" ? "-" : "";
+  }
+};
+
+// CLI11 keeps arguments it does not know (allow_extras) so the error can name the first one,
+// whether it looks like an option or like a subcommand.
+int unknown_argument(const std::vector<std::string>& extras) {
+  const std::string& first = extras.front();
+  if (!first.empty() && first[0] == '-') {
+    std::fprintf(stderr, "nvmf-host: usage: unknown option '%s' (try --help)\n", first.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "nvmf-host: usage: unknown subcommand or unexpected argument '%s' (subcommands: "
+                 "identify, write, read, bench, discover, conform; try --help)\n",
+                 first.c_str());
+  }
+  return kExitUsage;
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, discover)",
+  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, bench, discover)",
                "nvmf-host"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   app.fallthrough();
+  app.allow_extras();  // before the subcommands, which inherit it: unknown_argument() names them
   HostOptions opts;
   std::string poll_mode = "event";
+  std::string log_level = "warn";
   bool verbose = false;
-  add_common_options(app, opts, poll_mode, verbose);
-  bool id_json = false;
+  add_common_options(app, opts, poll_mode, log_level, verbose);
+  JsonOptions id_json, disc_json, w_json, r_json;
   CLI::App* identify = app.add_subcommand("identify", "Identify controller and namespace");
-  identify->add_flag("--json", id_json, "JSON on stdout");
+  id_json.add(identify);
   IoArgs w, r;
   CLI::App* write = app.add_subcommand("write", "write a file at a byte offset");
   // -d/--data as in nvme-cli's write and read; --input/--output kept.
   write->add_option("-i,-d,--input,--data", w.file, "input file")->required();
   write->add_option("-o,--offset", w.offset, "byte offset (multiple of the LBA size)");
-  write->add_option("--json", w.json, "report file, or - for stdout");
+  w_json.add(write);
   write
       ->add_option("--segments", w.segments,
                    "split the data into N separately registered uneven pieces (scattered write)")
@@ -399,20 +448,30 @@ int run(int argc, char** argv) {
   read->add_option("-f,-d,--output,--data", r.file, "output file")->required();
   read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");
   read->add_option("-l,--length", r.length, "bytes to read")->required();
-  read->add_option("--json", r.json, "report file, or - for stdout");
+  r_json.add(read);
   BenchArgs bench_args;
   CLI::App* bench = add_bench_subcommand(app, bench_args);
-  bool disc_json = false;
+  // bench has fio's --output-format and --output; --json [FILE] means the same as elsewhere.
+  std::string bench_json_file;
+  CLI::Option* bench_json =
+      bench->add_option("--json", bench_json_file, "JSON report into FILE; no FILE or - : stdout")
+          ->expected(0, 1)
+          ->type_name("[FILE]");
   CLI::App* disc = app.add_subcommand("discover", "read the Discovery Log Page (nvme discover)");
-  disc->add_flag("--json", disc_json, "JSON on stdout");
+  disc_json.add(disc);
+  ConformArgs conform_args;
+  CLI::App* conform = add_conform_subcommand(app, conform_args);
+  // conform's --json FILE takes the same optional FILE as every other subcommand's.
+  CLI::Option* conform_json = conform->get_option("--json");
+  conform_json->expected(0, 1)->type_name("[FILE]");
   // The connection options belong to the top level but may come after the subcommand too;
   // CLI11 lists them only in the top-level help, so each subcommand's help points there.
-  for (CLI::App* sub : {identify, write, read, bench, disc}) {
+  for (CLI::App* sub : {identify, write, read, bench, disc, conform}) {
     sub->footer(
         "Connection options (also accepted here): -a,--traddr ADDR (required), -s,--trsvcid "
         "PORT, -n,--nqn NQN (required but for discover), -w,--host-traddr ADDR, --hostnqn, "
-        "--nr-io-queues, --queue-size, --timeout-ms, --max-inline-data, --poll-mode, -v. See "
-        "nvmf-host --help.");
+        "--nr-io-queues, --queue-size, --timeout-ms, --max-inline-data, --poll, --log-level, "
+        "-v. See nvmf-host --help.");
   }
   try {
     app.parse(argc, argv);
@@ -424,13 +483,36 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "nvmf-host: usage: %s (try --help)\n", e.what());
     return kExitUsage;
   }
+  if (!app.remaining().empty()) return unknown_argument(app.remaining());
+  if (app.get_subcommands().empty()) {
+    std::fprintf(stderr,
+                 "nvmf-host: usage: a subcommand is required: identify, write, read, bench, "
+                 "discover or conform (try --help)\n");
+    return kExitUsage;
+  }
+  if (conform_json->count() > 0 && conform_args.json.empty()) conform_args.json = "-";
+  if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
+  if (opts.traddr.empty()) {
+    std::fprintf(stderr, "nvmf-host: usage: -a,--traddr is required (try --help)\n");
+    return kExitUsage;
+  }
   if (Status st = check_connection_options(opts); !st.ok()) {
     std::fprintf(stderr, "nvmf-host: usage: %s\n", st.message().c_str());
     return kExitUsage;
   }
+  if (poll_mode != "busy" && poll_mode != "event") {  // only the hidden --poll-mode gets here
+    std::fprintf(stderr, "nvmf-host: usage: --poll-mode (now --poll): '%s' is not busy or event\n",
+                 poll_mode.c_str());
+    return kExitUsage;
+  }
   opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;
-  set_log_level(verbose ? LogLevel::kDebug : LogLevel::kWarn);
-  if (disc->parsed()) return cmd_discover(opts, disc_json);
+  auto level = parse_log_level(verbose ? "debug" : log_level);
+  if (!level.ok()) {
+    std::fprintf(stderr, "nvmf-host: usage: --log-level: %s\n", level.status().message().c_str());
+    return kExitUsage;
+  }
+  set_log_level(*level);
+  if (disc->parsed()) return cmd_discover(opts, disc_json.target());
   if (opts.subnqn.empty()) {
     std::fprintf(stderr, "nvmf-host: usage: -n,--nqn is required (try --help)\n");
     return kExitUsage;
@@ -442,9 +524,22 @@ int run(int argc, char** argv) {
                  proto::kDiscoveryNqn);
     return kExitUsage;
   }
-  if (identify->parsed()) return cmd_identify(opts, id_json);
+  if (conform->parsed()) {
+    // conform's own default: short per-command timeouts keep a whole run to minutes.
+    int timeout = app.get_option("--timeout-ms")->count() > 0 ? opts.timeout_ms : 1500;
+    return cmd_conform(opts, timeout, conform_args);
+  }
+  if (identify->parsed()) return cmd_identify(opts, id_json.target());
+  w.json = w_json.target();
+  r.json = r_json.target();
   if (write->parsed()) return cmd_write(opts, w);
-  if (bench->parsed()) return cmd_bench(opts, bench_args);
+  if (bench->parsed()) {
+    if (bench_json->count() > 0) {
+      bench_args.output_format = "json";
+      if (!bench_json_file.empty() && bench_json_file != "-") bench_args.output = bench_json_file;
+    }
+    return cmd_bench(opts, bench_args);
+  }
   return cmd_read(opts, r);
 }
 

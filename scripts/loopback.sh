@@ -2,40 +2,78 @@
 # The main job: our target and our host over soft-RoCE write a real file, read it back,
 # compare, and report what was negotiated.
 #
-# Usage: scripts/loopback.sh [--json FILE] [--input FILE] [--inline-data-size N] [--lba-size N]
+# Usage: scripts/loopback.sh [--json FILE] [--input FILE | --input-size BYTES]
+#                            [--inline-data-size N] [--lba-size N]
 #   --json FILE              also write the report as JSON to FILE
-#   --input FILE             the file to write (default: the built nvmf-host binary, a few MiB)
+#   --input FILE             the file to write (default: a generated file, see --input-size)
+#   --input-size BYTES       size of the generated input (default 3146728 = 3 MiB + 1000: the
+#                            tail ends inside an LBA, so the host's padding of the last LBA runs)
 #   --inline-data-size N     the target's in-capsule data size (nvmet meaning; default -1 = page)
 #   --lba-size N             namespace LBA size, 512 (default) or 4096
 # Sets up everything on a fresh Debian 12 machine (scripts/setup.sh), builds with Bazel, and runs
 # under ci/rxe-run (the kernel's rdma_rxe directly, or a QEMU guest). Exits 0 only when the bytes
-# read back are identical to the bytes written.
+# read back are identical to the bytes written. Arguments are checked before anything else.
 set -euo pipefail
 
+usage_error() {
+  echo "loopback.sh: $*" >&2
+  echo "usage: scripts/loopback.sh [--json FILE] [--input FILE | --input-size BYTES] [--inline-data-size N] [--lba-size 512|4096] (--help)" >&2
+  exit 2
+}
 json_out=
 input=
+input_size=3146728
+input_size_set=
 inline_data_size=-1
 lba_size=512
 while [ $# -gt 0 ]; do
-  case "$1" in
-    --json) json_out=${2:?--json needs a file}; shift 2 ;;
-    --input) input=${2:?--input needs a file}; shift 2 ;;
-    --inline-data-size) inline_data_size=${2:?--inline-data-size needs a number}; shift 2 ;;
-    --lba-size) lba_size=${2:?--lba-size needs 512 or 4096}; shift 2 ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "loopback.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+  opt=$1
+  case "$opt" in
+    --json | --input | --input-size | --inline-data-size | --lba-size)
+      if [ $# -lt 2 ] || [ -z "$2" ]; then usage_error "$opt needs a value"; fi
+      val=$2
+      shift 2
+      ;;
+    --*=*)
+      val=${opt#*=}
+      opt=${opt%%=*}
+      [ -n "$val" ] || usage_error "$opt needs a value"
+      shift
+      ;;
+    -h | --help)
+      sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *) usage_error "unknown option '$opt'" ;;
+  esac
+  case "$opt" in
+    --json) json_out=$val ;;
+    --input) input=$val ;;
+    --input-size) input_size=$val input_size_set=1 ;;
+    --inline-data-size) inline_data_size=$val ;;
+    --lba-size) lba_size=$val ;;
+    *) usage_error "unknown option '$opt'" ;;
   esac
 done
+case "$lba_size" in 512 | 4096) ;; *) usage_error "--lba-size must be 512 or 4096, not '$lba_size'" ;; esac
+[[ $inline_data_size =~ ^(-1|[0-9]+)$ ]] ||
+  usage_error "--inline-data-size must be -1 (one page), 0 (off) or a byte count, not '$inline_data_size'"
+if ! [[ $input_size =~ ^[1-9][0-9]{0,9}$ ]] || [ "$input_size" -gt 1073741824 ]; then
+  usage_error "--input-size must be a byte count from 1 to 1073741824, not '$input_size'"
+fi
+[ -z "$input" ] || [ -z "$input_size_set" ] || usage_error "--input and --input-size exclude each other"
 
 # Paths the user gives are relative to where they ran us, not to the repository.
 if [ -n "$input" ]; then
-  [ -f "$input" ] || { echo "loopback.sh: --input: no such file: $input" >&2; exit 2; }
+  if ! [ -f "$input" ] || ! [ -r "$input" ]; then usage_error "--input: no such readable file: $input"; fi
+  [ -s "$input" ] || usage_error "--input: $input is empty"
   input=$(realpath "$input")
 fi
 if [ -n "$json_out" ]; then
   json_dir=$(dirname "$json_out")
-  [ -d "$json_dir" ] && [ -w "$json_dir" ] ||
-    { echo "loopback.sh: --json: directory $json_dir does not exist or is not writable" >&2; exit 2; }
+  if ! [ -d "$json_dir" ] || ! [ -w "$json_dir" ]; then
+    usage_error "--json: directory $json_dir does not exist or is not writable"
+  fi
   json_out=$(realpath "$json_out")
 fi
 cd "$(dirname "$0")/.."
@@ -44,14 +82,20 @@ scripts/setup.sh
 echo "loopback.sh: building nvmf-target and nvmf-host"
 bazel build //host:nvmf-host //target:nvmf-target
 bin=$(bazel info bazel-bin 2>/dev/null)
-# Default input: a real file built from this repository, the nvmf-host binary itself.
-[ -n "$input" ] || input=$(realpath "$bin/host/nvmf-host")
 
 results=$(mktemp -d /tmp/nvmf-loopback.XXXXXX)
 echo "loopback.sh: results in $results"
+generated=0
+if [ -z "$input" ]; then
+  # Random bytes: a file of zeros could hide a read that returns nothing.
+  input=$results/input.bin
+  head -c "$input_size" /dev/urandom >"$input"
+  generated=1
+  echo "loopback.sh: input: a generated file of $input_size random bytes ($input)"
+fi
 rc=0
 ci/rxe-run --results "$results" --timeout 600 \
-  ci/loopback-guest.sh "$bin" "$input" "$inline_data_size" "$lba_size" || rc=$?
+  ci/loopback-guest.sh "$bin" "$input" "$inline_data_size" "$lba_size" "$generated" || rc=$?
 
 report=$results/report.json
 if [ ! -s "$report" ]; then

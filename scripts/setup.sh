@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Installs every Debian package nvmf-rdma needs; idempotent, and says what it installs.
+# Installs the Debian packages nvmf-rdma uses (no recommended packages), says how much first; idempotent.
 #
-# Usage: scripts/setup.sh [--no-vm] [--vm]
-#   Build, test and RDMA user-space packages are always installed. QEMU and Debian's
-#   kernel (for the soft-RoCE guest of ci/rxe-run) are installed only when the running
-#   kernel has no rdma_rxe module, or with --vm. --no-vm never installs them.
+# Usage: scripts/setup.sh [--no-vm] [--vm] [--bench]
+#   Build, test and RDMA user-space packages are always installed. QEMU and a kernel for the
+#   soft-RoCE guest of ci/rxe-run are set up only when the running kernel has no rdma_rxe
+#   module, or with --vm; --no-vm never. The guest's kernel is Debian's linux-image package
+#   unpacked into ~/.cache/nvmf-rdma/kernels (ci/vm/fetch-kernel): nothing is installed into
+#   this machine's /boot or /lib/modules. --bench adds gnuplot for ci/bench-compare.sh's plot.
 set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 want_vm=auto
+want_bench=0
 for arg in "$@"; do
   case "$arg" in
     --vm) want_vm=yes ;;
     --no-vm) want_vm=no ;;
+    --bench) want_bench=1 ;;
     -h | --help)
-      sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -23,41 +28,46 @@ for arg in "$@"; do
   esac
 done
 
-# Build and unit tests.
-build_pkgs=(bazel-bootstrap bazel-rules-java libgtest-dev libgmock-dev googletest
-  libcli11-dev nlohmann-json3-dev clang-format python3)
+# Build and unit tests: Bazel (Debian's bootstrap build, with the Java rules its WORKSPACE
+# points at), GoogleTest's sources (built by Bazel), CLI11, nlohmann_json; ci/check-format.sh
+# runs clang-format and shellcheck; the report scripts are python3.
+build_pkgs=(bazel-bootstrap bazel-rules-java googletest libcli11-dev nlohmann-json3-dev
+  clang-format shellcheck python3)
 # The fuzzers (ci/fuzz.sh, bazel --config=fuzz): clang 14 and its compiler-rt (libFuzzer, ASan,
-# UBSan runtimes: -fsanitize=fuzzer comes from libclang-rt-14-dev); installed without the
-# packages they only recommend.
-fuzz_pkgs=(clang libclang-rt-14-dev)
-# rdma-core user space: verbs, rdma_cm, the rxe provider and the diagnostic tools.
-rdma_pkgs=(libibverbs-dev librdmacm-dev rdma-core ibverbs-providers ibverbs-utils
-  rdmacm-utils perftest iproute2 kmod)
+# UBSan runtimes: -fsanitize=fuzzer comes from libclang-rt-14-dev).
+build_pkgs+=(clang libclang-rt-14-dev)
+# rdma-core user space: the verbs and rdma_cm libraries with the rxe provider; ibv_devices,
+# rping and perftest for scripts/rxe-smoke.sh and ci/bench-compare.sh; iproute2's `rdma`
+# and kmod's modprobe to create the rxe devices.
+rdma_pkgs=(libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils perftest
+  iproute2 kmod)
 # The Linux kernel's NVMe-oF peers for the interop suite (ci/interop): nvme-cli, fio.
 rdma_pkgs+=(nvme-cli fio)
-# ci/bench-compare.sh also plots (gnuplot).
-rdma_pkgs+=(gnuplot-nox)
-# The soft-RoCE guest: QEMU, Debian's kernel (has rdma_rxe), and the initramfs tools.
-vm_pkgs=(qemu-system-x86 linux-image-amd64 busybox-static cpio zstd xz-utils)
+# The soft-RoCE guest: QEMU, a static busybox and cpio for its initramfs (ci/vm/mkinitramfs).
+vm_pkgs=(qemu-system-x86 busybox-static cpio)
+bench_pkgs=(gnuplot-nox)
 
 kernel_has_rxe() {
   [ -d /sys/module/rdma_rxe ] && return 0
   modprobe -n rdma_rxe >/dev/null 2>&1
 }
 
-pkgs=("${build_pkgs[@]}" "${rdma_pkgs[@]}" "${fuzz_pkgs[@]}")
+need_vm=0
 case "$want_vm" in
-  yes) pkgs+=("${vm_pkgs[@]}") ;;
+  yes) need_vm=1 ;;
   no) ;;
   auto)
     if kernel_has_rxe; then
       echo "setup.sh: the running kernel $(uname -r) has rdma_rxe; no VM packages needed"
     else
       echo "setup.sh: the running kernel $(uname -r) has no rdma_rxe; soft-RoCE will run in a QEMU guest"
-      pkgs+=("${vm_pkgs[@]}")
+      need_vm=1
     fi
     ;;
 esac
+pkgs=("${build_pkgs[@]}" "${rdma_pkgs[@]}")
+[ $need_vm -eq 0 ] || pkgs+=("${vm_pkgs[@]}")
+[ $want_bench -eq 0 ] || pkgs+=("${bench_pkgs[@]}")
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -66,32 +76,33 @@ for p in "${pkgs[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup.sh: all ${#pkgs[@]} packages already installed"
-  exit 0
-fi
-
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || {
-    echo "setup.sh: need root (or sudo) to install: ${missing[*]}" >&2
-    exit 1
-  }
   sudo=(sudo)
 fi
 
-echo "setup.sh: installing ${#missing[@]} package(s): ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -q
-no_recommends=()
-with_recommends=()
-for p in "${missing[@]}"; do
-  if printf '%s\n' "${fuzz_pkgs[@]}" | grep -qx "$p"; then no_recommends+=("$p"); else with_recommends+=("$p"); fi
-done
-if [ ${#with_recommends[@]} -gt 0 ]; then
-  "${sudo[@]}" apt-get install -y -q "${with_recommends[@]}"
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup.sh: all ${#pkgs[@]} packages already installed"
+else
+  if [ ${#sudo[@]} -gt 0 ] && ! command -v sudo >/dev/null; then
+    echo "setup.sh: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt_opts=(-y -q --no-install-recommends)
+  "${sudo[@]}" apt-get update -q >/dev/null
+  # apt's own plan, before anything is installed (a simulation): how many packages, how big.
+  mapfile -t plan < <(apt-get install -s "${apt_opts[@]}" "${missing[@]}" | awk '/^Inst / { print $2 }')
+  size=$(apt-cache show --no-all-versions "${plan[@]}" 2>/dev/null | awk '
+    /^Installed-Size:/ { inst += $2 } /^Size:/ { dl += $2 }
+    END { printf "%d MB to download, %d MB installed", dl / 1048576 + 0.5, inst / 1024 + 0.5 }')
+  echo "setup.sh: ${#missing[@]} requested package(s) missing: ${missing[*]}"
+  echo "setup.sh: installing ${#plan[@]} package(s) with their dependencies, no recommended packages: $size"
+  "${sudo[@]}" apt-get install "${apt_opts[@]}" "${missing[@]}"
+  echo "setup.sh: packages done"
 fi
-if [ ${#no_recommends[@]} -gt 0 ]; then
-  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${no_recommends[@]}"
+
+# The guest's kernel: unpacked into the user's cache, no root needed.
+if [ $need_vm -eq 1 ]; then
+  "$here/../ci/vm/fetch-kernel"
 fi
-echo "setup.sh: done"

@@ -1,24 +1,21 @@
 #!/usr/bin/env bash
 # Runs every test: the unit tests under Bazel, then the soft-RoCE end-to-end suite under ci/rxe-run.
 #
-# Usage: scripts/test.sh [--unit-only] [--rxe-only] [--sanitizers]
-#   --sanitizers: also run every unit test, and the in-process soft-RoCE tests (tag in_process,
-#   in the same guest), built with --config=asan (ASan + UBSan, any report fails the test).
+# Usage: scripts/test.sh [--unit-only] [--rxe-only]
 # Ends with one line `SUMMARY: N passed, N failed, N skipped`, counted from the GoogleTest XML
-# results, and exits 0 only when failed and skipped are both 0 (a skipped soft-RoCE test means
-# the device was missing, which is a failure here).
+# results against the list of results that should exist (ci/count-gtest-xml.py): a test with no
+# result, a failed bazel query or build, a binary that exited non-zero after a passing XML, a
+# crashed judge, or 0 passed are failures in the count. Exits 0 only when failed and skipped are
+# both 0 (a skipped soft-RoCE test means the device was missing, which is a failure here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
 
 run_unit=1
 run_rxe=1
-sanitizers=0
 for arg in "$@"; do
   case "$arg" in
     --unit-only) run_rxe=0 ;;
     --rxe-only) run_unit=0 ;;
-    --sanitizers) sanitizers=1 ;;
     -h | --help)
       sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
@@ -36,55 +33,77 @@ results=$(mktemp -d /tmp/nvmf-test.XXXXXX)
 unit_xml_dir=$results/unit
 rxe_xml_dir=$results/rxe
 mkdir -p "$unit_xml_dir" "$rxe_xml_dir"
+# Every result that must exist at the end, one name a line (NAME for NAME.xml): the counter
+# fails a name with no XML, so a test that never ran is counted, not only the exit status.
+expected=$results/expected.txt
+: >"$expected"
 echo "test.sh: results in $results"
+
+# fail_case FILE SUITE CASE MESSAGE: one failing GoogleTest-style testcase.
+fail_case() {
+  printf '<testsuites><testsuite name="%s"><testcase classname="%s" name="%s"><failure message="%s"/></testcase></testsuite></testsuites>\n' \
+    "$2" "$2" "$3" "$4" >"$1"
+}
+# result_name LABEL: //pkg/sub:name -> pkg_sub_name (ci/bazel-test-results.py's naming).
+result_name() {
+  local rel=${1#//}
+  rel=${rel/://}
+  echo "${rel//\//_}"
+}
 
 status=0
 if [ $run_unit -eq 1 ]; then
-  echo "test.sh: unit tests: bazel test //... --test_tag_filters=-rxe"
-  bazel test //... --test_tag_filters=-rxe || status=$?
-  testlogs=$(bazel info bazel-testlogs 2>/dev/null)
-  # Each unit test's XML (fresh or cached) sits at bazel-testlogs/<package>/<name>/test.xml.
-  while IFS= read -r t; do
-    rel=${t#//}
-    rel=${rel/://}
-    xml=$testlogs/$rel/test.xml
-    if [ -s "$xml" ]; then
-      cp "$xml" "$unit_xml_dir/$(echo "$rel" | tr '/' '_').xml"
-    else
-      echo "test.sh: no result for $t" >&2
-      status=1
-    fi
-  done < <(bazel query 'tests(//...) except attr(tags, "\brxe\b", tests(//...))' 2>/dev/null)
-  if [ $sanitizers -eq 1 ]; then
-    echo "test.sh: unit tests under ASan + UBSan: bazel test --config=asan //... --test_tag_filters=-rxe"
-    t0=$SECONDS
-    bazel test --config=asan //... --test_tag_filters=-rxe || status=$?
-    echo "test.sh: sanitizer unit tests took $((SECONDS - t0)) s"
-    asan_testlogs=$(bazel info --config=asan bazel-testlogs 2>/dev/null)
-    while IFS= read -r t; do
-      rel=${t#//}
-      rel=${rel/://}
-      xml=$asan_testlogs/$rel/test.xml
-      if [ -s "$xml" ]; then
-        cp "$xml" "$unit_xml_dir/$(echo "$rel" | tr '/' '_').asan.xml"
-      else
-        echo "test.sh: no ASan result for $t" >&2
-        status=1
-      fi
-    done < <(bazel query 'tests(//...) except attr(tags, "\brxe\b", tests(//...))' 2>/dev/null)
+  labels=$results/unit-labels.txt
+  if bazel query 'tests(//...) except attr(tags, "\brxe\b", tests(//...))' >"$labels" 2>"$results/query.log" &&
+    [ -s "$labels" ]; then
+    while IFS= read -r t; do result_name "$t" >>"$expected"; done <"$labels"
+    echo "test.sh: unit tests: $(wc -l <"$labels") test targets: bazel test //... --test_tag_filters=-rxe"
+  else
+    echo "test.sh: bazel query for the unit tests failed or found none:" >&2
+    cat "$results/query.log" >&2
+    fail_case "$unit_xml_dir/bazel_query.xml" BazelQuery unit_tests "bazel query failed or found no tests"
+    status=1
   fi
+  # Only the results this invocation reports (its build event file) count: an older test.xml
+  # left in bazel-testlogs by an earlier build of a test that no longer builds does not.
+  bazel test //... --test_tag_filters=-rxe --build_event_json_file="$results/unit-bep.json" || status=$?
+  python3 ci/bazel-test-results.py "$results/unit-bep.json" "$labels" "$unit_xml_dir" || status=1
 fi
 
 if [ $run_rxe -eq 1 ]; then
-  mapfile -t rxe_tests < <(bazel query 'attr(tags, "\brxe\b", tests(//...))' 2>/dev/null)
+  rxe_ok=1
+  rxe_tests=()
+  if bazel query 'attr(tags, "\brxe\b", tests(//...))' >"$results/rxe-labels.txt" 2>"$results/query-rxe.log"; then
+    mapfile -t rxe_tests <"$results/rxe-labels.txt"
+  fi
   if [ ${#rxe_tests[@]} -eq 0 ]; then
-    echo "test.sh: no soft-RoCE (rxe) tests are defined; running the soft-RoCE smoke test only"
-    ci/rxe-run --results "$rxe_xml_dir" --timeout 600 ci/run-rxe-tests.sh /dev/null || status=$?
-  else
-    echo "test.sh: soft-RoCE suite: ${rxe_tests[*]}"
-    bazel build "${rxe_tests[@]}" //host:nvmf-host //target:nvmf-target
+    echo "test.sh: bazel query for the soft-RoCE tests failed or found none:" >&2
+    cat "$results/query-rxe.log" >&2
+    fail_case "$rxe_xml_dir/bazel_query.xml" BazelQuery rxe_tests "bazel query failed or found no tests"
+    rxe_ok=0
+    status=1
+  fi
+  # What ci/run-rxe-tests.sh runs, so what must come back.
+  echo rxe-smoke >>"$expected"
+  for t in "${rxe_tests[@]}"; do
+    echo "${t##*:}" >>"$expected"
+    [ "${t##*:}" != loopback_test ] || echo loopback_test.by_reference >>"$expected"
+  done
+  echo interop >>"$expected"
+  # nvmf-host conform (ci/conform/run.sh): one XML per in-capsule size, one for nvmet-rdma.
+  if [ -x ci/conform/run.sh ]; then
+    for size in ${NVMF_CONFORM_SIZES:-0 4096 16384}; do echo "conform-ours-$size" >>"$expected"; done
+    [ "${NVMF_CONFORM_LINUX:-1}" = 0 ] || echo conform-linux >>"$expected"
+  fi
+
+  echo "test.sh: soft-RoCE suite: building ${rxe_tests[*]} //host:nvmf-host //target:nvmf-target"
+  if ! bazel build "${rxe_tests[@]}" //host:nvmf-host //target:nvmf-target; then
+    rxe_ok=0
+    status=1
+  fi
+  if [ $rxe_ok -eq 1 ]; then
     bin=$(bazel info bazel-bin 2>/dev/null)
-    list=$rxe_xml_dir/tests.txt  # under the results dir: the guest sees it
+    list=$rxe_xml_dir/tests.txt # under the results dir: the guest sees it
     : >"$list"
     for t in "${rxe_tests[@]}"; do
       pkg=${t#//}
@@ -92,40 +111,31 @@ if [ $run_rxe -eq 1 ]; then
       name=${t##*:}
       echo "$bin/$pkg/$name" >>"$list"
     done
-    if [ $sanitizers -eq 1 ]; then
-      # The in-process tests once more, ASan + UBSan builds, as NAME.asan in the same guest.
-      mapfile -t asan_tests < <(bazel query 'attr(tags, "\bin_process\b", tests(//...))' 2>/dev/null)
-      echo "test.sh: soft-RoCE suite under ASan + UBSan: ${asan_tests[*]}"
-      bazel build --config=asan "${asan_tests[@]}" || status=$?
-      asan_bin=$(bazel info --config=asan bazel-bin 2>/dev/null)
-      for t in "${asan_tests[@]}"; do
-        pkg=${t#//}
-        pkg=${pkg%%:*}
-        name=${t##*:}
-        echo "$asan_bin/$pkg/$name $name.asan" >>"$list"
-      done
-    fi
+    echo "test.sh: soft-RoCE suite under ci/rxe-run (full output of each binary: $rxe_xml_dir/logs)"
     ci/rxe-run --results "$rxe_xml_dir" --timeout 2400 \
       ci/run-rxe-tests.sh "$list" || status=$?
+  else
+    echo "test.sh: the soft-RoCE suite did not build; its results are counted as missing" >&2
+  fi
+  # The interop suite's field comparisons run here, on the host (ci/interop/judge.py). A judge
+  # that dies before its count line is a failure of its own.
+  judge_rc=0
+  judge_out=$(python3 ci/interop/judge.py "$rxe_xml_dir" 2>&1) || judge_rc=$?
+  printf '%s\n' "$judge_out"
+  if [ $judge_rc -ne 0 ]; then
+    status=1
+    if ! printf '%s\n' "$judge_out" | grep -q '^interop: [0-9]* checks'; then
+      fail_case "$rxe_xml_dir/interop-judge.xml" InteropJudge "exit_$judge_rc" "ci/interop/judge.py crashed"
+    fi
   fi
 fi
 
-# The interop suite's field comparisons run here, on the host (ci/interop/judge.py).
-if [ $run_rxe -eq 1 ]; then
-  python3 ci/interop/judge.py "$rxe_xml_dir" || status=1
+# The README's test counts and interop matrix from this run (ci/readme-tables.py --readme
+# README.md RESULTS writes them into the README).
+if python3 ci/readme-tables.py "$results" >"$results/readme-tables.md"; then
+  echo "test.sh: README tables of this run: $results/readme-tables.md"
 fi
-
-# A guest that never got as far as the smoke test wrote no XML: count that as a failure.
-if [ $run_rxe -eq 1 ] && [ ! -s "$rxe_xml_dir/rxe-smoke.xml" ]; then
-  printf '<testsuites><testsuite name="RxeRun"><testcase classname="RxeRun" name="GuestRan"><failure message="ci/rxe-run produced no results"/></testcase></testsuite></testsuites>\n' \
-    >"$rxe_xml_dir/rxe-run.xml"
-fi
-
-summary=$(python3 ci/count-gtest-xml.py "$unit_xml_dir" "$rxe_xml_dir")
-echo "$summary" | sed '$d'
-last=$(echo "$summary" | tail -n 1)
-echo "$last"
-case "$last" in
-  *" 0 failed, 0 skipped") [ "$status" -eq 0 ] || exit "$status" ;;
-  *) exit 1 ;;
-esac
+rc=0
+python3 ci/count-gtest-xml.py --expect "$expected" "$unit_xml_dir" "$rxe_xml_dir" || rc=$?
+[ "$rc" -eq 0 ] || exit 1
+exit "$status"

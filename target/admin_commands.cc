@@ -120,15 +120,23 @@ NextStep CommandProcessor::get_log_page(Request& r) {
   uint64_t bytes = numd * 4;
   if (uint16_t st = check_data_length(r.sgl, bytes); st != kStatusSuccess) return complete(r, st);
   if (bytes > r.buffer.size()) return complete(r, kInvalidField);
+  uint64_t log_bytes = 0;
   switch (lid) {
-    case kLogErrorInformation:  // no errors recorded: all-zero entries
-    case kLogSmartHealth:       // nothing to report
-    case kLogFirmwareSlot:
-      std::memset(r.buffer.data(), 0, bytes);
+    case kLogErrorInformation:  // ELPE 0: one 64-byte entry, no errors recorded (all zero)
+      log_bytes = 64;
       break;
-    default:
-      return complete(r, kInvalidField);
+    case kLogSmartHealth:  // nothing to report
+    case kLogFirmwareSlot:
+      log_bytes = 512;
+      break;
+    default:  // Base 2.0 §5.16: an unsupported or reserved LID is Invalid Log Page
+      return complete(r, make_status(proto::kSctCommandSpecific, proto::kScInvalidLogPage, true));
   }
+  // LPO (CDW13:CDW12, bytes) must be dword aligned and not beyond the log: Invalid Field
+  // (Base 2.0 §5.16). Every log here is all zero, so any window of it is zeros.
+  uint64_t lpo = (static_cast<uint64_t>(s.cdw13) << 32) | s.cdw12;
+  if ((lpo & 3) != 0 || lpo > log_bytes) return complete(r, kInvalidField);
+  std::memset(r.buffer.data(), 0, bytes);
   return respond_with_data(r, static_cast<uint32_t>(bytes));
 }
 
@@ -142,6 +150,10 @@ NextStep CommandProcessor::set_features(Request& r) {
   }
   switch (static_cast<uint8_t>(s.cdw10 & 0xFF)) {
     case proto::kFeatureNumberOfQueues: {
+      // Only before any I/O queue exists (Base 2.0 §5.27.1.5): Command Sequence Error after.
+      if (!controller_->io_queues().empty()) {
+        return complete(r, generic_status(proto::kScCommandSequenceError));
+      }
       uint16_t nsqr = static_cast<uint16_t>(s.cdw11 & 0xFFFF);
       uint16_t ncqr = static_cast<uint16_t>(s.cdw11 >> 16);
       if (nsqr == 0xFFFF || ncqr == 0xFFFF) return complete(r, kInvalidField);

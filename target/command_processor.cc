@@ -217,6 +217,20 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
         "SQSIZE " + std::to_string(c.sqsize) + " is 0 or not below the queue size " +
             std::to_string(queue_size_));
   }
+  // SUBNQN and HOSTNQN are NUL-terminated strings of at most 223 bytes (Base 2.0 §6.3, §4.5):
+  // a field with no NUL in its 256 bytes names nothing.
+  if (strnlen(data.subnqn, sizeof(data.subnqn)) > proto::kNqnMaxLength) {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, subnqn)),
+        "SUBNQN longer than 223 bytes or not NUL terminated");
+  }
+  if (strnlen(data.hostnqn, sizeof(data.hostnqn)) > proto::kNqnMaxLength) {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
+        "HOSTNQN longer than 223 bytes or not NUL terminated");
+  }
   // nvmet_find_get_subsys: the port's discovery subsystem or a linked one, by SUBNQN. Nothing
   // about this queue changes until every check has passed (bind()).
   std::string subnqn = nqn_field(data.subnqn);
@@ -335,6 +349,13 @@ NextStep CommandProcessor::connect_io(Request& r, Subsystem& chosen, const proto
                           proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)),
                           "QID " + std::to_string(c.qid) + " is already live on controller " +
                               std::to_string(ctrl->cntlid()));
+  }
+  // Base 2.0 §6.3: the host identifier of every queue is the admin queue's.
+  if (std::memcmp(data.hostid, ctrl->hostid().data(), sizeof(data.hostid)) != 0) {
+    return connect_failed(
+        r, kConnectInvalidParameters,
+        proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostid)),
+        "HOSTID differs from the admin queue's");
   }
   if (!link_.connect_accepted()) {
     return connect_failed(r, generic_status(proto::kScInternalError, false), 0,

@@ -555,6 +555,21 @@ TEST_F(ProcessorTest, IoConnectChecksControllerAndHost) {
   EXPECT_EQ(subsys_->find_controller(1)->queue(1), &q.proc);
 }
 
+// Found by `nvmf-host conform` (connect.io-other-hostid): an I/O Connect with another HOSTID
+// than the admin queue's used to succeed. Base 2.0 §6.3.
+TEST_F(ProcessorTest, IoConnectChecksHostId) {
+  admin();
+  TestQueue& q = queue(1, 128);
+  auto data = connect_data(1);
+  data[0] ^= 0xFF;  // HOSTID byte 0
+  q.submit(connect_sqe(1, 127, true), data);
+  EXPECT_EQ(q.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true));
+  EXPECT_EQ(q.req.cqe.dw0, proto::connect_invalid_param_in_data(0));
+  q.submit(connect_sqe(1, 127, true), connect_data(1));
+  EXPECT_EQ(q.status(), kStatusSuccess);
+}
+
 TEST_F(ProcessorTest, AdminTeardownFreesControllerAndDisconnectsIo) {
   TestQueue& a = admin();
   TestQueue& q = io(1);
@@ -692,9 +707,67 @@ TEST_F(ProcessorTest, GetLogPage) {
   ASSERT_TRUE(encode_keyed_sgl(s.dptr, 0x4000, 64, 0x11));
   EXPECT_EQ(a.submit(s), NextStep::kWriteToHostThenRespond);
   EXPECT_EQ(a.req.transfer_bytes, 64u);
+  // An unsupported LID is Invalid Log Page (SCT 1h SC 09h), not Invalid Field (Base 2.0 §5.16).
   s.cdw10 = 0xC0 | (15u << 16);
   a.submit(s);
+  EXPECT_EQ(a.status(), make_status(proto::kSctCommandSpecific, proto::kScInvalidLogPage, true));
+  s.cdw10 = 0x7F | (15u << 16);
+  a.submit(s);
+  EXPECT_EQ(a.status(), make_status(proto::kSctCommandSpecific, proto::kScInvalidLogPage, true));
+}
+
+// LPO must be dword aligned and within the log (Base 2.0 §5.16). Found by `nvmf-host conform`
+// (log.offset-not-dword, log.offset-past-end): both used to succeed.
+TEST_F(ProcessorTest, GetLogPageOffsetChecked) {
+  TestQueue& a = admin();
+  proto::Sqe s = base_sqe(proto::kAdminGetLogPage);
+  s.cdw10 = 0x02 | (15u << 16);  // SMART / Health (512 bytes), 64 bytes read
+  ASSERT_TRUE(encode_keyed_sgl(s.dptr, 0x4000, 64, 0x11));
+  s.cdw12 = 2;
+  a.submit(s);
   EXPECT_EQ(a.status(), generic_status(proto::kScInvalidField));
+  s.cdw12 = 4096;
+  a.submit(s);
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidField));
+  s.cdw12 = 0;
+  s.cdw13 = 1;  // 4 GiB in
+  a.submit(s);
+  EXPECT_EQ(a.status(), generic_status(proto::kScInvalidField));
+  s.cdw13 = 0;
+  s.cdw12 = 448;  // the last 64 bytes
+  EXPECT_EQ(a.submit(s), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(a.req.transfer_bytes, 64u);
+}
+
+// Number of Queues may only be set before an I/O queue exists (Base 2.0 §5.27.1.5). Found by
+// `nvmf-host conform` (features.number-of-queues-after-io): it used to succeed.
+TEST_F(ProcessorTest, NumberOfQueuesAfterAnIoQueueIsSequenceError) {
+  TestQueue& a = admin();
+  proto::Sqe s = base_sqe(proto::kAdminSetFeatures);
+  s.cdw10 = proto::kFeatureNumberOfQueues;
+  s.cdw11 = (1u << 16) | 1u;
+  a.submit(s);
+  EXPECT_EQ(a.status(), kStatusSuccess);
+  io(static_cast<uint16_t>(1));
+  a.submit(s);
+  EXPECT_EQ(a.status(), generic_status(proto::kScCommandSequenceError));
+}
+
+// SUBNQN / HOSTNQN without a NUL in their 256 bytes. Found by `nvmf-host conform`
+// (connect.hostnqn-unterminated): an unterminated HOSTNQN used to be accepted.
+TEST_F(ProcessorTest, ConnectNqnNotTerminatedIsInvalidParameters) {
+  TestQueue& a = queue(0);
+  auto data = connect_data(proto::kAdminQueueCntlid);
+  std::memset(data.data() + 512, 'x', 256);  // HOSTNQN
+  a.submit(connect_sqe(0, 31, true), data);
+  EXPECT_EQ(a.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true));
+  EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_data(512));
+  data = connect_data(proto::kAdminQueueCntlid);
+  std::memset(data.data() + 256 + std::strlen(kNqn), 'x', 256 - std::strlen(kNqn));  // SUBNQN
+  a.submit(connect_sqe(0, 31, true), data);
+  EXPECT_EQ(a.req.cqe.dw0, proto::connect_invalid_param_in_data(256));
+  EXPECT_EQ(subsys_->controller_count(), 0u);
 }
 
 // ------------------------------------------------------------------------------------ I/O --

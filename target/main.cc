@@ -147,10 +147,13 @@ bool apply_sizes(const std::string& size, const std::string& ram_size, TargetOpt
 int main(int argc, char** argv) {
   TargetOptions o;
   std::string size, ram_size, json_path, config_path, log_level = "info";
-  CLI::App app{"nvmf-target: NVMe over Fabrics RDMA target (one subsystem, namespace 1)"};
-  CLI::Option* config =
-      app.add_option("--config", config_path,
-                     "nvmetcli config.json: port, subsystems, hosts (see target/config.h)");
+  bool verbose = false;
+  CLI::App app{"nvmf-target: NVMe over Fabrics RDMA target (one subsystem, namespace 1)",
+               "nvmf-target"};
+  CLI::Option* config = app.add_option(
+      "--config", config_path,
+      "the JSON nvmetcli saves (/etc/nvmet/config.json): one port, its subsystems and their "
+      "allowed hosts; see the README");
   CLI::Option* traddr = app.add_option("-a,--traddr", o.traddr, "local address to listen on");
   CLI::Option* trsvcid = app.add_option("-s,--trsvcid", o.trsvcid, "port")->capture_default_str();
   CLI::Option* nqn = app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->capture_default_str();
@@ -195,23 +198,36 @@ int main(int argc, char** argv) {
                  "sleep, one core at 100%, like SPDK")
       ->capture_default_str()
       ->check(CLI::IsMember({"busy", "event"}));
+  // nvmf-host's older name for the same option, kept working but not shown.
+  app.add_option("--poll-mode", poll)->group("");
   CLI::Option* busy_poll_us =
       app.add_option("--busy-poll-us", o.busy_poll_us,
                      "--poll event: microseconds to keep polling after the last completion "
                      "before sleeping (0..1000000)")
           ->capture_default_str()
           ->check(CLI::Range(0u, 1000000u));
-  app.add_option("--json", json_path, "write a JSON report here on exit");
+  // Same meaning as nvmf-host's --json: the JSON report into FILE, on stdout without one.
+  CLI::Option* json = app.add_option("--json", json_path,
+                                     "write a JSON report on exit into FILE; no FILE or - : stdout")
+                          ->expected(0, 1)
+                          ->type_name("[FILE]");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+  app.add_flag("-v,--verbose", verbose, "debug logging (--log-level debug)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "nvmf-target: " << e.what() << "\n";
+    std::cerr << "nvmf-target: usage: " << e.what() << " (try --help)\n";
     return kExitUsage;
   }
-  auto level = nvmf::parse_log_level(log_level);
+  if (poll != "busy" && poll != "event") {  // only the hidden --poll-mode gets here
+    std::cerr << "nvmf-target: usage: --poll-mode (now --poll): '" << poll
+              << "' is not busy or event\n";
+    return kExitUsage;
+  }
+  if (json->count() > 0 && json_path.empty()) json_path = "-";
+  auto level = nvmf::parse_log_level(verbose ? "debug" : log_level);
   if (!level.ok()) {
     std::cerr << "nvmf-target: --log-level: " << level.status().message() << "\n";
     return kExitUsage;
@@ -237,7 +253,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   // The report is written at exit: find out now, not after serving, that it cannot be.
-  if (!json_path.empty() && !std::ofstream(json_path, std::ios::app)) {
+  if (!json_path.empty() && json_path != "-" && !std::ofstream(json_path, std::ios::app)) {
     std::cerr << "nvmf-target: --json " << json_path
               << ": cannot open for writing: " << std::strerror(errno) << "\n";
     return 1;
@@ -259,7 +275,9 @@ int main(int argc, char** argv) {
               nvmf::target::poll_mode_name(o.poll_mode));
   std::fflush(stdout);
   nvmf::Status st = (*target)->run();
-  if (!json_path.empty()) {
+  if (json_path == "-") {
+    std::cout << report(**target, o).dump(2) << std::endl;
+  } else if (!json_path.empty()) {
     std::ofstream out(json_path);
     // Strings from hosts are escaped where they enter the report (common/wire_text.h); any
     // other invalid UTF-8 becomes U+FFFD instead of an exception at exit.

@@ -64,6 +64,7 @@ nwdev=
 cfg=/sys/kernel/config/nvmet
 target_pids=()
 
+# shellcheck disable=SC2317 # reached through the EXIT trap
 cleanup() {
   local n
   for n in "$knqn" "${onqn[@]}" "$nwnqn"; do nvme disconnect -n "$n" >/dev/null 2>&1; done
@@ -158,7 +159,7 @@ kernel_connect() { # NQN PORT -> prints the block device
   done
   {
     echo "connected to $1 but found no block device; /sys/block and controllers:"
-    ls -l /sys/block/ | grep nvme
+    for b in /sys/block/nvme*; do [ -e "$b" ] && ls -ld "$b"; done
     grep -H . /sys/class/nvme/*/subsysnqn /sys/class/nvme-subsystem/*/subsysnqn
     dmesg | tail -n 25
   } >&3 2>&1

@@ -58,6 +58,12 @@ TEST(CliArgs, TargetRefusesBadOptions) {
       {"", 2, "--traddr"},
       {"-a 192.0.2.1", 2, "--file PATH or --ram-size"},
       {"-a 192.0.2.1 --ram-size 10x", 2, "--ram-size"},
+      {"-a 192.0.2.1 --ram-size 1m --frob", 2, "--frob"},
+      {"-a 192.0.2.1 --ram-size 1m frobnicate", 2, "frobnicate"},
+      {"-a 192.0.2.1 --ram-size 1m --log-level loud", 2, "--log-level"},
+      {"-a 192.0.2.1 --ram-size 1m --poll-mode fast", 2, "--poll-mode"},
+      {"-v -a 192.0.2.1 --ram-size 1m --lba-size 7", 2, "--lba-size"},
+      {"-a 192.0.2.1 --ram-size 1m --json /nonexistent-dir/t.json", 1, "--json"},
       {"-a 192.0.2.1 --ram-size -1", 2, "--ram-size"},
       {"-a 192.0.2.1 --ram-size 0", 2, "--ram-size"},
       {"-a 192.0.2.1 --ram-size 99999999999t", 2, "--ram-size"},
@@ -115,6 +121,44 @@ TEST(CliArgs, TargetRefusesBadOptions) {
   EXPECT_NE(o.err.find("warning: --busy-poll-us is for --poll event"), std::string::npos) << o.err;
 }
 
+// Help as a user sees it: stdout and stderr together.
+std::string help(const std::string& binary, const std::string& args) {
+  const std::string log = tmpdir() + "/help.log";
+  int rc = std::system(("'" + runfile(binary) + "' " + args + " > '" + log + "' 2>&1").c_str());
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << binary << " " << args;
+  return slurp(log);
+}
+
+// One vocabulary for both binaries (README "Command-line options"): the same option names mean
+// the same thing, usage shows the program's name, and help points at no source file.
+TEST(CliArgs, BothBinariesShareOneVocabulary) {
+  const std::string host = help("host/nvmf-host", "--help");
+  const std::string target = help("target/nvmf-target", "--help");
+  EXPECT_EQ(host.rfind("nvmf-host: ", 0), 0u) << host;
+  EXPECT_NE(host.find("Usage: nvmf-host "), std::string::npos) << host;
+  EXPECT_NE(target.find("Usage: nvmf-target "), std::string::npos) << target;
+  for (const char* opt : {"-a,--traddr", "-s,--trsvcid", "-n,--nqn", "--queue-size",
+                          "--max-inline-data", "--poll", "--log-level", "-v,--verbose"}) {
+    EXPECT_NE(host.find(opt), std::string::npos) << "nvmf-host --help lacks " << opt;
+    EXPECT_NE(target.find(opt), std::string::npos) << "nvmf-target --help lacks " << opt;
+  }
+  // --json [FILE] in every subcommand that reports, and in the target.
+  EXPECT_NE(target.find("--json [FILE]"), std::string::npos) << target;
+  for (const char* sub : {"identify", "write", "read", "discover", "bench"}) {
+    const std::string h = help("host/nvmf-host", std::string(sub) + " --help");
+    EXPECT_NE(h.find("--json [FILE]"), std::string::npos) << sub << ": " << h;
+    EXPECT_NE(h.find("--output-format"), std::string::npos) << sub << ": " << h;
+  }
+  // Hidden aliases are not shown.
+  EXPECT_EQ(host.find("--poll-mode"), std::string::npos) << host;
+  EXPECT_EQ(target.find("--poll-mode"), std::string::npos) << target;
+  for (const std::string& text : {host, target}) {
+    EXPECT_EQ(text.find(".h)"), std::string::npos) << text;
+    EXPECT_EQ(text.find(".cc"), std::string::npos) << text;
+    EXPECT_EQ(text.find("bazel-out"), std::string::npos) << text;
+  }
+}
+
 TEST(CliArgs, HostRefusesBadOptions) {
   const std::string dir = tmpdir();
   const std::string input = dir + "/in.bin";
@@ -134,6 +178,17 @@ TEST(CliArgs, HostRefusesBadOptions) {
       {"-a 192.0.2.1 -n nqn.x --timeout-ms 0 identify", 2, "--timeout-ms"},
       {"-a 192.0.2.1 -n nqn.x --nr-io-queues 0 identify", 2, "--nr-io-queues"},
       {"-a 192.0.2.1 -n nqn.x --poll-mode fast identify", 2, "--poll-mode"},
+      {"-a 192.0.2.1 -n nqn.x --poll fast identify", 2, "--poll"},
+      {"-a 192.0.2.1 -n nqn.x --log-level loud identify", 2, "--log-level"},
+      // An unknown subcommand or option is named, before any missing option is.
+      {"frobnicate", 2, "'frobnicate'"},
+      {"-a 192.0.2.1 -n nqn.x frobnicate", 2, "'frobnicate'"},
+      {"-a 192.0.2.1 -n nqn.x identify --frob", 2, "'--frob'"},
+      {"identify --frob", 2, "'--frob'"},
+      {"-a 192.0.2.1 -n nqn.x", 2, "identify, write, read, bench, discover or conform"},
+      {"-a 192.0.2.1 -n nqn.x identify --json /nonexistent-dir/i.json", 1, "--json"},
+      {"-a 192.0.2.1 discover --json /nonexistent-dir/d.json", 1, "--json"},
+      {"-a 192.0.2.1 -n nqn.x identify --output-format yaml", 2, "--output-format"},
       {"-a 192.0.2.1 -n nqn.2014-08.org.nvmexpress.discovery identify", 2,
        "use 'nvmf-host discover'"},
       {"-a 192.0.2.1 -n nqn.x write", 2, "--input"},

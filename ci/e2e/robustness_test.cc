@@ -143,7 +143,8 @@ class RobustnessTest : public ::testing::Test {
   Result<proto::Cqe> bare_connect(host::Queue& q, uint16_t qid, uint16_t sqsize_entries,
                                   uint16_t cntlid, std::string_view subnqn,
                                   std::string_view hostnqn) {
-    auto data = host::connect_data(host::random_host_id(), cntlid, "x", "x");
+    // The controller's host identifier: an I/O Connect must repeat the admin queue's.
+    auto data = host::connect_data(ctrl_ ? ctrl_->hostid() : bare_hostid_, cntlid, "x", "x");
     if (!data.ok()) return data.status();
     proto::ConnectData d = *data;
     std::memset(d.subnqn, 0, sizeof(d.subnqn));
@@ -159,6 +160,7 @@ class RobustnessTest : public ::testing::Test {
   std::unique_ptr<host::Controller> ctrl_;
   std::vector<uint8_t> mem_;
   std::optional<host::RegisteredBuffer> buf_;
+  host::HostId bare_hostid_ = host::random_host_id();  // bare_connect() without ctrl_
 };
 
 TEST_F(RobustnessTest, UnknownOpcodesAndBadPsdt) {

@@ -10,11 +10,13 @@ Usage:
       the Discovery Log entry for SUBNQN in two discovery reports (nvme discover -o json or
       nvmf-host discover --json), field by field.
   compare.py negotiation NVMF_HOST_IDENTIFY.json INLINE_SIZE
-      prints what the kernel target advertised and what nvmf-host used; checks IOCCSZ.
+      the kernel target's IOCCSZ, and what nvmf-host chose from it: in-capsule data on (and its
+      size) only when INLINE_SIZE > 0.
   compare.py paths NVMF_TARGET_REPORT.json INLINE_SIZE
       the target's counters: writes came in-capsule (when INLINE_SIZE > 0) and by RDMA READ,
       reads happened, and the effective in-capsule size is INLINE_SIZE.
-Exit 0 when all fields agree, 1 otherwise.
+Exit 0 when all fields agree, 1 otherwise. A field missing on either side is a failure (never
+skipped), and so is a comparison with nothing to compare.
 """
 import json
 import sys
@@ -31,26 +33,41 @@ def num(v):
     return int(v)
 
 
+MISSING = object()  # a field one side does not have
+
+
+def show(v):
+    return "(missing)" if v is MISSING else repr(v)
+
+
 def report(rows):
+    if not rows:
+        print("BAD nothing to compare")
+        return 1
     bad = 0
     for name, a_name, a, b_name, b in rows:
-        same = a == b
+        same = a is not MISSING and b is not MISSING and a == b
         bad += not same
-        print(f"{'ok ' if same else 'BAD'} {name}: {a_name} {a!r}, {b_name} {b!r}")
+        print(f"{'ok ' if same else 'BAD'} {name}: {a_name} {show(a)}, {b_name} {show(b)}")
     return 1 if bad else 0
+
+
+def field(d, key, conv=lambda v: v):
+    """d[key] converted, or MISSING when the key is absent or null."""
+    v = d.get(key)
+    return MISSING if v is None else conv(v)
 
 
 def idctrl(kernel_path, ours_path):
     k = load(kernel_path)
     o = load(ours_path)["controller"]
     rows = []
-    for field in ("ioccsz", "sgls", "mdts", "icdoff", "iorcsz", "msdbd", "kas", "cntrltype"):
-        if field not in o:
-            continue
-        rows.append((field.upper(), "nvme id-ctrl", num(k[field]), "nvmf-host", num(o[field])))
-    for field in ("mn", "sn", "fr"):
-        rows.append((field.upper(), "nvme id-ctrl", str(k[field]).strip(), "nvmf-host",
-                     str(o[field]).strip()))
+    for f in ("ioccsz", "sgls", "mdts", "icdoff", "iorcsz", "msdbd", "kas", "cntrltype"):
+        rows.append((f.upper(), "nvme id-ctrl", field(k, f, num), "nvmf-host", field(o, f, num)))
+    for f in ("mn", "sn", "fr"):
+        strip = lambda v: str(v).strip()  # noqa: E731
+        rows.append((f.upper(), "nvme id-ctrl", field(k, f, strip), "nvmf-host",
+                     field(o, f, strip)))
     return report(rows)
 
 
@@ -68,13 +85,14 @@ def devices(j):
 
 
 def nvme_list(path, device, model, serial, firmware):
+    strip = lambda v: str(v).strip()  # noqa: E731
     for d in devices(load(path)):
         if d["DevicePath"] == device:
             return report([
-                ("ModelNumber", "nvme list", d.get("ModelNumber", "").strip(), "configured", model),
-                ("SerialNumber", "nvme list", d.get("SerialNumber", "").strip(), "configured",
+                ("ModelNumber", "nvme list", field(d, "ModelNumber", strip), "configured", model),
+                ("SerialNumber", "nvme list", field(d, "SerialNumber", strip), "configured",
                  serial),
-                ("Firmware", "nvme list", d.get("Firmware", "").strip(), "nvmf-target", firmware),
+                ("Firmware", "nvme list", field(d, "Firmware", strip), "nvmf-target", firmware),
             ])
     print(f"BAD nvme list: no device {device}")
     return 1
@@ -88,6 +106,10 @@ NAMES = {
 }
 
 
+ENTRY_FIELDS = ["trtype", "adrfam", "subtype", "treq", "portid", "trsvcid", "subnqn", "traddr",
+                "rdma_prtype", "rdma_qptype", "rdma_cms", "rdma_pkey"]
+
+
 def entries(j):
     recs = j.get("records") or j.get("Records") or []
     return recs
@@ -99,8 +121,7 @@ def norm(e):
     out = {}
     for k, v in e.get("raw", {}).items():
         out["raw_" + k] = v
-    for k in ("trtype", "adrfam", "subtype", "treq", "portid", "trsvcid", "subnqn", "traddr",
-              "rdma_prtype", "rdma_qptype", "rdma_cms", "rdma_pkey"):
+    for k in ENTRY_FIELDS:
         v = e.get(k)
         if isinstance(v, str):
             v = v.strip()
@@ -126,8 +147,11 @@ def disc(a_path, b_path, subnqn, a_name="A", b_name="B"):
     if not ea or not eb:
         print(f"BAD entry for {subnqn}: {a_name} has {len(ea)}, {b_name} has {len(eb)}")
         return 1
-    rows = [(k, a_name, ea[0][k], b_name, eb[0][k]) for k in ea[0] if ea[0][k] is not None
-            and eb[0].get(k) is not None]
+    # Every entry field, by name, must be on both sides. Raw codes only nvmf-host prints
+    # (nvme-cli prints names): compared where both reports have them, and the names derived from
+    # them are compared anyway.
+    raw = sorted(k for k in set(ea[0]) & set(eb[0]) if k.startswith("raw_"))
+    rows = [(k, a_name, field(ea[0], k), b_name, field(eb[0], k)) for k in ENTRY_FIELDS + raw]
     rows.append(("entries (subtype, subnqn)", a_name, sorted((e["subtype"], e["subnqn"]) for e in a),
                  b_name, sorted((e["subtype"], e["subnqn"]) for e in b)))
     ja, jb = load(a_path), load(b_path)
@@ -143,9 +167,16 @@ def negotiation(path, inline_size):
           f"in-capsule), SGLS {c['sgls']}, ICDOFF {c['icdoff']}, MSDBD {c.get('msdbd')}, "
           f"MDTS {c['mdts']}")
     print(f"nvmf-host used: {json.dumps(n, sort_keys=True)}")
-    want = (64 + int(inline_size)) // 16
-    return report([("IOCCSZ", "kernel target", num(c["ioccsz"]), "param_inline_data_size "
-                    f"{inline_size} implies", want)])
+    size = int(inline_size)
+    want = (64 + size) // 16
+    return report([
+        ("IOCCSZ", "kernel target", field(c, "ioccsz", num),
+         f"param_inline_data_size {inline_size} implies", want),
+        ("in-capsule data on", "nvmf-host", field(n, "in_capsule_enabled"),
+         f"inline_data_size {inline_size} implies", size > 0),
+        ("in-capsule data size", "nvmf-host", field(n, "in_capsule_data_size", num),
+         "configured", size),
+    ])
 
 
 def paths(path, inline_size):
@@ -156,7 +187,8 @@ def paths(path, inline_size):
           f"in-capsule {w['in_capsule']}, by RDMA READ {w['rdma_read']}; reads {r['reads']}; "
           f"errors {r['errors_by_status']}")
     return report([
-        ("in-capsule data size", "nvmf-target", r["in_capsule_data_size"], "configured", size),
+        ("in-capsule data size", "nvmf-target", field(r, "in_capsule_data_size"), "configured",
+         size),
         ("writes by RDMA READ > 0", "nvmf-target", w["rdma_read"] > 0, "expected", True),
         ("writes in-capsule > 0", "nvmf-target", w["in_capsule"] > 0, "expected", size > 0),
         ("reads > 0", "nvmf-target", r["reads"] > 0, "expected", True),

@@ -203,6 +203,12 @@ export -f k_connect k_disconnect ctrl_dev wait_ns
 
 # ------------------------------------------------------------------------------ setup --
 log "kernel $(uname -r); target $T, host $H; inline sizes: $sizes"
+# For the README's generated matrix (ci/readme-tables.py).
+{
+  echo "kernel=$(uname -r)"
+  echo "nvme_cli=$(nvme version 2>/dev/null | head -n 1)"
+  echo "fio=$(fio --version 2>/dev/null)"
+} >"$out/environment.txt"
 modprobe null_blk nr_devices=1 gb=1 bs=512 memory_backed=1 || modprobe null_blk nr_devices=1 gb=1 bs=512
 modprobe -a nvme-rdma nvmet-rdma || log "modprobe nvme-rdma/nvmet-rdma failed"
 [ -d /sys/kernel/config/nvmet ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null

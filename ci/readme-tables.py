@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Writes the README's test counts and interop matrix from one scripts/test.sh run's results.
+
+Usage: readme-tables.py RESULTS_DIR [--readme README.md]
+
+RESULTS_DIR is the directory scripts/test.sh printed ("results in ..."): unit/ and rxe/ hold
+the GoogleTest XML, rxe/interop/ the interop suite's files. Every cell of the matrix is the
+status of checks in rxe/interop.xml (ci/interop/judge.py wrote them): "pass" only when every
+check the row names is there and passed, "FAIL (check, ...)" otherwise; a row's figures (target
+counters, what nvmf-host negotiated) come from the same run's JSON reports. Without --readme the
+Markdown goes to stdout; with it, the blocks between the README's markers
+<!-- test-counts:begin/end --> and <!-- interop-matrix:begin/end --> are replaced.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+SIZES_DEFAULT = ["0", "4096", "16384"]
+ONCE_COLUMN = "4096"  # the once-only checks run with one page of in-capsule data
+
+
+def cases(xml_path):
+    """{(suite, name): passed?} of one GoogleTest-style XML file."""
+    out = {}
+    try:
+        tree = ET.parse(xml_path)
+    except (ET.ParseError, OSError):
+        return out
+    for c in tree.iter("testcase"):
+        failed = c.find("failure") is not None or c.find("error") is not None
+        skipped = c.get("status") == "notrun" or c.find("skipped") is not None
+        out[(c.get("classname"), c.get("name"))] = not failed and not skipped
+    return out
+
+
+def counts(results):
+    rows = []
+    total = [0, 0]
+    for group, title in (("unit", "unit tests (bazel test, no RDMA device)"),
+                         ("rxe", "soft-RoCE end-to-end and interop (ci/rxe-run)")):
+        p = f = 0
+        for path in sorted(glob.glob(os.path.join(results, group, "**", "*.xml"), recursive=True)):
+            for ok in cases(path).values():
+                p, f = p + ok, f + (not ok)
+        if p or f:
+            rows.append(f"| {title} | {p} | {f} |")
+            total = [total[0] + p, total[1] + f]
+    lines = ["| tests | passed | not passed |", "|---|---|---|"] + rows
+    lines.append(f"| all | {total[0]} | {total[1]} |")
+    return lines
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def hexnum(v):
+    return int(v, 0) if isinstance(v, str) else v
+
+
+def writes_detail(results, size):
+    r = load(os.path.join(results, "rxe", "interop", f"target-{size}.json")) or {}
+    w = r.get("writes") or {}
+    ic, rr = w.get("in_capsule"), w.get("rdma_read")
+    if ic is None or rr is None:
+        return "no counters"
+    return f"{ic} in-capsule, {rr} RDMA READ"
+
+
+def negotiation_detail(results, size):
+    j = load(os.path.join(results, "rxe", "interop", f"oid-kernel-{size}.json")) or {}
+    c, n = j.get("controller") or {}, j.get("negotiation") or {}
+    if not c or not n:
+        return "no report"
+    ic = (f"in-capsule {n.get('in_capsule_data_size')}" if n.get("in_capsule_enabled")
+          else "in-capsule off")
+    sgls = hexnum(c.get("sgls"))
+    sgls = f"0x{sgls:x}" if isinstance(sgls, int) else str(sgls)
+    return f"IOCCSZ {hexnum(c.get('ioccsz'))}, SGLS {sgls}, {ic}"
+
+
+# (host -> target, what is checked, suite (with {size}, or fixed), checks that must all pass,
+#  detail function or None)
+ROWS = [
+    ("Linux nvme-rdma → nvmf-target", "`nvme discover` = `nvmf-host discover` (every entry field)",
+     "KernelHostOnNvmfTarget_inline{size}", ["nvme_discover", "nvmf_host_discover",
+                                             "discovery_entries_agree"], None),
+    ("", "`nvme connect`, `nvme id-ctrl` IOCCSZ/SGLS/MDTS/ICDOFF/IORCSZ/MSDBD/KAS/CNTRLTYPE/MN/SN/FR"
+     " = what nvmf-host reads", "KernelHostOnNvmfTarget_inline{size}",
+     ["nvmf_host_identify", "nvme_connect", "nvme_id_ctrl", "id_ctrl_fields"], None),
+    ("", "`nvme list` model, serial, firmware", "KernelHostOnNvmfTarget_inline{size}",
+     ["nvme_list", "list_model_serial_firmware"], None),
+    ("", "fio crc32c verify, libaio, direct: 4k and 64k writes, read-back, random mixed 8k–32k",
+     "KernelHostOnNvmfTarget_inline{size}", ["fio_verify"], None),
+    ("", "writes arrived in-capsule (when the size > 0) and by RDMA READ (target counters)",
+     "KernelHostOnNvmfTarget_inline{size}", ["stop_target", "io_paths"], writes_detail),
+    ("", "`nvme disconnect` clean (1 controller, device gone)",
+     "KernelHostOnNvmfTarget_inline{size}", ["nvme_disconnect"], None),
+    ("", "20 connect + 4 KiB read + disconnect rounds in a row", "KernelHostOnNvmfTarget",
+     ["connect_20_times"], None),
+    ("", "keep-alive: KATO 2 s, 5 s later still `live`", "KernelHostOnNvmfTarget",
+     ["keep_alive_two_kato"], None),
+    ("", "QD32 64 KiB random writes for 10 s: no kernel I/O timeout", "KernelHostOnNvmfTarget",
+     ["large_writes_qd32_no_io_timeout"], None),
+    ("", "host NQN not in allowed_hosts refused (kernel host and nvmf-host)",
+     "KernelHostOnNvmfTarget", ["host_not_allowed_kernel_host", "host_not_allowed_nvmf_host"],
+     None),
+    ("nvmf-host → Linux nvmet-rdma", "identify; IOCCSZ = (64 + size) / 16; nvmf-host chose"
+     " in-capsule on with that size exactly when size > 0", "NvmfHostOnKernelTarget_inline{size}",
+     ["configfs_apply", "identify", "negotiation_report"], negotiation_detail),
+    ("", "256 KiB and 12 KiB writes, read back, compare", "NvmfHostOnKernelTarget_inline{size}",
+     ["write_read_compare"], None),
+    ("", "`nvmf-host discover` of nvmet = of nvmf-target", "NvmfHostOnKernelTarget_inline{size}",
+     ["nvmf_host_discover", "discovery_same_as_nvmf_target"], None),
+    ("", "host not allowed: the same Connect status from both targets",
+     "NvmfHostOnKernelTarget_inline{size}", ["host_not_allowed_same_status"], None),
+]
+
+
+def cell(results, got, suite, names, detail, size):
+    present = [n for n in names if (suite, n) in got]
+    if not present:
+        return ""
+    bad = [n for n in names if not got.get((suite, n), False)]
+    if bad:
+        return "FAIL (" + ", ".join(bad) + ")"
+    return "pass" + (f": {detail(results, size)}" if detail else "")
+
+
+def matrix(results):
+    got = cases(os.path.join(results, "rxe", "interop.xml"))
+    sizes = sorted({m.group(1) for s, _ in got for m in [re.search(r"_inline(\d+)$", s or "")]
+                    if m}, key=int) or SIZES_DEFAULT
+    env = {}
+    try:
+        with open(os.path.join(results, "rxe", "interop", "environment.txt"),
+                  errors="replace") as f:
+            env = dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+    except OSError:
+        pass
+    lines = [f"Generated by `ci/readme-tables.py` from the results of a `scripts/test.sh` run: guest kernel "
+             f"{env.get('kernel', '?')}, {env.get('nvme_cli', 'nvme-cli ?')}, "
+             f"{env.get('fio', 'fio ?')}. Column: the port's in-capsule data size "
+             "(`param.inline_data_size`); an empty cell is a check that runs in one column only.",
+             "",
+             "| host → target | what is checked | " + " | ".join(f"inline {s}" for s in sizes) + " |",
+             "|---|---|" + "---|" * len(sizes)]
+    total = 0
+    for who, what, suite_t, names, detail in ROWS:
+        cells = []
+        for s in sizes:
+            suite = suite_t.format(size=s)
+            if "{size}" not in suite_t and s != ONCE_COLUMN:
+                cells.append("")
+                continue
+            c = cell(results, got, suite, names, detail, s)
+            total += bool(c)
+            cells.append(c)
+        lines.append(f"| {who} | {what} | " + " | ".join(cells) + " |")
+    if total == 0:
+        lines.append("")
+        lines.append("**No interop results were found in this run.**")
+    return lines
+
+
+def replace_block(text, name, lines):
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    if not pattern.search(text):
+        raise SystemExit(f"readme-tables.py: no {begin} ... {end} block in the README")
+    return pattern.sub(lambda _: begin + "\n" + "\n".join(lines) + "\n" + end, text)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results")
+    ap.add_argument("--readme")
+    args = ap.parse_args(argv)
+    c, m = counts(args.results), matrix(args.results)
+    if args.readme:
+        with open(args.readme) as f:
+            text = f.read()
+        text = replace_block(text, "test-counts", c)
+        text = replace_block(text, "interop-matrix", m)
+        with open(args.readme, "w") as f:
+            f.write(text)
+    else:
+        print("\n".join(c + [""] + m))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

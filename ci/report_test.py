@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""Tests of the test report itself: ci/count-gtest-xml.py and ci/bazel-test-results.py.
+
+Run directly (python3 ci/report_test.py) or as the Bazel test //ci:report_test, which also
+writes one GoogleTest-style testcase per test into $XML_OUTPUT_FILE.
+"""
+import importlib.util
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+from xml.sax.saxutils import escape, quoteattr
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(name, filename):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, filename))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+counter = load("count_gtest_xml", "count-gtest-xml.py")
+bazel_results = load("bazel_test_results", "bazel-test-results.py")
+tables = load("readme_tables", "readme-tables.py")
+
+PASS2 = ('<testsuites><testsuite name="S"><testcase classname="S" name="a"/>'
+         '<testcase classname="S" name="b"/></testsuite></testsuites>')
+FAIL1 = ('<testsuites><testsuite name="S"><testcase classname="S" name="a">'
+         '<failure message="x"/></testcase></testsuite></testsuites>')
+SKIP1 = ('<testsuites><testsuite name="S"><testcase classname="S" name="c" status="notrun"/>'
+         '<testcase classname="S" name="d"/></testsuite></testsuites>')
+
+
+class Dir:
+    def __init__(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.path = self.tmp.name
+
+    def write(self, rel, text):
+        path = os.path.join(self.path, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+
+class CountTest(unittest.TestCase):
+    def setUp(self):
+        self.d = Dir()
+
+    def tearDown(self):
+        self.d.tmp.cleanup()
+
+    def summary(self, expect=(), environ=None):
+        lines, status = counter.summarize([self.d.path], expect, environ or {})
+        return lines, lines[-1], status
+
+    def test_all_passing_and_expected(self):
+        self.d.write("unit/a_test.xml", PASS2)
+        self.d.write("rxe/b_test.xml", PASS2)
+        exp = self.d.write("expected.txt", "a_test\nb_test\n\n")
+        lines, last, status = self.summary([exp])
+        self.assertEqual(last, "SUMMARY: 4 passed, 0 failed, 0 skipped")
+        self.assertEqual(status, 0)
+        self.assertEqual(len(lines), 1)
+
+    def test_expected_result_missing_is_a_failure(self):
+        self.d.write("a_test.xml", PASS2)
+        exp = self.d.write("expected.txt", "a_test\nnever_ran_test\n")
+        lines, last, status = self.summary([exp])
+        self.assertEqual(last, "SUMMARY: 2 passed, 1 failed, 0 skipped")
+        self.assertEqual(status, 1)
+        self.assertTrue(any("never_ran_test: no result" in line for line in lines))
+
+    def test_unreadable_expect_file_is_a_failure(self):
+        self.d.write("a_test.xml", PASS2)
+        _, last, status = self.summary([os.path.join(self.d.path, "missing.txt")])
+        self.assertEqual(last, "SUMMARY: 2 passed, 1 failed, 0 skipped")
+        self.assertEqual(status, 1)
+
+    def test_xml_without_testcases_is_a_failure(self):
+        self.d.write("a_test.xml", PASS2)
+        self.d.write("empty_test.xml", '<testsuites tests="0"></testsuites>')
+        lines, last, status = self.summary()
+        self.assertEqual(last, "SUMMARY: 2 passed, 1 failed, 0 skipped")
+        self.assertIn("  not passed: empty_test.xml: no testcase in the XML", lines)
+        self.assertEqual(status, 1)
+
+    def test_truncated_xml_is_a_failure(self):
+        self.d.write("a_test.xml", PASS2)
+        self.d.write("cut_test.xml", PASS2[:40])
+        _, last, status = self.summary()
+        self.assertEqual(last, "SUMMARY: 2 passed, 1 failed, 0 skipped")
+        self.assertEqual(status, 1)
+
+    def test_failure_and_skip_counted(self):
+        self.d.write("f_test.xml", FAIL1)
+        self.d.write("s_test.xml", SKIP1)
+        lines, last, status = self.summary()
+        self.assertEqual(last, "SUMMARY: 1 passed, 1 failed, 1 skipped")
+        self.assertIn("  not passed: S.a", lines)
+        self.assertIn("  not passed: S.c (skipped)", lines)
+        self.assertEqual(status, 1)
+
+    def test_only_skips_fail(self):
+        self.d.write("s_test.xml", SKIP1.replace('name="d"/>', 'name="d" status="notrun"/>'))
+        _, last, status = self.summary()
+        self.assertEqual(last, "SUMMARY: 0 passed, 1 failed, 2 skipped")
+        self.assertEqual(status, 1)
+
+    def test_zero_passed_is_a_failure(self):
+        lines, last, status = self.summary()
+        self.assertEqual(last, "SUMMARY: 0 passed, 1 failed, 0 skipped")
+        self.assertIn("  not passed: no test passed at all", lines)
+        self.assertEqual(status, 1)
+
+    def test_environment_named_in_summary(self):
+        self.d.write("a_test.xml", PASS2)
+        _, last, status = self.summary(environ={"GTEST_FILTER": "Foo.*", "NVMF_INTEROP_SIZES": "0",
+                                                "PATH": "/bin"})
+        self.assertEqual(last, "SUMMARY: 2 passed, 0 failed, 0 skipped; from the caller's"
+                         " environment: GTEST_FILTER=Foo.* NVMF_INTEROP_SIZES=0")
+        self.assertEqual(status, 0)
+
+    def test_main_exit_status(self):
+        self.d.write("a_test.xml", FAIL1)
+        with redirect_stdout(io.StringIO()) as out:
+            status = counter.main([self.d.path])
+        self.assertEqual(status, 1)
+        self.assertIn("SUMMARY: 0 passed, 2 failed, 0 skipped", out.getvalue())
+
+
+def bep_line(label, status, xml, attempt=1):
+    outputs = [{"name": "test.log", "uri": "file:///nonexistent/test.log"}]
+    if xml is not None:
+        outputs.append({"name": "test.xml", "uri": "file://" + xml})
+    return json.dumps({"id": {"testResult": {"label": label, "run": 1, "shard": 1,
+                                             "attempt": attempt}},
+                       "testResult": {"testActionOutput": outputs, "status": status}})
+
+
+class BazelResultsTest(unittest.TestCase):
+    def setUp(self):
+        self.d = Dir()
+        self.out = os.path.join(self.d.path, "out")
+
+    def tearDown(self):
+        self.d.tmp.cleanup()
+
+    def run_collect(self, bep_lines, labels):
+        bep = self.d.write("bep.json", "\n".join([json.dumps({"id": {"started": {}}})] + bep_lines))
+        ok = bazel_results.collect(bep, labels, self.out)
+        lines, status = counter.summarize([self.out], [], {})
+        return ok, lines, status
+
+    def test_passed_result_is_copied(self):
+        xml = self.d.write("logs/common/sgl_test/test.xml", PASS2)
+        ok, lines, status = self.run_collect([bep_line("//common:sgl_test", "PASSED", xml)],
+                                             ["//common:sgl_test"])
+        self.assertTrue(ok)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "common_sgl_test.xml")))
+        self.assertEqual(lines[-1], "SUMMARY: 2 passed, 0 failed, 0 skipped")
+        self.assertEqual(status, 0)
+
+    def test_passing_xml_but_failed_status_counts_a_failure(self):
+        xml = self.d.write("logs/host/q_test/test.xml", PASS2)
+        ok, lines, status = self.run_collect([bep_line("//host:q_test", "FAILED", xml)],
+                                             ["//host:q_test"])
+        self.assertFalse(ok)
+        self.assertEqual(lines[-1], "SUMMARY: 2 passed, 1 failed, 0 skipped")
+        self.assertTrue(any("host_q_test.exit_status" in line for line in lines))
+        self.assertEqual(status, 1)
+
+    def test_failing_xml_is_not_doubled(self):
+        xml = self.d.write("logs/host/q_test/test.xml", FAIL1)
+        ok, lines, _ = self.run_collect([bep_line("//host:q_test", "FAILED", xml)],
+                                        ["//host:q_test"])
+        self.assertFalse(ok)
+        self.assertEqual(lines[-1], "SUMMARY: 0 passed, 2 failed, 0 skipped")
+
+    def test_stale_xml_of_an_unbuilt_test_is_not_used(self):
+        # An earlier build's XML sits where bazel-testlogs keeps it, but this invocation has no
+        # result for the label (it failed to build): a failure, and the stale pass is not counted.
+        self.d.write("logs/target/t_test/test.xml", PASS2)
+        good = self.d.write("logs/common/a_test/test.xml", PASS2)
+        ok, lines, status = self.run_collect([bep_line("//common:a_test", "PASSED", good)],
+                                             ["//common:a_test", "//target:t_test"])
+        self.assertFalse(ok)
+        self.assertEqual(lines[-1], "SUMMARY: 2 passed, 1 failed, 0 skipped")
+        self.assertIn("  not passed: target_t_test.no_result", lines)
+        self.assertEqual(status, 1)
+
+    def test_no_xml_for_a_failed_status(self):
+        ok, lines, _ = self.run_collect([bep_line("//host:x_test", "TIMEOUT", None)],
+                                        ["//host:x_test"])
+        self.assertFalse(ok)
+        self.assertEqual(lines[-1], "SUMMARY: 0 passed, 2 failed, 0 skipped")
+
+    def test_last_attempt_counts(self):
+        bad = self.d.write("logs/a1.xml", FAIL1)
+        good = self.d.write("logs/a2.xml", PASS2)
+        ok, lines, status = self.run_collect(
+            [bep_line("//host:f_test", "FAILED", bad, 1), bep_line("//host:f_test", "FLAKY", good, 2)],
+            ["//host:f_test"])
+        self.assertTrue(ok)
+        self.assertEqual(lines[-1], "SUMMARY: 2 passed, 0 failed, 0 skipped")
+        self.assertEqual(status, 0)
+
+    def test_unreadable_build_events_fail_every_label(self):
+        ok = bazel_results.collect(os.path.join(self.d.path, "missing.json"), ["//a:b_test"], self.out)
+        lines, status = counter.summarize([self.out], [], {})
+        self.assertFalse(ok)
+        self.assertEqual(lines[-1], "SUMMARY: 0 passed, 3 failed, 0 skipped")
+        self.assertEqual(status, 1)
+
+
+class ReadmeTablesTest(unittest.TestCase):
+    """The README's interop cells and counts come from the run's XML and reports only."""
+
+    def setUp(self):
+        self.d = Dir()
+
+    def tearDown(self):
+        self.d.tmp.cleanup()
+
+    def interop(self, cases):
+        body = "".join(
+            f'<testcase classname="{s}" name="{n}">' + ("" if ok else '<failure message="x"/>')
+            + "</testcase>" for s, n, ok in cases)
+        self.d.write("rxe/interop.xml", f"<testsuites><testsuite>{body}</testsuite></testsuites>")
+
+    def row(self, lines, what):
+        return next(line for line in lines if what in line).split(" | ")
+
+    def test_cells_pass_fail_and_not_run(self):
+        s4, s0 = "KernelHostOnNvmfTarget_inline4096", "KernelHostOnNvmfTarget_inline0"
+        self.interop([(s4, "fio_verify", True), (s0, "fio_verify", False),
+                      (s4, "stop_target", True), (s4, "io_paths", True),
+                      (s0, "stop_target", True)])
+        self.d.write("rxe/interop/target-4096.json",
+                     json.dumps({"writes": {"in_capsule": 256, "rdma_read": 96}}))
+        lines = tables.matrix(self.d.path)
+        self.assertIn("| host → target | what is checked | inline 0 | inline 4096 |", lines)
+        fio = self.row(lines, "fio crc32c")
+        self.assertEqual(fio[2:4], ["FAIL (fio_verify)", "pass |"])
+        paths = self.row(lines, "writes arrived")
+        # inline 0: stop_target passed but io_paths is missing: a failure, not a pass.
+        self.assertEqual(paths[2:4], ["FAIL (io_paths)", "pass: 256 in-capsule, 96 RDMA READ |"])
+        disconnect = self.row(lines, "nvme disconnect")
+        self.assertEqual(disconnect[2:4], ["", " |"])
+
+    def test_no_interop_results_said(self):
+        lines = tables.matrix(self.d.path)
+        self.assertIn("**No interop results were found in this run.**", lines)
+
+    def test_counts(self):
+        self.d.write("unit/a.xml", PASS2)
+        self.d.write("rxe/b.xml", FAIL1)
+        lines = tables.counts(self.d.path)
+        self.assertEqual(lines[-1], "| all | 2 | 1 |")
+
+    def test_readme_blocks_replaced(self):
+        readme = self.d.write("README.md", "a\n<!-- test-counts:begin -->\nold\n"
+                              "<!-- test-counts:end -->\nb\n<!-- interop-matrix:begin -->\n"
+                              "<!-- interop-matrix:end -->\n")
+        self.d.write("unit/a.xml", PASS2)
+        with redirect_stdout(io.StringIO()):
+            tables.main([self.d.path, "--readme", readme])
+        with open(readme) as f:
+            text = f.read()
+        self.assertNotIn("old", text)
+        self.assertIn("| all | 2 | 0 |", text)
+        self.assertTrue(text.startswith("a\n<!-- test-counts:begin -->\n| tests |"))
+
+
+def write_xml(result, path):
+    """One GoogleTest-style testcase per test, for Bazel's XML_OUTPUT_FILE."""
+    cases = {}
+    for test, trace in result.failures + result.errors:
+        cases[test.id()] = trace
+    out = ["<testsuites>", '<testsuite name="report_test">']
+    for test_id in result.ran:
+        cls, name = test_id.rsplit(".", 1)
+        trace = cases.get(test_id)
+        body = "" if trace is None else f"<failure message=\"failed\">{escape(trace)}</failure>"
+        out.append(f"<testcase classname={quoteattr(cls)} name={quoteattr(name)}>{body}</testcase>")
+    out += ["</testsuite>", "</testsuites>"]
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+class RecordingResult(unittest.TextTestResult):
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.ran = []
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.ran.append(test.id())
+
+
+if __name__ == "__main__":
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    result = unittest.TextTestRunner(resultclass=RecordingResult, verbosity=2).run(suite)
+    if os.environ.get("XML_OUTPUT_FILE"):
+        write_xml(result, os.environ["XML_OUTPUT_FILE"])
+    sys.exit(0 if result.wasSuccessful() and result.testsRun > 0 else 1)

@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# Bazel entry point of ci/report_test.py (the tests of the test report's counters).
+set -euo pipefail
+exec python3 ci/report_test.py

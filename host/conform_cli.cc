@@ -1,0 +1,93 @@
+#include "host/conform_cli.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "host/cli_util.h"
+#include "host/conform.h"
+
+namespace nvmf::host {
+
+CLI::App* add_conform_subcommand(CLI::App& app, ConformArgs& args) {
+  CLI::App* c = app.add_subcommand(
+      "conform", "check the target against the NVMe-oF RDMA specification (a case catalogue)");
+  c->add_option("--cases", args.cases, "comma-separated case ids to run (default: all)");
+  c->add_flag("--list", args.list, "list the catalogue and exit");
+  c->add_option("--json", args.json, "JSON report file, or - for stdout");
+  c->add_option("--junit", args.junit, "JUnit XML report file");
+  c->add_option("--junit-suite", args.suite, "testsuite name in the JUnit XML")
+      ->capture_default_str();
+  c->add_flag("--include-dangerous", args.include_dangerous,
+              "also run the cases that crash or wedge some targets");
+  c->add_flag("--progress", args.progress, "one line per case on stderr while running");
+  return c;
+}
+
+namespace {
+
+Status write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) return Status::from_errno("write " + path, errno);
+  return ok_status();
+}
+
+}  // namespace
+
+int cmd_conform(const HostOptions& opts, int timeout_ms, const ConformArgs& args) {
+  if (args.list) {
+    std::cout << conform::list_text(conform::catalogue());
+    return kExitOk;
+  }
+  conform::ConformOptions o;
+  o.traddr = opts.traddr;
+  o.trsvcid = opts.trsvcid;
+  o.host_traddr = opts.host_traddr;
+  o.subnqn = opts.subnqn;
+  o.hostnqn = opts.hostnqn;
+  o.timeout_ms = timeout_ms;
+  o.include_dangerous = args.include_dangerous;
+  o.verbose = args.progress;
+  std::stringstream ids(args.cases);
+  for (std::string id; std::getline(ids, id, ',');) {
+    if (!id.empty()) o.only.push_back(id);
+  }
+  if (auto sel = conform::select_cases(conform::catalogue(), o.only); !sel.ok()) {
+    std::fprintf(stderr, "nvmf-host: usage: --cases: %s\n", sel.status().message().c_str());
+    return kExitUsage;
+  }
+  for (const std::string& path : {args.json, args.junit}) {
+    if (path.empty() || path == "-") continue;
+    if (Status st = check_writable(path, "report"); !st.ok()) {
+      std::fprintf(stderr, "nvmf-host: conform: %s\n", st.to_string().c_str());
+      return kExitRuntime;
+    }
+  }
+  auto report = conform::run(o);
+  if (!report.ok()) {
+    std::fprintf(stderr, "nvmf-host: conform: %s\n", report.status().to_string().c_str());
+    return kExitRuntime;
+  }
+  if (args.json != "-") std::cout << conform::table_text(*report) << std::flush;
+  if (!args.json.empty()) {
+    std::string text = conform::to_json(*report).dump(2) + "\n";
+    if (args.json == "-") {
+      std::cout << text;
+    } else if (Status st = write_file(args.json, text); !st.ok()) {
+      std::fprintf(stderr, "nvmf-host: conform: %s\n", st.to_string().c_str());
+      return kExitRuntime;
+    }
+  }
+  if (!args.junit.empty()) {
+    if (Status st = write_file(args.junit, conform::junit_xml(*report, args.suite)); !st.ok()) {
+      std::fprintf(stderr, "nvmf-host: conform: %s\n", st.to_string().c_str());
+      return kExitRuntime;
+    }
+  }
+  return conform::exit_code(*report) == 0 ? kExitOk : kExitRuntime;
+}
+
+}  // namespace nvmf::host

@@ -1,0 +1,34 @@
+// The `nvmf-host conform` subcommand: its CLI11 options and its run (host/conform.h does the
+// work).
+#ifndef NVMF_HOST_CONFORM_CLI_H_
+#define NVMF_HOST_CONFORM_CLI_H_
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "host/options.h"
+
+namespace nvmf::host {
+
+struct ConformArgs {
+  std::string cases;  // comma-separated ids; empty: all
+  bool list = false;
+  std::string json;   // report file, "-" for stdout
+  std::string junit;  // JUnit XML file
+  std::string suite = "conform";
+  bool include_dangerous = false;
+  bool progress = false;
+};
+
+// Adds the `conform` subcommand to `app`; the values land in `args`.
+CLI::App* add_conform_subcommand(CLI::App& app, ConformArgs& args);
+
+// --list: prints the catalogue, exit 0. Otherwise runs the catalogue against opts.traddr /
+// opts.subnqn with `timeout_ms` per command, prints the table, writes the reports. Exit 0 when
+// every must case passed, 1 when one failed or the preflight could not connect, 2 on bad
+// options.
+int cmd_conform(const HostOptions& opts, int timeout_ms, const ConformArgs& args);
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_CONFORM_CLI_H_

@@ -1,0 +1,269 @@
+#include "host/raw_queue.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "common/sgl.h"
+
+namespace nvmf::host {
+
+namespace {
+
+constexpr uint64_t kRecvWrBase = 1u << 20;  // wr_id of receive i: kRecvWrBase + i
+
+int remaining_ms(std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return left.count() < 0 ? 0 : static_cast<int>(left.count());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RawQueue>> RawQueue::create(const RawQueueParams& params) {
+  std::unique_ptr<RawQueue> q(new RawQueue());
+  q->timeout_ms_ = params.timeout_ms;
+  uint16_t port = 0;
+  {
+    unsigned long v = 0;
+    size_t used = 0;
+    try {
+      v = std::stoul(params.trsvcid, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used == 0 || used != params.trsvcid.size() || v == 0 || v > 65535) {
+      return Status::invalid_argument("trsvcid '" + params.trsvcid + "' is not a port number");
+    }
+    port = static_cast<uint16_t>(v);
+  }
+  NVMF_ASSIGN_OR_RETURN(q->channel_, verbs::EventChannel::create());
+  NVMF_ASSIGN_OR_RETURN(q->id_, verbs::CmId::create(*q->channel_));
+  NVMF_RETURN_IF_ERROR(
+      q->id_->resolve_addr(params.host_traddr, params.traddr, port, params.timeout_ms));
+  NVMF_RETURN_IF_ERROR(q->id_->resolve_route(params.timeout_ms));
+  ibv_context* ctx = q->id_->verbs();
+  NVMF_ASSIGN_OR_RETURN(ibv_device_attr attr, verbs::query_device(ctx));
+  q->max_rd_atom_ = std::max(1, std::min(attr.max_qp_rd_atom, 255));
+  NVMF_ASSIGN_OR_RETURN(q->pd_, verbs::ProtectionDomain::create(ctx));
+  NVMF_ASSIGN_OR_RETURN(q->comp_channel_, verbs::CompletionChannel::create(ctx));
+  NVMF_ASSIGN_OR_RETURN(q->cq_,
+                        verbs::CompletionQueue::create(ctx, 4 * kSlots, &*q->comp_channel_));
+  q->send_buf_.assign(kSlots * kSendSlotBytes, 0);
+  q->cqes_.assign(kSlots, proto::Cqe{});
+  q->data_.assign(kDataBytes, 0);
+  NVMF_ASSIGN_OR_RETURN(q->send_mr_, verbs::MemoryRegion::create(q->pd_->get(), q->send_buf_.data(),
+                                                                 q->send_buf_.size(), 0));
+  NVMF_ASSIGN_OR_RETURN(
+      q->cqe_mr_, verbs::MemoryRegion::create(q->pd_->get(), q->cqes_.data(),
+                                              kSlots * sizeof(proto::Cqe), IBV_ACCESS_LOCAL_WRITE));
+  NVMF_ASSIGN_OR_RETURN(
+      q->data_mr_, verbs::MemoryRegion::create(
+                       q->pd_->get(), q->data_.data(), q->data_.size(),
+                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
+  verbs::QpConfig cfg;
+  cfg.send_cq = cfg.recv_cq = q->cq_->get();
+  cfg.max_send_wr = kSlots;
+  cfg.max_recv_wr = kSlots;
+  cfg.requested_max_inline_data = 0;
+  NVMF_ASSIGN_OR_RETURN(q->qp_, verbs::QueuePair::create(*q->id_, q->pd_->get(), cfg));
+  for (uint32_t i = 0; i < kSlots; ++i) NVMF_RETURN_IF_ERROR(q->post_recv(i));
+  NVMF_RETURN_IF_ERROR(q->cq_->req_notify());
+  return q;
+}
+
+RawQueue::~RawQueue() { disconnect(); }
+
+void RawQueue::disconnect() {
+  if (connected_ && !disconnected_ && id_) (void)id_->disconnect();
+  connected_ = false;
+}
+
+Status RawQueue::post_recv(uint32_t index) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(&cqes_[index]), sizeof(proto::Cqe), cqe_mr_->lkey()};
+  ibv_recv_wr wr{};
+  wr.wr_id = kRecvWrBase + index;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  int err = qp_->post_recv(&wr);
+  return err == 0 ? ok_status() : Status::from_errno("ibv_post_recv", err);
+}
+
+Result<CmOutcome> RawQueue::connect(std::span<const uint8_t> private_data, int responder_resources,
+                                    uint8_t initiator_depth) {
+  if (private_data.size() > 255) {
+    return Status::invalid_argument("CM private data above 255 bytes");
+  }
+  uint8_t rr = static_cast<uint8_t>(responder_resources < 0 ? max_rd_atom_ : responder_resources);
+  NVMF_RETURN_IF_ERROR(id_->connect(private_data.data(), static_cast<uint8_t>(private_data.size()),
+                                    rr, initiator_depth, 7, 7));
+  NVMF_ASSIGN_OR_RETURN(verbs::CmEvent ev, channel_->get_event(timeout_ms_));
+  CmOutcome out;
+  out.event = std::string(ev.name());
+  if (ev.event() == RDMA_CM_EVENT_ESTABLISHED) {
+    out.established = true;
+    connected_ = true;
+    std::vector<uint8_t> pd = ev.copy_private_data();
+    if (pd.size() >= sizeof(proto::CmAcceptPrivateData)) {
+      proto::CmAcceptPrivateData acc;
+      std::memcpy(&acc, pd.data(), sizeof(acc));
+      out.crqsize = acc.crqsize;
+    }
+  } else if (ev.event() == RDMA_CM_EVENT_REJECTED) {
+    out.rejected = true;
+    std::vector<uint8_t> pd = ev.copy_private_data();
+    if (pd.size() >= sizeof(proto::CmRejectPrivateData)) {
+      std::memcpy(&out.reject, pd.data(), sizeof(out.reject));
+      out.reject_has_nvme_data = true;
+    }
+  }
+  return out;
+}
+
+Result<CmOutcome> RawQueue::connect_queue(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize) {
+  proto::CmRequestPrivateData priv{};
+  priv.recfmt = proto::kCmRecfmt0;
+  priv.qid = qid;
+  priv.hrqsize = hrqsize;
+  priv.hsqsize = hsqsize;
+  return connect({reinterpret_cast<const uint8_t*>(&priv), sizeof(priv)});
+}
+
+Status RawQueue::post_send_slot(uint32_t slot, size_t bytes) {
+  ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf_.data() + slot * kSendSlotBytes),
+              static_cast<uint32_t>(bytes), send_mr_->lkey()};
+  ibv_send_wr wr{};
+  wr.wr_id = slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  int err = qp_->post_send(&wr);
+  if (err != 0) return Status::from_errno("ibv_post_send", err);
+  slot_busy_[slot] = true;
+  return ok_status();
+}
+
+Status RawQueue::send_truncated(const proto::Sqe& sqe, size_t bytes) {
+  if (!failed_.ok()) return failed_;
+  if (bytes > kSendSlotBytes) return Status::invalid_argument("capsule above the send slot");
+  NVMF_RETURN_IF_ERROR(poll_once());
+  for (uint32_t n = 0; n < kSlots; ++n) {
+    uint32_t slot = (next_slot_ + n) % kSlots;
+    if (slot_busy_[slot]) continue;
+    next_slot_ = (slot + 1) % kSlots;
+    uint8_t* p = send_buf_.data() + slot * kSendSlotBytes;
+    std::memset(p, 0, std::max<size_t>(bytes, sizeof(sqe)));
+    std::memcpy(p, &sqe, sizeof(sqe));
+    return post_send_slot(slot, bytes);
+  }
+  return Status::resource_exhausted("every send slot is in flight");
+}
+
+Status RawQueue::send(const proto::Sqe& sqe, std::span<const uint8_t> data) {
+  if (!failed_.ok()) return failed_;
+  if (sizeof(sqe) + data.size() > kSendSlotBytes) {
+    return Status::invalid_argument("capsule above the send slot");
+  }
+  NVMF_RETURN_IF_ERROR(poll_once());
+  for (uint32_t n = 0; n < kSlots; ++n) {
+    uint32_t slot = (next_slot_ + n) % kSlots;
+    if (slot_busy_[slot]) continue;
+    next_slot_ = (slot + 1) % kSlots;
+    uint8_t* p = send_buf_.data() + slot * kSendSlotBytes;
+    std::memcpy(p, &sqe, sizeof(sqe));
+    if (!data.empty()) std::memcpy(p + sizeof(sqe), data.data(), data.size());
+    return post_send_slot(slot, sizeof(sqe) + data.size());
+  }
+  return Status::resource_exhausted("every send slot is in flight");
+}
+
+void RawQueue::check_cm() {
+  if (disconnected_) return;
+  auto ev = channel_->get_event(0);
+  if (ev.ok() &&
+      (ev->event() == RDMA_CM_EVENT_DISCONNECTED || ev->event() == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
+       ev->event() == RDMA_CM_EVENT_DEVICE_REMOVAL)) {
+    disconnected_ = true;
+  }
+}
+
+Status RawQueue::poll_once() {
+  ibv_wc wc[16];
+  int n = cq_->poll(wc);
+  if (n < 0) return failed_ = Status::io("ibv_poll_cq failed");
+  for (int i = 0; i < n; ++i) {
+    if (wc[i].status != IBV_WC_SUCCESS) {
+      if (failed_.ok()) {
+        failed_ =
+            Status::io(std::string("work completion error: ") + ibv_wc_status_str(wc[i].status));
+      }
+      if (wc[i].wr_id < kSlots) slot_busy_[wc[i].wr_id] = false;
+      continue;
+    }
+    if (wc[i].wr_id >= kRecvWrBase) {
+      uint32_t idx = static_cast<uint32_t>(wc[i].wr_id - kRecvWrBase);
+      pending_.push_back(cqes_[idx]);
+      Status s = post_recv(idx);
+      if (!s.ok() && failed_.ok()) failed_ = s;
+    } else if (wc[i].wr_id < kSlots) {
+      slot_busy_[wc[i].wr_id] = false;
+    }
+  }
+  return ok_status();
+}
+
+Result<proto::Cqe> RawQueue::next_cqe(int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    NVMF_RETURN_IF_ERROR(poll_once());
+    if (!pending_.empty()) {
+      proto::Cqe c = pending_.front();
+      pending_.erase(pending_.begin());
+      return c;
+    }
+    if (!failed_.ok()) return failed_;
+    check_cm();
+    if (disconnected_) return Status::unavailable("the target disconnected");
+    int left = remaining_ms(deadline);
+    if (left == 0)
+      return Status::timeout("no response within " + std::to_string(timeout_ms) + " ms");
+    auto got = cq_->wait_event(std::min(left, 20));
+    if (!got.ok()) return got.status();
+  }
+}
+
+Result<proto::Cqe> RawQueue::run(proto::Sqe sqe, std::span<const uint8_t> data, int timeout_ms) {
+  uint16_t cid = next_cid_++;
+  if (next_cid_ == 0xFFFF) next_cid_ = 1;
+  sqe.cid = cid;
+  NVMF_RETURN_IF_ERROR(send(sqe, data));
+  NVMF_ASSIGN_OR_RETURN(proto::Cqe c, next_cqe(timeout_ms));
+  if (c.cid != cid) {
+    return Status::io("CQE for CID " + std::to_string(c.cid) + ", expected " + std::to_string(cid));
+  }
+  return c;
+}
+
+bool RawQueue::wait_disconnected(int timeout_ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (!disconnected_) {
+    (void)poll_once();
+    int left = remaining_ms(deadline);
+    auto ev = channel_->get_event(std::min(left, 50));
+    if (ev.ok() &&
+        (ev->event() == RDMA_CM_EVENT_DISCONNECTED || ev->event() == RDMA_CM_EVENT_TIMEWAIT_EXIT ||
+         ev->event() == RDMA_CM_EVENT_DEVICE_REMOVAL)) {
+      disconnected_ = true;
+    }
+    if (left == 0) break;
+  }
+  return disconnected_;
+}
+
+void RawQueue::set_keyed(proto::Sqe& sqe, size_t offset, uint32_t length) const {
+  sqe.flags = static_cast<uint8_t>((sqe.flags & ~proto::kFlagsPsdtMask) | proto::kFlagsPsdtSgl);
+  (void)encode_keyed_sgl(sqe.dptr, data_addr(offset), length, rkey());
+}
+
+}  // namespace nvmf::host
