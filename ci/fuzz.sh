@@ -78,8 +78,8 @@ for f in "${selected[@]}"; do
   t1=$(date +%s%N)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", (b - a) / 1e9}')
   # libFuzzer's final stats: stat::number_of_executed_units (summed over jobs' logs with -jobs).
-  done_runs=$(cat "$log" fuzz-*.log 2>/dev/null | sed -n 's/^stat::number_of_executed_units: *//p' |
-    awk '{s += $1} END {print s + 0}')
+  done_runs=$({ cat "$log"; cat fuzz-*.log 2>/dev/null || true; } |
+    sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s += $1} END {print s + 0}')
   crashes=$(find "$out" -maxdepth 1 \( -name "$name-crash-*" -o -name "$name-leak-*" \
     -o -name "$name-timeout-*" -o -name "$name-oom-*" \) | wc -l)
   rm -f fuzz-*.log
