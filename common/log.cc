@@ -10,6 +10,8 @@
 #include <mutex>
 #include <utility>
 
+#include "common/wire_text.h"
+
 namespace nvmf {
 namespace internal {
 std::atomic<int> g_log_level{static_cast<int>(LogLevel::kInfo)};
@@ -120,18 +122,10 @@ std::string format_log_line(int64_t unix_ms, LogLevel level, std::string_view ta
     line += ": ";
   }
   // One line per statement whatever the text holds: a peer's bytes (an NQN from a Connect, say)
-  // must not start a forged line or drive the terminal. Control characters and DEL become
-  // \xNN; bytes >= 0x80 (UTF-8) pass.
-  for (char ch : message) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7F) {
-      char esc[5];
-      std::snprintf(esc, sizeof(esc), "\\x%02x", c);
-      line += esc;
-    } else {
-      line += ch;
-    }
-  }
+  // must not start a forged line, drive the terminal or reorder what a reader sees. Control
+  // characters, DEL and invalid UTF-8 become \xNN, C1 controls, U+2028/2029 and bidirectional
+  // overrides \uNNNN (common/wire_text.h); valid UTF-8 passes.
+  line += escape_wire_text(message);
   line += '\n';
   return line;
 }

@@ -47,6 +47,15 @@ TEST(LogFormatTest, ControlCharactersAreEscapedSoALineStaysOneLine) {
             "1970-01-01T00:00:00.000Z I caf\xc3\xa9\n");
 }
 
+// Bytes >= 80h used to pass unchecked: invalid UTF-8, a C1 NEL (U+0085, a line break to some
+// readers) and U+2028 from a host's NQN now reach the log escaped, still one line of UTF-8.
+TEST(LogFormatTest, InvalidUtf8C1AndLineSeparatorAreEscaped) {
+  EXPECT_EQ(format_log_line(0, LogLevel::kInfo, "target",
+                            "host 'nqn.\xff\xfe\xc2\x85x\xe2\x80\xa8y\xc3' refused"),
+            "1970-01-01T00:00:00.000Z I target: host "
+            "'nqn.\\xff\\xfe\\u0085x\\u2028y\\xc3' refused\n");
+}
+
 TEST_F(LogTest, EmitsOneLinePerStatement) {
   NVMF_LOG(INFO) << "listening on "
                  << "10.0.0.1" << ':' << 4420;

@@ -117,7 +117,7 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
     j["keep_alive"] = {{"kato_ms", opts.kato_ms},
                        {"sent", host_stats.keep_alives},
                        {"failed", host_stats.keep_alive_failures}};
-    text = j.dump(2) + "\n";
+    text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   } else {
     text = bench_text(*report);
     if (report->recovery.losses > 0) {

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "common/verbs/address.h"
+#include "common/wire_text.h"
 
 namespace nvmf::host {
 namespace {
@@ -210,9 +211,9 @@ nlohmann::json recovery_json(ControllerState state, const RecoveryStats& r, cons
 nlohmann::json identify_json(const proto::IdentifyController& id, const NamespaceInfo& ns,
                              const Negotiation& n) {
   nlohmann::json ctrl = {{"vid", hex_string(id.vid)},
-                         {"sn", trim_ascii(id.sn, sizeof(id.sn))},
-                         {"mn", trim_ascii(id.mn, sizeof(id.mn))},
-                         {"fr", trim_ascii(id.fr, sizeof(id.fr))},
+                         {"sn", escape_wire_text(trim_ascii(id.sn, sizeof(id.sn)))},
+                         {"mn", escape_wire_text(trim_ascii(id.mn, sizeof(id.mn)))},
+                         {"fr", escape_wire_text(trim_ascii(id.fr, sizeof(id.fr)))},
                          {"cntlid", id.cntlid},
                          {"mdts", id.mdts},
                          {"cmic", hex_string(id.cmic)},
@@ -224,7 +225,7 @@ nlohmann::json identify_json(const proto::IdentifyController& id, const Namespac
                          {"kas", id.kas},
                          {"cntrltype", id.cntrltype},
                          {"nn", id.nn},
-                         {"subnqn", trim_ascii(id.subnqn, sizeof(id.subnqn))}};
+                         {"subnqn", escape_wire_text(trim_ascii(id.subnqn, sizeof(id.subnqn)))}};
   nlohmann::json nsj = {{"nsid", ns.nsid},
                         {"nsze", ns.nsze},
                         {"ncap", ns.ncap},

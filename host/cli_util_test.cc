@@ -132,5 +132,18 @@ TEST(StatsJson, KeepAliveCounters) {
   EXPECT_EQ(j["keep_alive_failures"], 1);
 }
 
+// A target's Identify strings are bytes from the wire: invalid UTF-8 used to make dump() throw
+// (nvmf-host identify --json aborted); they come out escaped, and the JSON parses back.
+TEST(Json, IdentifyStringsFromTheWireAreEscaped) {
+  proto::IdentifyController id{};
+  std::memcpy(id.mn, "evil\xff\x1b[2J\xe2\x80\xa8", 12);
+  std::memcpy(id.subnqn, "nqn.\xc3", 5);
+  auto j = identify_json(id, NamespaceInfo{}, Negotiation{});
+  EXPECT_EQ(j["controller"]["mn"], "evil\\xff\\x1b[2J\\u2028");
+  EXPECT_EQ(j["controller"]["subnqn"], "nqn.\\xc3");
+  std::string text = j.dump(2);  // throws on invalid UTF-8
+  EXPECT_EQ(nlohmann::json::parse(text)["controller"]["mn"], j["controller"]["mn"]);
+}
+
 }  // namespace
 }  // namespace nvmf::host

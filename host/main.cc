@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/status.h"
+#include "common/wire_text.h"
 #include "host/bench_cli.h"
 #include "host/cli_util.h"
 #include "host/conform_cli.h"
@@ -51,11 +52,11 @@ int fail_usage(std::string_view what, const Status& st) {
 
 Status emit_json(const std::string& target, const nlohmann::json& j) {
   if (target == "-") {
-    std::cout << j.dump(2) << std::endl;
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
     return ok_status();
   }
   std::ofstream out(target);
-  out << j.dump(2) << '\n';
+  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   out.close();
   if (!out) return Status::from_errno("write " + target, errno);
   return ok_status();
@@ -116,7 +117,8 @@ int cmd_identify(const HostOptions& opts, const std::string& json) {
   if (!json.empty()) {
     nlohmann::json j =
         identify_json((*c)->identify_controller(), (*c)->namespace_info(), (*c)->negotiation());
-    j["host"] = {{"hostnqn", (*c)->hostnqn()}, {"hostid", uuid_string((*c)->hostid())}};
+    j["host"] = {{"hostnqn", escape_wire_text((*c)->hostnqn())},
+                 {"hostid", uuid_string((*c)->hostid())}};
     j["stats"] = stats_json((*c)->stats());  // the capsules identify itself posted
     j["recovery"] = recovery_json((*c)->state(), (*c)->recovery_stats(), opts);
     if (Status st = emit_json(json, j); !st.ok()) return finish(**c, fail("identify", st));
@@ -292,9 +294,9 @@ nlohmann::json discovery_json(const DiscoveryLog& log) {
                        {"cntlid", e.cntlid},
                        {"asqsz", e.asqsz},
                        {"eflags", e.eflags},
-                       {"trsvcid", e.trsvcid},
-                       {"subnqn", e.subnqn},
-                       {"traddr", e.traddr},
+                       {"trsvcid", escape_wire_text(e.trsvcid)},
+                       {"subnqn", escape_wire_text(e.subnqn)},
+                       {"traddr", escape_wire_text(e.traddr)},
                        {"rdma_qptype", rdma_qptype_name(e.rdma_qptype)},
                        {"rdma_prtype", rdma_prtype_name(e.rdma_prtype)},
                        {"rdma_cms", rdma_cms_name(e.rdma_cms)},
@@ -309,17 +311,18 @@ nlohmann::json discovery_json(const DiscoveryLog& log) {
                          {"rdma_cms", e.rdma_cms}}}});
   }
   const proto::IdentifyController& id = log.identify;
-  return {{"genctr", log.genctr},
-          {"numrec", log.numrec},
-          {"recfmt", log.recfmt},
-          {"controller",
-           {{"cntrltype", id.cntrltype},
-            {"cntlid", id.cntlid},
-            {"subnqn", std::string(id.subnqn, strnlen(id.subnqn, sizeof(id.subnqn)))},
-            {"sn", trim_ascii(id.sn, sizeof(id.sn))},
-            {"mn", trim_ascii(id.mn, sizeof(id.mn))},
-            {"fr", trim_ascii(id.fr, sizeof(id.fr))}}},
-          {"records", records}};
+  return {
+      {"genctr", log.genctr},
+      {"numrec", log.numrec},
+      {"recfmt", log.recfmt},
+      {"controller",
+       {{"cntrltype", id.cntrltype},
+        {"cntlid", id.cntlid},
+        {"subnqn", escape_wire_text(std::string(id.subnqn, strnlen(id.subnqn, sizeof(id.subnqn))))},
+        {"sn", escape_wire_text(trim_ascii(id.sn, sizeof(id.sn)))},
+        {"mn", escape_wire_text(trim_ascii(id.mn, sizeof(id.mn)))},
+        {"fr", escape_wire_text(trim_ascii(id.fr, sizeof(id.fr)))}}},
+      {"records", records}};
 }
 
 // Like `nvme discover`: one block per Discovery Log entry.

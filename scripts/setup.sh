@@ -34,6 +34,9 @@ done
 # file and block-device backend (io_uring).
 build_pkgs=(bazel-bootstrap bazel-rules-java googletest libcli11-dev nlohmann-json3-dev
   liburing-dev clang-format shellcheck python3)
+# The fuzzers (ci/fuzz.sh, bazel --config=fuzz): clang 14 and its compiler-rt (libFuzzer, ASan,
+# UBSan runtimes: -fsanitize=fuzzer comes from libclang-rt-14-dev).
+build_pkgs+=(clang libclang-rt-14-dev)
 # rdma-core user space: the verbs and rdma_cm libraries with the rxe provider; ibv_devices,
 # rping and perftest for scripts/rxe-smoke.sh and ci/bench-compare.sh; iproute2's `rdma`
 # and kmod's modprobe to create the rxe devices.

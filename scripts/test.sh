@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: the unit tests under Bazel, then the soft-RoCE end-to-end suite under ci/rxe-run.
+# Runs every test: the unit tests under Bazel, the same under ASan + UBSan, every fuzzer for a
+# bounded number of executions (ci/fuzz.sh), then the soft-RoCE end-to-end suite under ci/rxe-run.
 #
-# Usage: scripts/test.sh [--unit-only] [--rxe-only]
+# Usage: scripts/test.sh [--unit-only] [--rxe-only] [--no-sanitizers]
+#   --unit-only: the plain unit tests only; --no-sanitizers: skip the ASan/UBSan and fuzz stage.
 # Ends with one line `SUMMARY: N passed, N failed, N skipped`, counted from the GoogleTest XML
 # results against the list of results that should exist (ci/count-gtest-xml.py): a test with no
 # result, a failed bazel query or build, a binary that exited non-zero after a passing XML, a
@@ -12,12 +14,14 @@ cd "$(dirname "$0")/.."
 
 run_unit=1
 run_rxe=1
+run_san=1
 for arg in "$@"; do
   case "$arg" in
-    --unit-only) run_rxe=0 ;;
-    --rxe-only) run_unit=0 ;;
+    --unit-only) run_rxe=0 run_san=0 ;;
+    --rxe-only) run_unit=0 run_san=0 ;;
+    --no-sanitizers) run_san=0 ;;
     -h | --help)
-      sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -68,6 +72,27 @@ if [ $run_unit -eq 1 ]; then
   # left in bazel-testlogs by an earlier build of a test that no longer builds does not.
   bazel test //... --test_tag_filters=-rxe --build_event_json_file="$results/unit-bep.json" || status=$?
   python3 ci/bazel-test-results.py "$results/unit-bep.json" "$labels" "$unit_xml_dir" || status=1
+fi
+
+# The same unit tests under ASan + UBSan (--config=asan, -fno-sanitize-recover: any report fails
+# the test), counted as asan.NAME; then every fuzzer over its seeds and a bounded number of new
+# inputs (clang, --config=fuzz), one testcase per fuzzer.
+if [ $run_san -eq 1 ]; then
+  san_xml_dir=$results/asan
+  mkdir -p "$san_xml_dir" "$results/asan-raw"
+  if [ -s "$results/unit-labels.txt" ] ||
+    bazel query 'tests(//...) except attr(tags, "\brxe\b", tests(//...))' >"$results/unit-labels.txt" 2>/dev/null; then
+    while IFS= read -r t; do echo "asan.$(result_name "$t")" >>"$expected"; done <"$results/unit-labels.txt"
+  fi
+  echo "test.sh: unit tests under ASan + UBSan: bazel test --config=asan //... --test_tag_filters=-rxe"
+  bazel test --config=asan //... --test_tag_filters=-rxe --build_event_json_file="$results/asan-bep.json" || status=1
+  python3 ci/bazel-test-results.py "$results/asan-bep.json" "$results/unit-labels.txt" "$results/asan-raw" || status=1
+  for f in "$results"/asan-raw/*.xml; do
+    [ -e "$f" ] && cp "$f" "$san_xml_dir/asan.$(basename "$f")"
+  done
+  echo fuzz >>"$expected"
+  echo "test.sh: fuzzers (ci/fuzz.sh, bounded executions)"
+  ci/fuzz.sh --out "$results/fuzz" --xml "$san_xml_dir/fuzz.xml" || status=1
 fi
 
 if [ $run_rxe -eq 1 ]; then
@@ -136,6 +161,7 @@ if python3 ci/readme-tables.py "$results" >"$results/readme-tables.md"; then
   echo "test.sh: README tables of this run: $results/readme-tables.md"
 fi
 rc=0
-python3 ci/count-gtest-xml.py --expect "$expected" "$unit_xml_dir" "$rxe_xml_dir" || rc=$?
+python3 ci/count-gtest-xml.py --expect "$expected" "$unit_xml_dir" "$rxe_xml_dir" \
+  ${san_xml_dir:+"$san_xml_dir"} || rc=$?
 [ "$rc" -eq 0 ] || exit 1
 exit "$status"

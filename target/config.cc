@@ -1,13 +1,18 @@
 // nvmetcli config.json reader.
 #include "target/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <vector>
 
+#include "common/wire_text.h"
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
 #include "target/discovery.h"
@@ -21,7 +26,82 @@ Status bad(const std::string& path, const std::string& what) {
   return Status::invalid_argument(path + ": " + what);
 }
 
-std::string shown(const json& v) { return v.dump(); }
+// A value as it appears in a message: compact JSON, at most kShownBytes (longer ends in "...").
+// Values are at most kMaxJsonDepth deep (parse_nvmet_config), so dump() cannot recurse far.
+constexpr size_t kShownBytes = 64;
+std::string shown(const json& v) {
+  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > kShownBytes) text = text.substr(0, kShownBytes - 3) + "...";
+  return text;
+}
+
+// Where the parser is in the document, kept from nlohmann's parser callback events so that an
+// error the parser throws (number overflow) or one we raise (nesting too deep) names the key.
+class JsonPath {
+ public:
+  // Thrown from the callback to stop parsing a document nested deeper than kMaxJsonDepth.
+  struct TooDeep {
+    std::string path;
+  };
+
+  // The parser callback: `depth` is the number of enclosing objects and arrays.
+  bool on_event(int depth, json::parse_event_t event, const json& parsed) {
+    auto d = static_cast<size_t>(depth);
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        count_element(d);
+        if (d >= kMaxJsonDepth) throw TooDeep{path()};
+        frames_.resize(d);
+        frames_.push_back(Frame{event == json::parse_event_t::array_start, -1, {}});
+        break;
+      case json::parse_event_t::key:
+        if (d >= 1 && d <= frames_.size() && parsed.is_string()) {
+          frames_[d - 1].key = parsed.get<std::string>();
+        }
+        break;
+      case json::parse_event_t::value:
+        count_element(d);
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.resize(std::min(frames_.size(), d));
+        break;
+    }
+    return true;
+  }
+
+  // "ports[0].param.inline_data_size": at most kPathFrames levels, then "...".
+  std::string path() const {
+    std::string out;
+    for (size_t i = 0; i < frames_.size() && i < kPathFrames; ++i) {
+      const Frame& f = frames_[i];
+      if (f.array) {
+        if (f.index >= 0) out += "[" + std::to_string(f.index) + "]";
+      } else if (!f.key.empty()) {
+        out += (out.empty() ? "" : ".") + escape_wire_text(f.key);
+      }
+    }
+    if (frames_.size() > kPathFrames) out += "...";
+    return out.empty() ? "(top level)" : out;
+  }
+
+ private:
+  struct Frame {
+    bool array;
+    long index;       // arrays: the element being parsed
+    std::string key;  // objects: the last key seen
+  };
+  static constexpr size_t kPathFrames = 8;
+
+  void count_element(size_t depth) {
+    if (depth >= 1 && depth <= frames_.size() && frames_[depth - 1].array) {
+      ++frames_[depth - 1].index;
+    }
+  }
+
+  std::vector<Frame> frames_;
+};
 
 // Every key of `obj` must be in `known` (or `ignored`, which adds a warning); else an error.
 Status check_keys(const json& obj, const std::string& path,
@@ -66,23 +146,32 @@ Result<std::string> string_of(const json& v, const std::string& path) {
   return v.get<std::string>();
 }
 
-// A JSON number or a decimal string (nvmetcli saves attributes as strings).
+// A JSON number or a decimal string (nvmetcli saves attributes as strings). An unsigned JSON
+// number above INT64_MAX is out of range, never wrapped to a negative one; a number beyond 64
+// bits (which the parser keeps as a float) or a decimal string beyond int64 is out of range too.
 Result<int64_t> integer_of(const json& v, const std::string& path, int64_t lo, int64_t hi) {
+  const std::string range = " is not in " + std::to_string(lo) + ".." + std::to_string(hi);
   int64_t n = 0;
-  if (v.is_number_integer()) {
+  if (v.is_number_unsigned()) {
+    uint64_t u = v.get<uint64_t>();
+    if (u > static_cast<uint64_t>(INT64_MAX)) return bad(path, shown(v) + range);
+    n = static_cast<int64_t>(u);
+  } else if (v.is_number_integer()) {
     n = v.get<int64_t>();
+  } else if (v.is_number_float()) {
+    return bad(path, shown(v) + " is not an integer" +
+                         (std::abs(v.get<double>()) >= 9.2e18 ? " (beyond 64 bits)" : ""));
   } else if (v.is_string()) {
     const std::string& s = v.get_ref<const std::string&>();
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec == std::errc::result_out_of_range) return bad(path, shown(v) + range);
     if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
       return bad(path, shown(v) + " is not an integer");
     }
   } else {
     return bad(path, shown(v) + " is not an integer");
   }
-  if (n < lo || n > hi) {
-    return bad(path, shown(v) + " is not in " + std::to_string(lo) + ".." + std::to_string(hi));
-  }
+  if (n < lo || n > hi) return bad(path, shown(v) + range);
   return n;
 }
 
@@ -341,11 +430,21 @@ Result<std::array<uint8_t, 16>> parse_uuid_text(std::string_view text) {
 }
 
 Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetOptions& base) {
+  // nlohmann's parser is iterative, but dump() and our walk are not: refuse deep documents as
+  // the parser meets them. Its own errors (syntax, a number overflowing a double) and ours name
+  // where they happened; the text it quotes is escaped (it may hold any bytes).
   json root;
+  JsonPath where;
   try {
-    root = json::parse(json_text);
+    root = json::parse(json_text, [&where](int depth, json::parse_event_t event, json& parsed) {
+      return where.on_event(depth, event, parsed);
+    });
+  } catch (const JsonPath::TooDeep& e) {
+    return bad(e.path, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   } catch (const json::parse_error& e) {
-    return Status::invalid_argument(std::string("not valid JSON: ") + e.what());
+    return Status::invalid_argument("not valid JSON: " + escape_wire_text(e.what()));
+  } catch (const json::exception& e) {  // out_of_range 406: a number beyond a double (1e999)
+    return bad(where.path(), escape_wire_text(e.what()));
   }
   if (!root.is_object()) return bad("(top level)", "is not an object");
   NvmetConfig out;
@@ -440,11 +539,19 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
 }
 
 Result<NvmetConfig> load_nvmet_config(const std::string& path, const TargetOptions& base) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status::from_errno("open", errno, path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto config = parse_nvmet_config(text.str(), base);
+  std::string text;
+  char chunk[65536];
+  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes) {
+      return Status::invalid_argument(path + ": larger than " + std::to_string(kMaxConfigBytes) +
+                                      " bytes; nvmetcli's files are a few KiB");
+    }
+  }
+  if (in.bad()) return Status::from_errno("read", errno, path);
+  auto config = parse_nvmet_config(text, base);
   if (!config.ok()) return Status::invalid_argument(path + ": " + config.status().message());
   return config;
 }

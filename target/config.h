@@ -3,6 +3,7 @@
 #ifndef NVMF_TARGET_CONFIG_H_
 #define NVMF_TARGET_CONFIG_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,8 +38,18 @@ struct NvmetConfig {
 // implement but whose absence changes nothing a host relies on (ANA groups, ieee_oui, other
 // port params) become warnings naming the key. qid_max limits the subsystem's I/O queues per
 // controller (at most --max-io-queues).
+//
+// Hostile input (issue 10 item 10) is an error naming the key, never an abort: a document nested
+// deeper than kMaxJsonDepth levels (arrays or objects, under any key) is refused while parsing;
+// a number beyond 64 bits, an unsigned one above INT64_MAX or one overflowing a double (1e999)
+// is out of range, never wrapped; a value of the wrong type is named with its key; the text of
+// values quoted in messages is cut at 64 bytes and made safe (common/wire_text.h).
 Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetOptions& base);
-// Reads `path` and parses it; errors name the file.
+// Deepest nesting accepted: nvmetcli's files are 5 levels deep.
+inline constexpr size_t kMaxJsonDepth = 32;
+// Largest file load_nvmet_config reads (bytes).
+inline constexpr size_t kMaxConfigBytes = 16u << 20;
+// Reads `path` (at most kMaxConfigBytes) and parses it; errors name the file.
 Result<NvmetConfig> load_nvmet_config(const std::string& path, const TargetOptions& base);
 
 // "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" or 32 hex digits (dashes anywhere are skipped) to 16

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -329,6 +330,138 @@ TEST(ConfigTest, MissingFileNamesIt) {
   auto r = load_nvmet_config("/nonexistent/config.json", TargetOptions{});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("/nonexistent/config.json"), std::string::npos);
+}
+
+// ------------------------------------------------------- hostile JSON (issue 10 item 10) --
+
+// The text of good() with `from` replaced by `to` (numbers nlohmann_json cannot hold, nesting
+// json objects cannot build, bytes that are not UTF-8).
+std::string good_text_with(const std::string& from, const std::string& to) {
+  std::string text = good().dump();
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+std::string text_error(const std::string& text) {
+  auto r = parse_nvmet_config(text, TargetOptions{});
+  EXPECT_FALSE(r.ok()) << text.substr(0, 200);
+  return r.ok() ? std::string() : r.status().message();
+}
+
+// 2^64 - 1 used to be read as int64 -1 and accepted as inline_data_size -1 (one page).
+TEST(ConfigHostileTest, UnsignedAboveInt64IsOutOfRangeNotWrapped) {
+  std::string e = text_error(good_text_with(R"("inline_data_size":"16384")",
+                                            R"("inline_data_size":18446744073709551615)"));
+  EXPECT_NE(e.find("ports[0].param.inline_data_size: 18446744073709551615 is not in -1.."),
+            std::string::npos)
+      << e;
+  e = text_error(good_text_with(R"("portid":1)", R"("portid":9223372036854775808)"));
+  EXPECT_NE(e.find("ports[0].portid"), std::string::npos) << e;
+  e = text_error(good_text_with(R"("portid":1)", R"("portid":"99999999999999999999")"));
+  EXPECT_NE(e.find("ports[0].portid: \"99999999999999999999\" is not in 0..65535"),
+            std::string::npos)
+      << e;
+}
+
+// Beyond 64 bits the parser makes a double: not an integer, named with its key.
+TEST(ConfigHostileTest, NumberBeyond64BitsNamesTheKey) {
+  std::string e = text_error(good_text_with(R"("portid":1)", R"("portid":18446744073709551617)"));
+  EXPECT_NE(e.find("ports[0].portid: 1.8446744073709552e+19 is not an integer (beyond 64 bits)"),
+            std::string::npos)
+      << e;
+}
+
+// 1e999 overflows a double: nlohmann_json throws out_of_range (not parse_error), which used to
+// escape parse_nvmet_config and abort nvmf-target.
+TEST(ConfigHostileTest, NumberOverflowingADoubleNamesTheKey) {
+  std::string e = text_error(good_text_with(R"("portid":1)", R"("portid":1e999)"));
+  EXPECT_NE(e.find("ports[0].portid: "), std::string::npos) << e;
+  EXPECT_NE(e.find("number overflow"), std::string::npos) << e;
+  e = text_error(good_text_with(R"("cntlid_max":"65519")", R"("cntlid_max":-1e999)"));
+  EXPECT_NE(e.find("subsystems[0].attr.cntlid_max: "), std::string::npos) << e;
+}
+
+// Deep nesting under a key we ignore (and would quote in a warning) or do not know: refused
+// while parsing, naming the key. 200000 levels used to overflow the stack in dump().
+TEST(ConfigHostileTest, DeepNestingUnderAnyKeyNamesTheKey) {
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  std::string e =
+      text_error(good_text_with(R"("ana_groups":[)", R"("ana_groups":)" + deep + R"(,"x":[)"));
+  EXPECT_NE(e.find("ports[0].ana_groups"), std::string::npos) << e;
+  EXPECT_NE(e.find("nested deeper than 32 levels"), std::string::npos) << e;
+  std::string objects;
+  for (int i = 0; i < 100000; ++i) objects += R"({"a":)";
+  objects += "1" + std::string(100000, '}');
+  e = text_error(good_text_with(R"("inline_data_size":"16384",)",
+                                R"("frobnicate":)" + objects + R"(,"inline_data_size":"16384",)"));
+  EXPECT_NE(e.find("ports[0].param.frobnicate.a.a.a.a...: nested deeper than 32"),
+            std::string::npos)
+      << e;
+  // Nesting within the limit is still read, and an ignored key's value is quoted short.
+  json j = good();
+  const std::string nested = std::string(20, '[') + "1" + std::string(20, ']');
+  j["ports"][0]["ana_groups"] = json::parse(nested);
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(has_warning(*r, "ports[0].ana_groups " + nested + " ignored"));
+}
+
+// Each wrong type is an error naming the key, never a type_error exception.
+TEST(ConfigHostileTest, WrongTypesNameTheKey) {
+  const std::pair<std::function<void(json&)>, std::string> cases[] = {
+      {[](json& j) { j["ports"] = json::object(); }, "ports: {} is not a list"},
+      {[](json& j) { j["ports"][0]["addr"] = json::array(); },
+       "ports[0].addr: [] is not an object"},
+      {[](json& j) { j["ports"][0]["addr"]["traddr"] = 5; },
+       "ports[0].addr.traddr: 5 is not a string"},
+      {[](json& j) { j["ports"][0]["portid"] = true; }, "ports[0].portid: true is not an integer"},
+      {[](json& j) { j["ports"][0]["portid"] = 1.5; }, "ports[0].portid: 1.5 is not an integer"},
+      {[](json& j) { j["ports"][0]["subsystems"][0] = json::object(); },
+       "ports[0].subsystems[0]: {} is not a string"},
+      {[](json& j) { j["subsystems"][0]["attr"]["model"] = json::array({1}); },
+       "subsystems[0].attr.model: [1] is not a string"},
+      {[](json& j) { j["subsystems"][0]["namespaces"][0]["nsid"] = nullptr; },
+       "subsystems[0].namespaces[0].nsid: null is not an integer"},
+      {[](json& j) { j["hosts"][0] = "nqn"; }, "hosts[0]: \"nqn\" is not an object"},
+  };
+  for (const auto& [mutate, want] : cases) {
+    json j = good();
+    mutate(j);
+    std::string e = error_of(j);
+    EXPECT_NE(e.find(want), std::string::npos) << "want: " << want << "\ngot: " << e;
+  }
+}
+
+// Bytes that are not UTF-8 are a syntax error; the parser quotes them, escaped in our message.
+TEST(ConfigHostileTest, InvalidUtf8IsAnErrorInSafeText) {
+  std::string e = text_error(good_text_with(R"("model":"Linux")", "\"model\":\"Li\xff\x1b[2J\""));
+  EXPECT_NE(e.find("not valid JSON"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\xff'), std::string::npos) << e;
+  EXPECT_EQ(e.find('\x1b'), std::string::npos) << e;
+}
+
+// A long value quoted in a message is cut, so one bad key cannot make a megabyte of error.
+TEST(ConfigHostileTest, QuotedValuesAreCut) {
+  json j = good();
+  j["ports"][0]["addr"]["trtype"] = std::string(100000, 't');
+  std::string e = error_of(j);
+  EXPECT_LT(e.size(), 200u) << e.size();
+  EXPECT_NE(e.find("ports[0].addr.trtype: \"tttt"), std::string::npos) << e;
+  EXPECT_NE(e.find("...: only \"rdma\""), std::string::npos) << e;
+}
+
+TEST(ConfigHostileTest, FileLargerThanTheLimitIsRefused) {
+  std::string path = ::testing::TempDir() + "/big-config.json";
+  {
+    std::ofstream out(path);
+    out << std::string(kMaxConfigBytes + 1, ' ');
+  }
+  auto r = load_nvmet_config(path, TargetOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("larger than 16777216 bytes"), std::string::npos)
+      << r.status().message();
 }
 
 }  // namespace

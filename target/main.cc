@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/nvme_status.h"
+#include "common/wire_text.h"
 #include "target/cli_parse.h"
 #include "target/config.h"
 #include "target/target.h"
@@ -71,7 +72,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
   for (const auto* list : {&s.freed_controllers, &s.controllers}) {
     for (const auto& c : *list) {
       per_controller.push_back({{"cntlid", c.cntlid},
-                                {"hostnqn", c.hostnqn},
+                                {"hostnqn", nvmf::escape_wire_text(c.hostnqn)},
                                 {"live", list == &s.controllers},
                                 {"writes", writes(c.counters)}});
     }
@@ -80,7 +81,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
     for (const auto& q : *list) {
       nlohmann::json entry = {{"cntlid", q.cntlid},
                               {"qid", q.qid},
-                              {"peer", q.peer},
+                              {"peer", nvmf::escape_wire_text(q.peer)},
                               {"live", list == &s.queues},
                               {"writes", writes(q.counters)}};
       entry.update(inline_send_json(q));
@@ -298,7 +299,10 @@ int main(int argc, char** argv) {
     std::cout << report(**target, o).dump(2) << std::endl;
   } else if (!json_path.empty()) {
     std::ofstream out(json_path);
-    out << report(**target, o).dump(2) << "\n";
+    // Strings from hosts are escaped where they enter the report (common/wire_text.h); any
+    // other invalid UTF-8 becomes U+FFFD instead of an exception at exit.
+    out << report(**target, o).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
     out.close();
     if (!out) {
       std::cerr << "nvmf-target: --json " << json_path << ": cannot write the report\n";

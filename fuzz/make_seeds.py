@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Writes the hand-made seeds of fuzz/corpus/ (rerun after changing a fuzzer's input format).
+
+Each fuzzer reads its input as fuzz/input.h does: little-endian integers and byte runs, in the
+order its source reads them. The seeds here are the well-formed cases a host sends (so the
+fuzzers start past the first checks); inputs libFuzzer found that reproduced a fixed bug are
+kept beside them as regression-* files.
+"""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALLOWED = b"nqn.2014-08.org.nvmexpress:uuid:allowed"
+FUZZ_NQN = b"nqn.2024-01.io.nvmf-rdma:fuzz"
+DISCOVERY_NQN = b"nqn.2014-08.org.nvmexpress.discovery"
+
+
+def write(corpus, name, data):
+    d = os.path.join(HERE, "corpus", corpus)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(bytes(data))
+
+
+def u16(v):
+    return struct.pack("<H", v)
+
+
+def u32(v):
+    return struct.pack("<I", v)
+
+
+def u64(v):
+    return struct.pack("<Q", v)
+
+
+def cm_pd(qid, hrqsize, hsqsize, recfmt=0):
+    return u16(recfmt) + u16(qid) + u16(hrqsize) + u16(hsqsize) + bytes(24)
+
+
+def keyed_sgl(addr, length, rkey, subtype=0):
+    return u64(addr) + length.to_bytes(3, "little") + u32(rkey) + bytes([0x40 | subtype])
+
+
+def in_capsule_sgl(offset, length):
+    return u64(offset) + u32(length) + bytes(3) + bytes([0x01])
+
+
+def sqe(opcode, cid=1, nsid=0, dptr=bytes(16), cdw=(0, 0, 0, 0, 0, 0), flags=0x40):
+    s = bytes([opcode, flags]) + u16(cid) + u32(nsid) + bytes(16) + dptr
+    for c in cdw:
+        s += u32(c)
+    assert len(s) == 64
+    return s
+
+
+def connect_sqe(qid, sqsize, kato, sgl):
+    s = bytes([0x7F, 0x40]) + u16(1) + bytes([0x01]) + bytes(19) + sgl
+    s += u16(0) + u16(qid) + u16(sqsize) + bytes([0, 0]) + u32(kato) + bytes(12)
+    assert len(s) == 64
+    return s
+
+
+def connect_data(cntlid, subnqn, hostnqn):
+    d = bytes(16) + u16(cntlid) + bytes(238)
+    d += subnqn.ljust(256, b"\0") + hostnqn.ljust(256, b"\0") + bytes(256)
+    assert len(d) == 1024
+    return d
+
+
+def cm_seeds():
+    # byte 0 odd: default limits; then the private data.
+    write("cm_private_data", "admin-32", b"\x01" + cm_pd(0, 32, 31))
+    write("cm_private_data", "io-128", b"\x01" + cm_pd(1, 128, 127))
+    write("cm_private_data", "io-qid-too-high", b"\x01" + cm_pd(5, 128, 127))
+    write("cm_private_data", "hsqsize-0", b"\x01" + cm_pd(1, 128, 0))
+    write("cm_private_data", "recfmt-1", b"\x01" + cm_pd(0, 32, 31, recfmt=1))
+    write("cm_private_data", "short", b"\x01" + cm_pd(0, 32, 31)[:31])
+    write("cm_private_data", "padded-56", b"\x01" + cm_pd(1, 16, 15) + bytes(24))
+    # byte 0 even: limits given (max_io_queues, admin size, io size).
+    write("cm_private_data", "limits-max", b"\x00" + u16(0xFFFF) + u16(0xFFFF) + u32(0xFFFFFFFF)
+          + cm_pd(0xFFFF, 0xFFFF, 0xFFFF))
+
+
+def sgl_seeds():
+    def ctx(area, received):  # shape 0: area = (u8 % 5) * 4096, received = u16 % (area + 1)
+        return bytes([0, area // 4096]) + u16(received)
+
+    tail = u64(0x1000) + u32(4096) + u32(0x1234) + b"\x00"
+    write("sgl", "keyed-read", sqe(0x02, nsid=1, dptr=keyed_sgl(0x1000, 4096, 0x55)) + ctx(0, 0)
+          + u64(4096) + tail)
+    write("sgl", "keyed-invalidate", sqe(0x02, nsid=1, dptr=keyed_sgl(0x1000, 512, 7, 0xF))
+          + ctx(0, 0) + u64(512) + tail)
+    write("sgl", "in-capsule-write", sqe(0x01, nsid=1, dptr=in_capsule_sgl(0, 4096))
+          + ctx(8192, 4096) + u64(4096) + tail)
+    write("sgl", "in-capsule-offset-wrap",
+          sqe(0x01, nsid=1, dptr=u64(0xFFFFFFFFFFFFF000) + u32(8192) + bytes(3) + b"\x01")
+          + ctx(8192, 8192) + u64(8192) + tail)
+    write("sgl", "in-capsule-short", sqe(0x01, nsid=1, dptr=in_capsule_sgl(4000, 200))
+          + ctx(8192, 4100) + u64(200) + tail)
+    write("sgl", "last-segment", sqe(0x01, nsid=1, dptr=bytes(15) + b"\x30") + ctx(8192, 0)
+          + u64(0) + tail)
+
+
+def connect_seeds():
+    # shape bits: qid (0..3), 0x04 admin first, 0x08 force Connect, 0x10 in-capsule,
+    # 0x20 encode the SGL, 0x40 good data with fuzzed NQN bytes, 0x80 allowed host.
+    ic = in_capsule_sgl(0, 1024)
+    write("connect", "admin-in-capsule", bytes([0x10]) + b"\x1e"
+          + connect_sqe(0, 7, 5000, ic) + connect_data(0xFFFF, FUZZ_NQN, ALLOWED))
+    write("connect", "admin-keyed", bytes([0x00]) + b"\x1e"
+          + connect_sqe(0, 7, 5000, keyed_sgl(0x1000, 1024, 9))
+          + connect_data(0xFFFF, FUZZ_NQN, ALLOWED))
+    write("connect", "io-after-admin", bytes([0x15]) + b"\x1e"
+          + connect_sqe(1, 15, 0, ic) + connect_data(1, FUZZ_NQN, ALLOWED))
+    write("connect", "discovery", bytes([0x10]) + b"\x1e"
+          + connect_sqe(0, 7, 0, ic) + connect_data(0xFFFF, DISCOVERY_NQN, b"nqn.other"))
+    write("connect", "hostile-hostnqn", bytes([0x10 | 0x08 | 0x40 | 0x80]) + b"\x1e"
+          + connect_sqe(0, 7, 5000, ic) + b"\x01" + b"\x01"
+          + (b"nqn.\xff\xfe\x1b[31m\n\xc2\x85\xe2\x80\xa8" * 20)[:256])
+
+
+def sequence_seeds():
+    def open_q(slot, qid, hsqsize, hrqsize):
+        return bytes([0, slot, 0, qid, hsqsize, hrqsize])
+
+    def connect(slot, who=0x00, kato_step=2, sqsize=7, cntlid=None, keyed=False):
+        b = bytes([1, slot]) + u16(1) + bytes([0, sqsize, 0, kato_step]) + bytes(16)
+        b += bytes([who])
+        if who % 4 == 2:
+            b += bytes([cntlid - 1])
+        if keyed:  # SGL case 1 (keyed), exact length, address, rkey, no invalidate
+            b += b"\x01" + b"\x01" + b"\x00" + u64(0x1000) + u32(9) + b"\x01"
+        else:
+            b += b"\x00"
+        return b
+
+    def command(slot, kind, body):
+        return bytes([2, slot]) + u16(7) + bytes([kind]) + body
+
+    null_no_data = b"\x00" + b"\x00" + b"\x01"  # null SGL; no payload bytes; in-capsule = 0
+    keyed_exact = b"\x01\x00" + u64(0x2000) + u32(0x55) + b"\x01"  # keyed, the length needed
+    no_payload = b"\x00\x00" + u16(0)
+    enable = command(0, 0, b"\x01\x01\x00" + null_no_data)
+    shutdown = command(0, 0, b"\x01\x01\x02" + null_no_data)
+    identify = command(0, 2, b"\x01\x01\x01" + keyed_exact + no_payload)
+    log_page = command(0, 3, b"\x01\x01\x01\x01" + keyed_exact + no_payload)  # error log
+    aer = command(0, 6, null_no_data)
+    keep_alive = command(0, 7, null_no_data)
+    set_kato = command(0, 4, b"\x01\x01\x01\x05" + null_no_data)  # Set Features KATO 5 ms
+
+    def rw(op, slba, nlb0, sgl_and_payload):  # op 0 Read, 1 Write, 2 Flush; nsid 1
+        return command(1, 8, bytes([op, 1, 1, slba, 1, nlb0]) + sgl_and_payload)
+
+    # in-capsule at offset 0, 64 bytes of data, the whole payload sent in the capsule
+    write_ic = rw(1, 1, 3, b"\x03\x01" + b"\x01" + bytes(range(64)) + b"\x01")
+    write_keyed = rw(1, 2, 7, keyed_exact + no_payload)
+    read = rw(0, 1, 3, keyed_exact + no_payload)
+    read_done = bytes([4, 1, 1])
+    admin = open_q(0, 0, 7, 8) + connect(0) + enable
+    io = open_q(1, 1, 15, 16) + connect(1, who=0x02, cntlid=1)
+    write("command_sequence", "admin-enable-identify", admin + identify + log_page + keep_alive)
+    write("command_sequence", "io-write-read", admin + io + write_ic + write_keyed + read_done
+          + read + bytes([5, 1]))
+    write("command_sequence", "aer-on-small-admin-queue", admin + aer * 5 + keep_alive)
+    write("command_sequence", "double-connect-admin", admin + connect(0))
+    write("command_sequence", "connect-live-qid", admin + io + open_q(2, 1, 15, 16)
+          + connect(2, who=0x02, cntlid=1) + write_ic)
+    write("command_sequence", "connect-keyed-twice", open_q(0, 0, 7, 8) + connect(0, keyed=True)
+          + connect(0, keyed=True) + bytes([4, 0, 1, 4, 0, 1]) + enable)
+    write("command_sequence", "commands-before-connect", open_q(0, 0, 7, 8) + identify + enable
+          + keep_alive + open_q(1, 1, 15, 16) + write_ic)
+    write("command_sequence", "kato-expiry", admin + set_kato + io + bytes([6]) + u16(1000)
+          + write_ic + bytes([6]) + u16(1000) + keep_alive)
+    write("command_sequence", "shutdown-then-io", admin + io + aer + shutdown + write_ic + enable)
+    write("command_sequence", "discovery", open_q(3, 0, 7, 8) + connect(3, who=0x10)
+          + command(3, 0, b"\x01\x01\x00" + null_no_data)
+          + command(3, 3, b"\x01\x00\x01\x01" + keyed_exact + no_payload))
+    write("command_sequence", "admin-gone-under-io", admin + io + bytes([5, 0]) + write_ic
+          + open_q(0, 0, 7, 8) + connect(0) + open_q(2, 1, 15, 16) + connect(2, who=0x02, cntlid=1))
+
+
+def config_seeds():
+    good = b"""{
+  "hosts": [{"nqn": "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"}],
+  "ports": [{
+    "addr": {"adrfam": "ipv4", "traddr": "10.99.0.1", "treq": "not specified",
+             "trsvcid": "4420", "trtype": "rdma"},
+    "ana_groups": [{"ana": {"state": "optimized"}, "grpid": 1}],
+    "param": {"inline_data_size": "16384", "pi_enable": "0"},
+    "portid": 1,
+    "referrals": [],
+    "subsystems": ["nqn.2024-01.io.nvmf-rdma:interop"]
+  }],
+  "subsystems": [{
+    "allowed_hosts": ["nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"],
+    "attr": {"allow_any_host": "0", "cntlid_max": "65519", "cntlid_min": "1",
+             "model": "Linux", "pi_enable": "0", "qid_max": "128",
+             "serial": "d3b07384d113edec", "version": "1.3"},
+    "namespaces": [{
+      "ana_grpid": 1,
+      "device": {"nguid": "00000000-0000-0000-0000-000000000000", "path": "/dev/nullb0",
+                 "uuid": "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"},
+      "enable": 1,
+      "nsid": 1
+    }],
+    "nqn": "nqn.2024-01.io.nvmf-rdma:interop"
+  }]
+}
+"""
+    write("config", "nvmetcli-save", good)
+    write("config", "huge-number", good.replace(b'"16384"', b"18446744073709551617"))
+    write("config", "wrapping-number", good.replace(b'"16384"', b"18446744073709551615"))
+    write("config", "inf-number", good.replace(b'"portid": 1', b'"portid": 1e999'))
+    write("config", "deep-nesting", good.replace(b'"ana_groups": [',
+                                                  b'"ana_groups": ' + b"[" * 5000 + b"]" * 5000
+                                                  + b', "x": ['))
+    write("config", "wrong-types", good.replace(b'"subsystems": ["nqn', b'"subsystems": [{"a": "nqn')
+          .replace(b'interop"]\n  }]', b'interop"}]\n  }]'))
+
+
+if __name__ == "__main__":
+    cm_seeds()
+    sgl_seeds()
+    connect_seeds()
+    sequence_seeds()
+    config_seeds()
