@@ -123,6 +123,10 @@ NextStep FakeQueue::act(uint32_t index, NextStep step) {
       require(r.pending != target::PendingOp::kNone, "an RDMA READ with nothing to finish");
       reads_.push_back(index);
       break;
+    case NextStep::kBackend:
+      // The fake target's namespace is RAM, which the processor serves on the spot.
+      require(false, "kBackend from a RAM namespace");
+      break;
     case NextStep::kHold:
       s.held = true;
       s.sqe.reset();  // the receive is posted again: its SQE is gone
