@@ -28,10 +28,14 @@ inline target::TargetOptions ram_target_options(const RxeEnv& env, const std::st
 }
 
 // Our host from env.host_addr to the target at env.target_addr:`port`, subsystem `nqn`,
-// `queue_size` entries per I/O queue. Everything else is HostOptions' default.
+// `queue_size` entries per I/O queue, and ctrl_loss_tmo 0: these suites check what the host
+// sees when the target stops or drops it, so a lost association fails at once instead of
+// reconnecting for nvme-cli's 600 s (recovery_test sets its own). Everything else is
+// HostOptions' default.
 inline host::HostOptions host_options_for(const RxeEnv& env, uint16_t port, const std::string& nqn,
                                           uint16_t queue_size) {
   host::HostOptions o;
+  o.ctrl_loss_tmo_s = 0;
   o.traddr = env.target_addr;
   o.trsvcid = std::to_string(port);
   o.subnqn = nqn;

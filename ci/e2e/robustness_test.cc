@@ -101,6 +101,7 @@ class RobustnessTest : public ::testing::Test {
     h.subnqn = kNqn;
     h.host_traddr = env_->host_addr;
     h.timeout_ms = 10000;
+    h.ctrl_loss_tmo_s = 0;  // a dropped association is reported, not reconnected
     return h;
   }
   host::QueueParams queue_params(uint16_t qid, uint16_t size) const {
