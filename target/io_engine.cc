@@ -285,7 +285,7 @@ class ThreadEngine final : public IoEngine {
     if (unsubmitted_.empty()) return;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      todo_.append(unsubmitted_);
+      pending_io_.append(unsubmitted_);
     }
     cv_.notify_all();
   }
@@ -329,9 +329,9 @@ class ThreadEngine final : public IoEngine {
   void work() {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      cv_.wait(lock, [this] { return stopping_ || !todo_.empty(); });
+      cv_.wait(lock, [this] { return stopping_ || !pending_io_.empty(); });
       if (stopping_) return;
-      IoRequest* io = todo_.pop();
+      IoRequest* io = pending_io_.pop();
       lock.unlock();
       io->result = run_blocking(*io);
       lock.lock();
@@ -347,8 +347,8 @@ class ThreadEngine final : public IoEngine {
   IoList unsubmitted_;      // event-loop thread only
   std::mutex mu_;
   std::condition_variable cv_;
-  IoList todo_;  // guarded by mu_
-  IoList done_;  // guarded by mu_
+  IoList pending_io_;  // guarded by mu_
+  IoList done_;        // guarded by mu_
   bool stopping_ = false;
   std::atomic<uint32_t> finished_{0};
   std::vector<std::thread> workers_;
