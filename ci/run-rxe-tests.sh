@@ -33,10 +33,19 @@ write_case() {
 }
 
 # follow LOG PID NAME: one line per finished GoogleTest test while PID (binary NAME) writes LOG.
+# The read times out every second: bash reaps its exited background child (PID) only between
+# commands, never inside a blocking read, and `tail --pid` keeps following while PID is an
+# unreaped zombie. A 30 s read timeout therefore kept every binary's follow loop alive for up to
+# 30 s after the binary had exited (about 8 of the soft-RoCE stage's 17 minutes).
+# A read that times out keeps what it read of an unfinished line in `chunk`: kept in `partial`.
 follow() {
-  local log=$1 pid=$2 binary=$3 line current='' since=$SECONDS name ms tag finished=0
+  local log=$1 pid=$2 binary=$3 line chunk partial='' current='' since=$SECONDS name ms tag
+  local finished=0 quiet=$SECONDS rc
   while :; do
-    if IFS= read -r -t 30 line; then
+    if IFS= read -r -t 1 chunk; then
+      line=$partial$chunk
+      partial=''
+      quiet=$SECONDS
       case $line in
       "[ RUN      ] "*)
         current=${line#"[ RUN      ] "}
@@ -59,7 +68,11 @@ follow() {
         ;;
       esac
     else
-      [ $? -gt 128 ] || break # end of the log (the binary exited)
+      rc=$?
+      partial+=$chunk
+      [ $rc -gt 128 ] || break # end of the log (the binary exited)
+      [ $((SECONDS - quiet)) -ge 30 ] || continue
+      quiet=$SECONDS
       if [ -n "$current" ]; then
         printf '  [%s] running %s (%d s so far)\n' "$(clock)" "$current" $((SECONDS - since))
       elif [ "$finished" -gt 0 ]; then
