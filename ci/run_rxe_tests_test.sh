@@ -13,7 +13,7 @@ declare -F follow >/dev/null || {
   exit 1
 }
 export t_start=$SECONDS # clock() reads it
-dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/follow.XXXXXX")
+dir=$(mktemp -d -p "${TEST_TMPDIR:-/tmp}")
 log=$dir/bin.log
 : >"$log"
 (
