@@ -225,9 +225,11 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
   const ibv_device_attr& attr = (*dev)->attr;
   // The kernel reports the REQ's values from our side: param.initiator_depth is the host's
-  // responder_resources (its IRD), the most RDMA READs we may have outstanding towards it.
+  // responder_resources (its IRD), the most RDMA READs we may have outstanding towards it. The
+  // queue's READ depth is what we accept with (RdmaQueue::accept).
   auto initiator_depth =
-      static_cast<uint8_t>(std::min<int>(param.initiator_depth, attr.max_qp_init_rd_atom));
+      static_cast<uint8_t>(std::min({int{param.initiator_depth}, attr.max_qp_init_rd_atom,
+                                     static_cast<int>(options_.max_rdma_read_depth)}));
   auto responder_resources =
       static_cast<uint8_t>(std::min<int>(param.responder_resources, attr.max_qp_rd_atom));
   // With no READ credit an RDMA READ is never sent (rxe's check_init_depth() waits for one

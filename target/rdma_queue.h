@@ -19,6 +19,7 @@
 #include "common/verbs/queue_pair.h"
 #include "target/command_processor.h"
 #include "target/counters.h"
+#include "target/credits.h"
 #include "target/device_context.h"
 #include "target/queue_link.h"
 #include "target/subsystem.h"
@@ -55,6 +56,12 @@ struct RdmaQueueParams {
 // A command keeps its receive until its response: the receive is reposted just before the
 // response SEND (the host may send the next command as soon as it sees the CQE). A slot is
 // freed when its SEND completes; a receive that finds no free slot waits in a ring.
+// Each slot's Request moves through the states of target/request_state.h. Two resources are
+// counted, and a request short of one waits in its state's FIFO, in arrival order, until a
+// completion gives one back: RDMA READ credits (the initiator depth given to rdma_accept: at
+// most that many READs outstanding; state waiting_for_read_credit) and send-queue entries (the
+// QP's max_send_wr; a READ takes one, a response one, or two with its RDMA WRITE; a response
+// waits in ready_to_complete).
 // Event-loop thread only.
 class RdmaQueue : public QueueLink, public IoCompletion {
  public:
@@ -70,7 +77,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   ~RdmaQueue() override;
 
   // rdma_accept with the NVMe-oF accept private data (crqsize = queue_size); on success the
-  // queue appears in stats().
+  // queue appears in stats(). `initiator_depth` is also the queue's RDMA READ depth.
   Status accept(uint8_t responder_resources, uint8_t initiator_depth);
   // Drains up to a batch (32) of completions; returns how many were handled. The RDMA WRITEs
   // and response SENDs they lead to are chained and posted with one ibv_post_send at the end
@@ -93,6 +100,8 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   // Commands whose backend operation has not completed yet: the queue (its buffers, which the
   // kernel may still be writing) must not be destroyed before this is 0.
   uint32_t backend_in_flight() const { return backend_in_flight_; }
+  // RDMA READs posted and not completed; never above the READ depth.
+  uint32_t rdma_reads_in_flight() const { return reads_.in_use(); }
 
   bool connect_accepted() override;
   void respond_held(Request& r) override;
@@ -119,6 +128,8 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     ibv_sge cqe_sge{};
     ibv_send_wr data_wr{};
     ibv_send_wr send_wr{};
+    bool with_data = false;  // its response has an RDMA WRITE in front
+    uint32_t sq_held = 0;    // send-queue entries its posted work requests hold
   };
   struct FreeDeleter {
     void operator()(uint8_t* p) const;
@@ -138,11 +149,21 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   void handle(const ibv_wc& wc);
   void on_receive(uint32_t index, uint32_t byte_len);
   void start(uint32_t slot, uint32_t recv_index, uint32_t byte_len);
+  // Moves slot `slot`'s request to `to` (counted); a move the table lacks tears the queue down
+  // and returns false.
+  bool move(uint32_t slot, RequestState to);
   void act(uint32_t slot, NextStep next);
+  // The request needs an RDMA READ: posted now when a READ credit and a send-queue entry are
+  // free and nobody waits before it, else queued.
+  void request_read(uint32_t slot);
   void post_read(uint32_t slot);
+  // Posts what waits, oldest first: responses, then READs, while the credits last.
+  void serve_waiters();
   // `repost`: give the command's receive back first (false for a held command, whose receive
   // went back when it was held).
   void respond(uint32_t slot, bool with_data, bool repost = true);
+  // Builds and queues the response (and its RDMA WRITE); its send-queue entries are taken.
+  void post_response(uint32_t slot);
   void on_send_done(uint32_t slot);
   // Appends the chain first..last (last->next is overwritten) to the WRs posted by flush().
   void queue_send(ibv_send_wr* first, ibv_send_wr* last);
@@ -177,6 +198,10 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   bool armed_ = false;
   bool disconnected_ = false;
   uint32_t backend_in_flight_ = 0;
+  Credits reads_;              // RDMA READs outstanding, limit = the initiator depth
+  Credits send_queue_;         // send work requests outstanding, limit = the QP's max_send_wr
+  SlotFifo read_waiters_;      // waiting_for_read_credit, oldest first
+  SlotFifo response_waiters_;  // ready_to_complete without send-queue room, oldest first
   std::string disconnect_reason_;
 
   QueueCounters counters_;

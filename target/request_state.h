@@ -28,16 +28,16 @@
 namespace nvmf::target {
 
 enum class RequestState : uint8_t {
-  kDone = 0,               // the slot is free (its last response's SEND completed)
-  kNew,                    // a capsule took the slot; the command processor decides
-  kWaitingForReadCredit,   // needs an RDMA READ; the queue's READ depth or send queue is full
-  kTransferringFromHost,   // RDMA READ of the host's data posted
-  kReadyToExecute,         // the host's data arrived; the processor finishes the command
-  kExecuting,              // a backend operation (IoEngine) is in the kernel
-  kHeld,                   // an Async Event Request kept until an event
-  kReadyToComplete,        // the CQE is filled; waits for send-queue room
-  kTransferringToHost,     // RDMA WRITE of the data and the response SEND posted
-  kCompleting,             // the response SEND posted
+  kDone = 0,              // the slot is free (its last response's SEND completed)
+  kNew,                   // a capsule took the slot; the command processor decides
+  kWaitingForReadCredit,  // needs an RDMA READ; the queue's READ depth or send queue is full
+  kTransferringFromHost,  // RDMA READ of the host's data posted
+  kReadyToExecute,        // the host's data arrived; the processor finishes the command
+  kExecuting,             // a backend operation (IoEngine) is in the kernel
+  kHeld,                  // an Async Event Request kept until an event
+  kReadyToComplete,       // the CQE is filled; waits for send-queue room
+  kTransferringToHost,    // RDMA WRITE of the data and the response SEND posted
+  kCompleting,            // the response SEND posted
 };
 
 inline constexpr size_t kRequestStateCount = static_cast<size_t>(RequestState::kCompleting) + 1;

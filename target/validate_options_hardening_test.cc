@@ -55,5 +55,18 @@ TEST(ValidateOptionsHardening, MaxIoQueuesNamesTheOption) {
   expect_invalid(o, "--max-io-queues 65");
 }
 
+TEST(ValidateOptionsHardening, MaxRdmaReadDepthIsOneTo255) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.max_rdma_read_depth, 16u);
+  o.max_rdma_read_depth = 0;
+  expect_invalid(o, "--max-rdma-read-depth 0 is not in 1..255");
+  o.max_rdma_read_depth = 256;
+  expect_invalid(o, "--max-rdma-read-depth 256");
+  for (uint32_t ok : {1u, 255u}) {
+    o.max_rdma_read_depth = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
+}
+
 }  // namespace
 }  // namespace nvmf::target
