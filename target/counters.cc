@@ -26,6 +26,7 @@ CounterSnapshot& CounterSnapshot::operator+=(const CounterSnapshot& o) {
   rdma_reads_in_flight_max = std::max(rdma_reads_in_flight_max, o.rdma_reads_in_flight_max);
   rdma_read_waits += o.rdma_read_waits;
   send_queue_waits += o.send_queue_waits;
+  buffer_waits += o.buffer_waits;
   return *this;
 }
 
@@ -49,6 +50,7 @@ CounterSnapshot QueueCounters::snapshot() const {
   s.rdma_reads_in_flight_max = rdma_reads_in_flight_max.get();
   s.rdma_read_waits = rdma_read_waits.get();
   s.send_queue_waits = send_queue_waits.get();
+  s.buffer_waits = buffer_waits.get();
   return s;
 }
 

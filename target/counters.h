@@ -58,6 +58,7 @@ struct QueueCounters {
   Gauge rdma_reads_in_flight_max;
   Counter rdma_read_waits;
   Counter send_queue_waits;
+  Counter buffer_waits;
 
   // Moves one request's count from state `from` to state `to`.
   void count_move(RequestState from, RequestState to) {

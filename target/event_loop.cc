@@ -246,6 +246,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.in_capsule_bytes = subsystem_.in_capsule_data_size();
   p.page_size = page;
   p.max_transfer_bytes = cfg.max_transfer_bytes();
+  p.shared_buffers = options_.num_shared_buffers;
   p.requested_max_inline_data = options_.requested_max_inline_data;
   p.held_slots = check.qid == 0 ? uint32_t{cfg.aerl} + 1 : 0;
   p.peer = peer;

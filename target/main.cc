@@ -70,6 +70,7 @@ nlohmann::json depth_json(const nvmf::target::QueueStats& q) {
           {"rdma_read_waits", q.counters.rdma_read_waits},
           {"send_queue_depth", q.send_queue_depth},
           {"send_queue_waits", q.counters.send_queue_waits},
+          {"buffer_waits", q.counters.buffer_waits},
           {"request_states", request_states_json(q.counters)}};
 }
 
@@ -148,6 +149,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"rdma_reads_in_flight_max", s.totals.rdma_reads_in_flight_max},
       {"rdma_read_waits", s.totals.rdma_read_waits},
       {"send_queue_waits", s.totals.send_queue_waits},
+      {"num_shared_buffers", options.num_shared_buffers},
+      {"buffer_waits", s.totals.buffer_waits},
       {"request_states", request_states_json(s.totals)},
       {"per_controller", per_controller},
       {"per_queue", per_queue},
@@ -221,6 +224,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-rdma-read-depth", o.max_rdma_read_depth,
                  "RDMA READs outstanding per queue, at most (also capped by the host's "
                  "responder_resources and the device); more wait in arrival order")
+      ->capture_default_str();
+  app.add_option("--num-shared-buffers", o.num_shared_buffers,
+                 "data buffers (MDTS bytes each) shared by every queue of a device; commands "
+                 "wait for one when all are in use; 0 = one per queue slot")
       ->capture_default_str();
   app.add_option("--max-pending-connections", o.max_pending_connections,
                  "connections waiting for their Connect; more are rejected at the CM (NO_RSC)")

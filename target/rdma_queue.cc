@@ -25,6 +25,13 @@ constexpr uint32_t kSlotsBeforeConnect = 2;
 constexpr uint32_t kSqeBytes = sizeof(proto::Sqe);
 constexpr uint32_t kCqeBytes = sizeof(proto::Cqe);
 
+// The data length SGL1 describes (keyed data block: 24-bit length; others: 32-bit), whatever
+// the command: a command with 0 moves no data and takes no shared buffer.
+uint32_t sgl1_bytes(const proto::Sqe& sqe) {
+  return (sqe.dptr.id >> 4) == proto::kSglTypeKeyedDataBlock ? sqe.dptr.keyed_length()
+                                                             : sqe.dptr.unkeyed.length;
+}
+
 Result<uint8_t*> aligned_alloc_zeroed(size_t alignment, size_t bytes, std::string_view what) {
   void* p = nullptr;
   int err = ::posix_memalign(&p, alignment, bytes);
@@ -64,6 +71,12 @@ Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceCont
 RdmaQueue::~RdmaQueue() {
   processor_.reset();
   subsystem_.registry().remove_queue(&counters_);
+  if (pool_ != nullptr) {
+    // The QP goes first: no RDMA may touch a chunk once another queue can have it.
+    qp_.reset();
+    for (uint32_t i = 0; i < slots_.size(); ++i) release_chunk(i);
+    pool_->chunks().waiting -= buffer_waiters_.size();
+  }
 }
 
 Status RdmaQueue::setup() {
@@ -190,6 +203,17 @@ bool RdmaQueue::connect_accepted() {
     return false;
   };
   const uint32_t sges = 1 + pages_per_recv_;
+  if (params_.shared_buffers > 0 && dev_.pool == nullptr) {
+    auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes);
+    if (!pool.ok()) return fail_setup(pool.status());
+    dev_.pool = std::move(*pool);
+    NVMF_LOG(INFO, "target") << "shared data buffers: " << params_.shared_buffers << " x "
+                             << params_.max_transfer_bytes << " bytes registered";
+  }
+  BufferPool* pool = params_.shared_buffers > 0 && dev_.pool != nullptr &&
+                             dev_.pool->chunks().chunk_bytes() >= params_.max_transfer_bytes
+                         ? dev_.pool.get()
+                         : nullptr;
   if (pages_per_recv_ > 0 && n > 1) {
     size_t bytes = (n - 1) * pages_per_recv_ * params_.page_size;
     auto pages = aligned_alloc_zeroed(params_.page_size, bytes, "in-capsule pages");
@@ -208,6 +232,26 @@ bool RdmaQueue::connect_accepted() {
       }
     }
   }
+  const size_t made = slots_.size();
+  if (pool != nullptr) {
+    // No buffer of its own: a slot's data_sge is set when it takes a chunk.
+    slots_.resize(slot_count_);
+    for (uint32_t index = 0; index < slot_count_; ++index) {
+      if (index >= made) {
+        init_slot(index, nullptr, 0, pool->lkey());
+        free_slots_.push_back(index);
+      }
+      slots_[index].req.buffer = {};
+      slots_[index].data_sge = {0, 0, pool->lkey()};
+    }
+    buffer_waiters_.reset(slot_count_);
+    pool_ = pool;
+    grown_ = true;
+    for (uint32_t i = 1; i < n; ++i) {
+      if (!post_receive(i)) return false;
+    }
+    return true;
+  }
   size_t data_bytes = size_t{slot_count_} * params_.max_transfer_bytes;
   auto data = aligned_alloc_zeroed(4096, data_bytes, "data buffers");
   if (!data.ok()) return fail_setup(data.status());
@@ -218,7 +262,6 @@ bool RdmaQueue::connect_accepted() {
   // The Connect's own slot is finished with the Connect page (its data was copied out), and no
   // other slot can be moving data: only a Connect does before this point. The remaining slots
   // are made in the room reserved for them (no reallocation: the existing ones stay put).
-  const size_t made = slots_.size();
   slots_.resize(slot_count_);
   for (uint32_t index = 0; index < slot_count_; ++index) {
     uint8_t* buf = data_buf_.get() + static_cast<size_t>(index) * params_.max_transfer_bytes;
@@ -279,6 +322,9 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
 // ------------------------------------------------------------------------------ fast path --
 
 int RdmaQueue::poll() {
+  // Chunks other queues gave back since the last round (counted as work: the loop does not
+  // sleep while it starts commands).
+  int started = buffer_waiters_.empty() || wants_teardown() ? 0 : serve_buffer_waiters();
   ibv_wc wcs[kPollBatch];
   int n = cq_->poll(wcs);
   if (n < 0) {
@@ -287,7 +333,7 @@ int RdmaQueue::poll() {
   }
   for (int i = 0; i < n; ++i) handle(wcs[i]);
   flush_sends();
-  return n;
+  return n + started;
 }
 
 void RdmaQueue::queue_send(ibv_send_wr* first, ibv_send_wr* last) {
@@ -338,6 +384,7 @@ void RdmaQueue::handle(const ibv_wc& wc) {
       send_queue_.give_back(slots_[index].sq_held);
       slots_[index].sq_held = 0;
       if (!move(index, RequestState::kDone)) return;
+      release_chunk(index);
       serve_waiters();  // before the slot takes a waiting capsule: those waited longer
       on_send_done(index);
       break;
@@ -371,7 +418,47 @@ void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
   r.in_capsule.page_size = params_.page_size;
   r.in_capsule.received_bytes = byte_len - kSqeBytes;
   if (!move(slot, RequestState::kNew)) return;
+  if (pool_ != nullptr && sgl1_bytes(*r.sqe) > 0) {
+    if (!buffer_waiters_.empty() || !pool_->chunks().unclaimed()) {
+      if (!move(slot, RequestState::kWaitingForBuffer)) return;
+      counters_.buffer_waits.add();
+      if (!buffer_waiters_.push(slot)) return fail("buffer waiters: more than one entry per slot");
+      ++pool_->chunks().waiting;
+      return;
+    }
+    attach_chunk(slot);
+  }
   act(slot, processor_->begin(r));
+}
+
+void RdmaQueue::attach_chunk(uint32_t slot) {
+  Slot& s = slots_[slot];
+  uint8_t* chunk = pool_->chunks().get();  // the callers checked that one is free
+  s.chunk = chunk;
+  s.req.buffer = {chunk, pool_->chunks().chunk_bytes()};
+  s.data_sge.addr = reinterpret_cast<uintptr_t>(chunk);
+}
+
+void RdmaQueue::release_chunk(uint32_t slot) {
+  Slot& s = slots_[slot];
+  if (s.chunk == nullptr) return;
+  if (!pool_->chunks().put(s.chunk)) fail("shared buffer given back twice");
+  s.chunk = nullptr;
+  s.req.buffer = {};
+  s.data_sge.addr = 0;
+}
+
+int RdmaQueue::serve_buffer_waiters() {
+  int started = 0;
+  while (!buffer_waiters_.empty() && pool_->chunks().free_count() > 0 && !wants_teardown()) {
+    uint32_t slot = buffer_waiters_.front();
+    buffer_waiters_.pop();
+    --pool_->chunks().waiting;
+    attach_chunk(slot);
+    ++started;
+    act(slot, processor_->begin(slots_[slot].req));
+  }
+  return started;
 }
 
 bool RdmaQueue::move(uint32_t slot, RequestState to) {
@@ -398,7 +485,8 @@ void RdmaQueue::act(uint32_t slot, NextStep next) {
     case NextStep::kReadFromHost:
       if (move(slot, RequestState::kWaitingForReadCredit)) request_read(slot);
       break;
-    case NextStep::kHold:  // the SQE is no longer needed: give the receive back
+    case NextStep::kHold:  // the SQE is no longer needed: give the receive back; no data moves
+      release_chunk(slot);
       if (move(slot, RequestState::kHeld)) post_receive(slots_[slot].recv_index);
       break;
     case NextStep::kBackend:  // io_done() continues; the SQE stays in its receive until then

@@ -34,6 +34,9 @@ struct RdmaQueueParams {
   uint32_t in_capsule_bytes = 0;  // advertised in-capsule size; receives get whole pages
   uint32_t page_size = 4096;
   uint32_t max_transfer_bytes = 0;  // data buffer per slot (MDTS)
+  // > 0: once connected, commands take their data buffer from the device's shared pool of this
+  // many chunks of max_transfer_bytes (target/buffer_pool.h) instead of one per slot.
+  uint32_t shared_buffers = 0;
   uint32_t requested_max_inline_data = 16;
   // Command slots beyond queue_size for held Async Event Requests (admin queue: AERL + 1), so
   // that AERs never take the slots the host's other commands need.
@@ -50,7 +53,10 @@ struct RdmaQueueParams {
 //    what a connection that never sends a Connect costs (tens of KiB; no queue_size x MDTS);
 //  - once a Connect passed its checks (connect_accepted(), before its response): the in-capsule
 //    pages of receives 1..queue_size-1 (posted then), the other command slots, and each slot's
-//    data buffer of max_transfer_bytes (RDMA READ target / WRITE source).
+//    data buffer of max_transfer_bytes (RDMA READ target / WRITE source); with shared buffers
+//    (params.shared_buffers > 0) no data buffer: a command whose SGL1 describes data takes one
+//    of the device's pool (made by the first such queue) and gives it back when its response
+//    SEND completes, or waits for one (waiting_for_buffer).
 // Receives use the layout nvmet-rdma uses: the SQE (one SGE) + in_capsule_bytes / page_size
 // pages (one SGE each).
 // A command keeps its receive until its response: the receive is reposted just before the
@@ -128,8 +134,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     ibv_sge cqe_sge{};
     ibv_send_wr data_wr{};
     ibv_send_wr send_wr{};
-    bool with_data = false;  // its response has an RDMA WRITE in front
-    uint32_t sq_held = 0;    // send-queue entries its posted work requests hold
+    uint8_t* chunk = nullptr;  // the shared pool's chunk it holds
+    bool with_data = false;    // its response has an RDMA WRITE in front
+    uint32_t sq_held = 0;      // send-queue entries its posted work requests hold
   };
   struct FreeDeleter {
     void operator()(uint8_t* p) const;
@@ -159,6 +166,11 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   void post_read(uint32_t slot);
   // Posts what waits, oldest first: responses, then READs, while the credits last.
   void serve_waiters();
+  // Shared pool: the slot takes a chunk as its data buffer / gives it back.
+  void attach_chunk(uint32_t slot);
+  void release_chunk(uint32_t slot);
+  // Starts the commands waiting for a chunk while chunks are free; returns how many.
+  int serve_buffer_waiters();
   // `repost`: give the command's receive back first (false for a held command, whose receive
   // went back when it was held).
   void respond(uint32_t slot, bool with_data, bool repost = true);
@@ -198,10 +210,12 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   bool armed_ = false;
   bool disconnected_ = false;
   uint32_t backend_in_flight_ = 0;
-  Credits reads_;              // RDMA READs outstanding, limit = the initiator depth
-  Credits send_queue_;         // send work requests outstanding, limit = the QP's max_send_wr
-  SlotFifo read_waiters_;      // waiting_for_read_credit, oldest first
-  SlotFifo response_waiters_;  // ready_to_complete without send-queue room, oldest first
+  Credits reads_;               // RDMA READs outstanding, limit = the initiator depth
+  Credits send_queue_;          // send work requests outstanding, limit = the QP's max_send_wr
+  SlotFifo read_waiters_;       // waiting_for_read_credit, oldest first
+  SlotFifo response_waiters_;   // ready_to_complete without send-queue room, oldest first
+  SlotFifo buffer_waiters_;     // waiting_for_buffer, oldest first
+  BufferPool* pool_ = nullptr;  // dev_.pool once connected with shared buffers
   std::string disconnect_reason_;
 
   QueueCounters counters_;

@@ -9,6 +9,8 @@ std::string_view request_state_name(RequestState s) {
       return "done";
     case RequestState::kNew:
       return "new";
+    case RequestState::kWaitingForBuffer:
+      return "waiting_for_buffer";
     case RequestState::kWaitingForReadCredit:
       return "waiting_for_read_credit";
     case RequestState::kTransferringFromHost:
@@ -32,7 +34,8 @@ std::string_view request_state_name(RequestState s) {
 namespace {
 
 // Where the processor's decision (NextStep) can take a request that is being decided: new,
-// ready to execute (the READ's data arrived) or executing (a backend operation finished).
+// waiting for buffer (it got one), ready to execute (the READ's data arrived) or executing (a
+// backend operation finished).
 bool is_decision_target(RequestState to) {
   switch (to) {
     case RequestState::kWaitingForReadCredit:  // kReadFromHost
@@ -53,6 +56,8 @@ bool transition_allowed(RequestState from, RequestState to) {
     case S::kDone:
       return to == S::kNew;
     case S::kNew:
+      return to == S::kWaitingForBuffer || is_decision_target(to);
+    case S::kWaitingForBuffer:
     case S::kReadyToExecute:
     case S::kExecuting:
       return is_decision_target(to);

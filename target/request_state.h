@@ -3,7 +3,9 @@
 // and keeps per-state counters (QueueCounters::state_entered / state_now, the --json report's
 // "request_states").
 //
-//   done --capsule--> new --kRespond--------------------------> ready to complete
+//   done --capsule--> new [--no free shared buffer--> waiting for buffer --buffer-->]
+//                      | (the processor's decision, from new or waiting for buffer:)
+//                      | --kRespond--------------------------> ready to complete
 //                      | --kWriteToHostThenRespond-------------> ready to complete
 //                      | --kReadFromHost--> waiting for READ credit --> transferring from host
 //                      | --kBackend--> executing                          | READ completion
@@ -16,8 +18,9 @@
 // Requests wait in order: one that finds no RDMA READ credit (at most the initiator depth
 // negotiated at connect outstanding) or no send-queue room waits in its state's FIFO and is
 // served first when a credit comes back; nothing fails for want of a resource. The model is
-// SPDK's nvmf RDMA request states (spdk_nvmf_rdma_request_state), minus buffer waits: every
-// command slot owns its data buffer.
+// SPDK's nvmf RDMA request states (spdk_nvmf_rdma_request_state). With the shared buffer pool
+// (target/buffer_pool.h) a command that needs a data buffer and finds none waits in
+// waiting_for_buffer, in order.
 #ifndef NVMF_TARGET_REQUEST_STATE_H_
 #define NVMF_TARGET_REQUEST_STATE_H_
 
@@ -30,6 +33,7 @@ namespace nvmf::target {
 enum class RequestState : uint8_t {
   kDone = 0,              // the slot is free (its last response's SEND completed)
   kNew,                   // a capsule took the slot; the command processor decides
+  kWaitingForBuffer,      // its SGL1 describes data and no shared data buffer is free
   kWaitingForReadCredit,  // needs an RDMA READ; the queue's READ depth or send queue is full
   kTransferringFromHost,  // RDMA READ of the host's data posted
   kReadyToExecute,        // the host's data arrived; the processor finishes the command

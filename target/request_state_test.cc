@@ -45,6 +45,11 @@ TEST(RequestStateTest, TheTableHasExactlyTheDocumentedMoves) {
       {S::kNew, S::kExecuting},
       {S::kNew, S::kHeld},
       {S::kNew, S::kReadyToComplete},
+      {S::kNew, S::kWaitingForBuffer},
+      {S::kWaitingForBuffer, S::kWaitingForReadCredit},
+      {S::kWaitingForBuffer, S::kExecuting},
+      {S::kWaitingForBuffer, S::kHeld},
+      {S::kWaitingForBuffer, S::kReadyToComplete},
       {S::kReadyToExecute, S::kWaitingForReadCredit},
       {S::kReadyToExecute, S::kExecuting},
       {S::kReadyToExecute, S::kHeld},
@@ -78,6 +83,8 @@ TEST(RequestStateTest, NoRequestSkipsItsTransferOrItsResponse) {
   EXPECT_FALSE(transition_allowed(S::kHeld, S::kDone));
   EXPECT_FALSE(transition_allowed(S::kDone, S::kDone));
   EXPECT_FALSE(transition_allowed(S::kTransferringFromHost, S::kReadyToComplete));
+  EXPECT_FALSE(transition_allowed(S::kDone, S::kWaitingForBuffer)) << "only a command waits";
+  EXPECT_FALSE(transition_allowed(S::kWaitingForBuffer, S::kDone));
 }
 
 TEST(RequestStateTest, CountMoveKeepsLevelsAndEntries) {

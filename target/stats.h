@@ -41,6 +41,8 @@ struct CounterSnapshot {
   uint64_t rdma_read_waits = 0;
   // Responses that waited for send-queue room.
   uint64_t send_queue_waits = 0;
+  // Commands that waited for a shared data buffer (target/buffer_pool.h).
+  uint64_t buffer_waits = 0;
 
   CounterSnapshot& operator+=(const CounterSnapshot& other);
   friend bool operator==(const CounterSnapshot&, const CounterSnapshot&) = default;

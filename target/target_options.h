@@ -114,6 +114,11 @@ struct TargetOptions {
   // devices report as max_qp_init_rd_atom; rxe reports 128, and the Linux host offers the
   // device's value, so on rxe this setting is what bounds a QD32 write burst.
   uint32_t max_rdma_read_depth = 16;
+  // Shared data buffers per RDMA device (CLI --num-shared-buffers, 0..65535, SPDK's
+  // num_shared_buffers): chunks of the MDTS transfer size, registered once when the first
+  // Connect is accepted, taken by commands that move data and given back at their response.
+  // 256 x 128 KiB = 32 MiB. 0: every queue slot owns a buffer (queue_size x MDTS per queue).
+  uint32_t num_shared_buffers = 256;
 
   PollMode poll_mode = PollMode::kEvent;  // CLI --poll
   // kEvent only: microseconds to keep polling after the last completion before sleeping (CLI

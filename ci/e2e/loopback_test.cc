@@ -264,12 +264,58 @@ TEST(LoopbackReadDepthTest, Qd32WritesNeverExceedTheReadDepth) {
               entered[at(target::RequestState::kTransferringFromHost)])
         << "every waiting READ was posted";
     EXPECT_EQ(entered[at(target::RequestState::kTransferringFromHost)],
-              q.counters.writes_rdma_read);
+              q.counters.writes_rdma_read + 1)
+        << "the keyed writes and the Connect's data";
     EXPECT_EQ(entered[at(target::RequestState::kNew)], q.counters.commands);
     EXPECT_EQ(q.counters.state_now[at(target::RequestState::kDone)], q.queue_size)
         << "every slot free once the host saw its last completion";
   }
   EXPECT_TRUE(saw_io_queue);
+  EXPECT_TRUE((*ctrl)->disconnect().ok());
+}
+
+// Shared data buffers (issue 12): with 3 buffers for a QD32 run of 64 KiB random reads and
+// writes with verify, commands that move data wait for a buffer (waiting_for_buffer) instead of
+// failing, every one completes, the data reads back intact, and the buffers are all back once
+// the host saw its last completion.
+TEST(LoopbackSharedBuffersTest, CommandsWaitForABufferAndNoneFails) {
+  std::optional<RxeEnv> env;
+  NVMF_REQUIRE_RXE(env);
+  constexpr char kPoolNqn[] = "nqn.2024-01.io.nvmf-rdma:e2e-shared-buffers";
+  target::TargetOptions topts = ram_target_options(*env, kPoolNqn, 16ull << 20, kLbaSize);
+  topts.num_shared_buffers = 3;
+  auto target = RunningTarget::start(topts);
+  ASSERT_NE(target, nullptr);
+  auto ctrl = host::Controller::connect(host_options_for(*env, (*target)->port(), kPoolNqn, 64));
+  ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
+
+  host::BenchOptions b;
+  b.rw = host::RwMode::kRandRw;
+  b.bs = {64 * 1024};
+  b.iodepth = 32;
+  b.numjobs = 2;
+  b.runtime_s = 1;
+  b.verify = true;
+  auto report = host::run_bench(**ctrl, b);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_TRUE(report->status.ok()) << report->status.to_string();
+  EXPECT_GT(report->verify_checked, 0u);
+  EXPECT_EQ(report->verify_errors, 0u) << report->verify_first_error;
+
+  const size_t waiting = static_cast<size_t>(target::RequestState::kWaitingForBuffer);
+  const size_t done = static_cast<size_t>(target::RequestState::kDone);
+  target::TargetStats t = (*target)->stats();
+  EXPECT_GT(t.totals.buffer_waits, 0u);
+  EXPECT_EQ(t.totals.state_entered[waiting], t.totals.buffer_waits);
+  EXPECT_EQ(t.totals.errors, 0u);
+  int io_queues = 0;
+  for (const target::QueueStats& q : t.queues) {
+    if (q.qid == 0) continue;
+    ++io_queues;
+    EXPECT_EQ(q.counters.state_now[waiting], 0u) << "qid " << q.qid;
+    EXPECT_LE(q.counters.state_now[done], q.queue_size) << "qid " << q.qid;
+  }
+  EXPECT_EQ(io_queues, 2);
   EXPECT_TRUE((*ctrl)->disconnect().ok());
 }
 
