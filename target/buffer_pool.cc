@@ -1,10 +1,7 @@
 // BufferPool and its free list.
 #include "target/buffer_pool.h"
 
-#include <sys/mman.h>
-
-#include <cerrno>
-#include <string>
+#include <utility>
 
 namespace nvmf::target {
 
@@ -36,25 +33,10 @@ bool ChunkList::put(uint8_t* chunk) {
 
 Result<std::unique_ptr<BufferPool>> BufferPool::create(ibv_pd* pd, uint32_t count,
                                                        uint32_t chunk_bytes) {
-  std::unique_ptr<BufferPool> pool(new BufferPool());
-  pool->bytes_ = static_cast<size_t>(count) * chunk_bytes;
-  void* p =
-      ::mmap(nullptr, pool->bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    return Status::from_errno("mmap", errno,
-                              "shared data buffers of " + std::to_string(pool->bytes_) + " bytes");
-  }
-  pool->base_ = static_cast<uint8_t*>(p);
-  NVMF_ASSIGN_OR_RETURN(auto mr,
-                        verbs::MemoryRegion::create(pd, p, pool->bytes_, IBV_ACCESS_LOCAL_WRITE));
-  pool->mr_.emplace(std::move(mr));
-  pool->chunks_.emplace(pool->base_, count, chunk_bytes);
-  return pool;
-}
-
-BufferPool::~BufferPool() {
-  mr_.reset();
-  if (base_ != nullptr) ::munmap(base_, bytes_);
+  NVMF_ASSIGN_OR_RETURN(auto buffer, verbs::RegisteredBuffer::create(
+                                         pd, static_cast<size_t>(count) * chunk_bytes, 4096,
+                                         IBV_ACCESS_LOCAL_WRITE, "shared data buffers"));
+  return std::unique_ptr<BufferPool>(new BufferPool(std::move(buffer), count, chunk_bytes));
 }
 
 }  // namespace nvmf::target

@@ -1,9 +1,9 @@
 // BufferPool: the data buffers every queue of one RDMA device shares (issue 12), instead of
 // queue_size x MDTS per queue. One anonymous mapping of `count` chunks of `chunk_bytes` (the
 // MDTS transfer size: an RDMA READ or WRITE of a command uses one SGE, so a command's data is
-// one chunk), registered once (one MR, one lkey). Like SPDK's nvmf transport option
-// num_shared_buffers; SPDK's per-poll-group buf_cache_size has no counterpart while one thread
-// serves every queue (there is no contention to save).
+// one chunk), registered once (one verbs::RegisteredBuffer: one MR, one lkey). Like SPDK's nvmf
+// transport option num_shared_buffers; SPDK's per-poll-group buf_cache_size has no counterpart
+// while one thread serves every queue (there is no contention to save).
 //
 // A command whose SGL1 describes data takes a chunk before the command processor sees it and
 // gives it back when its response SEND completes. When none is free it waits, in its queue's
@@ -18,11 +18,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "common/status.h"
-#include "common/verbs/memory_region.h"
+#include "common/verbs/registered_buffer.h"
 
 namespace nvmf::target {
 
@@ -57,28 +56,24 @@ class ChunkList {
   std::vector<bool> is_free_;   // per chunk
 };
 
-// ChunkList over a registered anonymous mapping.
+// ChunkList over one registered buffer of count x chunk_bytes, page-aligned.
 class BufferPool {
  public:
-  // mmap(count * chunk_bytes) and ibv_reg_mr with local write access (READ target, WRITE
-  // source). Errors name mmap or ibv_reg_mr and the byte count.
+  // verbs::RegisteredBuffer with local write access (RDMA READ target, WRITE source); its
+  // errors (allocation, ibv_reg_mr) name "shared data buffers" and the size. Destruction
+  // deregisters, then frees: every queue using it must have destroyed its QP first.
   static Result<std::unique_ptr<BufferPool>> create(ibv_pd* pd, uint32_t count,
                                                     uint32_t chunk_bytes);
-  // Deregisters, then unmaps. Every chunk must be back (or its queue's QP destroyed).
-  ~BufferPool();
-  BufferPool(const BufferPool&) = delete;
-  BufferPool& operator=(const BufferPool&) = delete;
 
-  ChunkList& chunks() { return *chunks_; }
-  uint32_t lkey() const { return mr_->lkey(); }
-  uint64_t registered_bytes() const { return bytes_; }
+  ChunkList& chunks() { return chunks_; }
+  uint32_t lkey() const { return buffer_.lkey(); }
+  uint64_t registered_bytes() const { return buffer_.size(); }
 
  private:
-  BufferPool() = default;
-  uint8_t* base_ = nullptr;
-  size_t bytes_ = 0;
-  std::optional<ChunkList> chunks_;
-  std::optional<verbs::MemoryRegion> mr_;
+  explicit BufferPool(verbs::RegisteredBuffer buffer, uint32_t count, uint32_t chunk_bytes)
+      : buffer_(std::move(buffer)), chunks_(buffer_.data(), count, chunk_bytes) {}
+  verbs::RegisteredBuffer buffer_;
+  ChunkList chunks_;
 };
 
 }  // namespace nvmf::target

@@ -286,7 +286,9 @@ TEST(LoopbackSharedBuffersTest, CommandsWaitForABufferAndNoneFails) {
   topts.num_shared_buffers = 3;
   auto target = RunningTarget::start(topts);
   ASSERT_NE(target, nullptr);
-  auto ctrl = host::Controller::connect(host_options_for(*env, (*target)->port(), kPoolNqn, 64));
+  host::HostOptions hopts = host_options_for(*env, (*target)->port(), kPoolNqn, 64);
+  hopts.num_io_queues = 2;
+  auto ctrl = host::Controller::connect(hopts);
   ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
 
   host::BenchOptions b;
