@@ -418,6 +418,15 @@ void EventLoop::housekeeping() {
   (void)expire_keep_alives();  // sweeps
 }
 
+bool EventLoop::buffer_waiters_can_start() const {
+  for (const auto& d : devices_) {
+    if (d->pool != nullptr && d->pool->chunks().waiting > 0 && d->pool->chunks().free_count() > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status EventLoop::run() {
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(options_.busy_poll_us);
@@ -453,6 +462,9 @@ Status EventLoop::run() {
       if (++rounds % kCmCheckRounds == 0) housekeeping();
       continue;
     }
+    // Shared buffers given back outside a poll round (a queue torn down) while commands of
+    // other queues wait for one: poll again rather than sleep on them.
+    if (buffer_waiters_can_start()) continue;
     if (!wait_idle()) {
       shutdown();
       return Status::internal("event loop: epoll_wait failed");
