@@ -52,9 +52,20 @@ nullb() { # nullb NAME SIZE_MIB [ATTRIBUTE=VALUE...]: a memory-backed null_blk; 
   echo "$size" >"$d/size" && echo 1 >"$d/memory_backed" && echo 512 >"$d/blocksize" || return 1
   for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || return 1; done
   echo 1 >"$d/power" || return 1
-  local dev
-  dev=/dev/nullb$(cat "$d/index")
-  for _ in $(seq 1 50); do [ -b "$dev" ] && { echo "$dev"; return 0; }; sleep 0.1; done
+  nullb_path "$1"
+}
+
+# nullb_path NAME: the /dev path of a powered configfs null_blk, once it exists: newer kernels
+# name the disk after the configfs directory, older ones nullb<index>.
+nullb_path() {
+  local d=/sys/kernel/config/nullb/$1 dev
+  for _ in $(seq 1 50); do
+    for dev in "/dev/$1" "/dev/nullb$(cat "$d/index")"; do
+      [ -b "$dev" ] && { echo "$dev"; return 0; }
+    done
+    sleep 0.1
+  done
+  echo "no block device for null_blk $1 (index $(cat "$d/index"))" >&2
   return 1
 }
 

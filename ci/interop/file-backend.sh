@@ -29,12 +29,20 @@ nullb_create() {
   echo "$size" >"$d/size" && echo 1 >"$d/memory_backed" && echo 512 >"$d/blocksize" || return 1
   for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || { echo "nullb ${kv%%=*} refused" >&2; return 1; }; done
   echo 1 >"$d/power" || return 1
-  local dev
-  dev=/dev/nullb$(cat "$d/index")
+  nullb_path "$1"
+}
+
+# nullb_path NAME: the /dev path of a powered configfs null_blk, once it exists: newer kernels
+# name the disk after the configfs directory, older ones nullb<index>.
+nullb_path() {
+  local d=/sys/kernel/config/nullb/$1 dev
   for _ in $(seq 1 50); do
-    [ -b "$dev" ] && { echo "$dev"; return 0; }
+    for dev in "/dev/$1" "/dev/nullb$(cat "$d/index")"; do
+      [ -b "$dev" ] && { echo "$dev"; return 0; }
+    done
     sleep 0.1
   done
+  echo "no block device for null_blk $1 (index $(cat "$d/index"))" >&2
   return 1
 }
 
@@ -102,8 +110,7 @@ durability() {
     echo "power cycle failed"
     rc=1
   fi
-  dev=/dev/nullb$(cat "$d/index")
-  for _ in $(seq 1 50); do [ -b "$dev" ] && break; sleep 0.1; done
+  dev=$(nullb_path interop-dur) || rc=1
   echo 3 >/proc/sys/vm/drop_caches
   local fua_ok=yes flushed_ok=yes plain_lost=yes
   cmp "$tmp/fua" <(dd if="$dev" bs=8192 count=16 iflag=direct status=none) || fua_ok=no
@@ -235,7 +242,7 @@ flush_while_device_fails() {
   return "$rc"
 }
 
-export -f nullb_create nullb_remove
+export -f nullb_create nullb_remove nullb_path
 
 # ----------------------------------------------------------- file namespace --
 # A sparse file namespace: the Linux host sees discard and write zeroes enabled, and
