@@ -140,7 +140,7 @@ done <"$list"
 if [ -x "$here/interop/run.sh" ]; then
   echo "=== [$(clock)] interop"
   rc=0
-  timeout 900 "$here/interop/run.sh" || rc=$?
+  timeout 1200 "$here/interop/run.sh" || rc=$?
   if [ "$rc" -ne 0 ]; then
     status=1
     [ -s "$NVMF_RESULTS_DIR/interop.xml" ] || write_case "$NVMF_RESULTS_DIR/interop.xml" Interop "run_exit_$rc" "$rc"

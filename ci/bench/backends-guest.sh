@@ -46,13 +46,13 @@ cleanup() {
 trap cleanup EXIT
 
 nullb() { # nullb NAME SIZE_MIB [ATTRIBUTE=VALUE...]: a memory-backed null_blk; prints its path
-  local d=/sys/kernel/config/nullb/$1 size=$2 kv
+  local name=$1 d=/sys/kernel/config/nullb/$1 size=$2 kv
   shift 2
   mkdir "$d" || return 1
   echo "$size" >"$d/size" && echo 1 >"$d/memory_backed" && echo 512 >"$d/blocksize" || return 1
   for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || return 1; done
   echo 1 >"$d/power" || return 1
-  nullb_path "$1"
+  nullb_path "$name"
 }
 
 # nullb_path NAME: the /dev path of a powered configfs null_blk, once it exists: newer kernels

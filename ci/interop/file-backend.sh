@@ -21,7 +21,7 @@
 # nullb_create NAME SIZE_MIB [ATTRIBUTE=VALUE...]: a memory-backed null_blk device with 512-byte
 # sectors made through configfs; prints its /dev path.
 nullb_create() {
-  local d=/sys/kernel/config/nullb/$1 size=$2 kv
+  local name=$1 d=/sys/kernel/config/nullb/$1 size=$2 kv
   shift 2
   [ -d /sys/kernel/config/nullb ] || modprobe null_blk || return 1
   [ ! -d "$d" ] || nullb_remove "$(basename "$d")"
@@ -29,7 +29,7 @@ nullb_create() {
   echo "$size" >"$d/size" && echo 1 >"$d/memory_backed" && echo 512 >"$d/blocksize" || return 1
   for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || { echo "nullb ${kv%%=*} refused" >&2; return 1; }; done
   echo 1 >"$d/power" || return 1
-  nullb_path "$1"
+  nullb_path "$name"
 }
 
 # nullb_path NAME: the /dev path of a powered configfs null_blk, once it exists: newer kernels
@@ -180,7 +180,8 @@ truncated_under_fio() {
   wait "$fio_pid" || fio_rc=$?
   cat "$tmp_fio"
   echo "fio exit $fio_rc"
-  if [ "$fio_rc" -eq 0 ] || ! grep -q 'Input/output error' "$tmp_fio"; then
+  # Linux turns Unrecovered Read Error (a media error) into ENODATA, "No data available".
+  if [ "$fio_rc" -eq 0 ] || ! grep -qE 'No data available|Input/output error' "$tmp_fio"; then
     echo "expected fio to see I/O errors"
     rc=1
   fi
