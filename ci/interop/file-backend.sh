@@ -202,7 +202,8 @@ truncated_under_fio() {
 }
 
 dm_table() { # dm_table NAME TABLE: swaps a device-mapper device's table
-  dmsetup suspend "$1" && dmsetup load "$1" --table "$2" && dmsetup resume "$1"
+  dmsetup suspend --noudevsync "$1" && dmsetup load "$1" --table "$2" &&
+    dmsetup resume --noudevsync "$1"
 }
 
 flush_while_device_fails() {
@@ -213,9 +214,14 @@ flush_while_device_fails() {
   modprobe dm-flakey 2>/dev/null
   sectors=$(blockdev --getsz "$dev")
   table="0 $sectors linear $dev 0"
-  dmsetup create interop-flaky --table "$table" || { nullb_remove interop-flaky; return 1; }
+  dmsetup create --noudevsync interop-flaky --table "$table" || { nullb_remove interop-flaky; return 1; }
+  # No udev in the guest: /dev/mapper/NAME only if dmsetup made the node itself.
+  dmsetup mknodes interop-flaky
+  local path=/dev/mapper/interop-flaky
+  [ -b "$path" ] || path=/dev/$(dmsetup info -c --noheadings -o blkdevname interop-flaky)
+  echo "dm-linear device $path over $dev"
   cfg=$out/config-flaky.json
-  write_config "$cfg" 4096 /dev/mapper/interop-flaky
+  write_config "$cfg" 4096 "$path"
   if start_target "$cfg" flaky && k_connect; then
     n=$(wait_ns)
     dd if=/dev/urandom of="$n" bs=64k count=16 oflag=direct status=none || rc=1
@@ -238,7 +244,7 @@ flush_while_device_fails() {
   fi
   stop_target || { echo "target exit not 0"; rc=1; }
   grep -E 'flush' "$out/target-flaky.log" | head -n 5
-  dmsetup remove interop-flaky || rc=1
+  dmsetup remove --noudevsync interop-flaky || rc=1
   nullb_remove interop-flaky
   return "$rc"
 }
