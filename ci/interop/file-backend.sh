@@ -1,4 +1,5 @@
-# shellcheck shell=bash
+#!/usr/bin/env bash
+# (Sourced by ci/interop/run.sh, not run on its own.)
 # shellcheck disable=SC2154 # out, cases, target_pid: ci/interop/run.sh's
 # Interop checks of file and block-device namespaces (issue 11), sourced by ci/interop/run.sh
 # (its helpers: check, judge, start_target, stop_target, k_connect, k_disconnect, wait_ns,
