@@ -4,9 +4,14 @@
 # alternating), ratios are taken inside each repetition. Not a timed test: it prints figures.
 #
 # Usage: ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS]
-#                            [--out DIR]
+#                            [--out DIR] [--backends]
 #   default: 5 repetitions, 2 s per cell after a 0.5 s ramp (about 20 minutes under emulation);
 #   --quick: 2 repetitions of 1 s cells after 0.2 s (a CI smoke that proves the harness works).
+#   --backends: instead of the RAM comparison, file and block-device namespaces (issue 11): the
+#   Linux host against nvmf-target and nvmet-rdma on a null_blk and on a file on ext4, 4 KiB
+#   random read/write at QD1 and QD32, and one host's QD1 reads while another host's Flush runs
+#   (ci/bench/backends-guest.sh; figures: ci/bench/backends-report.py, backends-report.json/.md;
+#   default 3 repetitions, about 12 minutes in the guest).
 # Environment: BENCH_POLL (our host's --poll, default busy as in nvmf-host bench; the other mode
 #   gets a cell of its own), BENCH_INLINE_OFF (our host's --max-inline-data for the "inline send
 #   off" cell, default 0).
@@ -18,14 +23,17 @@ reps=5
 runtime=2
 ramp=0.5
 out=bench-results
+backends=0
+reps_given=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) reps=2 runtime=1 ramp=0.2; shift ;;
-    --reps) reps=${2:?}; shift 2 ;;
+    --quick) reps=2 runtime=1 ramp=0.2 reps_given=1; shift ;;
+    --reps) reps=${2:?}; reps_given=1; shift 2 ;;
     --runtime) runtime=${2:?}; shift 2 ;;
     --ramp) ramp=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
-    -h | --help) sed -n '2,15p' "$0"; exit 0 ;;
+    --backends) backends=1; shift ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "bench-compare.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,6 +47,21 @@ bazel build -c opt //host:nvmf-host //target:nvmf-target
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')); QEMU TCG guest (2 vCPUs, 2 GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
+if [ "$backends" = 1 ]; then
+  rm -rf "$out/raw-backends"
+  [ "$reps_given" = 1 ] || reps=3
+  budget=$(python3 -c "print(int($reps * (16 * ($runtime + $ramp + 8) + 60) + 600))")
+  echo "bench-compare.sh --backends: $reps repetitions, ${runtime}s cells after ${ramp}s ramp; guest timeout ${budget}s"
+  rc=0
+  ci/rxe-run --results "$out" --timeout "$budget" \
+    ci/bench/backends-guest.sh "$bin" "$reps" "$runtime" "$ramp" || rc=$?
+  [ -s "$out/raw-backends/cells.tsv" ] || { echo "bench-compare.sh: no cells recorded (rxe-run exit $rc)" >&2; exit 1; }
+  python3 ci/bench/backends-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
+    --command "ci/bench-compare.sh --backends --reps $reps --runtime $runtime --ramp $ramp"
+  echo "bench-compare.sh: report in $out (backends-report.json, backends-report.md)"
+  exit "$rc"
+fi
 rm -rf "$out/raw"
 # Per repetition: 36 cells of (runtime + ramp + ~3 s of connect and process start) and 11
 # perftest runs, and three reconnects of the kernel host to the kernel target.

@@ -113,6 +113,27 @@ ROWS = [
     ("", "host NQN not in allowed_hosts refused (kernel host and nvmf-host)",
      "KernelHostOnNvmfTarget", ["host_not_allowed_kernel_host", "host_not_allowed_nvmf_host"],
      None),
+    ("", "file namespace (issue 11): discard and write zeroes enabled, `blkdiscard` and `fstrim` on"
+     " ext4 free file space, `nvme write-zeroes`, `nvme dsm --ad`, fio verify",
+     "KernelHostOnNvmfTarget_FileNamespace",
+     ["start_target", "nvme_connect", "discard_and_write_zeroes_enabled",
+      "blkdiscard_frees_file_space", "fstrim_on_ext4_frees_file_space",
+      "nvme_write_zeroes_and_dsm_deallocate", "fio_verify", "nvme_disconnect", "stop_target"], None),
+    ("", "two namespaces in one subsystem: both in `nvme list`, distinct NGUIDs, fio verify on each",
+     "KernelHostOnNvmfTarget_FileNamespace",
+     ["start_target_two_namespaces", "nvme_connect_two_namespaces", "two_namespaces_in_nvme_list",
+      "fio_verify_both_namespaces", "nvme_disconnect_two_namespaces",
+      "stop_target_two_namespaces"], None),
+    ("", "null_blk bad blocks: Unrecovered Read Error on those LBAs, the others read back",
+     "KernelHostOnNvmfTarget_Faults", ["badblocks_unrecovered_read_error"], None),
+    ("", "backing file truncated under fio: I/O errors, Unrecovered Read Error past the end, the"
+     " target keeps serving", "KernelHostOnNvmfTarget_Faults", ["file_truncated_under_fio"], None),
+    ("", "Flush on a failing device (dm-flakey): Internal Error, still after the device recovered",
+     "KernelHostOnNvmfTarget_Faults", ["flush_while_device_fails"], None),
+    ("", "FUA and flushed writes survive SIGKILL of the target and a null_blk power loss, unflushed"
+     " ones do not (O_DIRECT and buffered)", "KernelHostOnNvmfTarget_Durability",
+     ["fua_and_flush_survive_kill_and_power_loss_direct",
+      "fua_and_flush_survive_kill_and_power_loss_buffered"], None),
     ("nvmf-host → Linux nvmet-rdma", "identify; IOCCSZ = (64 + size) / 16; nvmf-host chose"
      " in-capsule on with that size exactly when size > 0", "NvmfHostOnKernelTarget_inline{size}",
      ["configfs_apply", "identify", "negotiation_report"], negotiation_detail),

@@ -176,7 +176,7 @@ fi
 if [ -x "$here/interop/run.sh" ]; then
   echo "=== [$(clock)] interop"
   rc=0
-  timeout 900 "$here/interop/run.sh" || rc=$?
+  timeout 1200 "$here/interop/run.sh" || rc=$?
   if [ "$rc" -ne 0 ]; then
     status=1
     [ -s "$NVMF_RESULTS_DIR/interop.xml" ] || write_case "$NVMF_RESULTS_DIR/interop.xml" Interop "run_exit_$rc" "$rc"

@@ -42,8 +42,9 @@ build_pkgs+=(clang libclang-rt-14-dev)
 # and kmod's modprobe to create the rxe devices.
 rdma_pkgs=(libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils perftest
   iproute2 kmod)
-# The Linux kernel's NVMe-oF peers for the interop suite (ci/interop): nvme-cli, fio.
-rdma_pkgs+=(nvme-cli fio)
+# The Linux kernel's NVMe-oF peers for the interop suite (ci/interop): nvme-cli, fio; dmsetup for
+# its failing-device check (dm-flakey, ci/interop/file-backend.sh).
+rdma_pkgs+=(nvme-cli fio dmsetup)
 # The soft-RoCE guest: QEMU, a static busybox and cpio for its initramfs (ci/vm/mkinitramfs).
 vm_pkgs=(qemu-system-x86 busybox-static cpio)
 bench_pkgs=(gnuplot-nox)

@@ -203,9 +203,18 @@ int main(int argc, char** argv) {
   for (CLI::Option* opt : {traddr, trsvcid, nqn, file, size_opt, ram, inline_size}) {
     config->excludes(opt);
   }
-  app.add_flag("--direct-io", o.direct_io,
-               "file and block-device namespaces bypass the page cache (O_DIRECT); a config's "
-               "namespace buffered_io overrides it");
+  // Neither flag: nvmet's default (buffered_io 0), O_DIRECT where the file system allows it.
+  bool direct_io = false, buffered_io = false;
+  CLI::Option* direct_opt = app.add_flag(
+      "--direct-io", direct_io,
+      "file and block-device namespaces bypass the page cache (O_DIRECT), and refuse to start "
+      "where the file system cannot; without this flag or --buffered-io, O_DIRECT where it "
+      "works (nvmet's default), else buffered with a warning; a config's buffered_io overrides "
+      "both");
+  app.add_flag("--buffered-io", buffered_io,
+               "file and block-device namespaces go through the page cache (nvmetcli's "
+               "buffered_io 1)")
+      ->excludes(direct_opt);
   std::string io_engine = "auto";
   app.add_option("--io-engine", io_engine,
                  "file and block-device I/O: uring (io_uring), threads (worker threads), or auto "
@@ -296,6 +305,7 @@ int main(int argc, char** argv) {
     std::cerr << "nvmf-target: warning: --busy-poll-us is for --poll event; --poll busy never "
                  "sleeps\n";
   }
+  if (direct_io || buffered_io) o.direct_io = direct_io;
   if (!config_path.empty()) {
     auto loaded = nvmf::target::load_nvmet_config(config_path, o);
     if (!loaded.ok()) {

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <utility>
 
+#include "common/log.h"
+
 namespace nvmf::target {
 namespace {
 
@@ -35,23 +37,33 @@ struct Opened {
   int fd = -1;
   uint64_t bytes = 0;
   bool block_device = false;
+  bool direct = false;  // opened with O_DIRECT
   dev_t rdev = 0;
 };
 
 // Opens (creating when `size_bytes` > 0) and extends the file; returns the fd and final size.
-Result<Opened> open_and_size(const std::string& path, uint64_t size_bytes, bool direct) {
+// `buffered_fallback`: when the file system refuses O_DIRECT (EINVAL), warn and open buffered.
+Result<Opened> open_and_size(const std::string& path, uint64_t size_bytes, bool direct,
+                             bool buffered_fallback) {
   int flags = O_RDWR | O_CLOEXEC | (size_bytes > 0 ? O_CREAT : 0) | (direct ? O_DIRECT : 0);
   int fd = ::open(path.c_str(), flags, 0644);
+  bool fell_back = false;
+  if (fd < 0 && direct && errno == EINVAL && buffered_fallback) {
+    direct = false;
+    fell_back = true;
+    fd = ::open(path.c_str(), flags & ~O_DIRECT, 0644);
+  }
   if (fd < 0) {
     if (direct && errno == EINVAL) {
       return Status::invalid_argument(path +
                                       ": this file system does not support O_DIRECT "
-                                      "(use buffered I/O: drop --direct-io / buffered_io 0)");
+                                      "(use buffered I/O: --buffered-io, or buffered_io 1)");
     }
     return Status::from_errno("open", errno, path);
   }
   Opened out;
   out.fd = fd;
+  out.direct = direct;
   auto fail = [&](const char* op) {
     int err = errno;
     ::close(fd);
@@ -76,6 +88,11 @@ Result<Opened> open_and_size(const std::string& path, uint64_t size_bytes, bool 
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
     return Status::invalid_argument(path + ": neither a regular file nor a block device");
+  }
+  if (fell_back) {
+    NVMF_LOG(WARN, "target") << path
+                             << ": the file system refuses O_DIRECT; serving it buffered (page "
+                                "cache), where nvmet would refuse it (buffered_io 0)";
   }
   if (size_bytes > current && ::ftruncate(fd, static_cast<off_t>(size_bytes)) != 0) {
     return fail("ftruncate");
@@ -115,13 +132,25 @@ Result<std::unique_ptr<Namespace>> Namespace::open_file(const std::string& path,
                                                         IoEngine& engine,
                                                         FileBackingOptions options) {
   if (!valid_lba_size(lba_size)) return check_sizes(0, lba_size, path);
-  NVMF_ASSIGN_OR_RETURN(Opened opened, open_and_size(path, size_bytes, options.direct));
+  const bool asked = options.direct.has_value();
+  NVMF_ASSIGN_OR_RETURN(Opened opened,
+                        open_and_size(path, size_bytes, options.direct.value_or(true), !asked));
+  bool direct = opened.direct;
   Status sized = check_sizes(opened.bytes, lba_size, path);
-  if (sized.ok() && options.direct && opened.block_device) {
+  if (sized.ok() && direct && opened.block_device) {
     int logical = 0;
     if (::ioctl(opened.fd, BLKSSZGET, &logical) == 0 && static_cast<uint32_t>(logical) > lba_size) {
-      sized = Status::invalid_argument(path + ": O_DIRECT needs --lba-size of at least the " +
-                                       "device's logical block size " + std::to_string(logical));
+      if (asked) {
+        sized = Status::invalid_argument(path + ": O_DIRECT needs --lba-size of at least the " +
+                                         "device's logical block size " + std::to_string(logical));
+      } else {
+        NVMF_LOG(WARN, "target") << path << ": logical block size " << logical
+                                 << " exceeds the LBA size " << lba_size
+                                 << "; serving it buffered (page cache)";
+        ::close(opened.fd);
+        direct = false;
+        NVMF_ASSIGN_OR_RETURN(opened, open_and_size(path, size_bytes, false, false));
+      }
     }
   }
   if (!sized.ok()) {
@@ -132,9 +161,9 @@ Result<std::unique_ptr<Namespace>> Namespace::open_file(const std::string& path,
   std::unique_ptr<Namespace> ns(new Namespace(nullptr, usable, lba_size, opened.fd, path));
   ns->engine_ = &engine;
   ns->block_device_ = opened.block_device;
-  ns->direct_ = options.direct;
+  ns->direct_ = direct;
   ns->volatile_write_cache_ =
-      !(options.direct && opened.block_device) || device_write_cache_volatile(opened.rdev);
+      !(direct && opened.block_device) || device_write_cache_volatile(opened.rdev);
   return ns;
 }
 

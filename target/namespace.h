@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -18,17 +19,21 @@ class IoEngine;
 
 // How a file or block-device namespace is opened.
 struct FileBackingOptions {
-  // O_DIRECT: the page cache is bypassed (nvmetcli's buffered_io 0, CLI --direct-io). The LBA
-  // size must then be a multiple of the device's logical block size; data buffers are
-  // page-aligned already. Default: buffered, like nvmetcli's buffered_io 1.
-  bool direct = false;
+  // true: O_DIRECT, the page cache is bypassed (nvmetcli's buffered_io 0, CLI --direct-io); the
+  // LBA size must be at least the device's logical block size (data buffers are page-aligned
+  // already). false: buffered (buffered_io 1, CLI --buffered-io). Unset: nvmet's default
+  // (buffered_io 0, drivers/nvme/target/core.c nvmet_ns_alloc; io-cmd-file.c opens with
+  // O_DIRECT): O_DIRECT, except where the file system refuses O_DIRECT (tmpfs before Linux 6.6)
+  // or the device's logical block size exceeds the LBA size; there, buffered with a warning
+  // (nvmet refuses to enable such a namespace instead).
+  std::optional<bool> direct;
 };
 
 // One namespace's storage. Not copyable, not movable; owned through std::unique_ptr.
 // Event-loop thread only (its sticky flush error included).
 class Namespace {
  public:
-  // Opens the file at `path` read-write (O_DIRECT when options.direct); I/O goes through
+  // Opens the file at `path` read-write (O_DIRECT as options.direct says); I/O goes through
   // `engine`, which must outlive the namespace.
   // - `size_bytes` > 0: creates the file if missing and extends it (ftruncate) to at least
   //   `size_bytes`; a larger file is never shrunk.

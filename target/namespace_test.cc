@@ -1,6 +1,7 @@
 // Unit tests for Namespace: file creation/extension, RAM, read back, errors.
 #include "target/namespace.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,7 +47,7 @@ TEST(Namespace, FileCreatedWithSize) {
 TEST(Namespace, FileIsOpenedNotMappedAndReportsItsCache) {
   std::string path = temp_path("ns_fd");
   ::unlink(path.c_str());
-  auto ns = Namespace::open_file(path, 64 * 1024, 4096, engine());
+  auto ns = Namespace::open_file(path, 64 * 1024, 4096, engine(), {.direct = false});
   ASSERT_TRUE(ns.ok()) << ns.status().to_string();
   EXPECT_GE((*ns)->fd(), 0);
   EXPECT_EQ((*ns)->engine(), &engine());
@@ -57,13 +58,57 @@ TEST(Namespace, FileIsOpenedNotMappedAndReportsItsCache) {
   // A byte written through the descriptor is in the file (nothing mapped, nothing copied).
   uint8_t b = 0xA5;
   ASSERT_EQ(::pwrite((*ns)->fd(), &b, 1, 8192), 1);
-  auto again = Namespace::open_file(path, 0, 4096, engine());
+  auto again = Namespace::open_file(path, 0, 4096, engine(), {.direct = false});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)->num_lbas(), 16u);
   uint8_t back = 0;
   ASSERT_EQ(::pread((*again)->fd(), &back, 1, 8192), 1);
   EXPECT_EQ(back, 0xA5);
   ::unlink(path.c_str());
+}
+
+// Whether the file system holding `path` accepts O_DIRECT opens (tmpfs did not before Linux 6.6).
+bool accepts_o_direct(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+// nvmet's buffered_io defaults to 0 (O_DIRECT): so does an unset FileBackingOptions::direct,
+// falling back to the page cache only where the file system refuses O_DIRECT; asked for
+// explicitly, O_DIRECT is never silently dropped.
+TEST(Namespace, DefaultIsODirectLikeNvmetWithBufferedFallback) {
+  const char* test_tmpdir = std::getenv("TEST_TMPDIR");
+  for (const char* dir : {test_tmpdir, "/dev/shm"}) {
+    if (dir == nullptr) continue;
+    std::string path = std::string(dir) + "/ns_default" + std::to_string(::getpid());
+    ::unlink(path.c_str());
+    bool supported = accepts_o_direct(path);
+    ::unlink(path.c_str());
+    SCOPED_TRACE(path + (supported ? ": O_DIRECT accepted" : ": O_DIRECT refused"));
+    auto ns = Namespace::open_file(path, 64 * 1024, 512, engine());
+    ASSERT_TRUE(ns.ok()) << ns.status().to_string();
+    EXPECT_EQ((*ns)->direct(), supported);
+    EXPECT_EQ((*ns)->describe(), "file " + path + (supported ? " (O_DIRECT)" : " (buffered)"));
+    EXPECT_TRUE((*ns)->volatile_write_cache());  // a file: its file system's metadata, the disk
+    EXPECT_EQ((*ns)->fd() >= 0 && (::fcntl((*ns)->fd(), F_GETFL) & O_DIRECT) != 0, supported);
+    ns = Namespace::open_file(path, 0, 512, engine(), {.direct = true});
+    if (supported) {
+      ASSERT_TRUE(ns.ok()) << ns.status().to_string();
+      EXPECT_TRUE((*ns)->direct());
+    } else {
+      ASSERT_FALSE(ns.ok());
+      EXPECT_EQ(ns.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_NE(ns.status().message().find("does not support O_DIRECT"), std::string::npos)
+          << ns.status().message();
+    }
+    ns = Namespace::open_file(path, 0, 512, engine(), {.direct = false});
+    ASSERT_TRUE(ns.ok()) << ns.status().to_string();
+    EXPECT_FALSE((*ns)->direct());
+    EXPECT_EQ(::fcntl((*ns)->fd(), F_GETFL) & O_DIRECT, 0);
+    ::unlink(path.c_str());
+  }
 }
 
 TEST(Namespace, FlushErrorIsSticky) {

@@ -24,7 +24,7 @@ Result<std::unique_ptr<Namespace>> open_namespace(const SubsystemOptions& s, con
                                                   IoEngine* engine) {
   if (!s.file_path.empty()) {
     FileBackingOptions backing;
-    backing.direct = s.direct_io.value_or(o.direct_io);
+    backing.direct = s.direct_io.has_value() ? s.direct_io : o.direct_io;
     return Namespace::open_file(s.file_path, s.file_size, o.lba_size, *engine, backing);
   }
   return Namespace::create_ram(s.ram_size, o.lba_size);

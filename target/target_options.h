@@ -75,9 +75,11 @@ struct TargetOptions {
   uint64_t file_size = 0;   // bytes; 0 = use the existing file's size
   uint64_t ram_size = 0;    // bytes of anonymous memory
   uint32_t lba_size = 512;  // 512 or 4096
-  // File and block-device namespaces: O_DIRECT instead of the page cache (CLI --direct-io);
-  // a config's buffered_io overrides it per namespace.
-  bool direct_io = false;
+  // File and block-device namespaces: true O_DIRECT (CLI --direct-io), false the page cache
+  // (CLI --buffered-io); a config's buffered_io overrides it per namespace. Unset: nvmet's
+  // default, O_DIRECT where the file system and LBA size allow it, else buffered with a warning
+  // (FileBackingOptions::direct).
+  std::optional<bool> direct_io;
   // Further file or block-device namespaces (nsid 2, 3, ... in order; CLI --file repeated),
   // each created/extended to file_size like file_path. Needs file_path.
   std::vector<std::string> more_file_paths;

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# The soft-RoCE half of `ci/bench-compare.sh --backends` (issue 11): the Linux host (fio libaio
+# direct=1) against nvmf-target and against nvmet-rdma, both on a block device (null_blk) and on
+# a file (ext4 on null_blk), 4 KiB random read and write at QD1 and QD32. Every repetition runs
+# every cell back to back, our target's and nvmet's cell of one kind next to each other, the
+# order reversed every other repetition. Then the Flush cell: one nvmf-target process serves two
+# subsystems; the Linux host writes 64 MiB buffered into the first (a null_blk throttled to
+# 16 MB/s) and sends a Flush, while nvmf-host reads 4 KiB at QD1 from the second; the same read
+# runs idle before and after.
+#
+# Usage (under ci/rxe-run): ci/bench/backends-guest.sh BIN_DIR REPS RUNTIME RAMP
+# Writes to $NVMF_RESULTS_DIR/raw-backends/: one fio/nvmf-host JSON per cell and repetition, and
+# cells.tsv (rep, backend, target, cell, file, exit status); ci/bench/backends-report.py reads it.
+# Stacks: targets on rxe0 ($NVMF_TARGET_ADDR), hosts on rxe1. nvmet: port 4420, subsystems
+# bench-kbdev (/dev/nullb of its own) and bench-kfile (a file on ext4, nvmet's default
+# buffered_io 0: O_DIRECT). nvmf-target: ports 4421 (block device) and 4422 (file), defaults
+# (O_DIRECT, like nvmet), LBA size as nvmet reports it (512 for the null_blk, 4096 for the file).
+set -uo pipefail
+bin=${1:?BIN_DIR}
+reps=${2:?REPS}
+runtime=${3:?RUNTIME}
+ramp=${4:?RAMP}
+out=${NVMF_RESULTS_DIR:?run this under ci/rxe-run}/raw-backends
+mkdir -p "$out"
+runtime_ms=$(awk -v s="$runtime" 'BEGIN { printf "%d", s * 1000 }')
+ramp_ms=$(awk -v s="$ramp" 'BEGIN { printf "%d", s * 1000 }')
+taddr=${NVMF_TARGET_ADDR:?}
+haddr=${NVMF_HOST_ADDR:?}
+tsv=$out/cells.tsv
+: >"$tsv"
+exec 3>>"$out/guest.log"
+say() { echo "backends-guest: $(cut -d' ' -f1 /proc/uptime)s: $*" | tee -a /dev/fd/3 >&2; }
+cfg=/sys/kernel/config/nvmet
+pfx=nqn.2024-01.io.nvmf-rdma:bench
+target_pids=()
+mnt=/mnt/nvmf-bench
+
+# shellcheck disable=SC2317 # reached through the EXIT trap
+cleanup() {
+  local n
+  for n in kbdev kfile obdev ofile flush read; do nvme disconnect -n "$pfx-$n" >/dev/null 2>&1; done
+  for n in "${target_pids[@]}"; do kill -TERM "$n" 2>/dev/null; done
+  for n in "${target_pids[@]}"; do wait "$n" 2>/dev/null; done
+  dmesg >"$out/dmesg.txt" 2>&1
+}
+trap cleanup EXIT
+
+nullb() { # nullb NAME SIZE_MIB [ATTRIBUTE=VALUE...]: a memory-backed null_blk; prints its path
+  local name=$1 d=/sys/kernel/config/nullb/$1 size=$2 kv
+  shift 2
+  mkdir "$d" || return 1
+  echo "$size" >"$d/size" && echo 1 >"$d/memory_backed" && echo 512 >"$d/blocksize" || return 1
+  for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || return 1; done
+  echo 1 >"$d/power" || return 1
+  nullb_path "$name"
+}
+
+# nullb_path NAME: the /dev path of a powered configfs null_blk, once it exists: newer kernels
+# name the disk after the configfs directory, older ones nullb<index>.
+nullb_path() {
+  local d=/sys/kernel/config/nullb/$1 dev
+  for _ in $(seq 1 50); do
+    for dev in "/dev/$1" "/dev/nullb$(cat "$d/index")"; do
+      [ -b "$dev" ] && { echo "$dev"; return 0; }
+    done
+    sleep 0.1
+  done
+  echo "no block device for null_blk $1 (index $(cat "$d/index"))" >&2
+  return 1
+}
+
+# The block device of the connected subsystem $1 (plain namespaces: multipath off).
+block_dev_of() {
+  local b
+  for b in /sys/block/nvme*; do
+    [ -e "$b" ] || continue
+    [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$1" ] && { echo "/dev/${b##*/}"; return 0; }
+  done
+  return 1
+}
+
+kconnect() { # NQN PORT -> prints the block device
+  timeout 30 nvme connect -t rdma -a "$taddr" -s "$2" -n "$1" -w "$haddr" -l 5 >&3 2>&1 || return 1
+  local d
+  for _ in $(seq 1 100); do
+    d=$(block_dev_of "$1") && [ -b "$d" ] && { echo "$d"; return 0; }
+    sleep 0.2
+  done
+  return 1
+}
+
+our_target() { # LOG ARGS...: starts nvmf-target, waits until it listens
+  local tlog=$1
+  shift
+  "$bin/target/nvmf-target" "$@" >"$tlog" 2>&1 &
+  local pid=$!
+  target_pids+=("$pid")
+  for _ in $(seq 1 150); do
+    grep -q 'listening on' "$tlog" 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  say "nvmf-target did not start: $(cat "$tlog")"
+  return 1
+}
+
+record() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$tsv"; }
+
+kfio() { # rep backend target cell dev rw iodepth
+  local rep=$1 backend=$2 target=$3 cell=$4 dev=$5 rw=$6 qd=$7
+  local f=$out/r$rep-$backend-$target-$cell.json rc=0
+  [ -n "$dev" ] || { record "$rep" "$backend" "$target" "$cell" "$f" 127; return; }
+  timeout $((120 + 2 * ${runtime%.*})) fio --name=cell --filename="$dev" --ioengine=libaio \
+    --direct=1 --rw="$rw" --bs=4k --iodepth="$qd" --size=64m --time_based \
+    --runtime="${runtime_ms}ms" --ramp_time="${ramp_ms}ms" --output-format=json \
+    --output="$f" >"$f.err" 2>&1 || rc=$?
+  record "$rep" "$backend" "$target" "$cell" "$f" "$rc"
+}
+
+# --------------------------------------------------------------------------------- setup --
+say "reps $reps, runtime $runtime s, ramp $ramp s"
+modprobe null_blk nr_devices=0 || say "modprobe null_blk failed"
+modprobe nvme_core multipath=N
+modprobe -a nvmet nvmet-rdma nvme-rdma || say "modprobe nvmet/nvme-rdma failed"
+[ -d "$cfg" ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
+kbdev=$(nullb bench-kbdev 256) || say "null_blk for nvmet failed"
+obdev=$(nullb bench-obdev 256) || say "null_blk for nvmf-target failed"
+fsdev=$(nullb bench-fs 512) || say "null_blk for ext4 failed"
+mkdir -p "$mnt"
+if ! { mkfs.ext4 -q -F "$fsdev" && mount "$fsdev" "$mnt"; }; then say "ext4 on $fsdev failed"; fi
+for f in kernel ours; do
+  # Written once, so that reads are of allocated blocks (not unwritten extents) on both.
+  dd if=/dev/zero of="$mnt/$f.img" bs=1M count=128 oflag=direct status=none || say "$f.img failed"
+done
+# nvmet: one port, two subsystems.
+for n in kbdev kfile; do
+  mkdir -p "$cfg/subsystems/$pfx-$n/namespaces/1"
+  echo 1 >"$cfg/subsystems/$pfx-$n/attr_allow_any_host"
+done
+echo -n "$kbdev" >"$cfg/subsystems/$pfx-kbdev/namespaces/1/device_path"
+echo -n "$mnt/kernel.img" >"$cfg/subsystems/$pfx-kfile/namespaces/1/device_path"
+for n in kbdev kfile; do
+  echo 1 >"$cfg/subsystems/$pfx-$n/namespaces/1/enable" || say "nvmet: namespace of $n not enabled"
+  say "nvmet $n buffered_io: $(cat "$cfg/subsystems/$pfx-$n/namespaces/1/buffered_io")"
+done
+mkdir -p "$cfg/ports/1"
+echo rdma >"$cfg/ports/1/addr_trtype"
+echo ipv4 >"$cfg/ports/1/addr_adrfam"
+echo "$taddr" >"$cfg/ports/1/addr_traddr"
+echo 4420 >"$cfg/ports/1/addr_trsvcid"
+for n in kbdev kfile; do ln -s "$cfg/subsystems/$pfx-$n" "$cfg/ports/1/subsystems/$pfx-$n"; done
+our_target "$out/target-bdev.log" -a "$taddr" -s 4421 -n "$pfx-obdev" --file "$obdev"
+our_target "$out/target-file.log" -a "$taddr" -s 4422 -n "$pfx-ofile" --file "$mnt/ours.img" \
+  --lba-size 4096
+grep -h 'namespace 1 on' "$out"/target-*.log | sed 's/^/  /' >&2
+declare -A dev
+dev[bdev-kernel]=$(kconnect "$pfx-kbdev" 4420) || say "connect to nvmet bdev failed"
+dev[file-kernel]=$(kconnect "$pfx-kfile" 4420) || say "connect to nvmet file failed"
+dev[bdev-ours]=$(kconnect "$pfx-obdev" 4421) || say "connect to nvmf-target bdev failed"
+dev[file-ours]=$(kconnect "$pfx-ofile" 4422) || say "connect to nvmf-target file failed"
+for k in "${!dev[@]}"; do
+  say "$k: ${dev[$k]:-none} (LBA $(cat "/sys/block/$(basename "${dev[$k]:-x}")/queue/logical_block_size" 2>/dev/null))"
+done
+
+# ---------------------------------------------------------------------------------- cells --
+cells=()
+for backend in bdev file; do
+  for c in read1:randread:1 read32:randread:32 write1:randwrite:1 write32:randwrite:32; do
+    cells+=("$backend:$c")
+  done
+done
+for ((rep = 1; rep <= reps; rep++)); do
+  order=("${cells[@]}")
+  if [ $((rep % 2)) = 0 ]; then
+    order=()
+    for ((i = ${#cells[@]} - 1; i >= 0; i--)); do order+=("${cells[i]}"); done
+  fi
+  say "repetition $rep of $reps"
+  for c in "${order[@]}"; do
+    IFS=: read -r backend cell rw qd <<<"$c"
+    targets=(ours kernel)
+    [ $((rep % 2)) = 0 ] && targets=(kernel ours)
+    for t in "${targets[@]}"; do
+      kfio "$rep" "$backend" "$t" "$cell" "${dev[$backend-$t]}" "$rw" "$qd"
+    done
+  done
+done
+for k in "${!dev[@]}"; do
+  [[ $k == *-ours ]] || continue
+  n=$([ "$k" = bdev-ours ] && echo obdev || echo ofile)
+  nvme disconnect -n "$pfx-$n" >&3 2>&1
+done
+
+# ------------------------------------------------------------------------------ the Flush --
+# One nvmf-target process: subsystem "flush" on a null_blk throttled to 16 MB/s, buffered (the
+# page cache holds what the Flush must write), and subsystem "read" on a null_blk.
+slow=$(nullb bench-slow 256 mbps=16) || say "throttled null_blk failed"
+fast=$(nullb bench-read 64) || say "null_blk for reads failed"
+fcfg=$out/config-flush.json
+cat >"$fcfg" <<JSON
+{"hosts": [], "ports": [{"portid": 1, "addr": {"trtype": "rdma", "adrfam": "ipv4",
+  "traddr": "$taddr", "trsvcid": "4430", "treq": "not specified"}, "param": {},
+  "referrals": [], "subsystems": ["$pfx-flush", "$pfx-read"]}],
+ "subsystems": [
+  {"nqn": "$pfx-flush", "attr": {"allow_any_host": "1"},
+   "namespaces": [{"nsid": 1, "enable": 1, "buffered_io": "1", "device": {"path": "$slow"}}]},
+  {"nqn": "$pfx-read", "attr": {"allow_any_host": "1"},
+   "namespaces": [{"nsid": 1, "enable": 1, "device": {"path": "$fast"}}]}]}
+JSON
+our_target "$out/target-flush.log" --config "$fcfg"
+fdev=$(kconnect "$pfx-flush" 4430) || say "connect to the flush subsystem failed"
+qd1_read() { # rep label
+  local f=$out/r$1-flush-ours-$2.json rc=0
+  timeout 120 "$bin/host/nvmf-host" bench -a "$taddr" -s 4430 -w "$haddr" -n "$pfx-read" \
+    --rw randread --bs 4k --iodepth 1 --runtime "$3" --size 32m --output-format json \
+    --output "$f" 2>"$f.err" || rc=$?
+  record "$1" flush ours "$2" "$f" "$rc"
+}
+for ((rep = 1; rep <= reps; rep++)); do
+  qd1_read "$rep" read1-idle 3
+  dd if=/dev/urandom of="$fdev" bs=1M count=64 oflag=direct status=none || say "64 MiB write failed"
+  t0=$(date +%s%N)
+  nvme flush "$fdev" >&3 2>&1 &
+  fpid=$!
+  qd1_read "$rep" read1-during-flush 3 &
+  rpid=$!
+  wait "$fpid"
+  frc=$?
+  t1=$(date +%s%N)
+  wait "$rpid"
+  echo "$(((t1 - t0) / 1000000))" >"$out/r$rep-flush-ms.txt"
+  record "$rep" flush ours flush-ms "$out/r$rep-flush-ms.txt" "$frc"
+  say "repetition $rep: Flush of 64 MiB at 16 MB/s took $(cat "$out/r$rep-flush-ms.txt") ms (exit $frc)"
+done
+say "done"
+exit 0
