@@ -341,6 +341,17 @@ Result<RegisteredBuffer> Controller::register_buffer(void* addr, size_t length) 
   return RegisteredBuffer(pd_, std::move(mr));
 }
 
+Result<verbs::RegisteredBuffer> Controller::allocate_buffer(size_t bytes) {
+  if (!pd_->pd) return Status::unavailable("controller is not connected");
+  return verbs::RegisteredBuffer::create(
+      pd_->pd->get(), bytes, 4096,
+      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, "I/O buffer", pd_);
+}
+
+DataSegment segment_of(const verbs::RegisteredBuffer& buffer, size_t offset, size_t length) {
+  return DataSegment{buffer.data() + offset, length, buffer.lkey(), buffer.rkey()};
+}
+
 Result<Queue*> Controller::io_queue() {
   if (io_queues_.empty()) return Status::unavailable("controller is not connected");
   return io_queues_.front().get();
