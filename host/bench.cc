@@ -158,6 +158,15 @@ class Job {
     int64_t start_ns;
   };
 
+  // The command for `bs` bytes at `data` in buf_: a read is keyed, a write goes where
+  // choose_write_path() says (host/io_plan.h).
+  CommandPlan plan_command(bool write, uint8_t* data, uint32_t bs) const {
+    CommandPlan plan = plan_one_piece_write(
+        limits_.in_capsule,
+        Piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()});
+    if (!write) plan.path = WritePath::kKeyed;
+    return plan;
+  }
   Status submit(const IoPattern::Io& io, uint32_t bs);
   // Posts active_[index] again (same buffer, offset and start time) on the current queue.
   Status resubmit(size_t index, uint32_t bs);
@@ -195,21 +204,11 @@ Status Job::submit(const IoPattern::Io& io, uint32_t bs) {
   uint64_t slba = io.offset / lba_size_;
   uint32_t nlb = bs / lba_size_;
   proto::Sqe sqe = io.write ? write_sqe(nsid_, slba, nlb) : read_sqe(nsid_, slba, nlb);
-  Piece piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()};
-  std::span<const Piece> pieces;
-  bool in_capsule = false;
-  if (io.write) {
-    if (o_.verify) fill_verify_pattern(data, bs, io.offset, lba_size_, o_.seed);
-    if (fits_in_capsule(limits_.in_capsule, bs, 1)) {
-      encode_in_capsule_sgl(sqe.dptr, 0, bs);
-      pieces = std::span<const Piece>(&piece, 1);
-      in_capsule = true;
-    } else {
-      (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);  // bs <= 16 MiB - 1
-    }
-  } else {
-    (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);
-  }
+  // bs <= max_command_bytes <= 16 MiB - 1: a keyed SGL can carry it.
+  CommandPlan plan = plan_command(io.write, data, bs);
+  if (io.write && o_.verify) fill_verify_pattern(data, bs, io.offset, lba_size_, o_.seed);
+  std::span<const Piece> pieces = encode_data(sqe, plan);
+  const bool in_capsule = plan.path == WritePath::kInCapsule;
   int64_t start = now_ns();
   Result<uint16_t> slot = q_->post(sqe, pieces);
   if (!slot.ok()) {
@@ -226,14 +225,11 @@ Status Job::resubmit(size_t index, uint32_t bs) {
   uint64_t slba = a.offset / lba_size_;
   uint32_t nlb = bs / lba_size_;
   proto::Sqe sqe = a.write ? write_sqe(nsid_, slba, nlb) : read_sqe(nsid_, slba, nlb);
-  Piece piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()};
-  std::span<const Piece> pieces;
-  if (a.write && a.in_capsule) {
-    encode_in_capsule_sgl(sqe.dptr, 0, bs);
-    pieces = std::span<const Piece>(&piece, 1);
-  } else {
-    (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);
-  }
+  // The same path as when it was first posted (the policy of the new association may differ,
+  // but the counters of this command were taken then).
+  CommandPlan plan = plan_command(a.write, data, bs);
+  plan.path = a.in_capsule ? WritePath::kInCapsule : WritePath::kKeyed;
+  std::span<const Piece> pieces = encode_data(sqe, plan);
   NVMF_ASSIGN_OR_RETURN(a.slot, q_->post(sqe, pieces));
   return ok_status();
 }
@@ -379,7 +375,9 @@ void Job::run(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
         // Not posted: keep it as in flight so that a recovery sends it.
         if (Controller::is_transport_error(st) && n_free_ > 0) {
           uint32_t b = free_bufs_[--n_free_];
-          bool in_capsule = io.write && fits_in_capsule(limits_.in_capsule, bs, 1);
+          bool in_capsule =
+              plan_command(io.write, buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs).path ==
+              WritePath::kInCapsule;
           if (io.write && o_.verify) {
             fill_verify_pattern(buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs, io.offset,
                                 lba_size_, o_.seed);

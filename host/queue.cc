@@ -32,6 +32,19 @@ int remaining_ms(Deadline deadline) {
 
 }  // namespace
 
+QueueParams queue_params(const HostOptions& o, uint16_t qid, uint16_t queue_size) {
+  QueueParams p;
+  p.qid = qid;
+  p.queue_size = queue_size;
+  p.traddr = o.traddr;
+  p.trsvcid = o.trsvcid;
+  p.host_traddr = o.host_traddr;
+  p.requested_max_inline_data = o.requested_max_inline_data;
+  p.poll_mode = o.poll_mode;
+  p.timeout_ms = o.timeout_ms;
+  return p;
+}
+
 Queue::Queue(const QueueParams& params)
     : qid_(params.qid),
       queue_size_(params.queue_size),
@@ -337,14 +350,13 @@ Result<proto::Cqe> Queue::run(const proto::Sqe& sqe_in, std::span<const uint8_t>
               bounce_buf_->lkey(), bounce_buf_->rkey()};
   std::span<const Piece> in_capsule;
   if (!data_out.empty()) std::memcpy(bounce_buf_->data(), data_out.data(), data_out.size());
+  // Data from the controller is always keyed; data to it goes where choose_write_path() says.
+  CommandPlan plan = plan_one_piece_write(in_capsule_, piece);
+  if (data_out.empty() || !allow_in_capsule) plan.path = WritePath::kKeyed;
   if (length == 0) {
     encode_null_sgl(sqe.dptr);
-  } else if (!data_out.empty() && allow_in_capsule &&
-             fits_in_capsule(in_capsule_, piece.length, 1)) {
-    encode_in_capsule_sgl(sqe.dptr, 0, piece.length);
-    in_capsule = std::span<const Piece>(&piece, 1);
-  } else if (!encode_keyed_sgl(sqe.dptr, piece.addr, piece.length, piece.rkey)) {
-    return Status::internal("keyed SGL length out of range");
+  } else {
+    in_capsule = encode_data(sqe, plan);  // length <= kBounceBytes: well inside a keyed SGL
   }
   NVMF_ASSIGN_OR_RETURN(uint16_t slot, post(sqe, in_capsule));
   NVMF_ASSIGN_OR_RETURN(proto::Cqe cqe, wait(slot, deadline()));

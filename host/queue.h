@@ -38,6 +38,11 @@ struct QueueParams {
   int timeout_ms = 5000;
 };
 
+// The parameters of queue `qid` of `queue_size` entries for a connection made with `options`
+// (address, source address, max_inline_data request, poll mode, timeout). The one mapping used
+// by Controller (admin and I/O queues) and discover() (the discovery controller's admin queue).
+QueueParams queue_params(const HostOptions& options, uint16_t qid, uint16_t queue_size);
+
 // Counters of one queue; plain integers, the queue is used by one thread at a time.
 struct QueueCounters {
   uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE
