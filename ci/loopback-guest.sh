@@ -103,6 +103,7 @@ report = {
     "sha256_read": sha_out,
     "data_verified": bool(sha_out) and sha_in == sha_out and read.get("bytes") == size,
     "host": {"identify": identify, "write": write, "read": read},
+    "host_write_small": load("write-small.json"),
     "target": target,
 }
 with open(os.path.join(out, "report.json"), "w") as f:

@@ -1,7 +1,60 @@
 #!/usr/bin/env python3
-"""Prints the short human report of scripts/loopback.sh from its report.json."""
+"""Prints the short human report of scripts/loopback.sh from its report.json, then checks every
+figure it printed against the others (exit 1 when a check fails)."""
 import json
 import sys
+
+SGLS_IN_CAPSULE = 1 << 20  # SGLS bit 20: SGL Data Block with the Offset subtype (in-capsule data)
+
+
+def checks(r):
+    """(name, ok, detail) for each printed figure that can be checked. A missing figure fails."""
+    n, w = r.get("negotiated") or {}, r.get("writes") or {}
+    host = r.get("host") or {}
+    ics, ioccsz, sgls = n.get("in_capsule_data_size"), n.get("ioccsz"), n.get("sgls")
+    out = []
+
+    def add(name, ok, detail):
+        out.append((name, bool(ok), detail))
+
+    add("data verified (sha256 and length of the read-back)", r.get("data_verified") is True,
+        f"{r.get('bytes_read')} bytes read of {r.get('input_bytes')}")
+    add("bytes written = input size", r.get("bytes_written") == r.get("input_bytes"),
+        f"{r.get('bytes_written')} of {r.get('input_bytes')}")
+    add("ICDOFF 0", n.get("icdoff") == 0, f"ICDOFF {n.get('icdoff')}")
+    if isinstance(ics, int) and isinstance(ioccsz, int) and isinstance(sgls, int):
+        # IOCCSZ is (64 + size) / 16, rounded down (Fabrics 1.1 §4.6 / Identify IOCCSZ).
+        add("IOCCSZ = (64 + in-capsule size) / 16", ioccsz == (64 + ics) // 16,
+            f"IOCCSZ {ioccsz}, in-capsule {ics} bytes")
+        add("SGLS bit 20 set exactly when in-capsule data is on",
+            bool(sgls & SGLS_IN_CAPSULE) == (ics > 0), f"SGLS 0x{sgls:x}, in-capsule {ics}")
+        add("the host chose in-capsule data exactly when the target offers it",
+            n.get("in_capsule_enabled") is (ics > 0),
+            f"host in_capsule_enabled {n.get('in_capsule_enabled')}, in-capsule {ics}")
+    else:
+        add("negotiated IOCCSZ, SGLS and in-capsule size present", False,
+            f"IOCCSZ {ioccsz}, SGLS {sgls}, in-capsule {ics}")
+    runs = [host.get("write") or {}, r.get("host_write_small") or {}]
+    host_ic = [j.get("stats", {}).get("writes_in_capsule") for j in runs]
+    host_keyed = [j.get("stats", {}).get("writes_keyed") for j in runs]
+    tic, trr = w.get("in_capsule"), w.get("rdma_read")
+    if None in host_ic or None in host_keyed or tic is None or trr is None:
+        add("target's write counters = the host's", False,
+            f"target {tic} in-capsule, {trr} RDMA READ; host {host_ic}, {host_keyed}")
+    else:
+        add("target's write counters = the host's", tic == sum(host_ic) and trr == sum(host_keyed),
+            f"target {tic} in-capsule, {trr} RDMA READ; host {sum(host_ic)}, {sum(host_keyed)}")
+        if isinstance(ics, int):
+            # The second write is 4 KiB: in-capsule whenever the target takes 4096 bytes.
+            add("the 4 KiB write went in-capsule exactly when in-capsule size >= 4096",
+                (host_ic[1] == 1) == (ics >= 4096), f"{host_ic[1]} in-capsule, in-capsule {ics}")
+            if ics == 0:
+                add("no in-capsule write with in-capsule data off", tic == 0, f"{tic}")
+    c = r.get("capsules") or {}
+    if c.get("with_in_capsule_data") is not None and isinstance(ics, int) and ics == 0:
+        add("no capsule with in-capsule data when it is off", c["with_in_capsule_data"] == 0,
+            f"{c['with_in_capsule_data']}")
+    return out
 
 
 def main(path):
@@ -44,7 +97,13 @@ def main(path):
     print(f"  bytes            {r.get('bytes_written')} written, {r.get('bytes_read')} read")
     print(f"  data verified    {'yes' if r.get('data_verified') else 'NO'}"
           f" (sha256 {r.get('sha256_written', '')[:16]}...)")
+    results = checks(r)
+    failed = [c for c in results if not c[1]]
+    print(f"  checks           {len(results) - len(failed)} of {len(results)} pass")
+    for name, _, detail in failed:
+        print(f"    FAILED {name}: {detail}")
+    return 1 if failed or not results else 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))

@@ -27,6 +27,8 @@ def load(name, filename):
 counter = load("count_gtest_xml", "count-gtest-xml.py")
 bazel_results = load("bazel_test_results", "bazel-test-results.py")
 tables = load("readme_tables", "readme-tables.py")
+bench_report = load("bench_report", "bench/report.py")
+loopback_report = load("loopback_report", "loopback-report.py")
 
 PASS2 = ('<testsuites><testsuite name="S"><testcase classname="S" name="a"/>'
          '<testcase classname="S" name="b"/></testsuite></testsuites>')
@@ -276,6 +278,133 @@ class ReadmeTablesTest(unittest.TestCase):
         self.assertNotIn("old", text)
         self.assertIn("| all | 2 | 0 |", text)
         self.assertTrue(text.startswith("a\n<!-- test-counts:begin -->\n| tests |"))
+
+
+def bench_cells(reps=(1,), bad=None, missing=None, inline=0):
+    """Counters of every write1-BS-oo cell as ci/bench/report.py parses them, all on the path
+    their group promises, except `bad` ((ics, cell) given the opposite path) and `missing`."""
+    cells = {}
+    for rep in reps:
+        for ics in bench_report.ICS:
+            for bs in bench_report.SIZES:
+                cell = "write1-%s-oo" % bs
+                if missing == (ics, cell):
+                    continue
+                fits = int(bs[:-1]) * 1024 <= int(ics)
+                if bad == (ics, cell):
+                    fits = not fits
+                cells[(rep, ics, cell)] = {"ios": 100, "writes_in_capsule": 100 if fits else 0,
+                                           "writes_keyed": 0 if fits else 100}
+        cells[(rep, "4096", "read1-oo-inline-off")] = {"ios": 50, "capsules_inline": inline,
+                                                        "capsules_by_reference": 50}
+    return cells
+
+
+class BenchCounterChecksTest(unittest.TestCase):
+    """Every 'every 16384 write in-capsule' style claim of the bench report is checked."""
+
+    def test_all_paths_as_promised_pass(self):
+        checks = bench_report.counter_checks([1, 2], bench_cells(reps=(1, 2)), "0")
+        self.assertEqual(len(checks), 2 * (len(bench_report.ICS) * len(bench_report.SIZES) + 1))
+        self.assertTrue(all(c["ok"] for c in checks), checks)
+        names = [c["check"] for c in checks]
+        self.assertIn("16384/write1-16k-oo: every write in-capsule", names)
+        self.assertIn("4096/write1-8k-oo: every write keyed", names)
+
+    def test_a_keyed_write_in_the_16384_group_fails(self):
+        checks = bench_report.counter_checks([1], bench_cells(bad=("16384", "write1-8k-oo")), "0")
+        failed = [c for c in checks if not c["ok"]]
+        self.assertEqual([c["check"] for c in failed],
+                         ["16384/write1-8k-oo: every write in-capsule"])
+        self.assertEqual(failed[0]["detail"], "100 I/Os: 0 in-capsule, 100 keyed")
+
+    def test_a_cell_without_counters_fails(self):
+        checks = bench_report.counter_checks([1], bench_cells(missing=("4096", "write1-4k-oo")),
+                                             "0")
+        failed = [c for c in checks if not c["ok"]]
+        self.assertEqual(len(failed), 1)
+        self.assertIn("no counters", failed[0]["detail"])
+
+    def test_inline_posts_in_the_inline_off_cell_fail(self):
+        checks = bench_report.counter_checks([1], bench_cells(inline=3), "0")
+        failed = [c for c in checks if not c["ok"]]
+        self.assertEqual([c["check"] for c in failed],
+                         ["4096/read1-oo-inline-off: no capsule posted inline"])
+        # With --max-inline-data above 0 the cell makes no claim.
+        self.assertTrue(all(c["ok"] for c in bench_report.counter_checks(
+            [1], bench_cells(inline=3), "256")))
+
+    def test_no_repetition_means_no_checks(self):
+        self.assertEqual(bench_report.counter_checks([], {}, "0"), [])
+
+
+def loopback(ics=4096, **over):
+    """A loopback report.json as ci/loopback-guest.sh writes it, consistent for `ics`."""
+    small_ic = 1 if ics >= 4096 else 0
+    r = {
+        "input_bytes": 1000000, "bytes_written": 1000000, "bytes_read": 1000000,
+        "data_verified": True,
+        "negotiated": {"ioccsz": (64 + ics) // 16, "icdoff": 0,
+                       "sgls": 0x100005 if ics else 0x5, "in_capsule_data_size": ics,
+                       "in_capsule_enabled": ics > 0},
+        "writes": {"in_capsule": small_ic, "rdma_read": 2 + (1 - small_ic)},
+        "capsules": {"inline": 10, "by_reference": 5, "with_in_capsule_data": 3 if ics else 0},
+        "host": {"write": {"stats": {"writes_in_capsule": 0, "writes_keyed": 2}}},
+        "host_write_small": {"stats": {"writes_in_capsule": small_ic,
+                                       "writes_keyed": 1 - small_ic}},
+    }
+    for k, v in over.items():
+        r[k] = v
+    return r
+
+
+class LoopbackChecksTest(unittest.TestCase):
+    """Each figure the loopback report prints is checked against the others."""
+
+    def failed(self, r):
+        return [name for name, ok, _ in loopback_report.checks(r) if not ok]
+
+    def test_consistent_reports_pass_for_each_size(self):
+        for ics in (0, 4096, 16384):
+            self.assertEqual(self.failed(loopback(ics)), [], ics)
+            self.assertGreaterEqual(len(loopback_report.checks(loopback(ics))), 8)
+
+    def test_target_counters_differing_from_the_host_fail(self):
+        r = loopback(4096, writes={"in_capsule": 0, "rdma_read": 3})
+        self.assertIn("target's write counters = the host's", self.failed(r))
+
+    def test_host_in_capsule_off_against_an_offering_target_fails(self):
+        r = loopback(16384)
+        r["negotiated"]["in_capsule_enabled"] = False
+        self.assertEqual(self.failed(r),
+                         ["the host chose in-capsule data exactly when the target offers it"])
+
+    def test_sgls_bit_20_and_ioccsz_must_match_the_size(self):
+        r = loopback(0)
+        r["negotiated"]["sgls"] = 0x100005
+        r["negotiated"]["ioccsz"] = 5
+        self.assertEqual(self.failed(r), ["IOCCSZ = (64 + in-capsule size) / 16",
+                                          "SGLS bit 20 set exactly when in-capsule data is on"])
+
+    def test_missing_figures_fail(self):
+        r = loopback(4096)
+        del r["host_write_small"]
+        r["negotiated"] = {}
+        failed = self.failed(r)
+        self.assertIn("target's write counters = the host's", failed)
+        self.assertIn("negotiated IOCCSZ, SGLS and in-capsule size present", failed)
+        self.assertIn("ICDOFF 0", failed)
+
+    def test_main_exits_1_on_a_failed_check(self):
+        for report, rc in ((loopback(4096), 0), (loopback(4096, bytes_written=4096), 1)):
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "report.json")
+                with open(path, "w") as f:
+                    json.dump(report, f)
+                out = io.StringIO()
+                with redirect_stdout(out):
+                    self.assertEqual(loopback_report.main(path), rc)
+                self.assertIn("checks", out.getvalue())
 
 
 def write_xml(result, path):

@@ -61,10 +61,6 @@ struct Progress {
   }
 };
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-
 enum class Phase { kTimed, kFill, kReadBack };
 
 // Parks every job of a phase while one of them recovers the association (see run_bench()).
@@ -136,13 +132,11 @@ class Job {
 
   Status setup(Controller& c) {
     size_t bytes = static_cast<size_t>(buf_bytes_) * o_.iodepth;
-    mem_.reset(static_cast<uint8_t*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)));
-    if (!mem_) return Status::resource_exhausted("cannot allocate " + std::to_string(bytes));
+    NVMF_ASSIGN_OR_RETURN(verbs::RegisteredBuffer buf, c.allocate_buffer(bytes));
+    buf_.emplace(std::move(buf));
     // Without --verify, writes carry a fixed pseudo-random fill (not zeros, which some
     // backends could treat specially).
-    for (size_t i = 0; i + 8 <= bytes; i += 8) put64(mem_.get() + i, splitmix64(i));
-    NVMF_ASSIGN_OR_RETURN(RegisteredBuffer buf, c.register_buffer(mem_.get(), bytes));
-    buf_.emplace(std::move(buf));
+    for (size_t i = 0; i + 8 <= bytes; i += 8) put64(buf_->data() + i, splitmix64(i));
     c_ = &c;
     return ok_status();
   }
@@ -164,6 +158,15 @@ class Job {
     int64_t start_ns;
   };
 
+  // The command for `bs` bytes at `data` in buf_: a read is keyed, a write goes where
+  // choose_write_path() says (host/io_plan.h).
+  CommandPlan plan_command(bool write, uint8_t* data, uint32_t bs) const {
+    CommandPlan plan = plan_one_piece_write(
+        limits_.in_capsule,
+        Piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()});
+    if (!write) plan.path = WritePath::kKeyed;
+    return plan;
+  }
   Status submit(const IoPattern::Io& io, uint32_t bs);
   // Posts active_[index] again (same buffer, offset and start time) on the current queue.
   Status resubmit(size_t index, uint32_t bs);
@@ -183,8 +186,7 @@ class Job {
   uint64_t region_offset_;
   uint64_t region_bytes_;
   uint32_t buf_bytes_;
-  std::unique_ptr<uint8_t, FreeDeleter> mem_;
-  std::optional<RegisteredBuffer> buf_;
+  std::optional<verbs::RegisteredBuffer> buf_;
   std::vector<Active> active_;
   size_t n_active_ = 0;
   std::vector<uint32_t> free_bufs_;
@@ -198,25 +200,15 @@ class Job {
 
 Status Job::submit(const IoPattern::Io& io, uint32_t bs) {
   uint32_t b = free_bufs_[--n_free_];
-  uint8_t* data = mem_.get() + static_cast<size_t>(b) * buf_bytes_;
+  uint8_t* data = buf_->data() + static_cast<size_t>(b) * buf_bytes_;
   uint64_t slba = io.offset / lba_size_;
   uint32_t nlb = bs / lba_size_;
   proto::Sqe sqe = io.write ? write_sqe(nsid_, slba, nlb) : read_sqe(nsid_, slba, nlb);
-  Piece piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()};
-  std::span<const Piece> pieces;
-  bool in_capsule = false;
-  if (io.write) {
-    if (o_.verify) fill_verify_pattern(data, bs, io.offset, lba_size_, o_.seed);
-    if (fits_in_capsule(limits_.in_capsule, bs, 1)) {
-      encode_in_capsule_sgl(sqe.dptr, 0, bs);
-      pieces = std::span<const Piece>(&piece, 1);
-      in_capsule = true;
-    } else {
-      (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);  // bs <= 16 MiB - 1
-    }
-  } else {
-    (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);
-  }
+  // bs <= max_command_bytes <= 16 MiB - 1: a keyed SGL can carry it.
+  CommandPlan plan = plan_command(io.write, data, bs);
+  if (io.write && o_.verify) fill_verify_pattern(data, bs, io.offset, lba_size_, o_.seed);
+  std::span<const Piece> pieces = encode_data(sqe, plan);
+  const bool in_capsule = plan.path == WritePath::kInCapsule;
   int64_t start = now_ns();
   Result<uint16_t> slot = q_->post(sqe, pieces);
   if (!slot.ok()) {
@@ -229,18 +221,15 @@ Status Job::submit(const IoPattern::Io& io, uint32_t bs) {
 
 Status Job::resubmit(size_t index, uint32_t bs) {
   Active& a = active_[index];
-  uint8_t* data = mem_.get() + static_cast<size_t>(a.buf) * buf_bytes_;
+  uint8_t* data = buf_->data() + static_cast<size_t>(a.buf) * buf_bytes_;
   uint64_t slba = a.offset / lba_size_;
   uint32_t nlb = bs / lba_size_;
   proto::Sqe sqe = a.write ? write_sqe(nsid_, slba, nlb) : read_sqe(nsid_, slba, nlb);
-  Piece piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()};
-  std::span<const Piece> pieces;
-  if (a.write && a.in_capsule) {
-    encode_in_capsule_sgl(sqe.dptr, 0, bs);
-    pieces = std::span<const Piece>(&piece, 1);
-  } else {
-    (void)encode_keyed_sgl(sqe.dptr, piece.addr, bs, piece.rkey);
-  }
+  // The same path as when it was first posted (the policy of the new association may differ,
+  // but the counters of this command were taken then).
+  CommandPlan plan = plan_command(a.write, data, bs);
+  plan.path = a.in_capsule ? WritePath::kInCapsule : WritePath::kKeyed;
+  std::span<const Piece> pieces = encode_data(sqe, plan);
   NVMF_ASSIGN_OR_RETURN(a.slot, q_->post(sqe, pieces));
   return ok_status();
 }
@@ -277,7 +266,7 @@ Status Job::complete(size_t index, int64_t t, uint32_t bs, bool record, JobResul
                                std::to_string(a.offset));
   }
   if (!a.write && o_.verify) {
-    const uint8_t* data = mem_.get() + static_cast<size_t>(a.buf) * buf_bytes_;
+    const uint8_t* data = buf_->data() + static_cast<size_t>(a.buf) * buf_bytes_;
     ++out.verify_checked;
     int64_t bad = check_verify_pattern(data, bs, a.offset, lba_size_, o_.seed);
     if (bad >= 0) {
@@ -386,9 +375,11 @@ void Job::run(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
         // Not posted: keep it as in flight so that a recovery sends it.
         if (Controller::is_transport_error(st) && n_free_ > 0) {
           uint32_t b = free_bufs_[--n_free_];
-          bool in_capsule = io.write && fits_in_capsule(limits_.in_capsule, bs, 1);
+          bool in_capsule =
+              plan_command(io.write, buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs).path ==
+              WritePath::kInCapsule;
           if (io.write && o_.verify) {
-            fill_verify_pattern(mem_.get() + static_cast<size_t>(b) * buf_bytes_, bs, io.offset,
+            fill_verify_pattern(buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs, io.offset,
                                 lba_size_, o_.seed);
           }
           active_[n_active_++] = Active{0, io.write, in_capsule, b, io.offset, now_ns()};

@@ -23,30 +23,6 @@ struct InFlight {
   uint64_t slba;
 };
 
-QueueParams queue_params(const HostOptions& o, uint16_t qid, uint16_t queue_size) {
-  QueueParams p;
-  p.qid = qid;
-  p.queue_size = queue_size;
-  p.traddr = o.traddr;
-  p.trsvcid = o.trsvcid;
-  p.host_traddr = o.host_traddr;
-  p.requested_max_inline_data = o.requested_max_inline_data;
-  p.poll_mode = o.poll_mode;
-  p.timeout_ms = o.timeout_ms;
-  return p;
-}
-
-// Encodes SGL1 for a planned command: Data Block Offset for in-capsule, Keyed 0x40 otherwise.
-std::span<const Piece> encode_data(proto::Sqe& sqe, const CommandPlan& plan) {
-  if (plan.path == WritePath::kInCapsule) {
-    encode_in_capsule_sgl(sqe.dptr, 0, plan.bytes);
-    return std::span<const Piece>(plan.pieces.data(), plan.num_pieces);
-  }
-  // plan.bytes <= max_command_bytes <= 0xFFFFFF, so this cannot fail.
-  (void)encode_keyed_sgl(sqe.dptr, plan.pieces[0].addr, plan.bytes, plan.pieces[0].rkey);
-  return {};
-}
-
 std::string at_lba(const char* verb, uint64_t slba) {
   return std::string(verb) + " at LBA " + std::to_string(slba);
 }
@@ -339,6 +315,17 @@ Result<RegisteredBuffer> Controller::register_buffer(void* addr, size_t length) 
           pd_->pd->get(), addr, length,
           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
   return RegisteredBuffer(pd_, std::move(mr));
+}
+
+Result<verbs::RegisteredBuffer> Controller::allocate_buffer(size_t bytes) {
+  if (!pd_->pd) return Status::unavailable("controller is not connected");
+  return verbs::RegisteredBuffer::create(
+      pd_->pd->get(), bytes, 4096,
+      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, "I/O buffer", pd_);
+}
+
+DataSegment segment_of(const verbs::RegisteredBuffer& buffer, size_t offset, size_t length) {
+  return DataSegment{buffer.data() + offset, length, buffer.lkey(), buffer.rkey()};
 }
 
 Result<Queue*> Controller::io_queue() {

@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "common/verbs/memory_region.h"
 #include "common/verbs/protection_domain.h"
+#include "common/verbs/registered_buffer.h"
 #include "host/bringup.h"
 #include "host/commands.h"
 #include "host/identify.h"
@@ -56,6 +57,9 @@ class RegisteredBuffer {
   std::shared_ptr<PdHolder> pd_;  // destroyed after mr_
   verbs::MemoryRegion mr_;
 };
+
+// Bytes [offset, offset + length) of `buffer` as a DataSegment (not range-checked: fast path).
+DataSegment segment_of(const verbs::RegisteredBuffer& buffer, size_t offset, size_t length);
 
 // max_inline_data of one queue's QP.
 struct QueueInlineSend {
@@ -147,6 +151,11 @@ class Controller {
 
   // Registers caller memory for I/O. kInvalidArgument for null/empty; verbs errors otherwise.
   Result<RegisteredBuffer> register_buffer(void* addr, size_t length);
+  // Allocates `bytes` of zeroed, 4096-byte aligned memory registered for I/O (local write,
+  // remote read, remote write), sharing the controller's PD and keeping it alive: the buffer may
+  // outlive the Controller. kUnavailable before connect; kInvalidArgument for 0 bytes;
+  // allocation and ibv_reg_mr errors name "I/O buffer".
+  Result<verbs::RegisteredBuffer> allocate_buffer(size_t bytes);
 
   // Recovery (write(), read() and flush()): a transport failure (kIo: work completion error or
   // failed post; kUnavailable: the target disconnected; kTimeout: no completion within

@@ -132,17 +132,9 @@ Result<DiscoveryLog> read_discovery_log(CommandChannel& ch) {
 
 Result<DiscoveryLog> discover(const HostOptions& options) {
   if (options.traddr.empty()) return Status::invalid_argument("no target address (traddr)");
-  QueueParams p;
-  p.qid = 0;
-  p.queue_size = kAdminQueueSize;
-  p.traddr = options.traddr;
-  p.trsvcid = options.trsvcid;
-  p.host_traddr = options.host_traddr;
-  p.requested_max_inline_data = options.requested_max_inline_data;
-  p.poll_mode = options.poll_mode;
-  p.timeout_ms = options.timeout_ms;
   std::optional<verbs::ProtectionDomain> pd;
-  NVMF_ASSIGN_OR_RETURN(std::unique_ptr<Queue> admin, Queue::connect(p, pd));
+  NVMF_ASSIGN_OR_RETURN(std::unique_ptr<Queue> admin,
+                        Queue::connect(queue_params(options, 0, kAdminQueueSize), pd));
   HostId hostid = random_host_id();
   std::string hostnqn = options.hostnqn.empty() ? default_hostnqn(hostid) : options.hostnqn;
   NVMF_ASSIGN_OR_RETURN(proto::ConnectData data, connect_data(hostid, proto::kAdminQueueCntlid,

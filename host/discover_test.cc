@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/nvme_status.h"
+#include "host/queue.h"
 
 namespace nvmf::host {
 namespace {
@@ -141,6 +142,26 @@ TEST(DiscoverTest, ErrorNamesTheCommand) {
   ASSERT_FALSE(log.ok());
   EXPECT_NE(log.status().message().find("Get Log Page 70h at offset 0"), std::string::npos)
       << log.status().message();
+}
+
+// discover() and Controller build their queues from HostOptions through one mapping.
+TEST(QueueParamsTest, CarriesEveryConnectionOptionOfTheHost) {
+  HostOptions o;
+  o.traddr = "192.0.2.7";
+  o.trsvcid = "4421";
+  o.host_traddr = "192.0.2.1";
+  o.requested_max_inline_data = 0;
+  o.poll_mode = PollMode::kBusy;
+  o.timeout_ms = 1234;
+  QueueParams p = queue_params(o, 3, 128);
+  EXPECT_EQ(p.qid, 3);
+  EXPECT_EQ(p.queue_size, 128);
+  EXPECT_EQ(p.traddr, "192.0.2.7");
+  EXPECT_EQ(p.trsvcid, "4421");
+  EXPECT_EQ(p.host_traddr, "192.0.2.1");
+  EXPECT_EQ(p.requested_max_inline_data, 0u);
+  EXPECT_EQ(p.poll_mode, PollMode::kBusy);
+  EXPECT_EQ(p.timeout_ms, 1234);
 }
 
 }  // namespace

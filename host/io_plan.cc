@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/nvme_status.h"
+#include "common/sgl.h"
 
 namespace nvmf::host {
 namespace {
@@ -56,6 +57,32 @@ uint32_t max_command_bytes(uint64_t mdts_bytes, uint32_t lba_size) {
   return static_cast<uint32_t>(limit - limit % lba_size);
 }
 
+WritePath choose_write_path(const HostInCapsulePolicy& policy, uint64_t bytes,
+                            uint32_t num_pieces) {
+  return bytes <= UINT32_MAX && fits_in_capsule(policy, static_cast<uint32_t>(bytes), num_pieces)
+             ? WritePath::kInCapsule
+             : WritePath::kKeyed;
+}
+
+CommandPlan plan_one_piece_write(const HostInCapsulePolicy& policy, const Piece& piece) {
+  CommandPlan plan;
+  plan.path = choose_write_path(policy, piece.length, 1);
+  plan.bytes = piece.length;
+  plan.num_pieces = 1;
+  plan.pieces[0] = piece;
+  return plan;
+}
+
+std::span<const Piece> encode_data(proto::Sqe& sqe, const CommandPlan& plan) {
+  if (plan.path == WritePath::kInCapsule) {
+    encode_in_capsule_sgl(sqe.dptr, 0, plan.bytes);
+    return std::span<const Piece>(plan.pieces.data(), plan.num_pieces);
+  }
+  // plan.bytes <= kKeyedSglMaxLength (the caller's contract), so this cannot fail.
+  (void)encode_keyed_sgl(sqe.dptr, plan.pieces[0].addr, plan.bytes, plan.pieces[0].rkey);
+  return {};
+}
+
 std::string_view write_path_name(WritePath path) {
   return path == WritePath::kInCapsule ? "in-capsule" : "keyed";
 }
@@ -96,7 +123,7 @@ Result<CommandPlan> next_write_command(std::span<const DataSegment> segments,
   const HostInCapsulePolicy& icd = limits.in_capsule;
   const uint32_t max_pieces = std::min(icd.max_segments, kMaxInCapsuleSegments);
   if (icd.enabled && bytes <= icd.max_bytes && gather(segments, cursor, bytes, max_pieces, plan) &&
-      fits_in_capsule(icd, static_cast<uint32_t>(bytes), plan.num_pieces)) {
+      choose_write_path(icd, bytes, plan.num_pieces) == WritePath::kInCapsule) {
     plan.path = WritePath::kInCapsule;
     plan.bytes = static_cast<uint32_t>(bytes);
     advance(segments, cursor, bytes);
@@ -120,7 +147,7 @@ Result<CommandPlan> next_write_command(std::span<const DataSegment> segments,
     const uint64_t cap = std::min<uint64_t>(bytes, icd.max_bytes);
     for (uint64_t n = cap / limits.lba_size * limits.lba_size; n > 0; n -= limits.lba_size) {
       if (gather(segments, cursor, n, max_pieces, plan) &&
-          fits_in_capsule(icd, static_cast<uint32_t>(n), plan.num_pieces)) {
+          choose_write_path(icd, n, plan.num_pieces) == WritePath::kInCapsule) {
         plan.path = WritePath::kInCapsule;
         plan.bytes = static_cast<uint32_t>(n);
         advance(segments, cursor, n);

@@ -15,9 +15,9 @@
 
 namespace nvmf::host {
 
-// A piece of caller memory registered with Controller::register_buffer(): the local key for
-// SGEs, the remote key for keyed SGL descriptors. Lengths in bytes. (Not nvmf::DataSegment of
-// common/capsule.h, which has no rkey: this one may be sent keyed or in-capsule.)
+// A piece of registered memory (Controller::allocate_buffer(), segment_of()): the local key for
+// SGEs, the remote key for keyed SGL descriptors. Lengths in bytes. It may be sent keyed or
+// in-capsule, so it carries both keys.
 struct DataSegment {
   void* addr = nullptr;
   size_t length = 0;
@@ -72,9 +72,26 @@ Status validate_transfer(std::span<const DataSegment> segments, const TransferLi
 // Total bytes of `segments`.
 uint64_t total_bytes(std::span<const DataSegment> segments);
 
+// The host's one decision between in-capsule data and a keyed SGL for a command that moves
+// `bytes` towards the controller in `num_pieces` pieces (Write; Connect data on I/O queues):
+// in-capsule when fits_in_capsule() accepts them (common/in_capsule.h: the Linux host's rule),
+// keyed otherwise. Every host path (Controller::write, the bench, Queue::run) asks this.
+WritePath choose_write_path(const HostInCapsulePolicy& policy, uint64_t bytes, uint32_t num_pieces);
+
+// One command moving the contiguous `piece` (whole command data, at most
+// proto::kKeyedSglMaxLength bytes) towards the controller: path from choose_write_path().
+CommandPlan plan_one_piece_write(const HostInCapsulePolicy& policy, const Piece& piece);
+
+// Encodes SGL1 of `sqe` for a planned command and returns the pieces to post after the SQE:
+// in-capsule: Data Block, subtype Offset, offset 0, length plan.bytes, and the plan's pieces
+// (one SGE each); keyed: one Keyed SGL Data Block (pieces[0].addr, plan.bytes, pieces[0].rkey)
+// and no pieces. plan.bytes must not exceed proto::kKeyedSglMaxLength (every planner keeps it
+// there). NVMe-oF 1.1 §7.3.2 (SGL use in capsules), Base 2.0 §4.3.2.
+std::span<const Piece> encode_data(proto::Sqe& sqe, const CommandPlan& plan);
+
 // Plans the next Write command from `cursor` and advances it. Like the Linux host: the command
-// covers min(remaining, max_command_bytes) and goes in-capsule when fits_in_capsule() accepts
-// its byte count and piece count (common/in_capsule.h). Otherwise it is keyed: one Keyed SGL
+// covers min(remaining, max_command_bytes) and goes in-capsule when choose_write_path() accepts
+// its byte count and piece count. Otherwise it is keyed: one Keyed SGL
 // Data Block (our targets and Linux advertise MSDBD 1), so one contiguous region of whole LBAs,
 // cut at the end of the current segment and rounded down to whole LBAs.
 // Pieces of any size: when the next LBA straddles a segment boundary (no keyed descriptor can

@@ -222,5 +222,42 @@ TEST(CqeStatus, NamesTheStatus) {
   EXPECT_FALSE(cqe_status(cqe, "x").ok());
 }
 
+TEST(ChooseWritePathTest, InCapsuleExactlyWhenThePolicyAcceptsBytesAndPieces) {
+  const HostInCapsulePolicy on = policy(1028);  // 16384 bytes of in-capsule data
+  ASSERT_EQ(on.max_bytes, 16384u);
+  EXPECT_EQ(choose_write_path(on, 16384, 1), WritePath::kInCapsule);
+  EXPECT_EQ(choose_write_path(on, 512, on.max_segments), WritePath::kInCapsule);
+  EXPECT_EQ(choose_write_path(on, 16385, 1), WritePath::kKeyed);
+  EXPECT_EQ(choose_write_path(on, 512, on.max_segments + 1), WritePath::kKeyed);
+  EXPECT_EQ(choose_write_path(on, 0, 1), WritePath::kKeyed);
+  EXPECT_EQ(choose_write_path(on, uint64_t{1} << 32, 1), WritePath::kKeyed);  // no wrap to 0
+  EXPECT_EQ(choose_write_path(HostInCapsulePolicy{}, 512, 1), WritePath::kKeyed);
+}
+
+TEST(PlanOnePieceWriteTest, EncodesTheChosenSglAndReturnsThePiecesToPost) {
+  const HostInCapsulePolicy on = policy(260);  // 4096 bytes
+  const Piece piece{0x1000, 4096, 0x11, 0x22};
+  CommandPlan in = plan_one_piece_write(on, piece);
+  ASSERT_EQ(in.path, WritePath::kInCapsule);
+  proto::Sqe sqe{};
+  std::span<const Piece> posted = encode_data(sqe, in);
+  ASSERT_EQ(posted.size(), 1u);
+  EXPECT_EQ(posted[0].addr, 0x1000u);
+  EXPECT_EQ(posted[0].lkey, 0x11u);
+  EXPECT_EQ(sqe.dptr.id, 0x01);  // Data Block, subtype Offset
+  EXPECT_EQ(sqe.dptr.addr, 0u);
+  EXPECT_EQ(sqe.dptr.unkeyed.length, 4096u);
+
+  const Piece big{0x2000, 8192, 0x11, 0x22};
+  CommandPlan keyed = plan_one_piece_write(on, big);
+  ASSERT_EQ(keyed.path, WritePath::kKeyed);
+  proto::Sqe k{};
+  EXPECT_TRUE(encode_data(k, keyed).empty());
+  EXPECT_EQ(k.dptr.id, 0x40);  // Keyed SGL Data Block
+  EXPECT_EQ(k.dptr.addr, 0x2000u);
+  EXPECT_EQ(k.dptr.keyed_length(), 8192u);
+  EXPECT_EQ(k.dptr.keyed.key, 0x22u);
+}
+
 }  // namespace
 }  // namespace nvmf::host

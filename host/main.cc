@@ -32,11 +32,6 @@ struct IoArgs {
   uint32_t segments = 1;  // write: separately registered pieces per chunk (host/segments.h)
 };
 
-struct FreeDeleter {
-  void operator()(void* p) const { std::free(p); }
-};
-using AlignedBuffer = std::unique_ptr<uint8_t, FreeDeleter>;
-
 int fail(std::string_view what, const Status& st) {
   std::fprintf(stderr, "nvmf-host: %.*s: %s\n", static_cast<int>(what.size()), what.data(),
                st.to_string().c_str());
@@ -66,13 +61,6 @@ Status emit_json(const std::string& target, const nlohmann::json& j) {
 Status check_report_path(const std::string& json) {
   if (json.empty() || json == "-") return ok_status();
   return check_writable(json, "--json");
-}
-
-Result<AlignedBuffer> allocate(uint64_t bytes) {
-  void* p = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-  if (p == nullptr) return Status::resource_exhausted("cannot allocate " + std::to_string(bytes));
-  std::memset(p, 0, bytes);
-  return AlignedBuffer(static_cast<uint8_t*>(p));
 }
 
 // Disconnects, reporting a failed shutdown as the command's error.
@@ -146,13 +134,10 @@ Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slb
   uint32_t lba = c.lba_size();
   uint64_t chunk = cli_buffer_bytes(file_size, lba);
   NVMF_ASSIGN_OR_RETURN(std::vector<uint64_t> capacity, uneven_split(chunk, segments));
-  std::vector<AlignedBuffer> mem;
-  std::vector<RegisteredBuffer> bufs;
+  std::vector<verbs::RegisteredBuffer> bufs;
   for (uint64_t& cap : capacity) {
     cap += 4096;  // a shorter last chunk's split can exceed its share by a few bytes
-    NVMF_ASSIGN_OR_RETURN(AlignedBuffer m, allocate(cap));
-    NVMF_ASSIGN_OR_RETURN(RegisteredBuffer b, c.register_buffer(m.get(), cap));
-    mem.push_back(std::move(m));
+    NVMF_ASSIGN_OR_RETURN(verbs::RegisteredBuffer b, c.allocate_buffer(cap));
     bufs.push_back(std::move(b));
   }
   std::vector<DataSegment> segs(segments);
@@ -165,14 +150,14 @@ Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slb
     segs.resize(sizes.size());
     uint64_t filled = 0;
     for (size_t i = 0; i < sizes.size(); ++i) {
-      uint8_t* p = mem[i].get();
+      uint8_t* p = bufs[i].data();
       uint64_t from_file = std::min(sizes[i], want - std::min(want, filled));
       if (std::fread(p, 1, from_file, in) != from_file) {
         return Status::io("short read from the input file at byte " +
                           std::to_string(done + filled));
       }
       std::memset(p + from_file, 0, sizes[i] - from_file);
-      segs[i] = bufs[i].segment(0, sizes[i]);
+      segs[i] = segment_of(bufs[i], 0, sizes[i]);
       filled += sizes[i];
     }
     NVMF_RETURN_IF_ERROR(c.write(slba + done / lba, segs));
@@ -237,13 +222,12 @@ Status read_to_file(Controller& c, std::FILE* out, uint64_t length, uint64_t slb
   uint32_t lba = c.lba_size();
   uint64_t total = round_up_to_lba(length, lba);
   uint64_t chunk = cli_buffer_bytes(total, lba);
-  NVMF_ASSIGN_OR_RETURN(AlignedBuffer mem, allocate(chunk));
-  NVMF_ASSIGN_OR_RETURN(RegisteredBuffer buf, c.register_buffer(mem.get(), chunk));
+  NVMF_ASSIGN_OR_RETURN(verbs::RegisteredBuffer buf, c.allocate_buffer(chunk));
   for (uint64_t done = 0; done < total;) {
     uint64_t n = std::min(chunk, total - done);
-    NVMF_RETURN_IF_ERROR(c.read(slba + done / lba, buf.segment(0, n)));
+    NVMF_RETURN_IF_ERROR(c.read(slba + done / lba, segment_of(buf, 0, n)));
     uint64_t keep = std::min(n, length - std::min(length, done));
-    if (std::fwrite(mem.get(), 1, keep, out) != keep) {
+    if (std::fwrite(buf.data(), 1, keep, out) != keep) {
       return Status::from_errno("write to the output file", errno);
     }
     done += n;

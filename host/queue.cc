@@ -12,13 +12,16 @@
 #include "common/log.h"
 #include "common/sgl.h"
 #include "common/verbs/fd_wait.h"
+#include "common/verbs/work_request_id.h"
 #include "host/commands.h"
 
 namespace nvmf::host {
 namespace {
 
-constexpr uint64_t kRecvTag = 1ull << 63;  // wr_id bit telling receives from sends
-constexpr size_t kBounceBytes = 4096;      // Identify data, the largest setup transfer
+using verbs::encode_wr_id;
+using verbs::WrKind;
+
+constexpr size_t kBounceBytes = 4096;  // Identify data, the largest setup transfer
 constexpr int kPollBatch = 16;
 
 int remaining_ms(Deadline deadline) {
@@ -28,6 +31,19 @@ int remaining_ms(Deadline deadline) {
 }
 
 }  // namespace
+
+QueueParams queue_params(const HostOptions& o, uint16_t qid, uint16_t queue_size) {
+  QueueParams p;
+  p.qid = qid;
+  p.queue_size = queue_size;
+  p.traddr = o.traddr;
+  p.trsvcid = o.trsvcid;
+  p.host_traddr = o.host_traddr;
+  p.requested_max_inline_data = o.requested_max_inline_data;
+  p.poll_mode = o.poll_mode;
+  p.timeout_ms = o.timeout_ms;
+  return p;
+}
 
 Queue::Queue(const QueueParams& params)
     : qid_(params.qid),
@@ -101,34 +117,31 @@ Status Queue::create_resources(std::optional<verbs::ProtectionDomain>& pd,
 }
 
 Status Queue::register_buffers(ibv_pd* pd, uint32_t nslots) {
-  sqe_buffers_.assign(nslots, proto::Sqe{});
-  cqe_buffers_.assign(queue_size_, proto::Cqe{});
-  bounce_.assign(kBounceBytes, 0);
-  NVMF_ASSIGN_OR_RETURN(sqe_mr_, verbs::MemoryRegion::create(pd, sqe_buffers_.data(),
-                                                             nslots * sizeof(proto::Sqe), 0));
-  NVMF_ASSIGN_OR_RETURN(cqe_mr_, verbs::MemoryRegion::create(pd, cqe_buffers_.data(),
-                                                             queue_size_ * sizeof(proto::Cqe),
-                                                             IBV_ACCESS_LOCAL_WRITE));
+  NVMF_ASSIGN_OR_RETURN(sqe_buf_, verbs::RegisteredBuffer::create(
+                                      pd, size_t{nslots} * sizeof(proto::Sqe), 64, 0, "SQEs"));
+  NVMF_ASSIGN_OR_RETURN(
+      cqe_buf_, verbs::RegisteredBuffer::create(pd, size_t{queue_size_} * sizeof(proto::Cqe), 64,
+                                                IBV_ACCESS_LOCAL_WRITE, "CQE receives"));
   // The target RDMA READs Connect data from it and RDMA WRITEs Identify data into it.
   NVMF_ASSIGN_OR_RETURN(
-      bounce_mr_, verbs::MemoryRegion::create(
-                      pd, bounce_.data(), bounce_.size(),
-                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
+      bounce_buf_,
+      verbs::RegisteredBuffer::create(
+          pd, kBounceBytes, 4096,
+          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, "setup data"));
   slots_.emplace(static_cast<uint16_t>(nslots));
   slot_wrs_.assign(nslots, SlotWr{});
   for (uint32_t i = 0; i < nslots; ++i) {
     SlotWr& s = slot_wrs_[i];
-    s.sges[0] = {reinterpret_cast<uint64_t>(&sqe_buffers_[i]), sizeof(proto::Sqe), sqe_mr_->lkey()};
-    s.wr.wr_id = i;
+    s.sges[0] = sqe_buf_->sge(size_t{i} * sizeof(proto::Sqe), sizeof(proto::Sqe));
+    s.wr.wr_id = encode_wr_id(WrKind::kSend, i);
     s.wr.sg_list = s.sges;
     s.wr.opcode = IBV_WR_SEND;
   }
   recv_sges_.resize(queue_size_);
   recv_wrs_.assign(queue_size_, ibv_recv_wr{});
   for (uint32_t i = 0; i < queue_size_; ++i) {
-    recv_sges_[i] = {reinterpret_cast<uint64_t>(&cqe_buffers_[i]), sizeof(proto::Cqe),
-                     cqe_mr_->lkey()};
-    recv_wrs_[i].wr_id = kRecvTag | i;
+    recv_sges_[i] = cqe_buf_->sge(size_t{i} * sizeof(proto::Cqe), sizeof(proto::Cqe));
+    recv_wrs_[i].wr_id = encode_wr_id(WrKind::kRecv, i);
     recv_wrs_[i].sg_list = &recv_sges_[i];
     recv_wrs_[i].num_sge = 1;
   }
@@ -196,8 +209,9 @@ Result<uint16_t> Queue::post(const proto::Sqe& sqe, std::span<const Piece> in_ca
   std::optional<uint16_t> idx = slots_->acquire();
   if (!idx) return Status::resource_exhausted("no free command slot");
   SlotWr& s = slot_wrs_[*idx];
-  sqe_buffers_[*idx] = sqe;
-  sqe_buffers_[*idx].cid = *idx;
+  proto::Sqe* slot_sqe = reinterpret_cast<proto::Sqe*>(sqe_buf_->data()) + *idx;
+  *slot_sqe = sqe;
+  slot_sqe->cid = *idx;
   for (size_t i = 0; i < in_capsule.size(); ++i) {
     s.sges[1 + i] = {in_capsule[i].addr, in_capsule[i].length, in_capsule[i].lkey};
   }
@@ -216,8 +230,13 @@ Result<uint16_t> Queue::post(const proto::Sqe& sqe, std::span<const Piece> in_ca
 }
 
 void Queue::handle_completion(const ibv_wc& wc) {
-  bool recv = (wc.wr_id & kRecvTag) != 0;
-  uint32_t index = static_cast<uint32_t>(wc.wr_id & 0xFFFFFFFF);
+  const auto [kind, index] = verbs::decode_wr_id(wc.wr_id);
+  const bool recv = kind == WrKind::kRecv;
+  if (kind != WrKind::kRecv && kind != WrKind::kSend) {
+    mark_failed(Status::internal("queue " + std::to_string(qid_) + ": completion with wr_id " +
+                                 std::to_string(wc.wr_id) + ", which this queue never posted"));
+    return;
+  }
   if (wc.status != IBV_WC_SUCCESS) {
     mark_failed(Status::io("queue " + std::to_string(qid_) + ": " + (recv ? "receive" : "send") +
                            " completion error: " + ibv_wc_status_str(wc.status) +
@@ -236,7 +255,13 @@ void Queue::handle_completion(const ibv_wc& wc) {
                            std::to_string(wc.byte_len) + " bytes, shorter than a CQE"));
     return;
   }
-  proto::Cqe cqe = cqe_buffers_[index];
+  if (index >= queue_size_) {
+    mark_failed(Status::internal("queue " + std::to_string(qid_) + ": completion for receive " +
+                                 std::to_string(index) + " of " + std::to_string(queue_size_)));
+    return;
+  }
+  proto::Cqe cqe;
+  std::memcpy(&cqe, cqe_buf_->data() + size_t{index} * sizeof(proto::Cqe), sizeof(cqe));
   Status st = post_receive(index);
   if (!st.ok()) mark_failed(std::move(st).annotate("queue " + std::to_string(qid_)));
   if (!slots_->on_response(cqe)) {
@@ -316,27 +341,26 @@ Result<proto::Cqe> Queue::wait(uint16_t slot, Deadline deadline) {
 
 Result<proto::Cqe> Queue::run(const proto::Sqe& sqe_in, std::span<const uint8_t> data_out,
                               std::span<uint8_t> data_in, bool allow_in_capsule) {
-  if (data_out.size() > bounce_.size() || data_in.size() > bounce_.size()) {
+  if (data_out.size() > bounce_buf_->size() || data_in.size() > bounce_buf_->size()) {
     return Status::invalid_argument("setup command data larger than 4096 bytes");
   }
   proto::Sqe sqe = sqe_in;
   size_t length = data_out.empty() ? data_in.size() : data_out.size();
-  Piece piece{reinterpret_cast<uint64_t>(bounce_.data()), static_cast<uint32_t>(length),
-              bounce_mr_->lkey(), bounce_mr_->rkey()};
+  Piece piece{reinterpret_cast<uint64_t>(bounce_buf_->data()), static_cast<uint32_t>(length),
+              bounce_buf_->lkey(), bounce_buf_->rkey()};
   std::span<const Piece> in_capsule;
-  if (!data_out.empty()) std::memcpy(bounce_.data(), data_out.data(), data_out.size());
+  if (!data_out.empty()) std::memcpy(bounce_buf_->data(), data_out.data(), data_out.size());
+  // Data from the controller is always keyed; data to it goes where choose_write_path() says.
+  CommandPlan plan = plan_one_piece_write(in_capsule_, piece);
+  if (data_out.empty() || !allow_in_capsule) plan.path = WritePath::kKeyed;
   if (length == 0) {
     encode_null_sgl(sqe.dptr);
-  } else if (!data_out.empty() && allow_in_capsule &&
-             fits_in_capsule(in_capsule_, piece.length, 1)) {
-    encode_in_capsule_sgl(sqe.dptr, 0, piece.length);
-    in_capsule = std::span<const Piece>(&piece, 1);
-  } else if (!encode_keyed_sgl(sqe.dptr, piece.addr, piece.length, piece.rkey)) {
-    return Status::internal("keyed SGL length out of range");
+  } else {
+    in_capsule = encode_data(sqe, plan);  // length <= kBounceBytes: well inside a keyed SGL
   }
   NVMF_ASSIGN_OR_RETURN(uint16_t slot, post(sqe, in_capsule));
   NVMF_ASSIGN_OR_RETURN(proto::Cqe cqe, wait(slot, deadline()));
-  if (!data_in.empty()) std::memcpy(data_in.data(), bounce_.data(), data_in.size());
+  if (!data_in.empty()) std::memcpy(data_in.data(), bounce_buf_->data(), data_in.size());
   return cqe;
 }
 

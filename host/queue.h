@@ -16,6 +16,7 @@
 
 #include "common/in_capsule.h"
 #include "common/status.h"
+#include "common/verbs/registered_buffer.h"
 #include "common/verbs/verbs.h"
 #include "host/channel.h"
 #include "host/io_plan.h"
@@ -36,6 +37,11 @@ struct QueueParams {
   PollMode poll_mode = PollMode::kEvent;
   int timeout_ms = 5000;
 };
+
+// The parameters of queue `qid` of `queue_size` entries for a connection made with `options`
+// (address, source address, max_inline_data request, poll mode, timeout). The one mapping used
+// by Controller (admin and I/O queues) and discover() (the discovery controller's admin queue).
+QueueParams queue_params(const HostOptions& options, uint16_t qid, uint16_t queue_size);
 
 // Counters of one queue; plain integers, the queue is used by one thread at a time.
 struct QueueCounters {
@@ -147,12 +153,8 @@ class Queue : public CommandChannel {
   int timeout_ms_;
   std::string peer_;  // "traddr:trsvcid" for messages
 
-  // Memory the HCA touches. Declared before the verbs objects so it is freed after them.
-  std::vector<proto::Sqe> sqe_buffers_;  // one per slot
-  std::vector<proto::Cqe> cqe_buffers_;  // one per receive
-  std::vector<uint8_t> bounce_;          // setup commands' data (Connect data, Identify)
-  std::vector<SlotWr> slot_wrs_;         // one per slot
-  std::optional<SlotTable> slots_;       // which slots are in flight, their CQEs
+  std::vector<SlotWr> slot_wrs_;    // one per slot
+  std::optional<SlotTable> slots_;  // which slots are in flight, their CQEs
   std::vector<ibv_recv_wr> recv_wrs_;
   std::vector<ibv_sge> recv_sges_;
   QueueCounters counters_;
@@ -162,15 +164,16 @@ class Queue : public CommandChannel {
   uint32_t idle_spins_ = 0;  // busy mode: empty polls, for check_cm_events() now and then
   int max_qp_rd_atom_ = 1;   // device limit, offered as responder_resources
 
-  // Verbs objects, destroyed bottom-up: QP, MRs, CQ, completion channel, CM id, event channel
-  // (common/verbs/verbs.h order). The PD belongs to the Controller and outlives all queues.
+  // Verbs objects, destroyed bottom-up: QP, registered buffers (MR, then its memory), CQ,
+  // completion channel, CM id, event channel (common/verbs/verbs.h order). The PD belongs to the
+  // Controller and outlives all queues.
   std::optional<verbs::EventChannel> channel_;
   std::optional<verbs::CmId> id_;
   std::optional<verbs::CompletionChannel> comp_channel_;
   std::optional<verbs::CompletionQueue> cq_;
-  std::optional<verbs::MemoryRegion> sqe_mr_;
-  std::optional<verbs::MemoryRegion> cqe_mr_;
-  std::optional<verbs::MemoryRegion> bounce_mr_;
+  std::optional<verbs::RegisteredBuffer> sqe_buf_;     // one 64-byte SQE per slot
+  std::optional<verbs::RegisteredBuffer> cqe_buf_;     // one 16-byte CQE per receive
+  std::optional<verbs::RegisteredBuffer> bounce_buf_;  // setup commands' data (Connect, Identify)
   std::optional<verbs::QueuePair> qp_;
 };
 

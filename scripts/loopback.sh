@@ -103,7 +103,8 @@ if [ ! -s "$report" ]; then
   for f in "$results"/*.log; do [ -f "$f" ] && { echo "--- $f" >&2; tail -n 20 "$f" >&2; }; done
   exit 1
 fi
-python3 ci/loopback-report.py "$report"
+checked=0
+python3 ci/loopback-report.py "$report" || checked=$?
 [ -z "$json_out" ] || cp "$report" "$json_out"
 verified=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["data_verified"])' "$report")
-[ "$verified" = "True" ] && [ "$rc" -eq 0 ]
+[ "$verified" = "True" ] && [ "$rc" -eq 0 ] && [ "$checked" -eq 0 ]

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -16,34 +17,15 @@ using nlohmann::json;
 constexpr char kHost[] = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
 constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:interop";
 
-// What `nvmetcli save` writes for one rdma port, one subsystem, one null_blk namespace.
+// What `nvmetcli save` writes for one rdma port, one subsystem, one null_blk namespace:
+// target/testdata/nvmetcli-save.json, which fuzz/make_seeds.py also starts the config fuzzer's
+// seeds from.
 json good() {
-  return json::parse(R"({
-    "hosts": [{"nqn": "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"}],
-    "ports": [{
-      "addr": {"adrfam": "ipv4", "traddr": "10.99.0.1", "treq": "not specified",
-               "trsvcid": "4420", "trtype": "rdma"},
-      "ana_groups": [{"ana": {"state": "optimized"}, "grpid": 1}],
-      "param": {"inline_data_size": "16384", "pi_enable": "0"},
-      "portid": 1,
-      "referrals": [],
-      "subsystems": ["nqn.2024-01.io.nvmf-rdma:interop"]
-    }],
-    "subsystems": [{
-      "allowed_hosts": ["nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555"],
-      "attr": {"allow_any_host": "0", "cntlid_max": "65519", "cntlid_min": "1",
-               "model": "Linux", "pi_enable": "0", "qid_max": "128",
-               "serial": "d3b07384d113edec", "version": "1.3"},
-      "namespaces": [{
-        "ana_grpid": 1,
-        "device": {"nguid": "00000000-0000-0000-0000-000000000000", "path": "/dev/nullb0",
-                   "uuid": "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"},
-        "enable": 1,
-        "nsid": 1
-      }],
-      "nqn": "nqn.2024-01.io.nvmf-rdma:interop"
-    }]
-  })");
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  std::ifstream f(std::string(srcdir != nullptr ? srcdir : ".") +
+                  "/nvmf_rdma/target/testdata/nvmetcli-save.json");
+  EXPECT_TRUE(f.good()) << "target/testdata/nvmetcli-save.json is not in the runfiles";
+  return json::parse(f, nullptr, /*allow_exceptions=*/false);
 }
 
 Result<NvmetConfig> parse(const json& j) { return parse_nvmet_config(j.dump(), TargetOptions{}); }

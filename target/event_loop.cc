@@ -41,20 +41,19 @@ std::string peer_of(const verbs::CmId& id) {
 
 }  // namespace
 
-EventLoop::EventLoop(const TargetOptions& options, Subsystem& subsystem, StatusCounters& statuses,
+EventLoop::EventLoop(const TargetOptions& options, Port& port, StatusCounters& statuses,
                      verbs::EventChannel channel, IoEngine* engine)
     : options_(options),
-      subsystem_(subsystem),
+      port_(port),
       statuses_(statuses),
       engine_(engine),
       cm_channel_(std::move(channel)) {}
 
-Result<std::unique_ptr<EventLoop>> EventLoop::create(const TargetOptions& options,
-                                                     Subsystem& subsystem, StatusCounters& statuses,
-                                                     IoEngine* engine) {
+Result<std::unique_ptr<EventLoop>> EventLoop::create(const TargetOptions& options, Port& port,
+                                                     StatusCounters& statuses, IoEngine* engine) {
   NVMF_ASSIGN_OR_RETURN(auto channel, verbs::EventChannel::create());
   std::unique_ptr<EventLoop> loop(
-      new EventLoop(options, subsystem, statuses, std::move(channel), engine));
+      new EventLoop(options, port, statuses, std::move(channel), engine));
   NVMF_RETURN_IF_ERROR(loop->open(options));
   return loop;
 }
@@ -67,7 +66,7 @@ Status EventLoop::open(const TargetOptions& options) {
   NVMF_RETURN_IF_ERROR(listener_->bind(addr));
   NVMF_RETURN_IF_ERROR(listener_->listen(kListenBacklog));
   NVMF_ASSIGN_OR_RETURN(auto local, listener_->local_address());
-  port_ = local.port();
+  listen_port_ = local.port();
   listen_address_ = local.to_string();
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return Status::from_errno("epoll_create1", errno);
@@ -122,7 +121,7 @@ Result<DeviceContext*> EventLoop::device_for(ibv_context* context) {
 }
 
 void EventLoop::resolve_negotiation(const DeviceContext& dev) {
-  const SubsystemConfig& cfg = subsystem_.config();
+  const PortLimits& limits = port_.limits();
   auto sized = resolve_inline_data_size(options_.inline_data_size, page_size(),
                                         static_cast<uint32_t>(dev.attr.max_sge));
   NegotiationStats n;
@@ -138,10 +137,10 @@ void EventLoop::resolve_negotiation(const DeviceContext& dev) {
   n.ioccsz = ioccsz_for_in_capsule_size(n.in_capsule_data_size);
   n.sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock |
            (n.in_capsule_data_size > 0 ? proto::kSglsOffset : 0);
-  n.mdts = cfg.mdts;
-  n.max_transfer_bytes = cfg.max_transfer_bytes();
-  subsystem_.set_in_capsule_data_size(n.in_capsule_data_size);
-  subsystem_.registry().set_negotiation(n);
+  n.mdts = limits.mdts;
+  n.max_transfer_bytes = limits.max_transfer_bytes();
+  port_.set_in_capsule_data_size(n.in_capsule_data_size);
+  port_.discovery().registry().set_negotiation(n);
   resolved_ = true;
   NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context) << ": in-capsule data "
                            << n.in_capsule_data_size << " bytes (IOCCSZ " << n.ioccsz << ", SGLS 0x"
@@ -208,9 +207,9 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   if (stop_requested_.load(std::memory_order_relaxed)) {
     return reject(id, proto::kCmRejectNoResources, peer, "target stopping");
   }
-  const SubsystemConfig& cfg = subsystem_.config();
+  const PortLimits& limits = port_.limits();
   CmRequestCheck check = check_cm_request(
-      private_data, CmLimits{options_.max_io_queues, cfg.admin_queue_size, cfg.io_queue_size});
+      private_data, CmLimits{limits.max_io_queues, limits.admin_queue_size, limits.io_queue_size});
   if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
   // Connections waiting for their Connect: bounded, refused at the CM before anything is
   // allocated for them.
@@ -243,25 +242,25 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.qid = check.qid;
   p.queue_size = check.queue_size;
   p.hrqsize = check.hrqsize;
-  p.in_capsule_bytes = subsystem_.in_capsule_data_size();
+  p.in_capsule_bytes = limits.in_capsule_data_size;
   p.page_size = page;
-  p.max_transfer_bytes = cfg.max_transfer_bytes();
+  p.max_transfer_bytes = limits.max_transfer_bytes();
   p.shared_buffers = options_.num_shared_buffers;
   p.requested_max_inline_data = options_.requested_max_inline_data;
-  p.held_slots = check.qid == 0 ? uint32_t{cfg.aerl} + 1 : 0;
+  p.held_slots = check.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
   p.peer = peer;
-  auto queue = RdmaQueue::create(id, **dev, p, subsystem_, statuses_);
+  auto queue = RdmaQueue::create(id, **dev, p, port_.discovery(), statuses_);
   if (!queue.ok()) {
     return reject(id, proto::kCmRejectNoResources, peer, queue.status().to_string());
   }
   std::unique_ptr<RdmaQueue> q = std::move(queue).value();
   if (Status st = q->accept(responder_resources, initiator_depth); !st.ok()) {
     NVMF_LOG(WARN, "target") << q->describe() << ": accept failed: " << st.to_string();
-    subsystem_.registry().count_rejected();
+    port_.discovery().registry().count_rejected();
     return;
   }
-  if (q->inline_fallback()) subsystem_.registry().count_inline_send_fallback();
-  subsystem_.registry().count_accepted();
+  if (q->inline_fallback()) port_.discovery().registry().count_inline_send_fallback();
+  port_.discovery().registry().count_accepted();
   // A host can connect at will: at most kConnectionLogBurst such lines a second.
   if (uint64_t suppressed = 0;
       connection_log_limiter().allow("accepted", std::chrono::steady_clock::now(), &suppressed)) {
@@ -278,7 +277,7 @@ void EventLoop::reject(verbs::CmId& id, uint16_t sts, std::string_view peer,
                        std::string_view reason) {
   proto::CmRejectPrivateData data{proto::kCmRecfmt0, sts};
   Status st = id.reject(&data, sizeof(data));
-  subsystem_.registry().count_rejected();
+  port_.discovery().registry().count_rejected();
   // At most one line a second per reject status: a host must not be able to flood the log.
   uint64_t suppressed = 0;
   if (refusal_log_limiter().allow("cm reject " + std::to_string(sts),
@@ -349,12 +348,8 @@ int EventLoop::expire_keep_alives() {
     auto d = s.expire_keep_alives(now);
     if (d && (!next || *d < *next)) next = d;
   };
-  if (Port* port = subsystem_.port(); port != nullptr) {
-    visit(port->discovery());
-    for (Subsystem* s : port->subsystems()) visit(*s);
-  } else {
-    visit(subsystem_);
-  }
+  visit(port_.discovery());
+  for (Subsystem* s : port_.subsystems()) visit(*s);
   sweep();  // the freed controllers' queues
   if (!next) return -1;
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();

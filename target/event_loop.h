@@ -19,6 +19,7 @@
 #include "target/counters.h"
 #include "target/device_context.h"
 #include "target/io_engine.h"
+#include "target/port.h"
 #include "target/rdma_queue.h"
 #include "target/subsystem.h"
 #include "target/target_options.h"
@@ -44,8 +45,10 @@ class EventLoop {
   // Creates the CM channel and the listener, binds to traddr:trsvcid and listens. When the
   // address belongs to an RDMA device, the in-capsule size is resolved now; otherwise at the
   // first connection. `engine` (null when no namespace is file-backed) must outlive the loop.
-  static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options,
-                                                   Subsystem& subsystem, StatusCounters& statuses,
+  // Queues are sized and checked by `port`'s limits (PortLimits); a new queue starts on the
+  // port's discovery subsystem until its Connect picks one by SUBNQN through the port.
+  static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options, Port& port,
+                                                   StatusCounters& statuses,
                                                    IoEngine* engine = nullptr);
   // Waits for the backend operations in flight, then disconnects and destroys every queue, then
   // the devices, the listener and the channel.
@@ -55,11 +58,11 @@ class EventLoop {
 
   Status run();
   void stop();  // async-signal-safe
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return listen_port_; }
   const std::string& listen_address() const { return listen_address_; }
 
  private:
-  EventLoop(const TargetOptions& options, Subsystem& subsystem, StatusCounters& statuses,
+  EventLoop(const TargetOptions& options, Port& port, StatusCounters& statuses,
             verbs::EventChannel channel, IoEngine* engine);
   Status open(const TargetOptions& options);
   Status add_fd(int fd, uint64_t tag);
@@ -98,12 +101,12 @@ class EventLoop {
   void shutdown();
 
   const TargetOptions options_;
-  Subsystem& subsystem_;
+  Port& port_;
   StatusCounters& statuses_;
   IoEngine* engine_;
   verbs::EventChannel cm_channel_;  // destroyed last
   std::optional<verbs::CmId> listener_;
-  uint16_t port_ = 0;
+  uint16_t listen_port_ = 0;
   std::string listen_address_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;

@@ -13,6 +13,21 @@
 
 namespace nvmf::target {
 
+// What every queue on a port shares, whichever subsystem its Connect picks (nvmet: the port's
+// param_inline_data_size and the transport's queue limits). The CM request is checked against
+// the queue counts and sizes before any subsystem is known (NVMe-oF RDMA 1.1 §3.1.1).
+struct PortLimits {
+  uint32_t in_capsule_data_size = 0;  // bytes; resolved once the first RDMA device is known
+  uint16_t max_io_queues = 4;         // I/O queues per controller: highest qid in a CM request
+  uint32_t admin_queue_size = 32;     // entries
+  uint32_t io_queue_size = 128;       // entries, CAP.MQES + 1
+  uint8_t mdts = 5;                   // log2 of max_transfer_bytes / 4 KiB
+  uint8_t aerl = 3;                   // Async Event Requests held per admin queue, 0-based
+
+  // 4 KiB << mdts: the data buffer of each command slot.
+  uint32_t max_transfer_bytes() const { return 4096u << mdts; }
+};
+
 // Event-loop thread only. Does not own the subsystems; they must outlive the port.
 class Port {
  public:
@@ -44,16 +59,18 @@ class Port {
   const std::vector<Subsystem*>& subsystems() const { return subsystems_; }
   uint64_t genctr() const { return genctr_; }
 
+  const PortLimits& limits() const { return limits_; }
+  void set_limits(const PortLimits& limits) { limits_ = limits; }
   // In-capsule data bytes of every queue on this port (nvmet: port inline_data_size).
-  uint32_t in_capsule_data_size() const { return in_capsule_data_size_; }
-  void set_in_capsule_data_size(uint32_t bytes) { in_capsule_data_size_ = bytes; }
+  uint32_t in_capsule_data_size() const { return limits_.in_capsule_data_size; }
+  void set_in_capsule_data_size(uint32_t bytes) { limits_.in_capsule_data_size = bytes; }
 
  private:
   DiscoveryAddress address_;
   Subsystem& discovery_;
   std::vector<Subsystem*> subsystems_;
   uint64_t genctr_ = 0;
-  uint32_t in_capsule_data_size_ = 0;
+  PortLimits limits_;
 };
 
 }  // namespace nvmf::target

@@ -9,14 +9,14 @@
 #include "common/in_capsule.h"
 #include "common/inline_send.h"
 #include "common/log.h"
+#include "common/verbs/work_request_id.h"
 #include "proto/rdma_cm.h"
 
 namespace nvmf::target {
 namespace {
 
-// wr_id = kind << 32 | index (receive index or slot index).
-enum WrKind : uint64_t { kRecv = 1, kRead = 2, kSend = 3, kWrite = 4 };
-constexpr uint64_t wr_id(WrKind kind, uint32_t index) { return (uint64_t{kind} << 32) | index; }
+using verbs::encode_wr_id;
+using verbs::WrKind;
 
 constexpr int kPollBatch = 32;
 // Command slots made before a Connect is accepted: one receive is posted then, so a slot for its
@@ -32,17 +32,7 @@ uint32_t sgl1_bytes(const proto::Sqe& sqe) {
                                                              : sqe.dptr.unkeyed.length;
 }
 
-Result<uint8_t*> aligned_alloc_zeroed(size_t alignment, size_t bytes, std::string_view what) {
-  void* p = nullptr;
-  int err = ::posix_memalign(&p, alignment, bytes);
-  if (err != 0) return Status::from_errno("posix_memalign", err, what);
-  std::memset(p, 0, bytes);
-  return static_cast<uint8_t*>(p);
-}
-
 }  // namespace
-
-void RdmaQueue::FreeDeleter::operator()(uint8_t* p) const { std::free(p); }
 
 RdmaQueue::RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& params,
                      Subsystem& subsystem, StatusCounters& statuses)
@@ -99,23 +89,16 @@ Status RdmaQueue::allocate_buffers() {
   const size_t n = params_.queue_size;
   const int access = IBV_ACCESS_LOCAL_WRITE;
   ibv_pd* pd = dev_.pd.get();
-  NVMF_ASSIGN_OR_RETURN(uint8_t * sqes, aligned_alloc_zeroed(64, n * kSqeBytes, "SQE buffers"));
-  sqe_buf_.reset(sqes);
-  NVMF_ASSIGN_OR_RETURN(auto sqe_mr, verbs::MemoryRegion::create(pd, sqes, n * kSqeBytes, access));
-  sqe_mr_.emplace(std::move(sqe_mr));
+  NVMF_ASSIGN_OR_RETURN(
+      sqe_buf_, verbs::RegisteredBuffer::create(pd, n * kSqeBytes, 64, access, "SQE buffers"));
   // Receive 0's pages and the Connect data page: a Connect needs no more.
   size_t first_bytes = (size_t{pages_per_recv_} + 1) * params_.page_size;
-  NVMF_ASSIGN_OR_RETURN(uint8_t * first,
-                        aligned_alloc_zeroed(params_.page_size, first_bytes, "first receive"));
-  first_buf_.reset(first);
-  NVMF_ASSIGN_OR_RETURN(auto first_mr, verbs::MemoryRegion::create(pd, first, first_bytes, access));
-  first_mr_.emplace(std::move(first_mr));
+  NVMF_ASSIGN_OR_RETURN(
+      first_buf_,
+      verbs::RegisteredBuffer::create(pd, first_bytes, params_.page_size, access, "first receive"));
   const size_t slots = slot_count_;
-  NVMF_ASSIGN_OR_RETURN(uint8_t * cqes, aligned_alloc_zeroed(64, slots * kCqeBytes, "CQE buffers"));
-  cqe_buf_.reset(cqes);
-  NVMF_ASSIGN_OR_RETURN(auto cqe_mr,
-                        verbs::MemoryRegion::create(pd, cqes, slots * kCqeBytes, access));
-  cqe_mr_.emplace(std::move(cqe_mr));
+  NVMF_ASSIGN_OR_RETURN(
+      cqe_buf_, verbs::RegisteredBuffer::create(pd, slots * kCqeBytes, 64, access, "CQE buffers"));
   return ok_status();
 }
 
@@ -142,20 +125,19 @@ void RdmaQueue::build_work_requests() {
   recv_pages_.assign(static_cast<size_t>(n) * pages_per_recv_, nullptr);
   for (uint32_t i = 0; i < n; ++i) {
     ibv_sge* sge = &recv_sges_[static_cast<size_t>(i) * sges];
-    sge[0] = {reinterpret_cast<uintptr_t>(sqe_buf_.get() + i * kSqeBytes), kSqeBytes,
-              sqe_mr_->lkey()};
-    recv_wrs_[i].wr_id = wr_id(kRecv, i);
+    sge[0] = sqe_buf_->sge(size_t{i} * kSqeBytes, kSqeBytes);
+    recv_wrs_[i].wr_id = encode_wr_id(WrKind::kRecv, i);
     recv_wrs_[i].sg_list = sge;
     recv_wrs_[i].num_sge = static_cast<int>(sges);
   }
   // Receive 0's pages; the others get theirs in connect_accepted().
   for (uint32_t p = 0; p < pages_per_recv_; ++p) {
-    uint8_t* page = first_buf_.get() + static_cast<size_t>(p) * params_.page_size;
-    recv_pages_[p] = page;
-    recv_sges_[1 + p] = {reinterpret_cast<uintptr_t>(page), params_.page_size, first_mr_->lkey()};
+    const size_t offset = static_cast<size_t>(p) * params_.page_size;
+    recv_pages_[p] = first_buf_->data() + offset;
+    recv_sges_[1 + p] = first_buf_->sge(offset, params_.page_size);
   }
   uint8_t* connect_page =
-      first_buf_.get() + static_cast<size_t>(pages_per_recv_) * params_.page_size;
+      first_buf_->data() + static_cast<size_t>(pages_per_recv_) * params_.page_size;
   // Room for every slot now (a slot's address never changes: WRs and held requests point into
   // it), but only the few a queue without a Connect can use are made.
   slots_.reserve(slot_count_);
@@ -167,7 +149,7 @@ void RdmaQueue::build_work_requests() {
   response_waiters_.reset(slot_count_);
   for (uint32_t s = 0; s < slots_.size(); ++s) {
     uint32_t index = static_cast<uint32_t>(slots_.size()) - 1 - s;
-    init_slot(index, connect_page, params_.page_size, first_mr_->lkey());
+    init_slot(index, connect_page, params_.page_size, first_buf_->lkey());
     free_slots_.push_back(index);  // lowest index on top
   }
 }
@@ -176,13 +158,12 @@ void RdmaQueue::init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint3
   Slot& slot = slots_[index];
   slot.req.buffer = {buffer, bytes};
   slot.data_sge = {reinterpret_cast<uintptr_t>(buffer), 0, lkey};
-  slot.cqe_sge = {reinterpret_cast<uintptr_t>(cqe_buf_.get() + index * kCqeBytes), kCqeBytes,
-                  cqe_mr_->lkey()};
+  slot.cqe_sge = cqe_buf_->sge(size_t{index} * kCqeBytes, kCqeBytes);
   slot.data_wr.sg_list = &slot.data_sge;
   slot.data_wr.num_sge = 1;
   slot.send_wr.sg_list = &slot.cqe_sge;
   slot.send_wr.num_sge = 1;
-  slot.send_wr.wr_id = wr_id(kSend, index);
+  slot.send_wr.wr_id = encode_wr_id(WrKind::kSend, index);
   slot.req.io.done = this;
   slot.req.io.tag = index;
   counters_.state_now[static_cast<size_t>(RequestState::kDone)].add();  // a free slot
@@ -196,9 +177,7 @@ bool RdmaQueue::connect_accepted() {
   auto fail_setup = [this](const Status& st) {
     NVMF_LOG(WARN, "target") << describe()
                              << ": setting up the queue after its Connect: " << st.to_string();
-    page_mr_.reset();
     page_buf_.reset();
-    data_mr_.reset();
     data_buf_.reset();
     return false;
   };
@@ -216,19 +195,17 @@ bool RdmaQueue::connect_accepted() {
                          : nullptr;
   if (pages_per_recv_ > 0 && n > 1) {
     size_t bytes = (n - 1) * pages_per_recv_ * params_.page_size;
-    auto pages = aligned_alloc_zeroed(params_.page_size, bytes, "in-capsule pages");
+    auto pages =
+        verbs::RegisteredBuffer::create(pd, bytes, params_.page_size, access, "in-capsule pages");
     if (!pages.ok()) return fail_setup(pages.status());
-    page_buf_.reset(*pages);
-    auto mr = verbs::MemoryRegion::create(pd, *pages, bytes, access);
-    if (!mr.ok()) return fail_setup(mr.status());
-    page_mr_.emplace(std::move(*mr));
+    page_buf_.emplace(std::move(*pages));
     for (uint32_t i = 1; i < n; ++i) {
       for (uint32_t p = 0; p < pages_per_recv_; ++p) {
-        uint8_t* page = page_buf_.get() +
-                        ((static_cast<size_t>(i) - 1) * pages_per_recv_ + p) * params_.page_size;
-        recv_pages_[static_cast<size_t>(i) * pages_per_recv_ + p] = page;
-        recv_sges_[static_cast<size_t>(i) * sges + 1 + p] = {reinterpret_cast<uintptr_t>(page),
-                                                             params_.page_size, page_mr_->lkey()};
+        const size_t offset =
+            ((static_cast<size_t>(i) - 1) * pages_per_recv_ + p) * params_.page_size;
+        recv_pages_[static_cast<size_t>(i) * pages_per_recv_ + p] = page_buf_->data() + offset;
+        recv_sges_[static_cast<size_t>(i) * sges + 1 + p] =
+            page_buf_->sge(offset, params_.page_size);
       }
     }
   }
@@ -253,23 +230,20 @@ bool RdmaQueue::connect_accepted() {
     return true;
   }
   size_t data_bytes = size_t{slot_count_} * params_.max_transfer_bytes;
-  auto data = aligned_alloc_zeroed(4096, data_bytes, "data buffers");
+  auto data = verbs::RegisteredBuffer::create(pd, data_bytes, 4096, access, "data buffers");
   if (!data.ok()) return fail_setup(data.status());
-  data_buf_.reset(*data);
-  auto data_mr = verbs::MemoryRegion::create(pd, *data, data_bytes, access);
-  if (!data_mr.ok()) return fail_setup(data_mr.status());
-  data_mr_.emplace(std::move(*data_mr));
+  data_buf_.emplace(std::move(*data));
   // The Connect's own slot is finished with the Connect page (its data was copied out), and no
   // other slot can be moving data: only a Connect does before this point. The remaining slots
   // are made in the room reserved for them (no reallocation: the existing ones stay put).
   slots_.resize(slot_count_);
   for (uint32_t index = 0; index < slot_count_; ++index) {
-    uint8_t* buf = data_buf_.get() + static_cast<size_t>(index) * params_.max_transfer_bytes;
+    uint8_t* buf = data_buf_->data() + static_cast<size_t>(index) * params_.max_transfer_bytes;
     if (index < made) {
       slots_[index].req.buffer = {buf, params_.max_transfer_bytes};
-      slots_[index].data_sge = {reinterpret_cast<uintptr_t>(buf), 0, data_mr_->lkey()};
+      slots_[index].data_sge = {reinterpret_cast<uintptr_t>(buf), 0, data_buf_->lkey()};
     } else {
-      init_slot(index, buf, params_.max_transfer_bytes, data_mr_->lkey());
+      init_slot(index, buf, params_.max_transfer_bytes, data_buf_->lkey());
       free_slots_.push_back(index);
     }
   }
@@ -361,18 +335,17 @@ void RdmaQueue::arm() {
 
 void RdmaQueue::handle(const ibv_wc& wc) {
   if (wants_teardown()) return;  // flushed work requests of a dying queue
-  auto kind = static_cast<WrKind>(wc.wr_id >> 32);
-  auto index = static_cast<uint32_t>(wc.wr_id);
+  const auto [kind, index] = verbs::decode_wr_id(wc.wr_id);
   if (wc.status != IBV_WC_SUCCESS) {
-    fail(std::string("completion error: ") + ibv_wc_status_str(wc.status) + " (wr kind " +
-         std::to_string(kind) + ")");
+    fail(std::string("completion error: ") + ibv_wc_status_str(wc.status) + " (" +
+         verbs::wr_kind_name(kind) + " work request)");
     return;
   }
   switch (kind) {
-    case kRecv:
+    case WrKind::kRecv:
       on_receive(index, wc.byte_len);
       break;
-    case kRead:
+    case WrKind::kRead:
       reads_.give_back(1);
       send_queue_.give_back(1);
       if (move(index, RequestState::kReadyToExecute)) {
@@ -380,7 +353,7 @@ void RdmaQueue::handle(const ibv_wc& wc) {
       }
       serve_waiters();
       break;
-    case kSend:
+    case WrKind::kSend:
       send_queue_.give_back(slots_[index].sq_held);
       slots_[index].sq_held = 0;
       if (!move(index, RequestState::kDone)) return;
@@ -388,7 +361,10 @@ void RdmaQueue::handle(const ibv_wc& wc) {
       serve_waiters();  // before the slot takes a waiting capsule: those waited longer
       on_send_done(index);
       break;
-    case kWrite:
+    case WrKind::kWrite:
+      break;
+    default:
+      fail("completion with unknown wr_id " + std::to_string(wc.wr_id));
       break;
   }
 }
@@ -412,7 +388,7 @@ void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
   Slot& s = slots_[slot];
   s.recv_index = recv_index;
   Request& r = s.req;
-  r.sqe = reinterpret_cast<const proto::Sqe*>(sqe_buf_.get() + recv_index * kSqeBytes);
+  r.sqe = reinterpret_cast<const proto::Sqe*>(sqe_buf_->data() + size_t{recv_index} * kSqeBytes);
   r.in_capsule.pages = {recv_pages_.data() + static_cast<size_t>(recv_index) * pages_per_recv_,
                         pages_per_recv_};
   r.in_capsule.page_size = params_.page_size;
@@ -534,7 +510,7 @@ void RdmaQueue::post_read(uint32_t slot) {
   counters_.rdma_reads_in_flight_max.set(reads_.high_water());
   Slot& s = slots_[slot];
   s.data_sge.length = s.req.transfer_bytes;
-  s.data_wr.wr_id = wr_id(kRead, slot);
+  s.data_wr.wr_id = encode_wr_id(WrKind::kRead, slot);
   s.data_wr.opcode = IBV_WR_RDMA_READ;
   s.data_wr.send_flags = IBV_SEND_SIGNALED;
   s.data_wr.wr.rdma.remote_addr = s.req.sgl.addr;
@@ -579,7 +555,7 @@ void RdmaQueue::post_response(uint32_t slot) {
   ibv_send_wr* first = &s.send_wr;
   if (with_data) {
     s.data_sge.length = s.req.transfer_bytes;
-    s.data_wr.wr_id = wr_id(kWrite, slot);
+    s.data_wr.wr_id = encode_wr_id(WrKind::kWrite, slot);
     s.data_wr.next = &s.send_wr;
     s.data_wr.opcode = IBV_WR_RDMA_WRITE;
     s.data_wr.send_flags = 0;  // the SEND behind it is signaled; RC keeps them in order

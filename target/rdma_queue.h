@@ -15,8 +15,8 @@
 #include "common/status.h"
 #include "common/verbs/cm_id.h"
 #include "common/verbs/completion_queue.h"
-#include "common/verbs/memory_region.h"
 #include "common/verbs/queue_pair.h"
+#include "common/verbs/registered_buffer.h"
 #include "target/command_processor.h"
 #include "target/counters.h"
 #include "target/credits.h"
@@ -79,7 +79,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
                                                    const RdmaQueueParams& params,
                                                    Subsystem& subsystem, StatusCounters& statuses);
   // Destroys the processor first (detaching from, or freeing, the controller), then the QP,
-  // MRs, CQ, buffers and the CM id, in that order.
+  // CQ, buffers (each MR before its memory) and the CM id, in that order.
   ~RdmaQueue() override;
 
   // rdma_accept with the NVMe-oF accept private data (crqsize = queue_size); on success the
@@ -138,11 +138,6 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     bool with_data = false;    // its response has an RDMA WRITE in front
     uint32_t sq_held = 0;      // send-queue entries its posted work requests hold
   };
-  struct FreeDeleter {
-    void operator()(uint8_t* p) const;
-  };
-  using Buffer = std::unique_ptr<uint8_t, FreeDeleter>;
-
   RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& params, Subsystem& subsystem,
             StatusCounters& statuses);
   Status setup();
@@ -193,10 +188,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
 
   verbs::CmId id_;  // destroyed last, after the QP
   // first_buf_: receive 0's in-capsule pages, then the Connect data page.
-  Buffer sqe_buf_, first_buf_, page_buf_, data_buf_, cqe_buf_;
+  std::optional<verbs::RegisteredBuffer> sqe_buf_, first_buf_, page_buf_, data_buf_, cqe_buf_;
   std::optional<verbs::CompletionQueue> cq_;
-  std::optional<verbs::MemoryRegion> sqe_mr_, first_mr_, page_mr_, data_mr_, cqe_mr_;
-  std::optional<verbs::QueuePair> qp_;  // destroyed before MRs and CQ
+  std::optional<verbs::QueuePair> qp_;  // destroyed before the buffers' MRs and the CQ
 
   std::vector<ibv_recv_wr> recv_wrs_;
   std::vector<ibv_sge> recv_sges_;

@@ -257,10 +257,15 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   pending.mdts = common.mdts;
   pending.max_transfer_bytes = common.max_transfer_bytes();
   t->registry_->set_negotiation(pending);
-  // The first subsystem stands for the port's shared limits in the event loop; Connect picks
-  // the subsystem by SUBNQN through the port.
-  NVMF_ASSIGN_OR_RETURN(t->loop_, EventLoop::create(options, *t->subsystems_.front(), *t->statuses_,
-                                                    t->io_engine_.get()));
+  PortLimits limits;
+  limits.max_io_queues = options.max_io_queues;
+  limits.admin_queue_size = common.admin_queue_size;
+  limits.io_queue_size = common.io_queue_size;
+  limits.mdts = common.mdts;
+  limits.aerl = common.aerl;
+  t->port_->set_limits(limits);  // in_capsule_data_size: resolved by the event loop
+  NVMF_ASSIGN_OR_RETURN(t->loop_,
+                        EventLoop::create(options, *t->port_, *t->statuses_, t->io_engine_.get()));
   t->port_->set_trsvcid(std::to_string(t->loop_->port()));
   return t;
 }

@@ -193,6 +193,41 @@ def build(reps, get, field):
     return report["cells"], report["ratios"], report["targets"]
 
 
+def counter_checks(reps, cells, inline_off):
+    """Checks of what the report states from the counters, one per repetition and cell: every
+    write of our host in a write1-BS-oo cell went in-capsule when BS <= the target's in-capsule
+    size (the cell's group) and keyed (RDMA READ) otherwise, counted over exactly the cell's
+    measured I/Os; the inline-off cell posted no capsule inline when --max-inline-data was 0. A
+    cell without counters fails its check; no checks at all is a failure too."""
+    checks = []
+
+    def add(name, rep, ok, detail):
+        checks.append({"check": name, "rep": rep, "ok": bool(ok), "detail": detail})
+
+    for rep in reps:
+        for ics in ICS:
+            for bs in SIZES:
+                b = int(bs[:-1]) * 1024
+                cell = "write1-%s-oo" % bs
+                name = "%s/%s: every write %s" % (ics, cell,
+                                                  "in-capsule" if b <= int(ics) else "keyed")
+                v = cells.get((rep, ics, cell))
+                if v is None or v.get("writes_in_capsule") is None:
+                    add(name, rep, False, "no counters (the cell has no figure)")
+                    continue
+                ic, keyed, ios = v["writes_in_capsule"], v["writes_keyed"], v["ios"]
+                want_ic, want_keyed = (ios, 0) if b <= int(ics) else (0, ios)
+                add(name, rep, ios > 0 and ic == want_ic and keyed == want_keyed,
+                    "%d I/Os: %d in-capsule, %d keyed" % (ios, ic, keyed))
+        if inline_off == "0":
+            v = cells.get((rep, "4096", "read1-oo-inline-off"))
+            n = None if v is None else v.get("capsules_inline")
+            add("4096/read1-oo-inline-off: no capsule posted inline", rep, n == 0,
+                "no counters (the cell has no figure)" if n is None else
+                "%d inline, %s by reference" % (n, v.get("capsules_by_reference")))
+    return checks
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("results")
@@ -227,6 +262,10 @@ def main():
               "failures": failures}
     inline_posts = [get(r, "4096", "read1-oo-inline-off", "capsules_inline") for r in reps]
     report["inline_off_capsules_inline"] = inline_posts
+    inline_off = os.environ.get("BENCH_INLINE_OFF", "0")
+    checks = counter_checks(reps, cells, inline_off)
+    report["checks"] = checks
+    failed_checks = [c for c in checks if not c["ok"]]
     for field, suffix in (("mean_us", ""), ("p50_us", "_p50")):
         cells_, rat_, targets_ = build(reps, get, field)
         report["cells" + suffix] = cells_
@@ -296,6 +335,12 @@ def main():
     md.append("")
     md.append("Capsules posted inline in the inline-off cell, per repetition: %s" %
               report["inline_off_capsules_inline"])
+    md.append("")
+    md.append("Counter checks (our host's path counters over each cell's measured I/Os): "
+              "%d of %d pass%s" % (len(checks) - len(failed_checks), len(checks),
+                                   "" if checks else " (no checks: a failure)"))
+    for c_ in failed_checks:
+        md.append("- FAILED r%d %s: %s" % (c_["rep"], c_["check"], c_["detail"]))
     if failures:
         md.append("")
         md.append("Cells without a figure: " + ", ".join(
@@ -313,6 +358,10 @@ def main():
                     vals.append("NaN" if s is None else "%.1f" % s["median"])
             f.write("%s %s\n" % (bs[:-1], " ".join(vals)))
     print("\n".join(md))
+    if not checks or failed_checks:
+        print("report.py: %d of %d counter checks failed" % (len(failed_checks), len(checks)),
+              file=sys.stderr)
+        return 1
     return 0
 
 

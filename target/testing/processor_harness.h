@@ -27,12 +27,22 @@ inline constexpr uint32_t kPage = 4096;
 inline constexpr uint32_t kInCapsule = 8192;  // two pages
 inline constexpr uint32_t kGoodCc = 0x00460001;
 
+// The transport side of a queue, recorded: disconnect requests, the post-Connect setup
+// (connect_accepted(), failing when accept_ok is false) and held commands' late responses.
 class FakeLink : public QueueLink {
  public:
   explicit FakeLink(std::string name) : name_(std::move(name)) {}
   void request_disconnect(std::string_view reason) override { reasons.emplace_back(reason); }
   std::string describe() const override { return name_; }
+  bool connect_accepted() override {
+    ++accepts;
+    return accept_ok;
+  }
+  void respond_held(Request& r) override { held_responses.push_back(r.cqe); }
   std::vector<std::string> reasons;
+  int accepts = 0;
+  bool accept_ok = true;
+  std::vector<proto::Cqe> held_responses;
 
  private:
   std::string name_;
@@ -99,6 +109,18 @@ class TestQueue : public IoCompletion {
   }
   void io_done(IoRequest&) override { last = proc.io_done(req); }
   uint16_t status() const { return req.cqe.status; }
+  // Submits `s` into `other` instead of `req` (a second command in flight on this queue), with
+  // `received` bytes of in-capsule data already in `pages`.
+  NextStep submit_other(Request& other, const proto::Sqe& s, proto::Sqe& storage,
+                        uint32_t received = 0) {
+    storage = s;
+    other = Request{};
+    other.sqe = &storage;
+    other.in_capsule = InCapsuleArea{page_ptrs, kPage, received};
+    other.buffer = buffer;
+    other.io.done = this;
+    return proc.begin(other);
+  }
 
   struct Free {
     void operator()(uint8_t* p) const { std::free(p); }
@@ -135,14 +157,20 @@ inline std::vector<uint8_t> connect_data(uint16_t cntlid, const char* subnqn = k
   return bytes;
 }
 
-inline proto::Sqe connect_sqe(uint16_t qid, uint16_t sqsize) {
+// A Connect whose data is in-capsule (offset 0) or, with `in_capsule` false, keyed (the
+// processor then asks for an RDMA READ).
+inline proto::Sqe connect_sqe(uint16_t qid, uint16_t sqsize, bool in_capsule = true) {
   proto::Sqe s = base_sqe(proto::kOpcodeFabrics);
   auto& c = reinterpret_cast<proto::ConnectCommand&>(s);
   c.fctype = proto::kFctypeConnect;
   c.qid = qid;
   c.sqsize = sqsize;
   c.kato = 5000;
-  encode_in_capsule_sgl(c.sgl1, 0, proto::kConnectDataSize);
+  if (in_capsule) {
+    encode_in_capsule_sgl(c.sgl1, 0, proto::kConnectDataSize);
+  } else {
+    EXPECT_TRUE(encode_keyed_sgl(c.sgl1, 0x1000, proto::kConnectDataSize, 0x77));
+  }
   return s;
 }
 
