@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "common/sgl.h"
@@ -120,13 +121,57 @@ Result<CmOutcome> RawQueue::connect(std::span<const uint8_t> private_data, int r
   return out;
 }
 
+proto::CmRequestPrivateData cm_request(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize) {
+  proto::CmRequestPrivateData p{};
+  p.recfmt = proto::kCmRecfmt0;
+  p.qid = qid;
+  p.hrqsize = hrqsize;
+  p.hsqsize = hsqsize;
+  return p;
+}
+
+proto::ConnectData connect_data_for(const ConnectSpec& spec) {
+  proto::ConnectData d{};
+  std::memcpy(d.hostid, spec.hostid.data(), sizeof(d.hostid));
+  d.cntlid = spec.cntlid;
+  std::memcpy(d.subnqn, spec.subnqn.data(), std::min(spec.subnqn.size(), sizeof(d.subnqn)));
+  std::memcpy(d.hostnqn, spec.hostnqn.data(), std::min(spec.hostnqn.size(), sizeof(d.hostnqn)));
+  if (spec.subnqn_unterminated) {
+    for (size_t i = spec.subnqn.size(); i < sizeof(d.subnqn); ++i) d.subnqn[i] = 'x';
+  }
+  if (spec.hostnqn_unterminated) {
+    for (size_t i = spec.hostnqn.size(); i < sizeof(d.hostnqn); ++i) d.hostnqn[i] = 'x';
+  }
+  return d;
+}
+
+proto::Sqe connect_sqe_for(const ConnectSpec& spec) {
+  proto::Sqe sqe{};
+  auto* c = reinterpret_cast<proto::ConnectCommand*>(&sqe);
+  c->opcode = proto::kOpcodeFabrics;
+  c->fctype = proto::kFctypeConnect;
+  c->recfmt = spec.recfmt;
+  c->qid = spec.qid;
+  c->sqsize = spec.sqsize;
+  c->kato = spec.kato_ms;
+  return sqe;
+}
+
 Result<CmOutcome> RawQueue::connect_queue(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize) {
-  proto::CmRequestPrivateData priv{};
-  priv.recfmt = proto::kCmRecfmt0;
-  priv.qid = qid;
-  priv.hrqsize = hrqsize;
-  priv.hsqsize = hsqsize;
-  return connect({reinterpret_cast<const uint8_t*>(&priv), sizeof(priv)});
+  return connect(cm_bytes(cm_request(qid, hrqsize, hsqsize)));
+}
+
+Status RawQueue::open(uint16_t qid, uint16_t hsqsize) {
+  NVMF_ASSIGN_OR_RETURN(CmOutcome o,
+                        connect_queue(qid, static_cast<uint16_t>(hsqsize + 1), hsqsize));
+  if (o.established) return ok_status();
+  std::string why = o.event;
+  if (o.reject_has_nvme_data) {
+    char sts[8];
+    std::snprintf(sts, sizeof(sts), "%02Xh", o.reject.sts);
+    why += std::string(" STS ") + sts;
+  }
+  return Status::rejected("queue " + std::to_string(qid) + ": " + why);
 }
 
 Status RawQueue::post_send_slot(uint32_t slot, size_t bytes) {
@@ -144,20 +189,25 @@ Status RawQueue::post_send_slot(uint32_t slot, size_t bytes) {
   return ok_status();
 }
 
-Status RawQueue::send_truncated(const proto::Sqe& sqe, size_t bytes) {
-  if (!failed_.ok()) return failed_;
-  if (bytes > kSendSlotBytes) return Status::invalid_argument("capsule above the send slot");
+Result<uint32_t> RawQueue::free_slot() {
   NVMF_RETURN_IF_ERROR(poll_once());
   for (uint32_t n = 0; n < kSlots; ++n) {
     uint32_t slot = (next_slot_ + n) % kSlots;
     if (slot_busy_[slot]) continue;
     next_slot_ = (slot + 1) % kSlots;
-    uint8_t* p = send_buf_.data() + slot * kSendSlotBytes;
-    std::memset(p, 0, std::max<size_t>(bytes, sizeof(sqe)));
-    std::memcpy(p, &sqe, sizeof(sqe));
-    return post_send_slot(slot, bytes);
+    return slot;
   }
   return Status::resource_exhausted("every send slot is in flight");
+}
+
+Status RawQueue::send_truncated(const proto::Sqe& sqe, size_t bytes) {
+  if (!failed_.ok()) return failed_;
+  if (bytes > kSendSlotBytes) return Status::invalid_argument("capsule above the send slot");
+  NVMF_ASSIGN_OR_RETURN(uint32_t slot, free_slot());
+  uint8_t* p = send_buf_.data() + slot * kSendSlotBytes;
+  std::memset(p, 0, std::max<size_t>(bytes, sizeof(sqe)));
+  std::memcpy(p, &sqe, sizeof(sqe));
+  return post_send_slot(slot, bytes);
 }
 
 Status RawQueue::send(const proto::Sqe& sqe, std::span<const uint8_t> data) {
@@ -165,17 +215,35 @@ Status RawQueue::send(const proto::Sqe& sqe, std::span<const uint8_t> data) {
   if (sizeof(sqe) + data.size() > kSendSlotBytes) {
     return Status::invalid_argument("capsule above the send slot");
   }
-  NVMF_RETURN_IF_ERROR(poll_once());
-  for (uint32_t n = 0; n < kSlots; ++n) {
-    uint32_t slot = (next_slot_ + n) % kSlots;
-    if (slot_busy_[slot]) continue;
-    next_slot_ = (slot + 1) % kSlots;
-    uint8_t* p = send_buf_.data() + slot * kSendSlotBytes;
-    std::memcpy(p, &sqe, sizeof(sqe));
-    if (!data.empty()) std::memcpy(p + sizeof(sqe), data.data(), data.size());
-    return post_send_slot(slot, sizeof(sqe) + data.size());
+  NVMF_ASSIGN_OR_RETURN(uint32_t slot, free_slot());
+  uint8_t* p = send_buf_.data() + slot * kSendSlotBytes;
+  std::memcpy(p, &sqe, sizeof(sqe));
+  if (!data.empty()) std::memcpy(p + sizeof(sqe), data.data(), data.size());
+  return post_send_slot(slot, sizeof(sqe) + data.size());
+}
+
+Status RawQueue::send_connect(const ConnectSpec& spec, bool in_capsule, uint16_t cid) {
+  proto::ConnectData d = connect_data_for(spec);
+  proto::Sqe sqe = connect_sqe_for(spec);
+  sqe.cid = cid;
+  if (in_capsule) {
+    encode_in_capsule_sgl(sqe.dptr, 0, sizeof(d));
+    return send(sqe, {reinterpret_cast<const uint8_t*>(&d), sizeof(d)});
   }
-  return Status::resource_exhausted("every send slot is in flight");
+  std::memcpy(data_.data() + kConnectDataOffset, &d, sizeof(d));
+  set_keyed(sqe, kConnectDataOffset, spec.data_length);
+  return send(sqe);
+}
+
+Result<proto::Cqe> RawQueue::run_connect(const ConnectSpec& spec, bool in_capsule, int timeout_ms) {
+  uint16_t cid = next_cid_++;
+  if (next_cid_ == 0xFFFF) next_cid_ = 1;
+  NVMF_RETURN_IF_ERROR(send_connect(spec, in_capsule, cid));
+  NVMF_ASSIGN_OR_RETURN(proto::Cqe c, next_cqe(timeout_ms));
+  if (c.cid != cid) {
+    return Status::io("CQE for CID " + std::to_string(c.cid) + ", expected " + std::to_string(cid));
+  }
+  return c;
 }
 
 void RawQueue::check_cm() {

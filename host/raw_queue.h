@@ -19,6 +19,8 @@
 
 #include "common/status.h"
 #include "common/verbs/verbs.h"
+#include "host/commands.h"
+#include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
 
@@ -41,6 +43,31 @@ struct CmOutcome {
   uint16_t crqsize = 0;  // from the accept private data, when established
   std::string event;     // the CM event's name ("RDMA_CM_EVENT_ESTABLISHED", ...)
 };
+
+// RDMA 1.0 §3.3 CM REQUEST private data: RECFMT 0, `qid`, HRQSIZE `hrqsize`, HSQSIZE `hsqsize`
+// (0-based), exactly as given (no bound checked: the caller may be testing the target's).
+proto::CmRequestPrivateData cm_request(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize);
+inline std::span<const uint8_t> cm_bytes(const proto::CmRequestPrivateData& p) {
+  return {reinterpret_cast<const uint8_t*>(&p), sizeof(p)};
+}
+
+// A Fabrics Connect (Base 2.0 §6.3), any field of it wrong on purpose.
+struct ConnectSpec {
+  uint16_t qid = 0;
+  uint16_t sqsize = 31;  // 0-based
+  uint16_t cntlid = 0xFFFF;
+  uint32_t kato_ms = 0;
+  uint16_t recfmt = 0;
+  uint32_t data_length = 1024;  // keyed SGL length (bytes)
+  HostId hostid{};
+  std::string subnqn, hostnqn;       // cut at 256 bytes
+  bool subnqn_unterminated = false;  // fill all 256 bytes, no NUL
+  bool hostnqn_unterminated = false;
+};
+// The 1024 bytes of Connect data `spec` describes (Base 2.0 §6.3, Figure "Connect Data").
+proto::ConnectData connect_data_for(const ConnectSpec& spec);
+// The Connect SQE `spec` describes (CID 0, SGL1 zero: the caller sets both).
+proto::Sqe connect_sqe_for(const ConnectSpec& spec);
 
 class RawQueue {
  public:
@@ -65,6 +92,9 @@ class RawQueue {
   // connect() with RDMA 1.0 §3.3 REQUEST private data: RECFMT 0, `qid`, HRQSIZE `hrqsize`,
   // HSQSIZE `hsqsize` (0-based).
   Result<CmOutcome> connect_queue(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize);
+  // connect_queue(qid, hsqsize + 1, hsqsize); kRejected (naming the CM event, and the reject's
+  // STS when it carried one) unless the target accepted.
+  Status open(uint16_t qid, uint16_t hsqsize);
 
   // Posts one capsule: `sqe` followed by `data` in one SEND from a free send slot. kIo if the
   // queue failed or ibv_post_send refused; kResourceExhausted when every slot is in flight.
@@ -78,6 +108,14 @@ class RawQueue {
   // send() then next_cqe(); the CID is set to a running counter and checked in the answer
   // (a CQE for another CID is kIo "CQE for CID n, expected m").
   Result<proto::Cqe> run(proto::Sqe sqe, std::span<const uint8_t> data, int timeout_ms);
+  // Posts the Connect `spec` with CID `cid`: its data in-capsule after the SQE (SGL id 01h,
+  // offset 0, 1024 bytes) or keyed (the target RDMA READs spec.data_length bytes from
+  // data() + kConnectDataOffset). Does not wait for the answer.
+  Status send_connect(const ConnectSpec& spec, bool in_capsule, uint16_t cid);
+  // Like run() for the Connect `spec`.
+  Result<proto::Cqe> run_connect(const ConnectSpec& spec, bool in_capsule, int timeout_ms);
+  static constexpr size_t kConnectDataOffset = kDataBytes - 4096;
+
   // True once the CM reports the connection gone (DISCONNECTED, or a work completion error
   // after which the target tears down), within `timeout_ms`.
   bool wait_disconnected(int timeout_ms);
@@ -98,6 +136,8 @@ class RawQueue {
   RawQueue() = default;
   Status post_recv(uint32_t index);
   Status post_send_slot(uint32_t slot, size_t bytes);
+  // A free send slot's index after one poll pass; kResourceExhausted when all are in flight.
+  Result<uint32_t> free_slot();
   // One ibv_poll_cq pass: send completions free slots, receive completions queue CQEs.
   Status poll_once();
   void check_cm();

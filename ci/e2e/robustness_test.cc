@@ -26,6 +26,7 @@
 #include "host/commands.h"
 #include "host/controller.h"
 #include "host/queue.h"
+#include "host/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
@@ -144,14 +145,13 @@ class RobustnessTest : public ::testing::Test {
   Result<proto::Cqe> bare_connect(host::Queue& q, uint16_t qid, uint16_t sqsize_entries,
                                   uint16_t cntlid, std::string_view subnqn,
                                   std::string_view hostnqn) {
+    host::ConnectSpec spec;
     // The controller's host identifier: an I/O Connect must repeat the admin queue's.
-    auto data = host::connect_data(ctrl_ ? ctrl_->hostid() : bare_hostid_, cntlid, "x", "x");
-    if (!data.ok()) return data.status();
-    proto::ConnectData d = *data;
-    std::memset(d.subnqn, 0, sizeof(d.subnqn));
-    std::memset(d.hostnqn, 0, sizeof(d.hostnqn));
-    std::memcpy(d.subnqn, subnqn.data(), std::min(subnqn.size(), sizeof(d.subnqn)));
-    std::memcpy(d.hostnqn, hostnqn.data(), std::min(hostnqn.size(), sizeof(d.hostnqn)));
+    spec.hostid = ctrl_ ? ctrl_->hostid() : bare_hostid_;
+    spec.cntlid = cntlid;
+    spec.subnqn = subnqn;
+    spec.hostnqn = hostnqn;
+    proto::ConnectData d = host::connect_data_for(spec);
     proto::Sqe sqe = host::connect_sqe(qid, sqsize_entries, 0);
     return q.run(sqe, {reinterpret_cast<const uint8_t*>(&d), sizeof(d)}, {}, false);
   }
