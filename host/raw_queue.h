@@ -6,7 +6,8 @@
 //
 // Memory: send slots of kSendSlotBytes each (kSlots of them), kSlots receives of one 16-byte
 // CQE, and a kDataBytes data buffer registered for remote read and write, which keyed SGLs
-// (id 40h) point into. All allocated in create(); not a fast path.
+// (id 40h) point into (RawQueueParams may make each smaller). All allocated in create(); not a
+// fast path.
 #ifndef NVMF_HOST_RAW_QUEUE_H_
 #define NVMF_HOST_RAW_QUEUE_H_
 
@@ -31,6 +32,11 @@ struct RawQueueParams {
   std::string trsvcid = "4420";
   std::string host_traddr;  // empty: any local address
   int timeout_ms = 2000;    // address/route resolution and CM answer
+  // Sizes (defaults: RawQueue::kSlots, kSendSlotBytes, kDataBytes); smaller ones let one
+  // process hold hundreds of queues (the scale bench). data_bytes is at least 8192.
+  uint32_t slots = 0;
+  size_t send_slot_bytes = 0;
+  size_t data_bytes = 0;
 };
 
 // What the CM said to rdma_connect.
@@ -110,11 +116,11 @@ class RawQueue {
   Result<proto::Cqe> run(proto::Sqe sqe, std::span<const uint8_t> data, int timeout_ms);
   // Posts the Connect `spec` with CID `cid`: its data in-capsule after the SQE (SGL id 01h,
   // offset 0, 1024 bytes) or keyed (the target RDMA READs spec.data_length bytes from
-  // data() + kConnectDataOffset). Does not wait for the answer.
+  // data() + connect_data_offset()). Does not wait for the answer.
   Status send_connect(const ConnectSpec& spec, bool in_capsule, uint16_t cid);
   // Like run() for the Connect `spec`.
   Result<proto::Cqe> run_connect(const ConnectSpec& spec, bool in_capsule, int timeout_ms);
-  static constexpr size_t kConnectDataOffset = kDataBytes - 4096;
+  size_t connect_data_offset() const { return data_.size() - 4096; }
 
   // True once the CM reports the connection gone (DISCONNECTED, or a work completion error
   // after which the target tears down), within `timeout_ms`.
@@ -123,7 +129,8 @@ class RawQueue {
   // rdma_disconnect (idempotent).
   void disconnect();
 
-  // The keyed SGL buffer: bytes [0, kDataBytes) at remote address data_addr(), key rkey().
+  // The keyed SGL buffer: bytes [0, data_bytes()) at remote address data_addr(), key rkey().
+  size_t data_bytes() const { return data_.size(); }
   uint8_t* data() { return data_.data(); }
   uint64_t data_addr(size_t offset = 0) const {
     return reinterpret_cast<uint64_t>(data_.data()) + offset;
@@ -143,9 +150,11 @@ class RawQueue {
   void check_cm();
 
   int timeout_ms_ = 2000;
+  uint32_t slots_ = kSlots;
+  size_t send_slot_bytes_ = kSendSlotBytes;
   uint16_t next_cid_ = 1;
   uint32_t next_slot_ = 0;
-  std::vector<bool> slot_busy_ = std::vector<bool>(kSlots, false);
+  std::vector<bool> slot_busy_;
   std::vector<uint8_t> send_buf_;
   std::vector<proto::Cqe> cqes_;
   std::vector<uint8_t> data_;

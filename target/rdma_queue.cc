@@ -63,6 +63,7 @@ Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceCont
 
 RdmaQueue::~RdmaQueue() {
   processor_.reset();
+  account(-mr_bytes_, -mrs_, -posted_receives_);
   subsystem_.registry().remove_queue(&counters_);
 }
 
@@ -77,6 +78,7 @@ Status RdmaQueue::setup() {
   NVMF_RETURN_IF_ERROR(create_qp());
   build_work_requests();
   if (!post_receive(0)) return Status::io("ibv_post_recv failed while posting the first receive");
+  account(0, 0, 1);
   processor_.emplace(subsystem_, *this, counters_, statuses_, params_.qid, params_.queue_size,
                      params_.in_capsule_bytes);
   return ok_status();
@@ -103,7 +105,16 @@ Status RdmaQueue::allocate_buffers() {
   NVMF_ASSIGN_OR_RETURN(auto cqe_mr,
                         verbs::MemoryRegion::create(pd, cqes, slots * kCqeBytes, access));
   cqe_mr_.emplace(std::move(cqe_mr));
+  account(static_cast<int64_t>(n * kSqeBytes + first_bytes + slots * kCqeBytes), 3, 0);
   return ok_status();
+}
+
+void RdmaQueue::account(int64_t mr_bytes, int64_t mrs, int64_t posted_receives) {
+  if (mr_bytes == 0 && mrs == 0 && posted_receives == 0) return;
+  mr_bytes_ += mr_bytes;
+  mrs_ += mrs;
+  posted_receives_ += posted_receives;
+  subsystem_.registry().add_resources(mr_bytes, mrs, posted_receives);
 }
 
 Status RdmaQueue::create_qp() {
@@ -176,9 +187,11 @@ bool RdmaQueue::connect_accepted() {
   const size_t n = params_.queue_size;
   const int access = IBV_ACCESS_LOCAL_WRITE;
   ibv_pd* pd = dev_.pd.get();
-  auto fail_setup = [this](const Status& st) {
+  size_t page_bytes = 0;  // registered in page_mr_
+  auto fail_setup = [this, &page_bytes](const Status& st) {
     NVMF_LOG(WARN, "target") << describe()
                              << ": setting up the queue after its Connect: " << st.to_string();
+    if (page_mr_) account(-static_cast<int64_t>(page_bytes), -1, 0);
     page_mr_.reset();
     page_buf_.reset();
     data_mr_.reset();
@@ -194,6 +207,8 @@ bool RdmaQueue::connect_accepted() {
     auto mr = verbs::MemoryRegion::create(pd, *pages, bytes, access);
     if (!mr.ok()) return fail_setup(mr.status());
     page_mr_.emplace(std::move(*mr));
+    page_bytes = bytes;
+    account(static_cast<int64_t>(bytes), 1, 0);
     for (uint32_t i = 1; i < n; ++i) {
       for (uint32_t p = 0; p < pages_per_recv_; ++p) {
         uint8_t* page = page_buf_.get() +
@@ -211,6 +226,7 @@ bool RdmaQueue::connect_accepted() {
   auto data_mr = verbs::MemoryRegion::create(pd, *data, data_bytes, access);
   if (!data_mr.ok()) return fail_setup(data_mr.status());
   data_mr_.emplace(std::move(*data_mr));
+  account(static_cast<int64_t>(data_bytes), 1, 0);
   // The Connect's own slot is finished with the Connect page (its data was copied out), and no
   // other slot can be moving data: only a Connect does before this point. The remaining slots
   // are made in the room reserved for them (no reallocation: the existing ones stay put).
@@ -227,10 +243,13 @@ bool RdmaQueue::connect_accepted() {
     }
   }
   grown_ = true;
+  uint32_t posted = 0;
   for (uint32_t i = 1; i < n; ++i) {
-    if (!post_receive(i)) return false;  // fail() already asked for teardown
+    if (!post_receive(i)) break;  // fail() already asked for teardown
+    ++posted;
   }
-  return true;
+  account(0, 0, posted);
+  return posted + 1 == n;
 }
 
 void RdmaQueue::respond_held(Request& r) {
