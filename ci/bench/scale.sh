@@ -47,6 +47,7 @@ for p in "${points[@]}"; do
   pid=$!
   for _ in $(seq 1 300); do
     grep -q "listening on" "$out/target-$tag.log" && break
+    kill -0 "$pid" 2>/dev/null || break  # it exited: no point waiting
     sleep 0.1
   done
   rc=0

@@ -59,6 +59,7 @@ for size in $sizes; do
   pid=$!
   for _ in $(seq 1 300); do
     grep -q "listening on" "$out/target-$size.log" && break
+    kill -0 "$pid" 2>/dev/null || break  # it exited: no point waiting
     sleep 0.1
   done
   rc=0
