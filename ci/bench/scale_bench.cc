@@ -1,8 +1,8 @@
 // The scale bench's host side (issue #12): one process opens N controllers x Q I/O queues of E
 // entries against a target over raw connections (host/raw_queue.h, small buffers so that
 // hundreds fit), then reads the target process's VmRSS and VmHWM from /proc while every queue
-// is open. Each controller: admin CM request and Connect (KATO 0: no keep-alive timer), Set
-// Features Number of Queues Q, CC.EN = 1, then Q I/O queues (CM request and Connect each).
+// is open. Each controller: admin CM request and Connect (KATO 0: no keep-alive timer), CC.EN = 1
+// and CSTS.RDY, Set Features Number of Queues Q, then Q I/O queues (CM request and Connect each).
 // Stops at the first queue that cannot be opened and says which. ci/bench/scale.sh runs it per
 // point and adds the target's registered MR bytes and posted receives from its --json report.
 //
@@ -18,6 +18,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/nvme_status.h"
@@ -67,17 +68,28 @@ class Bench {
       auto cqe = (*admin)->run_connect(spec, false, o_.timeout_ms);
       if (std::string e = check(cqe, "Connect"); !e.empty()) return where + e;
       spec.cntlid = static_cast<uint16_t>(cqe->dw0);
+      // CC.EN = 1 and CSTS.RDY before any admin command but Fabrics ones (Base 2.0 §3.5.1).
+      nvmf::proto::Sqe en =
+          nvmf::host::property_set_sqe(nvmf::proto::kPropCc, nvmf::host::kCcEnable);
+      nvmf::encode_null_sgl(en.dptr);
+      auto enabled = (*admin)->run(en, {}, o_.timeout_ms);
+      if (std::string e = check(enabled, "Property Set CC.EN"); !e.empty()) return where + e;
+      bool ready = false;
+      for (int i = 0; i < 100 && !ready; ++i) {
+        nvmf::proto::Sqe pg = nvmf::host::property_get_sqe(nvmf::proto::kPropCsts, false);
+        nvmf::encode_null_sgl(pg.dptr);
+        auto csts = (*admin)->run(pg, {}, o_.timeout_ms);
+        if (std::string e = check(csts, "Property Get CSTS"); !e.empty()) return where + e;
+        ready = (csts->dw0 & nvmf::proto::kCstsRdy) != 0;
+        if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (!ready) return where + "CSTS.RDY still 0 after 100 Property Gets";
       nvmf::proto::Sqe nq = nvmf::host::set_num_queues_sqe(static_cast<uint16_t>(o_.io_queues));
       nvmf::encode_null_sgl(nq.dptr);
       auto granted = (*admin)->run(nq, {}, o_.timeout_ms);
       if (std::string e = check(granted, "Set Features Number of Queues"); !e.empty()) {
         return where + e;
       }
-      nvmf::proto::Sqe en =
-          nvmf::host::property_set_sqe(nvmf::proto::kPropCc, nvmf::host::kCcEnable);
-      nvmf::encode_null_sgl(en.dptr);
-      auto enabled = (*admin)->run(en, {}, o_.timeout_ms);
-      if (std::string e = check(enabled, "Property Set CC.EN"); !e.empty()) return where + e;
       queues_.push_back(std::move(*admin));
       for (int q = 1; q <= o_.io_queues; ++q) {
         where = "controller " + std::to_string(c + 1) + " qid " + std::to_string(q) + ": ";
