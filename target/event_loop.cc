@@ -259,10 +259,15 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   }
   if (q->inline_fallback()) subsystem_.registry().count_inline_send_fallback();
   subsystem_.registry().count_accepted();
-  NVMF_LOG(INFO, "target") << q->describe() << ": accepted (queue size " << p.queue_size
-                           << ", hrqsize " << p.hrqsize << ", in-capsule " << p.in_capsule_bytes
-                           << " bytes, inline send up to " << q->usable_max_inline_data()
-                           << " bytes, initiator depth " << unsigned{initiator_depth} << ")";
+  // A host can connect at will: at most kConnectionLogBurst such lines a second.
+  if (uint64_t suppressed = 0;
+      connection_log_limiter().allow("accepted", std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << q->describe() << ": accepted (queue size " << p.queue_size
+                             << ", hrqsize " << p.hrqsize << ", in-capsule " << p.in_capsule_bytes
+                             << " bytes, inline send up to " << q->usable_max_inline_data()
+                             << " bytes, initiator depth " << unsigned{initiator_depth} << ")"
+                             << suppressed_note(suppressed);
+  }
   queues_[q->cm_id()] = std::move(q);
 }
 
@@ -395,8 +400,11 @@ void EventLoop::sweep() {
       std::unique_ptr<RdmaQueue> q = std::move(it->second);
       queues_.erase(it);
       q->disconnect();
-      NVMF_LOG(INFO, "target") << q->describe() << ": disconnected (" << q->disconnect_reason()
-                               << ")";
+      if (uint64_t suppressed = 0; connection_log_limiter().allow(
+              "disconnected", std::chrono::steady_clock::now(), &suppressed)) {
+        NVMF_LOG(INFO, "target") << q->describe() << ": disconnected (" << q->disconnect_reason()
+                                 << ")" << suppressed_note(suppressed);
+      }
       q.reset();  // may ask other queues to disconnect (controller freed)
       again = removed = true;
       break;
