@@ -225,9 +225,11 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
   const ibv_device_attr& attr = (*dev)->attr;
   // The kernel reports the REQ's values from our side: param.initiator_depth is the host's
-  // responder_resources (its IRD), the most RDMA READs we may have outstanding towards it.
+  // responder_resources (its IRD), the most RDMA READs we may have outstanding towards it. The
+  // queue's READ depth is what we accept with (RdmaQueue::accept).
   auto initiator_depth =
-      static_cast<uint8_t>(std::min<int>(param.initiator_depth, attr.max_qp_init_rd_atom));
+      static_cast<uint8_t>(std::min({int{param.initiator_depth}, attr.max_qp_init_rd_atom,
+                                     static_cast<int>(options_.max_rdma_read_depth)}));
   auto responder_resources =
       static_cast<uint8_t>(std::min<int>(param.responder_resources, attr.max_qp_rd_atom));
   // With no READ credit an RDMA READ is never sent (rxe's check_init_depth() waits for one
@@ -244,6 +246,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.in_capsule_bytes = subsystem_.in_capsule_data_size();
   p.page_size = page;
   p.max_transfer_bytes = cfg.max_transfer_bytes();
+  p.shared_buffers = options_.num_shared_buffers;
   p.requested_max_inline_data = options_.requested_max_inline_data;
   p.held_slots = check.qid == 0 ? uint32_t{cfg.aerl} + 1 : 0;
   p.peer = peer;
@@ -423,6 +426,15 @@ void EventLoop::housekeeping() {
   (void)expire_keep_alives();  // sweeps
 }
 
+bool EventLoop::buffer_waiters_can_start() const {
+  for (const auto& d : devices_) {
+    if (d->pool != nullptr && d->pool->chunks().waiting > 0 && d->pool->chunks().free_count() > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status EventLoop::run() {
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(options_.busy_poll_us);
@@ -458,6 +470,9 @@ Status EventLoop::run() {
       if (++rounds % kCmCheckRounds == 0) housekeeping();
       continue;
     }
+    // Shared buffers given back outside a poll round (a queue torn down) while commands of
+    // other queues wait for one: poll again rather than sleep on them.
+    if (buffer_waiters_can_start()) continue;
     if (!wait_idle()) {
       shutdown();
       return Status::internal("event loop: epoll_wait failed");
