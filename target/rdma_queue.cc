@@ -220,6 +220,9 @@ bool RdmaQueue::connect_accepted() {
     auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes);
     if (!pool.ok()) return fail_setup(pool.status());
     dev_.pool = std::move(*pool);
+    // The device's pool stays registered for the target's life: counted once, never given back.
+    subsystem_.registry().add_resources(
+        static_cast<int64_t>(size_t{params_.shared_buffers} * params_.max_transfer_bytes), 1, 0);
     NVMF_LOG(INFO, "target") << "shared data buffers: " << params_.shared_buffers << " x "
                              << params_.max_transfer_bytes << " bytes registered";
   }
@@ -262,10 +265,13 @@ bool RdmaQueue::connect_accepted() {
     buffer_waiters_.reset(slot_count_);
     pool_ = pool;
     grown_ = true;
+    uint32_t posted = 0;
     for (uint32_t i = 1; i < n; ++i) {
-      if (!post_receive(i)) return false;
+      if (!post_receive(i)) break;  // fail() already asked for teardown
+      ++posted;
     }
-    return true;
+    account(0, 0, posted);
+    return posted + 1 == n;
   }
   size_t data_bytes = size_t{slot_count_} * params_.max_transfer_bytes;
   auto data = aligned_alloc_zeroed(4096, data_bytes, "data buffers");
