@@ -101,12 +101,7 @@ Result<std::unique_ptr<RawQueue>> Session::raw() {
 
 Result<std::unique_ptr<RawQueue>> Session::open(uint16_t qid, uint16_t entries) {
   NVMF_ASSIGN_OR_RETURN(auto q, raw());
-  NVMF_ASSIGN_OR_RETURN(CmOutcome o, q->connect_queue(qid, entries, entries - 1));
-  if (!o.established) {
-    std::string why = o.event;
-    if (o.reject_has_nvme_data) why += " STS " + hex(o.reject.sts);
-    return Status::rejected("queue " + std::to_string(qid) + ": " + why);
-  }
+  NVMF_RETURN_IF_ERROR(q->open(qid, static_cast<uint16_t>(entries - 1)));
   return q;
 }
 
@@ -122,29 +117,7 @@ ConnectSpec Session::connect_spec(uint16_t qid, uint16_t sqsize, uint16_t cntlid
 }
 
 Result<proto::Cqe> Session::connect(RawQueue& q, const ConnectSpec& spec) {
-  proto::ConnectData d{};
-  std::memcpy(d.hostid, spec.hostid.data(), sizeof(d.hostid));
-  d.cntlid = spec.cntlid;
-  std::memcpy(d.subnqn, spec.subnqn.data(), std::min(spec.subnqn.size(), sizeof(d.subnqn)));
-  std::memcpy(d.hostnqn, spec.hostnqn.data(), std::min(spec.hostnqn.size(), sizeof(d.hostnqn)));
-  if (spec.subnqn_unterminated) {
-    for (size_t i = spec.subnqn.size(); i < sizeof(d.subnqn); ++i) d.subnqn[i] = 'x';
-  }
-  if (spec.hostnqn_unterminated) {
-    for (size_t i = spec.hostnqn.size(); i < sizeof(d.hostnqn); ++i) d.hostnqn[i] = 'x';
-  }
-  constexpr size_t kAt = RawQueue::kDataBytes - 4096;
-  std::memcpy(q.data() + kAt, &d, sizeof(d));
-  proto::Sqe sqe{};
-  auto* c = reinterpret_cast<proto::ConnectCommand*>(&sqe);
-  c->opcode = proto::kOpcodeFabrics;
-  c->fctype = proto::kFctypeConnect;
-  c->recfmt = spec.recfmt;
-  c->qid = spec.qid;
-  c->sqsize = spec.sqsize;
-  c->kato = spec.kato_ms;
-  q.set_keyed(sqe, kAt, spec.data_length);
-  return q.run(sqe, {}, options_.timeout_ms);
+  return q.run_connect(spec, false, options_.timeout_ms);
 }
 
 proto::Sqe Session::sqe(uint8_t opcode, uint32_t nsid) {

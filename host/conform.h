@@ -115,21 +115,6 @@ struct Association {
   std::string hostnqn;
 };
 
-// Fields of one Connect command and its data (Base 2.0 §6.3). The data goes keyed (SGL 40h)
-// from the queue's data buffer, as the Linux host sends it on the admin queue.
-struct ConnectSpec {
-  uint16_t qid = 0;
-  uint16_t sqsize = 31;  // 0-based
-  uint16_t cntlid = 0xFFFF;
-  uint32_t kato_ms = 0;
-  uint16_t recfmt = 0;
-  uint32_t data_length = 1024;  // keyed SGL length
-  HostId hostid{};
-  std::string subnqn, hostnqn;
-  bool subnqn_unterminated = false;  // fill all 256 bytes, no NUL
-  bool hostnqn_unterminated = false;
-};
-
 // The runner's handle for cases: options, target facts and helpers that build associations.
 class Session {
  public:

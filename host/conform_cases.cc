@@ -60,26 +60,13 @@ std::string cm_text(const CmOutcome& o) {
   return o.event;
 }
 
-std::span<const uint8_t> bytes(const proto::CmRequestPrivateData& p) {
-  return {reinterpret_cast<const uint8_t*>(&p), sizeof(p)};
-}
-
-proto::CmRequestPrivateData cm_request(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize) {
-  proto::CmRequestPrivateData p{};
-  p.recfmt = proto::kCmRecfmt0;
-  p.qid = qid;
-  p.hrqsize = hrqsize;
-  p.hsqsize = hsqsize;
-  return p;
-}
-
 // The CM request `priv` must be rejected with STS `sts`, or (when `connect` is given) accepted
 // and the Connect it describes refused with `connect_any`.
 Outcome cm_reject_or_refused(Session& s, const proto::CmRequestPrivateData& priv, uint16_t sts,
                              const ConnectSpec* connect,
                              std::initializer_list<StatusExpect> connect_any) {
   CONFORM_SETUP(q, s.raw());
-  auto o = q->connect(bytes(priv));
+  auto o = q->connect(cm_bytes(priv));
   if (!o.ok()) return fail(transport_text(o.status()));
   if (o->rejected) {
     return o->reject_has_nvme_data && o->reject.sts == sts ? pass(cm_text(*o)) : fail(cm_text(*o));
@@ -121,7 +108,7 @@ Outcome cm_hsqsize_zero(Session& s) {
 
 Outcome cm_hrqsize_zero(Session& s) {
   CONFORM_SETUP(q, s.raw());
-  auto o = q->connect(bytes(cm_request(0, 0, kAdminQueueSize - 1)));
+  auto o = q->connect(cm_bytes(cm_request(0, 0, kAdminQueueSize - 1)));
   if (!o.ok()) return fail(transport_text(o.status()));
   if (o->rejected) {
     return o->reject_has_nvme_data && o->reject.sts == proto::kCmRejectInvalidHrqsize
@@ -143,7 +130,7 @@ Outcome cm_qid_huge(Session& s) {
 
 Outcome cm_no_read_resources(Session& s) {
   CONFORM_SETUP(q, s.raw());
-  auto o = q->connect(bytes(cm_request(0, kAdminQueueSize, kAdminQueueSize - 1)), 0, 0);
+  auto o = q->connect(cm_bytes(cm_request(0, kAdminQueueSize, kAdminQueueSize - 1)), 0, 0);
   if (!o.ok()) return fail(transport_text(o.status()));
   if (o->rejected) {
     return o->reject_has_nvme_data && o->reject.sts == proto::kCmRejectInvalidIrd
@@ -281,7 +268,7 @@ Outcome connect_io_qid_above_granted(Session& s) {
   if (granted >= 0xFFFE) return not_applicable("65534 or more I/O queues granted");
   uint16_t qid = static_cast<uint16_t>(granted + 1);
   CONFORM_SETUP(q, s.raw());
-  auto o = q->connect(bytes(cm_request(qid, 32, 31)));
+  auto o = q->connect(cm_bytes(cm_request(qid, 32, 31)));
   if (!o.ok()) return fail(transport_text(o.status()));
   std::string head = "qid " + std::to_string(qid) + " (" + std::to_string(granted) + " granted): ";
   if (o->rejected) {

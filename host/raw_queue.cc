@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 #include "common/sgl.h"
@@ -23,6 +24,13 @@ int remaining_ms(std::chrono::steady_clock::time_point deadline) {
 Result<std::unique_ptr<RawQueue>> RawQueue::create(const RawQueueParams& params) {
   std::unique_ptr<RawQueue> q(new RawQueue());
   q->timeout_ms_ = params.timeout_ms;
+  if (params.slots != 0) q->slots_ = params.slots;
+  if (params.send_slot_bytes != 0) q->send_slot_bytes_ = params.send_slot_bytes;
+  const size_t data_bytes = params.data_bytes != 0 ? params.data_bytes : kDataBytes;
+  if (q->send_slot_bytes_ < sizeof(proto::Sqe) || data_bytes < 8192) {
+    return Status::invalid_argument("raw queue send slots under 64 bytes or data under 8 KiB");
+  }
+  q->slot_busy_.assign(q->slots_, false);
   uint16_t port = 0;
   {
     unsigned long v = 0;
@@ -48,26 +56,26 @@ Result<std::unique_ptr<RawQueue>> RawQueue::create(const RawQueueParams& params)
   NVMF_ASSIGN_OR_RETURN(q->pd_, verbs::ProtectionDomain::create(ctx));
   NVMF_ASSIGN_OR_RETURN(q->comp_channel_, verbs::CompletionChannel::create(ctx));
   NVMF_ASSIGN_OR_RETURN(q->cq_,
-                        verbs::CompletionQueue::create(ctx, 4 * kSlots, &*q->comp_channel_));
-  q->send_buf_.assign(kSlots * kSendSlotBytes, 0);
-  q->cqes_.assign(kSlots, proto::Cqe{});
-  q->data_.assign(kDataBytes, 0);
+                        verbs::CompletionQueue::create(ctx, 4 * q->slots_, &*q->comp_channel_));
+  q->send_buf_.assign(size_t{q->slots_} * q->send_slot_bytes_, 0);
+  q->cqes_.assign(q->slots_, proto::Cqe{});
+  q->data_.assign(data_bytes, 0);
   NVMF_ASSIGN_OR_RETURN(q->send_mr_, verbs::MemoryRegion::create(q->pd_->get(), q->send_buf_.data(),
                                                                  q->send_buf_.size(), 0));
-  NVMF_ASSIGN_OR_RETURN(
-      q->cqe_mr_, verbs::MemoryRegion::create(q->pd_->get(), q->cqes_.data(),
-                                              kSlots * sizeof(proto::Cqe), IBV_ACCESS_LOCAL_WRITE));
+  NVMF_ASSIGN_OR_RETURN(q->cqe_mr_, verbs::MemoryRegion::create(q->pd_->get(), q->cqes_.data(),
+                                                                q->slots_ * sizeof(proto::Cqe),
+                                                                IBV_ACCESS_LOCAL_WRITE));
   NVMF_ASSIGN_OR_RETURN(
       q->data_mr_, verbs::MemoryRegion::create(
                        q->pd_->get(), q->data_.data(), q->data_.size(),
                        IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
   verbs::QpConfig cfg;
   cfg.send_cq = cfg.recv_cq = q->cq_->get();
-  cfg.max_send_wr = kSlots;
-  cfg.max_recv_wr = kSlots;
+  cfg.max_send_wr = q->slots_;
+  cfg.max_recv_wr = q->slots_;
   cfg.requested_max_inline_data = 0;
   NVMF_ASSIGN_OR_RETURN(q->qp_, verbs::QueuePair::create(*q->id_, q->pd_->get(), cfg));
-  for (uint32_t i = 0; i < kSlots; ++i) NVMF_RETURN_IF_ERROR(q->post_recv(i));
+  for (uint32_t i = 0; i < q->slots_; ++i) NVMF_RETURN_IF_ERROR(q->post_recv(i));
   NVMF_RETURN_IF_ERROR(q->cq_->req_notify());
   return q;
 }
@@ -120,17 +128,61 @@ Result<CmOutcome> RawQueue::connect(std::span<const uint8_t> private_data, int r
   return out;
 }
 
+proto::CmRequestPrivateData cm_request(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize) {
+  proto::CmRequestPrivateData p{};
+  p.recfmt = proto::kCmRecfmt0;
+  p.qid = qid;
+  p.hrqsize = hrqsize;
+  p.hsqsize = hsqsize;
+  return p;
+}
+
+proto::ConnectData connect_data_for(const ConnectSpec& spec) {
+  proto::ConnectData d{};
+  std::memcpy(d.hostid, spec.hostid.data(), sizeof(d.hostid));
+  d.cntlid = spec.cntlid;
+  std::memcpy(d.subnqn, spec.subnqn.data(), std::min(spec.subnqn.size(), sizeof(d.subnqn)));
+  std::memcpy(d.hostnqn, spec.hostnqn.data(), std::min(spec.hostnqn.size(), sizeof(d.hostnqn)));
+  if (spec.subnqn_unterminated) {
+    for (size_t i = spec.subnqn.size(); i < sizeof(d.subnqn); ++i) d.subnqn[i] = 'x';
+  }
+  if (spec.hostnqn_unterminated) {
+    for (size_t i = spec.hostnqn.size(); i < sizeof(d.hostnqn); ++i) d.hostnqn[i] = 'x';
+  }
+  return d;
+}
+
+proto::Sqe connect_sqe_for(const ConnectSpec& spec) {
+  proto::Sqe sqe{};
+  auto* c = reinterpret_cast<proto::ConnectCommand*>(&sqe);
+  c->opcode = proto::kOpcodeFabrics;
+  c->fctype = proto::kFctypeConnect;
+  c->recfmt = spec.recfmt;
+  c->qid = spec.qid;
+  c->sqsize = spec.sqsize;
+  c->kato = spec.kato_ms;
+  return sqe;
+}
+
 Result<CmOutcome> RawQueue::connect_queue(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize) {
-  proto::CmRequestPrivateData priv{};
-  priv.recfmt = proto::kCmRecfmt0;
-  priv.qid = qid;
-  priv.hrqsize = hrqsize;
-  priv.hsqsize = hsqsize;
-  return connect({reinterpret_cast<const uint8_t*>(&priv), sizeof(priv)});
+  return connect(cm_bytes(cm_request(qid, hrqsize, hsqsize)));
+}
+
+Status RawQueue::open(uint16_t qid, uint16_t hsqsize) {
+  NVMF_ASSIGN_OR_RETURN(CmOutcome o,
+                        connect_queue(qid, static_cast<uint16_t>(hsqsize + 1), hsqsize));
+  if (o.established) return ok_status();
+  std::string why = o.event;
+  if (o.reject_has_nvme_data) {
+    char sts[8];
+    std::snprintf(sts, sizeof(sts), "%02Xh", o.reject.sts);
+    why += std::string(" STS ") + sts;
+  }
+  return Status::rejected("queue " + std::to_string(qid) + ": " + why);
 }
 
 Status RawQueue::post_send_slot(uint32_t slot, size_t bytes) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf_.data() + slot * kSendSlotBytes),
+  ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf_.data() + slot * send_slot_bytes_),
               static_cast<uint32_t>(bytes), send_mr_->lkey()};
   ibv_send_wr wr{};
   wr.wr_id = slot;
@@ -144,38 +196,62 @@ Status RawQueue::post_send_slot(uint32_t slot, size_t bytes) {
   return ok_status();
 }
 
-Status RawQueue::send_truncated(const proto::Sqe& sqe, size_t bytes) {
-  if (!failed_.ok()) return failed_;
-  if (bytes > kSendSlotBytes) return Status::invalid_argument("capsule above the send slot");
+Result<uint32_t> RawQueue::free_slot() {
   NVMF_RETURN_IF_ERROR(poll_once());
-  for (uint32_t n = 0; n < kSlots; ++n) {
-    uint32_t slot = (next_slot_ + n) % kSlots;
+  for (uint32_t n = 0; n < slots_; ++n) {
+    uint32_t slot = (next_slot_ + n) % slots_;
     if (slot_busy_[slot]) continue;
-    next_slot_ = (slot + 1) % kSlots;
-    uint8_t* p = send_buf_.data() + slot * kSendSlotBytes;
-    std::memset(p, 0, std::max<size_t>(bytes, sizeof(sqe)));
-    std::memcpy(p, &sqe, sizeof(sqe));
-    return post_send_slot(slot, bytes);
+    next_slot_ = (slot + 1) % slots_;
+    return slot;
   }
   return Status::resource_exhausted("every send slot is in flight");
 }
 
+Status RawQueue::send_truncated(const proto::Sqe& sqe, size_t bytes) {
+  if (!failed_.ok()) return failed_;
+  if (bytes > send_slot_bytes_) return Status::invalid_argument("capsule above the send slot");
+  NVMF_ASSIGN_OR_RETURN(uint32_t slot, free_slot());
+  uint8_t* p = send_buf_.data() + slot * send_slot_bytes_;
+  std::memset(p, 0, std::max<size_t>(bytes, sizeof(sqe)));
+  std::memcpy(p, &sqe, sizeof(sqe));
+  return post_send_slot(slot, bytes);
+}
+
 Status RawQueue::send(const proto::Sqe& sqe, std::span<const uint8_t> data) {
   if (!failed_.ok()) return failed_;
-  if (sizeof(sqe) + data.size() > kSendSlotBytes) {
+  if (sizeof(sqe) + data.size() > send_slot_bytes_) {
     return Status::invalid_argument("capsule above the send slot");
   }
-  NVMF_RETURN_IF_ERROR(poll_once());
-  for (uint32_t n = 0; n < kSlots; ++n) {
-    uint32_t slot = (next_slot_ + n) % kSlots;
-    if (slot_busy_[slot]) continue;
-    next_slot_ = (slot + 1) % kSlots;
-    uint8_t* p = send_buf_.data() + slot * kSendSlotBytes;
-    std::memcpy(p, &sqe, sizeof(sqe));
-    if (!data.empty()) std::memcpy(p + sizeof(sqe), data.data(), data.size());
-    return post_send_slot(slot, sizeof(sqe) + data.size());
+  NVMF_ASSIGN_OR_RETURN(uint32_t slot, free_slot());
+  uint8_t* p = send_buf_.data() + slot * send_slot_bytes_;
+  std::memcpy(p, &sqe, sizeof(sqe));
+  if (!data.empty()) std::memcpy(p + sizeof(sqe), data.data(), data.size());
+  return post_send_slot(slot, sizeof(sqe) + data.size());
+}
+
+Status RawQueue::send_connect(const ConnectSpec& spec, bool in_capsule, uint16_t cid) {
+  proto::ConnectData d = connect_data_for(spec);
+  proto::Sqe sqe = connect_sqe_for(spec);
+  sqe.cid = cid;
+  if (in_capsule) {
+    sqe.flags = static_cast<uint8_t>((sqe.flags & ~proto::kFlagsPsdtMask) | proto::kFlagsPsdtSgl);
+    encode_in_capsule_sgl(sqe.dptr, 0, sizeof(d));
+    return send(sqe, {reinterpret_cast<const uint8_t*>(&d), sizeof(d)});
   }
-  return Status::resource_exhausted("every send slot is in flight");
+  std::memcpy(data_.data() + connect_data_offset(), &d, sizeof(d));
+  set_keyed(sqe, connect_data_offset(), spec.data_length);
+  return send(sqe);
+}
+
+Result<proto::Cqe> RawQueue::run_connect(const ConnectSpec& spec, bool in_capsule, int timeout_ms) {
+  uint16_t cid = next_cid_++;
+  if (next_cid_ == 0xFFFF) next_cid_ = 1;
+  NVMF_RETURN_IF_ERROR(send_connect(spec, in_capsule, cid));
+  NVMF_ASSIGN_OR_RETURN(proto::Cqe c, next_cqe(timeout_ms));
+  if (c.cid != cid) {
+    return Status::io("CQE for CID " + std::to_string(c.cid) + ", expected " + std::to_string(cid));
+  }
+  return c;
 }
 
 void RawQueue::check_cm() {
@@ -198,7 +274,7 @@ Status RawQueue::poll_once() {
         failed_ =
             Status::io(std::string("work completion error: ") + ibv_wc_status_str(wc[i].status));
       }
-      if (wc[i].wr_id < kSlots) slot_busy_[wc[i].wr_id] = false;
+      if (wc[i].wr_id < slots_) slot_busy_[wc[i].wr_id] = false;
       continue;
     }
     if (wc[i].wr_id >= kRecvWrBase) {
@@ -206,7 +282,7 @@ Status RawQueue::poll_once() {
       pending_.push_back(cqes_[idx]);
       Status s = post_recv(idx);
       if (!s.ok() && failed_.ok()) failed_ = s;
-    } else if (wc[i].wr_id < kSlots) {
+    } else if (wc[i].wr_id < slots_) {
       slot_busy_[wc[i].wr_id] = false;
     }
   }

@@ -6,7 +6,8 @@
 //
 // Memory: send slots of kSendSlotBytes each (kSlots of them), kSlots receives of one 16-byte
 // CQE, and a kDataBytes data buffer registered for remote read and write, which keyed SGLs
-// (id 40h) point into. All allocated in create(); not a fast path.
+// (id 40h) point into (RawQueueParams may make each smaller). All allocated in create(); not a
+// fast path.
 #ifndef NVMF_HOST_RAW_QUEUE_H_
 #define NVMF_HOST_RAW_QUEUE_H_
 
@@ -19,6 +20,8 @@
 
 #include "common/status.h"
 #include "common/verbs/verbs.h"
+#include "host/commands.h"
+#include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
 
@@ -29,6 +32,11 @@ struct RawQueueParams {
   std::string trsvcid = "4420";
   std::string host_traddr;  // empty: any local address
   int timeout_ms = 2000;    // address/route resolution and CM answer
+  // Sizes (defaults: RawQueue::kSlots, kSendSlotBytes, kDataBytes); smaller ones let one
+  // process hold hundreds of queues (the scale bench). data_bytes is at least 8192.
+  uint32_t slots = 0;
+  size_t send_slot_bytes = 0;
+  size_t data_bytes = 0;
 };
 
 // What the CM said to rdma_connect.
@@ -41,6 +49,31 @@ struct CmOutcome {
   uint16_t crqsize = 0;  // from the accept private data, when established
   std::string event;     // the CM event's name ("RDMA_CM_EVENT_ESTABLISHED", ...)
 };
+
+// RDMA 1.0 §3.3 CM REQUEST private data: RECFMT 0, `qid`, HRQSIZE `hrqsize`, HSQSIZE `hsqsize`
+// (0-based), exactly as given (no bound checked: the caller may be testing the target's).
+proto::CmRequestPrivateData cm_request(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize);
+inline std::span<const uint8_t> cm_bytes(const proto::CmRequestPrivateData& p) {
+  return {reinterpret_cast<const uint8_t*>(&p), sizeof(p)};
+}
+
+// A Fabrics Connect (Base 2.0 §6.3), any field of it wrong on purpose.
+struct ConnectSpec {
+  uint16_t qid = 0;
+  uint16_t sqsize = 31;  // 0-based
+  uint16_t cntlid = 0xFFFF;
+  uint32_t kato_ms = 0;
+  uint16_t recfmt = 0;
+  uint32_t data_length = 1024;  // keyed SGL length (bytes)
+  HostId hostid{};
+  std::string subnqn, hostnqn;       // cut at 256 bytes
+  bool subnqn_unterminated = false;  // fill all 256 bytes, no NUL
+  bool hostnqn_unterminated = false;
+};
+// The 1024 bytes of Connect data `spec` describes (Base 2.0 §6.3, Figure "Connect Data").
+proto::ConnectData connect_data_for(const ConnectSpec& spec);
+// The Connect SQE `spec` describes (CID 0, SGL1 zero: the caller sets both).
+proto::Sqe connect_sqe_for(const ConnectSpec& spec);
 
 class RawQueue {
  public:
@@ -65,6 +98,9 @@ class RawQueue {
   // connect() with RDMA 1.0 §3.3 REQUEST private data: RECFMT 0, `qid`, HRQSIZE `hrqsize`,
   // HSQSIZE `hsqsize` (0-based).
   Result<CmOutcome> connect_queue(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize);
+  // connect_queue(qid, hsqsize + 1, hsqsize); kRejected (naming the CM event, and the reject's
+  // STS when it carried one) unless the target accepted.
+  Status open(uint16_t qid, uint16_t hsqsize);
 
   // Posts one capsule: `sqe` followed by `data` in one SEND from a free send slot. kIo if the
   // queue failed or ibv_post_send refused; kResourceExhausted when every slot is in flight.
@@ -78,6 +114,14 @@ class RawQueue {
   // send() then next_cqe(); the CID is set to a running counter and checked in the answer
   // (a CQE for another CID is kIo "CQE for CID n, expected m").
   Result<proto::Cqe> run(proto::Sqe sqe, std::span<const uint8_t> data, int timeout_ms);
+  // Posts the Connect `spec` with CID `cid`: its data in-capsule after the SQE (SGL id 01h,
+  // offset 0, 1024 bytes) or keyed (the target RDMA READs spec.data_length bytes from
+  // data() + connect_data_offset()). Does not wait for the answer.
+  Status send_connect(const ConnectSpec& spec, bool in_capsule, uint16_t cid);
+  // Like run() for the Connect `spec`.
+  Result<proto::Cqe> run_connect(const ConnectSpec& spec, bool in_capsule, int timeout_ms);
+  size_t connect_data_offset() const { return data_.size() - 4096; }
+
   // True once the CM reports the connection gone (DISCONNECTED, or a work completion error
   // after which the target tears down), within `timeout_ms`.
   bool wait_disconnected(int timeout_ms);
@@ -85,7 +129,8 @@ class RawQueue {
   // rdma_disconnect (idempotent).
   void disconnect();
 
-  // The keyed SGL buffer: bytes [0, kDataBytes) at remote address data_addr(), key rkey().
+  // The keyed SGL buffer: bytes [0, data_bytes()) at remote address data_addr(), key rkey().
+  size_t data_bytes() const { return data_.size(); }
   uint8_t* data() { return data_.data(); }
   uint64_t data_addr(size_t offset = 0) const {
     return reinterpret_cast<uint64_t>(data_.data()) + offset;
@@ -98,14 +143,18 @@ class RawQueue {
   RawQueue() = default;
   Status post_recv(uint32_t index);
   Status post_send_slot(uint32_t slot, size_t bytes);
+  // A free send slot's index after one poll pass; kResourceExhausted when all are in flight.
+  Result<uint32_t> free_slot();
   // One ibv_poll_cq pass: send completions free slots, receive completions queue CQEs.
   Status poll_once();
   void check_cm();
 
   int timeout_ms_ = 2000;
+  uint32_t slots_ = kSlots;
+  size_t send_slot_bytes_ = kSendSlotBytes;
   uint16_t next_cid_ = 1;
   uint32_t next_slot_ = 0;
-  std::vector<bool> slot_busy_ = std::vector<bool>(kSlots, false);
+  std::vector<bool> slot_busy_;
   std::vector<uint8_t> send_buf_;
   std::vector<proto::Cqe> cqes_;
   std::vector<uint8_t> data_;

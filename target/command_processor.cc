@@ -343,11 +343,14 @@ NextStep CommandProcessor::connect_io(Request& r, Subsystem& chosen, const proto
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
         "HOSTNQN differs from the admin queue's");
   }
-  if (c.qid > ctrl->max_io_queues()) {
+  // Base 2.0 §6.3: a QID the controller did not grant (Set Features Number of Queues, or every
+  // queue when the host never sent it) is Connect Invalid Parameters, DNR, IATTR 0 IPO at QID;
+  // the status and IPO nvmet gives a QID above the subsystem's queue count.
+  if (c.qid > ctrl->io_qid_limit()) {
     return connect_failed(r, kConnectInvalidParameters,
                           proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)),
                           "QID " + std::to_string(c.qid) + " above the " +
-                              std::to_string(ctrl->max_io_queues()) + " I/O queues allowed");
+                              std::to_string(ctrl->io_qid_limit()) + " I/O queues granted");
   }
   // nvmet_install_queue: a qid already live on the controller is refused with Command Sequence
   // Error (DNR) and the live queue is left alone. A host that reconnects does so with a new

@@ -645,6 +645,37 @@ TEST_F(ProcessorTest, NumberOfQueuesAfterAnIoQueueIsSequenceError) {
   EXPECT_EQ(a.status(), generic_status(proto::kScCommandSequenceError));
 }
 
+// An I/O Connect may open only the qids Number of Queues granted: min(NSQA, NCQA) of them, or
+// every queue (max_io_queues) when the host never sent the feature. Found by `nvmf-host conform`
+// (connect.io-qid-above-granted): qid 2 used to connect after 1 queue was granted.
+TEST_F(ProcessorTest, IoConnectAboveGrantedQueuesIsInvalidParameters) {
+  TestQueue& a = admin();
+  proto::Sqe s = base_sqe(proto::kAdminSetFeatures);
+  s.cdw10 = proto::kFeatureNumberOfQueues;
+  s.cdw11 = (2u << 16) | 0u;  // 1 SQ, 3 CQs: one queue pair usable
+  a.submit(s);
+  ASSERT_EQ(a.status(), kStatusSuccess);
+  ASSERT_EQ(a.req.cqe.dw0, (2u << 16) | 0u);
+  TestQueue& q2 = queue(2, 128);
+  q2.submit(connect_sqe(2, 127, true), connect_data(1));
+  EXPECT_EQ(q2.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true));
+  EXPECT_EQ(q2.req.cqe.dw0, proto::connect_invalid_param_in_sqe(42));
+  EXPECT_EQ(subsys_->find_controller(1)->queue(2), nullptr);
+  EXPECT_EQ(q2.link.accepts, 0);  // refused before any queue resources were set up
+  io(1, 1);                       // the granted qid still connects
+}
+
+TEST_F(ProcessorTest, IoConnectWithoutNumberOfQueuesMayUseEveryQueue) {
+  admin();
+  io(1, 4);  // max_io_queues 4, nothing asked: nvmet grants every queue
+  TestQueue& q5 = queue(5, 128);
+  q5.submit(connect_sqe(5, 127, true), connect_data(1));
+  EXPECT_EQ(q5.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true));
+  EXPECT_EQ(q5.req.cqe.dw0, proto::connect_invalid_param_in_sqe(42));
+}
+
 // SUBNQN / HOSTNQN without a NUL in their 256 bytes. Found by `nvmf-host conform`
 // (connect.hostnqn-unterminated): an unterminated HOSTNQN used to be accepted.
 TEST_F(ProcessorTest, ConnectNqnNotTerminatedIsInvalidParameters) {

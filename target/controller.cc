@@ -55,6 +55,11 @@ uint32_t Controller::granted_queues_dw0() const {
   return ((cq - 1) << 16) | (sq - 1);
 }
 
+uint16_t Controller::io_qid_limit() const {
+  if (granted_sq_ == 0 || granted_cq_ == 0) return max_io_queues_;
+  return std::min(granted_sq_, granted_cq_);
+}
+
 CommandProcessor* Controller::queue(uint16_t qid) const {
   return qid < queues_.size() ? queues_[qid] : nullptr;
 }

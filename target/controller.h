@@ -60,6 +60,10 @@ class Controller {
   uint32_t grant_queues(uint16_t nsqr, uint16_t ncqr);
   // DW0 of Get Features Number of Queues: what was granted (max_io_queues before any Set).
   uint32_t granted_queues_dw0() const;
+  // Highest I/O qid a Connect may open: min(NSQA, NCQA) + 1 after Set Features Number of
+  // Queues (an NVMe-oF I/O queue is one SQ/CQ pair, Base 2.0 §5.27.1.5), max_io_queues before
+  // it (nvmet grants every queue of the subsystem to a host that never asked).
+  uint16_t io_qid_limit() const;
 
   // Queue bookkeeping: the processor serving `qid`, or null.
   CommandProcessor* queue(uint16_t qid) const;

@@ -60,6 +60,7 @@ Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceCont
 
 RdmaQueue::~RdmaQueue() {
   processor_.reset();
+  account(-mr_bytes_, -mrs_, -posted_receives_);
   subsystem_.registry().remove_queue(&counters_);
   if (pool_ != nullptr) {
     // The QP goes first: no RDMA may touch a chunk once another queue can have it.
@@ -80,6 +81,7 @@ Status RdmaQueue::setup() {
   NVMF_RETURN_IF_ERROR(create_qp());
   build_work_requests();
   if (!post_receive(0)) return Status::io("ibv_post_recv failed while posting the first receive");
+  account(0, 0, 1);
   processor_.emplace(subsystem_, *this, counters_, statuses_, params_.qid, params_.queue_size,
                      params_.in_capsule_bytes);
   return ok_status();
@@ -99,7 +101,16 @@ Status RdmaQueue::allocate_buffers() {
   const size_t slots = slot_count_;
   NVMF_ASSIGN_OR_RETURN(
       cqe_buf_, verbs::RegisteredBuffer::create(pd, slots * kCqeBytes, 64, access, "CQE buffers"));
+  account(static_cast<int64_t>(n * kSqeBytes + first_bytes + slots * kCqeBytes), 3, 0);
   return ok_status();
+}
+
+void RdmaQueue::account(int64_t mr_bytes, int64_t mrs, int64_t posted_receives) {
+  if (mr_bytes == 0 && mrs == 0 && posted_receives == 0) return;
+  mr_bytes_ += mr_bytes;
+  mrs_ += mrs;
+  posted_receives_ += posted_receives;
+  subsystem_.registry().add_resources(mr_bytes, mrs, posted_receives);
 }
 
 Status RdmaQueue::create_qp() {
@@ -174,9 +185,11 @@ bool RdmaQueue::connect_accepted() {
   const size_t n = params_.queue_size;
   const int access = IBV_ACCESS_LOCAL_WRITE;
   ibv_pd* pd = dev_.pd.get();
-  auto fail_setup = [this](const Status& st) {
+  size_t page_bytes = 0;  // registered in page_buf_
+  auto fail_setup = [this, &page_bytes](const Status& st) {
     NVMF_LOG(WARN, "target") << describe()
                              << ": setting up the queue after its Connect: " << st.to_string();
+    if (page_buf_) account(-static_cast<int64_t>(page_bytes), -1, 0);
     page_buf_.reset();
     data_buf_.reset();
     return false;
@@ -186,6 +199,9 @@ bool RdmaQueue::connect_accepted() {
     auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes);
     if (!pool.ok()) return fail_setup(pool.status());
     dev_.pool = std::move(*pool);
+    // The device's pool stays registered for the target's life: counted once, never given back.
+    subsystem_.registry().add_resources(
+        static_cast<int64_t>(size_t{params_.shared_buffers} * params_.max_transfer_bytes), 1, 0);
     NVMF_LOG(INFO, "target") << "shared data buffers: " << params_.shared_buffers << " x "
                              << params_.max_transfer_bytes << " bytes registered";
   }
@@ -199,6 +215,8 @@ bool RdmaQueue::connect_accepted() {
         verbs::RegisteredBuffer::create(pd, bytes, params_.page_size, access, "in-capsule pages");
     if (!pages.ok()) return fail_setup(pages.status());
     page_buf_.emplace(std::move(*pages));
+    page_bytes = bytes;
+    account(static_cast<int64_t>(bytes), 1, 0);
     for (uint32_t i = 1; i < n; ++i) {
       for (uint32_t p = 0; p < pages_per_recv_; ++p) {
         const size_t offset =
@@ -224,15 +242,19 @@ bool RdmaQueue::connect_accepted() {
     buffer_waiters_.reset(slot_count_);
     pool_ = pool;
     grown_ = true;
+    uint32_t posted = 0;
     for (uint32_t i = 1; i < n; ++i) {
-      if (!post_receive(i)) return false;
+      if (!post_receive(i)) break;  // fail() already asked for teardown
+      ++posted;
     }
-    return true;
+    account(0, 0, posted);
+    return posted + 1 == n;
   }
   size_t data_bytes = size_t{slot_count_} * params_.max_transfer_bytes;
   auto data = verbs::RegisteredBuffer::create(pd, data_bytes, 4096, access, "data buffers");
   if (!data.ok()) return fail_setup(data.status());
   data_buf_.emplace(std::move(*data));
+  account(static_cast<int64_t>(data_bytes), 1, 0);
   // The Connect's own slot is finished with the Connect page (its data was copied out), and no
   // other slot can be moving data: only a Connect does before this point. The remaining slots
   // are made in the room reserved for them (no reallocation: the existing ones stay put).
@@ -248,10 +270,13 @@ bool RdmaQueue::connect_accepted() {
     }
   }
   grown_ = true;
+  uint32_t posted = 0;
   for (uint32_t i = 1; i < n; ++i) {
-    if (!post_receive(i)) return false;  // fail() already asked for teardown
+    if (!post_receive(i)) break;  // fail() already asked for teardown
+    ++posted;
   }
-  return true;
+  account(0, 0, posted);
+  return posted + 1 == n;
 }
 
 void RdmaQueue::respond_held(Request& r) {

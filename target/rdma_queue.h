@@ -184,6 +184,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   uint32_t pages_per_recv_ = 0;
   uint32_t slot_count_ = 0;  // queue_size + held_slots
   bool grown_ = false;       // connect_accepted() set up the rest
+  // What this queue added to StatsRegistry::add_resources, given back in the destructor.
+  int64_t mr_bytes_ = 0, mrs_ = 0, posted_receives_ = 0;
+  void account(int64_t mr_bytes, int64_t mrs, int64_t posted_receives);
   std::chrono::steady_clock::time_point accepted_at_;
 
   verbs::CmId id_;  // destroyed last, after the QP

@@ -102,6 +102,16 @@ struct NegotiationStats {
 inline constexpr size_t kFreedStatsKept = 64;
 
 // Everything Target::stats() reports. Totals include queues and controllers already freed.
+// Queue resources the target holds now, summed over every queue, and their peaks since start:
+// what a host can make it pin by connecting (the scale bench reads them; issue #12).
+struct ResourceStats {
+  uint64_t mr_bytes = 0;  // bytes in registered memory regions (ibv_reg_mr lengths)
+  uint64_t mr_bytes_peak = 0;
+  uint64_t mrs = 0;              // memory regions registered
+  uint64_t posted_receives = 0;  // receive WRs kept posted (each queue's receive depth)
+  uint64_t posted_receives_peak = 0;
+};
+
 struct TargetStats {
   CounterSnapshot totals;
   std::vector<StatusCount> errors_by_status;  // non-zero statuses only, ascending
@@ -118,6 +128,7 @@ struct TargetStats {
   std::vector<QueueStats> freed_queues;
   std::vector<ControllerStats> freed_controllers;
   NegotiationStats negotiation;
+  ResourceStats resources;
 };
 
 }  // namespace nvmf::target

@@ -1,6 +1,8 @@
 // StatsRegistry.
 #include "target/stats_registry.h"
 
+#include <algorithm>
+
 namespace nvmf::target {
 namespace {
 
@@ -77,6 +79,17 @@ void StatsRegistry::count_rejected() {
 void StatsRegistry::count_inline_send_fallback() {
   std::lock_guard lock(mutex_);
   ++counts_.inline_send_fallbacks;
+}
+
+void StatsRegistry::add_resources(int64_t mr_bytes, int64_t mrs, int64_t posted_receives) {
+  std::lock_guard lock(mutex_);
+  ResourceStats& r = counts_.resources;
+  r.mr_bytes = static_cast<uint64_t>(static_cast<int64_t>(r.mr_bytes) + mr_bytes);
+  r.mrs = static_cast<uint64_t>(static_cast<int64_t>(r.mrs) + mrs);
+  r.posted_receives =
+      static_cast<uint64_t>(static_cast<int64_t>(r.posted_receives) + posted_receives);
+  r.mr_bytes_peak = std::max(r.mr_bytes_peak, r.mr_bytes);
+  r.posted_receives_peak = std::max(r.posted_receives_peak, r.posted_receives);
 }
 
 void StatsRegistry::set_negotiation(const NegotiationStats& negotiation) {

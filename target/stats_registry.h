@@ -34,6 +34,9 @@ class StatsRegistry {
   void count_accepted();
   void count_rejected();
   void count_inline_send_fallback();
+  // A queue registered (or, negative, deregistered) `mr_bytes` of memory in `mrs` regions and
+  // keeps `posted_receives` more (fewer) receive WRs posted. Set-up and teardown only.
+  void add_resources(int64_t mr_bytes, int64_t mrs, int64_t posted_receives);
   void set_negotiation(const NegotiationStats& negotiation);
   NegotiationStats negotiation() const;
 

@@ -135,5 +135,22 @@ TEST(StatsRegistryTest, FreedQueueKeepsItsInlineSendOutcomeAndResponseCounters) 
   EXPECT_EQ(s.totals.responses_by_reference, 7u);
 }
 
+// Registered memory and posted receives: what queues add at set-up and give back at teardown,
+// with the peak kept for the report written at exit.
+TEST(StatsRegistry, ResourcesAddUpAndKeepTheirPeak) {
+  StatsRegistry reg;
+  StatusCounters statuses;
+  reg.add_resources(4096 + 8192, 3, 1);  // a queue before its Connect
+  reg.add_resources(16 << 20, 1, 127);   // ... after it: data buffers, 127 receives
+  reg.add_resources(8192, 2, 32);        // another queue
+  reg.add_resources(-(4096 + 8192 + (16 << 20)), -4, -128);  // the first one torn down
+  TargetStats s = reg.snapshot(statuses);
+  EXPECT_EQ(s.resources.mr_bytes, 8192u);
+  EXPECT_EQ(s.resources.mrs, 2u);
+  EXPECT_EQ(s.resources.posted_receives, 32u);
+  EXPECT_EQ(s.resources.mr_bytes_peak, 4096u + 8192u + (16u << 20) + 8192u);
+  EXPECT_EQ(s.resources.posted_receives_peak, 160u);
+}
+
 }  // namespace
 }  // namespace nvmf::target

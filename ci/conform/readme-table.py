@@ -2,9 +2,10 @@
 """Prints the README's conformance table from the JSON reports of ci/conform/run.sh.
 
 Usage: readme-table.py RESULTS_DIR/conform
-Reads ours-SIZE.json (nvmf-target, one per in-capsule size) and linux-4096.json (Linux
-nvmet-rdma), and prints Markdown: a summary line per run, one row per case with both targets
-side by side, then every case where Linux's answer differs from the specification.
+Reads ours-SIZE.json (nvmf-target) and linux-SIZE.json (Linux nvmet-rdma), one per in-capsule
+size, and prints Markdown: a summary line per run, one row per case with both targets side by
+side (one cell per target when every size gave the same verdict, else the verdicts per size
+joined by " / "), then every case where Linux's answer differs from the specification.
 """
 import glob
 import json
@@ -33,21 +34,31 @@ def md(text):
     return text.replace("|", "\\|")
 
 
+def by_size(d, prefix):
+    runs = {}
+    for p in glob.glob(os.path.join(d, prefix + "-*.json")):
+        m = re.search(prefix + r"-(\d+)\.json$", p)
+        if m:
+            runs[int(m.group(1))] = load(p)
+    return runs
+
+
+def joined(index, sizes, cid):
+    cells = [cell(index[s].get(cid)) for s in sizes]
+    return cells[0] if len(set(cells)) == 1 else " / ".join(cells)
+
+
 def main(d):
-    ours = {}
-    for p in glob.glob(os.path.join(d, "ours-*.json")):
-        size = int(re.search(r"ours-(\d+)\.json$", p).group(1))
-        ours[size] = load(p)
-    linux_path = os.path.join(d, "linux-4096.json")
-    linux = load(linux_path) if os.path.exists(linux_path) else None
+    ours = by_size(d, "ours")
+    linux = by_size(d, "linux")
     kernel = ""
     kpath = os.path.join(d, "linux-kernel.txt")
     if os.path.exists(kpath):
         kernel = open(kpath).read().strip()
     sizes = sorted(ours)
+    lsizes = sorted(linux)
     runs = [(f"nvmf-target, in-capsule {s}", ours[s]) for s in sizes]
-    if linux:
-        runs.append((f"Linux {kernel} nvmet-rdma, in-capsule 4096", linux))
+    runs += [(f"Linux {kernel} nvmet-rdma, in-capsule {s}", linux[s]) for s in lsizes]
     for name, r in runs:
         s = r["summary"]
         print(f"- {name}: {s['cases']} cases, {s['pass']} pass, {s['fail']} fail "
@@ -55,26 +66,36 @@ def main(d):
               f"{s['not_run']} not run; {s['seconds']:.0f} s")
     print()
     index = {s: {c["id"]: c for c in ours[s]["cases"]} for s in sizes}
-    lindex = {c["id"]: c for c in linux["cases"]} if linux else {}
-    order = ours[sizes[0]]["cases"] if sizes else linux["cases"]
+    lindex = {s: {c["id"]: c for c in linux[s]["cases"]} for s in lsizes}
+    order = ours[sizes[0]]["cases"] if sizes else linux[lsizes[0]]["cases"]
     print("| case | level | spec | nvmf-target (in-capsule " + " / ".join(map(str, sizes)) +
-          ") | Linux nvmet-rdma (in-capsule 4096) |")
+          ") | Linux nvmet-rdma (in-capsule " + " / ".join(map(str, lsizes)) + ") |")
     print("|---|---|---|---|---|")
     for c in order:
         cid = c["id"]
-        cells = [cell(index[s].get(cid)) for s in sizes]
-        ours_cell = cells[0] if len(set(cells)) == 1 else " / ".join(cells)
-        print(f"| `{cid}` | {c['level']} | {md(c['spec'])} | {md(ours_cell)} | "
-              f"{md(cell(lindex.get(cid)))} |")
-    if linux:
+        print(f"| `{cid}` | {c['level']} | {md(c['spec'])} | {md(joined(index, sizes, cid))} | "
+              f"{md(joined(lindex, lsizes, cid) if lsizes else '-')} |")
+    if lsizes:
         print()
-        print("Where Linux differs from the specification (its FAIL rows):")
+        print("Where Linux differs from the specification (its FAIL rows; the in-capsule sizes "
+              "named when not every size failed the same way):")
         print()
-        for c in linux["cases"]:
-            if c["verdict"] != "FAIL":
+        for c in linux[lsizes[0]]["cases"]:
+            cid = c["id"]
+            answers = {}
+            for s in lsizes:
+                lc = lindex[s].get(cid)
+                if lc is not None and lc["verdict"] == "FAIL":
+                    answers.setdefault(lc["got"], []).append(s)
+            if not answers:
                 continue
-            print(f"- `{c['id']}` ({c['level']}, {c['spec']}): {c['description']}. Sent: "
-                  f"{c['sends']}. Linux answered: {c['got']}. Conforming: {c['expect']}.")
+            if len(answers) == 1 and len(next(iter(answers.values()))) == len(lsizes):
+                got = next(iter(answers))
+            else:
+                got = "; ".join(f"{g} (in-capsule {', '.join(map(str, ss))})"
+                                for g, ss in answers.items())
+            print(f"- `{cid}` ({c['level']}, {c['spec']}): {c['description']}. Sent: "
+                  f"{c['sends']}. Linux answered: {got}. Conforming: {c['expect']}.")
     return 0
 
 

@@ -15,6 +15,7 @@
 #include "ci/e2e/rxe_env.h"
 #include "common/verbs/verbs.h"
 #include "host/controller.h"
+#include "host/raw_queue.h"
 #include "proto/rdma_cm.h"
 #include "target/target.h"
 
@@ -30,13 +31,11 @@ struct RejectCase {
   uint16_t want_sts;  // expected CmRejectPrivateData::sts
 };
 
+// host::cm_request with RECFMT `recfmt`.
 proto::CmRequestPrivateData request(uint16_t recfmt, uint16_t qid, uint16_t hrqsize,
                                     uint16_t hsqsize) {
-  proto::CmRequestPrivateData pd{};
+  proto::CmRequestPrivateData pd = host::cm_request(qid, hrqsize, hsqsize);
   pd.recfmt = recfmt;
-  pd.qid = qid;
-  pd.hrqsize = hrqsize;
-  pd.hsqsize = hsqsize;
   return pd;
 }
 

@@ -19,7 +19,6 @@
 #include "ci/e2e/cli_harness.h"
 #include "ci/e2e/e2e_options.h"
 #include "ci/e2e/raw_cm.h"
-#include "ci/e2e/raw_queue.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
@@ -27,6 +26,7 @@
 #include "common/verbs/verbs.h"
 #include "host/commands.h"
 #include "host/controller.h"
+#include "host/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
@@ -38,7 +38,7 @@ namespace {
 constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:hostile";
 constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:hostile-host";
 constexpr char kVictimNqn[] = "nqn.2014-08.org.nvmexpress:uuid:victim-host";
-constexpr int kTimeoutMs = RawQueue::kTimeoutMs;
+constexpr int kTimeoutMs = 30000;  // a bound against hangs, never asserted as a duration
 constexpr uint16_t kSequenceError = generic_status(proto::kScCommandSequenceError);
 
 uint16_t st(const proto::Cqe& c) { return status_without_phase(c.status); }
@@ -83,6 +83,53 @@ class HostileHostTest : public ::testing::Test {
     ASSERT_TRUE(c.read(8, r).ok());
     EXPECT_EQ(in, out);
   }
+  // A raw queue (host/raw_queue.h) whose CM request for `qid` (HSQSIZE `hsqsize`) was accepted;
+  // null with a test failure otherwise.
+  std::unique_ptr<host::RawQueue> raw(uint16_t hsqsize, uint16_t qid = 0) {
+    host::RawQueueParams p;
+    p.traddr = env_->target_addr;
+    p.trsvcid = std::to_string(port());
+    p.host_traddr = env_->host_addr;
+    p.timeout_ms = kTimeoutMs;
+    auto q = host::RawQueue::create(p);
+    EXPECT_TRUE(q.ok()) << q.status().to_string();
+    if (!q.ok()) return nullptr;
+    Status opened = (*q)->open(qid, hsqsize);
+    EXPECT_TRUE(opened.ok()) << opened.to_string();
+    if (!opened.ok()) return nullptr;
+    return std::move(*q);
+  }
+  // A Connect for `qid` of `entries` entries to `cntlid` as `hostnqn`.
+  static host::ConnectSpec connect_spec(uint16_t qid, uint16_t entries, uint16_t cntlid,
+                                        const char* hostnqn) {
+    host::ConnectSpec c;
+    c.qid = qid;
+    c.sqsize = static_cast<uint16_t>(entries - 1);
+    c.cntlid = cntlid;
+    c.hostid = host::random_host_id();
+    c.subnqn = kNqn;
+    c.hostnqn = hostnqn;
+    return c;
+  }
+  // Admin Connect (data in-capsule) on `q`; returns the CQE.
+  static Result<proto::Cqe> admin_connect(host::RawQueue& q, uint16_t entries) {
+    return q.run_connect(connect_spec(0, entries, proto::kAdminQueueCntlid, kHostNqn), true,
+                         kTimeoutMs);
+  }
+  // One command without data (SGL1 the null data block); returns its CQE.
+  static Result<proto::Cqe> command(host::RawQueue& q, proto::Sqe sqe) {
+    encode_null_sgl(sqe.dptr);
+    return q.run(sqe, {}, kTimeoutMs);
+  }
+  // The next `n` CQEs in arrival order.
+  static Result<std::vector<proto::Cqe>> collect(host::RawQueue& q, size_t n) {
+    std::vector<proto::Cqe> out;
+    while (out.size() < n) {
+      NVMF_ASSIGN_OR_RETURN(proto::Cqe c, q.next_cqe(kTimeoutMs));
+      out.push_back(c);
+    }
+    return out;
+  }
   // A normal host still gets a controller and a working I/O queue.
   void expect_target_still_serves() {
     auto c = host::Controller::connect(host_options("nqn.2014-08.org.nvmexpress:uuid:later"));
@@ -100,18 +147,13 @@ class HostileHostTest : public ::testing::Test {
 // queue.
 TEST_F(HostileHostTest, AdminQueueTakesOneConnectEvenBackToBack) {
   start();
-  RawQueue q;
-  {
-    Status connected = q.connect(*env_, port(), 31);
-    ASSERT_TRUE(connected.ok()) << connected.to_string();
-  }
-  auto first = q.put_connect(0, 32, proto::kAdminQueueCntlid, kNqn, kHostNqn, /*keyed=*/true, 1);
-  auto second = q.put_connect(0, 32, proto::kAdminQueueCntlid, kNqn, kHostNqn, false, 2, 2048);
-  ASSERT_TRUE(first.ok() && second.ok());
+  auto q = raw(31);
+  ASSERT_NE(q, nullptr);
+  host::ConnectSpec spec = connect_spec(0, 32, proto::kAdminQueueCntlid, kHostNqn);
   const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_TRUE(q.send(*first, 10, 0).ok());
-  ASSERT_TRUE(q.send(*second, 11, 2048).ok());
-  auto got = q.collect(2);
+  ASSERT_TRUE(q->send_connect(spec, /*in_capsule=*/false, 1).ok());
+  ASSERT_TRUE(q->send_connect(spec, /*in_capsule=*/true, 2).ok());
+  auto got = collect(*q, 2);
   std::printf("two Connects back to back: both answered in %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   ASSERT_TRUE(got.ok()) << got.status().to_string();
@@ -122,16 +164,13 @@ TEST_F(HostileHostTest, AdminQueueTakesOneConnectEvenBackToBack) {
   EXPECT_EQ(st(by_cid[2]), kSequenceError) << status_name(by_cid[2].status);
   EXPECT_EQ((*target_)->stats().controllers_created, 1u);
   // The queue keeps its one controller and answers.
-  auto cap = q.command(host::property_get_sqe(proto::kPropCap, true), 3);
+  auto cap = command(*q, host::property_get_sqe(proto::kPropCap, true));
   ASSERT_TRUE(cap.ok()) << cap.status().to_string();
   EXPECT_EQ(st(*cap), kStatusSuccess);
   // Anything but Connect on a queue without a controller: Command Sequence Error.
-  RawQueue bare;
-  {
-    Status connected = bare.connect(*env_, port(), 31);
-    ASSERT_TRUE(connected.ok()) << connected.to_string();
-  }
-  auto early = bare.command(host::property_get_sqe(proto::kPropCap, true), 4);
+  auto bare = raw(31);
+  ASSERT_NE(bare, nullptr);
+  auto early = command(*bare, host::property_get_sqe(proto::kPropCap, true));
   ASSERT_TRUE(early.ok()) << early.status().to_string();
   EXPECT_EQ(st(*early), kSequenceError) << status_name(early->status);
   expect_target_still_serves();
@@ -161,18 +200,12 @@ TEST_F(HostileHostTest, IoConnectForALiveQidLeavesTheVictimAlone) {
   auto victim = host::Controller::connect(host_options(kVictimNqn));
   ASSERT_TRUE(victim.ok()) << victim.status().to_string();
   uint16_t cntlid = (*victim)->negotiation().cntlid;
-  RawQueue q;
-  {
-    Status connected = q.connect(*env_, port(), 31, /*qid=*/1);
-    ASSERT_TRUE(connected.ok()) << connected.to_string();
-  }
-  auto len = q.put_connect(1, 32, cntlid, kNqn, kVictimNqn, false, 5);
-  ASSERT_TRUE(len.ok());
-  ASSERT_TRUE(q.send(*len, 1).ok());
-  auto got = q.collect(1);
+  auto q = raw(31, /*qid=*/1);
+  ASSERT_NE(q, nullptr);
+  auto got = q->run_connect(connect_spec(1, 32, cntlid, kVictimNqn), true, kTimeoutMs);
   ASSERT_TRUE(got.ok()) << got.status().to_string();
-  EXPECT_EQ(st((*got)[0]), kSequenceError) << status_name((*got)[0].status);
-  EXPECT_NE((*got)[0].status & proto::kStatusDnr, 0) << "DNR";
+  EXPECT_EQ(st(*got), kSequenceError) << status_name(got->status);
+  EXPECT_NE(got->status & proto::kStatusDnr, 0) << "DNR";
   EXPECT_EQ((*target_)->stats().disconnections, 0u);
   expect_io_works(**victim);
   EXPECT_TRUE((*victim)->disconnect().ok());
@@ -185,24 +218,20 @@ TEST_F(HostileHostTest, ConnectionsWithoutConnectAreLimitedAndDisconnected) {
     o.max_pending_connections = 4;
     o.connect_timeout_ms = 2000;
   });
-  std::vector<std::unique_ptr<RawQueue>> idle;
+  std::vector<std::unique_ptr<host::RawQueue>> idle;
   for (int i = 0; i < 4; ++i) {
-    idle.push_back(std::make_unique<RawQueue>());
-    Status connected = idle.back()->connect(*env_, port(), 31);
-    ASSERT_TRUE(connected.ok()) << i << ": " << connected.to_string();
+    idle.push_back(raw(31));
+    ASSERT_NE(idle.back(), nullptr) << i;
   }
   proto::CmRequestPrivateData priv = host::cm_request_private_data(0, 32);
   auto rej = raw_connect_expect_reject(*env_, port(), &priv, sizeof(priv), 1, 1, kTimeoutMs);
   ASSERT_TRUE(rej.ok()) << rej.status().to_string();
   EXPECT_EQ(rej->sts, proto::kCmRejectNoResources);
-  for (auto& q : idle) EXPECT_TRUE(q->disconnected());  // the deadline, within the bound
+  for (auto& q : idle) EXPECT_TRUE(q->wait_disconnected(kTimeoutMs));  // the deadline
   // Room again: a new connection is accepted and may Connect.
-  RawQueue fresh;
-  {
-    Status connected = fresh.connect(*env_, port(), 31);
-    ASSERT_TRUE(connected.ok()) << connected.to_string();
-  }
-  auto c = fresh.admin_connect(32, kNqn, kHostNqn);
+  auto fresh = raw(31);
+  ASSERT_NE(fresh, nullptr);
+  auto c = admin_connect(*fresh, 32);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   EXPECT_EQ(st(*c), kStatusSuccess);
   EXPECT_GE((*target_)->stats().connections_rejected, 1u);
@@ -211,13 +240,12 @@ TEST_F(HostileHostTest, ConnectionsWithoutConnectAreLimitedAndDisconnected) {
 // Item 5: controllers per host NQN.
 TEST_F(HostileHostTest, ControllersPerHostNqnAreLimited) {
   start([](target::TargetOptions& o) { o.max_controllers_per_host = 2; });
-  std::vector<std::unique_ptr<RawQueue>> qs;
+  std::vector<std::unique_ptr<host::RawQueue>> qs;
   std::vector<uint16_t> statuses;
   for (int i = 0; i < 3; ++i) {
-    qs.push_back(std::make_unique<RawQueue>());
-    Status connected = qs.back()->connect(*env_, port(), 31);
-    ASSERT_TRUE(connected.ok()) << connected.to_string();
-    auto c = qs.back()->admin_connect(32, kNqn, kHostNqn);
+    qs.push_back(raw(31));
+    ASSERT_NE(qs.back(), nullptr) << i;
+    auto c = admin_connect(*qs.back(), 32);
     ASSERT_TRUE(c.ok()) << c.status().to_string();
     statuses.push_back(c->status & static_cast<uint16_t>(~proto::kStatusPhase));
   }
@@ -233,29 +261,26 @@ TEST_F(HostileHostTest, ControllersPerHostNqnAreLimited) {
 // bug: the AERs held every command slot and the Keep Alive was never answered.
 TEST_F(HostileHostTest, AsyncEventsNeverStarveASmallAdminQueue) {
   start();
-  RawQueue q;
-  {
-    Status connected = q.connect(*env_, port(), 3);
-    ASSERT_TRUE(connected.ok()) << connected.to_string();
-  }
-  auto c = q.admin_connect(4, kNqn, kHostNqn);
+  auto q = raw(3);
+  ASSERT_NE(q, nullptr);
+  auto c = admin_connect(*q, 4);
   ASSERT_TRUE(c.ok()) << c.status().to_string();
   ASSERT_EQ(st(*c), kStatusSuccess);
   for (int round = 0; round < 2; ++round) {
-    auto en = q.command(host::property_set_sqe(proto::kPropCc, host::kCcEnable), 50);
+    auto en = command(*q, host::property_set_sqe(proto::kPropCc, host::kCcEnable));
     ASSERT_TRUE(en.ok()) << en.status().to_string();
     ASSERT_EQ(st(*en), kStatusSuccess);
     for (uint16_t i = 0; i < 4; ++i) {
       proto::Sqe a = aer_sqe();
       a.cid = static_cast<uint16_t>(100 + i);
-      ASSERT_TRUE(q.send_sqe(a, 20 + i, 64 * (i + 1)).ok());
+      ASSERT_TRUE(q->send(a).ok());
     }
-    auto ka = q.command(host::keep_alive_sqe(), 200);
+    // run() checks that the CQE carries the Keep Alive's CID (not a held AER's).
+    auto ka = command(*q, host::keep_alive_sqe());
     ASSERT_TRUE(ka.ok()) << "round " << round << ": " << ka.status().to_string();
-    EXPECT_EQ(ka->cid, 200);
     EXPECT_EQ(st(*ka), kStatusSuccess);
     EXPECT_LT(ka->sqhd, 4) << "SQHD wraps at the Connect's SQSIZE + 1";
-    auto fifth = q.command(aer_sqe(), 201);
+    auto fifth = command(*q, aer_sqe());
     ASSERT_TRUE(fifth.ok()) << fifth.status().to_string();
     EXPECT_EQ(st(*fifth), make_status(proto::kSctCommandSpecific,
                                       proto::kScAsyncEventRequestLimitExceeded, true));
@@ -263,8 +288,8 @@ TEST_F(HostileHostTest, AsyncEventsNeverStarveASmallAdminQueue) {
     proto::Sqe reset = host::property_set_sqe(proto::kPropCc, 0);
     encode_null_sgl(reset.dptr);
     reset.cid = 300;
-    ASSERT_TRUE(q.send_sqe(reset, 30).ok());
-    auto got = q.collect(5);
+    ASSERT_TRUE(q->send(reset).ok());
+    auto got = collect(*q, 5);
     ASSERT_TRUE(got.ok()) << got.status().to_string();
     int aborted = 0;
     for (const proto::Cqe& e : *got) {

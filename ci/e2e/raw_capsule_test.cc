@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "ci/e2e/e2e_options.h"
-#include "ci/e2e/raw_queue.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
@@ -21,6 +20,7 @@
 #include "common/verbs/verbs.h"
 #include "host/commands.h"
 #include "host/controller.h"
+#include "host/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
@@ -31,7 +31,6 @@ namespace {
 
 constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:raw-capsule";
 constexpr int kTimeoutMs = 30000;  // a bound against hangs, never asserted as a duration
-constexpr size_t kSendBytes = RawQueue::kSendBytes;
 constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:raw-capsule";
 
 class RawCapsuleTest : public ::testing::Test {
@@ -44,6 +43,32 @@ class RawCapsuleTest : public ::testing::Test {
   }
   void TearDown() override {
     target_.reset();  // stops and joins the target, expecting run() to have returned ok
+  }
+  // A raw queue (host/raw_queue.h) on the admin queue with CM HSQSIZE `hsqsize`, its admin
+  // Connect (SQSIZE hsqsize, data in-capsule) answered with success.
+  std::unique_ptr<host::RawQueue> admin_queue(uint16_t hsqsize) {
+    host::RawQueueParams p;
+    p.traddr = env_->target_addr;
+    p.trsvcid = std::to_string((*target_)->port());
+    p.host_traddr = env_->host_addr;
+    p.timeout_ms = kTimeoutMs;
+    auto q = host::RawQueue::create(p);
+    EXPECT_TRUE(q.ok()) << q.status().to_string();
+    if (!q.ok()) return nullptr;
+    Status opened = (*q)->open(0, hsqsize);
+    EXPECT_TRUE(opened.ok()) << opened.to_string();
+    if (!opened.ok()) return nullptr;
+    host::ConnectSpec spec;
+    spec.sqsize = hsqsize;
+    spec.hostid = host::random_host_id();
+    spec.subnqn = kNqn;
+    spec.hostnqn = kHostNqn;
+    auto c = (*q)->run_connect(spec, /*in_capsule=*/true, kTimeoutMs);
+    EXPECT_TRUE(c.ok()) << c.status().to_string();
+    if (!c.ok()) return nullptr;
+    EXPECT_EQ(status_without_phase(c->status), kStatusSuccess) << status_name(c->status);
+    if (status_without_phase(c->status) != kStatusSuccess) return nullptr;
+    return std::move(*q);
   }
   // A normal host still gets a controller and a working I/O queue.
   void expect_target_still_serves() {
@@ -63,59 +88,51 @@ class RawCapsuleTest : public ::testing::Test {
 };
 
 TEST_F(RawCapsuleTest, MoreCommandsThanQueueEntriesAreAllAnswered) {
-  RawQueue q;
   constexpr uint16_t kHsqsize = 3;  // 4 entries: the target posts 4 receives
-  ASSERT_TRUE(q.connect(*env_, (*target_)->port(), kHsqsize).ok());
-  auto c = q.admin_connect(kHsqsize + 1, kNqn, kHostNqn);
-  ASSERT_TRUE(c.ok()) << c.status().to_string();
-  ASSERT_EQ(status_without_phase(c->status), kStatusSuccess) << status_name(c->status);
+  auto q = admin_queue(kHsqsize);
+  ASSERT_NE(q, nullptr);
   // 40 Property Gets of CAP posted at once, 10 times the queue: the surplus waits in RNR retry
   // (rnr_retry 7) until the target reposts a receive. Some share a CID on purpose: the target
   // does not track CIDs, it must answer each capsule.
   constexpr int kFlood = 40;
+  static_assert(kFlood <= host::RawQueue::kSlots, "one send slot per capsule");
   for (int i = 0; i < kFlood; ++i) {
     proto::Sqe sqe = host::property_get_sqe(proto::kPropCap, true);
     encode_null_sgl(sqe.dptr);
     sqe.cid = static_cast<uint16_t>(i % 30);
-    std::memcpy(q.send_buf.data() + 64 * i, &sqe, sizeof(sqe));
-    ASSERT_TRUE(q.send(64, 2 + i, 64 * i).ok()) << i;
+    ASSERT_TRUE(q->send(sqe).ok()) << i;
   }
-  auto got = q.collect(kFlood);
-  ASSERT_TRUE(got.ok()) << got.status().to_string();
   std::set<uint16_t> cids;
-  for (const proto::Cqe& e : *got) {
-    cids.insert(e.cid);
-    EXPECT_EQ(status_without_phase(e.status), kStatusSuccess) << status_name(e.status);
-    EXPECT_EQ(e.dw0 & proto::kCapMqesMask, 127u) << "CAP.MQES";
-    EXPECT_LT(e.sqhd, kHsqsize + 1) << "SQHD wraps at the queue size";
+  for (int i = 0; i < kFlood; ++i) {
+    auto e = q->next_cqe(kTimeoutMs);
+    ASSERT_TRUE(e.ok()) << "response " << i << ": " << e.status().to_string();
+    cids.insert(e->cid);
+    EXPECT_EQ(status_without_phase(e->status), kStatusSuccess) << status_name(e->status);
+    EXPECT_EQ(e->dw0 & proto::kCapMqesMask, 127u) << "CAP.MQES";
+    EXPECT_LT(e->sqhd, kHsqsize + 1) << "SQHD wraps at the queue size";
   }
   EXPECT_EQ(cids.size(), 30u);
   expect_target_still_serves();
 }
 
 TEST_F(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
-  RawQueue q;
-  ASSERT_TRUE(q.connect(*env_, (*target_)->port(), 31).ok());
-  auto c = q.admin_connect(32, kNqn, kHostNqn);
-  ASSERT_TRUE(c.ok()) << c.status().to_string();
-  ASSERT_EQ(status_without_phase(c->status), kStatusSuccess);
-  ASSERT_TRUE(q.send(32, 2).ok());
-  EXPECT_TRUE(q.disconnected());
+  auto q = admin_queue(31);
+  ASSERT_NE(q, nullptr);
+  proto::Sqe s = host::property_get_sqe(proto::kPropCap, true);
+  ASSERT_TRUE(q->send_truncated(s, 32).ok());
+  EXPECT_TRUE(q->wait_disconnected(kTimeoutMs));
   expect_target_still_serves();
 }
 
 TEST_F(RawCapsuleTest, CapsuleLongerThanTheReceiveTearsOnlyThatQueueDown) {
-  RawQueue q;
-  ASSERT_TRUE(q.connect(*env_, (*target_)->port(), 31).ok());
-  auto c = q.admin_connect(32, kNqn, kHostNqn);
-  ASSERT_TRUE(c.ok()) << c.status().to_string();
-  ASSERT_EQ(status_without_phase(c->status), kStatusSuccess);
+  auto q = admin_queue(31);
+  ASSERT_NE(q, nullptr);
   // SQE + 8 KiB: beyond the one-page in-capsule area each receive has.
   proto::Sqe s = host::write_sqe(1, 0, 16);
   encode_in_capsule_sgl(s.dptr, 0, 8192);
-  q.put_sqe(s);
-  ASSERT_TRUE(q.send(kSendBytes, 2).ok());
-  EXPECT_TRUE(q.disconnected());
+  std::vector<uint8_t> data(8192);
+  ASSERT_TRUE(q->send(s, data).ok());
+  EXPECT_TRUE(q->wait_disconnected(kTimeoutMs));
   expect_target_still_serves();
 }
 

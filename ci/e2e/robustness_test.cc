@@ -26,6 +26,7 @@
 #include "host/commands.h"
 #include "host/controller.h"
 #include "host/queue.h"
+#include "host/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
@@ -144,16 +145,32 @@ class RobustnessTest : public ::testing::Test {
   Result<proto::Cqe> bare_connect(host::Queue& q, uint16_t qid, uint16_t sqsize_entries,
                                   uint16_t cntlid, std::string_view subnqn,
                                   std::string_view hostnqn) {
+    host::ConnectSpec spec;
     // The controller's host identifier: an I/O Connect must repeat the admin queue's.
-    auto data = host::connect_data(ctrl_ ? ctrl_->hostid() : bare_hostid_, cntlid, "x", "x");
-    if (!data.ok()) return data.status();
-    proto::ConnectData d = *data;
-    std::memset(d.subnqn, 0, sizeof(d.subnqn));
-    std::memset(d.hostnqn, 0, sizeof(d.hostnqn));
-    std::memcpy(d.subnqn, subnqn.data(), std::min(subnqn.size(), sizeof(d.subnqn)));
-    std::memcpy(d.hostnqn, hostnqn.data(), std::min(hostnqn.size(), sizeof(d.hostnqn)));
+    spec.hostid = ctrl_ ? ctrl_->hostid() : bare_hostid_;
+    spec.cntlid = cntlid;
+    spec.subnqn = subnqn;
+    spec.hostnqn = hostnqn;
+    proto::ConnectData d = host::connect_data_for(spec);
     proto::Sqe sqe = host::connect_sqe(qid, sqsize_entries, 0);
     return q.run(sqe, {reinterpret_cast<const uint8_t*>(&d), sizeof(d)}, {}, false);
+  }
+
+  // An admin queue connected by hand that never sends Set Features Number of Queues, so its
+  // controller may open every qid up to the target's max_io_queues (4): nvmet grants every
+  // queue to a host that never asked. Returns the CNTLID, or 0 with a test failure.
+  uint16_t bare_admin(std::unique_ptr<host::Queue>& admin,
+                      std::optional<verbs::ProtectionDomain>& pd, std::string_view hostnqn) {
+    auto q = host::Queue::connect(queue_params(0, host::kAdminQueueSize), pd);
+    EXPECT_TRUE(q.ok()) << q.status().to_string();
+    if (!q.ok()) return 0;
+    admin = std::move(*q);
+    auto cqe =
+        bare_connect(*admin, 0, host::kAdminQueueSize, proto::kAdminQueueCntlid, kNqn, hostnqn);
+    EXPECT_TRUE(cqe.ok()) << cqe.status().to_string();
+    if (!cqe.ok()) return 0;
+    EXPECT_EQ(status_without_phase(cqe->status), kStatusSuccess) << status_text(cqe->status);
+    return static_cast<uint16_t>(cqe->dw0);
   }
 
   std::optional<RxeEnv> env_;
@@ -411,13 +428,27 @@ TEST_F(RobustnessTest, IoConnectWithBadParameters) {
     ASSERT_TRUE(cqe.ok()) << cqe.status().to_string();
     EXPECT_EQ(status_without_phase(cqe->status), kConnectInvalid);
   }
-  // The good one still works afterwards, and so does the controller's own I/O queue.
+  // ctrl_ asked Number of Queues for 1: qid 2 is above the grant, whatever else is right.
+  {
+    auto q = host::Queue::connect(queue_params(2, 32), pd);
+    ASSERT_TRUE(q.ok()) << q.status().to_string();
+    auto cqe = bare_connect(**q, 2, 32, cntlid, kNqn, hostnqn);
+    ASSERT_TRUE(cqe.ok()) << cqe.status().to_string();
+    EXPECT_EQ(status_without_phase(cqe->status), kConnectInvalid) << status_text(cqe->status);
+    EXPECT_EQ(cqe->dw0, proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)));
+  }
+  // A good I/O Connect for qid 2 works afterwards on a controller that never sent Number of
+  // Queues, and the first controller's own I/O queue still serves.
+  std::unique_ptr<host::Queue> admin;
+  const std::string bare_nqn = "nqn.2014-08.org.nvmexpress:uuid:robustness";
+  uint16_t bare_cntlid = bare_admin(admin, pd, bare_nqn);
+  ASSERT_NE(bare_cntlid, 0);
   auto q = host::Queue::connect(queue_params(2, 32), pd);
   ASSERT_TRUE(q.ok()) << q.status().to_string();
-  auto cqe = bare_connect(**q, 2, 32, cntlid, kNqn, hostnqn);
+  auto cqe = bare_connect(**q, 2, 32, bare_cntlid, kNqn, bare_nqn);
   ASSERT_TRUE(cqe.ok()) << cqe.status().to_string();
   EXPECT_EQ(status_without_phase(cqe->status), kStatusSuccess) << status_text(cqe->status);
-  EXPECT_EQ(cqe->dw0 & 0xFFFF, cntlid);
+  EXPECT_EQ(cqe->dw0 & 0xFFFF, bare_cntlid);
   EXPECT_EQ(raw(1, keyed_read(0, 1, kLba)), kStatusSuccess);
 }
 
@@ -521,9 +552,12 @@ TEST_F(RobustnessTest, HostReportsATargetThatDisconnectsMidCommand) {
 TEST_F(RobustnessTest, QuickIoQueueReconnectIsNeverRefused) {
   connect();
   ASSERT_TRUE(ctrl_);
-  const uint16_t cntlid = ctrl_->negotiation().cntlid;
-  const std::string hostnqn = ctrl_->hostnqn();
   std::optional<verbs::ProtectionDomain> pd;
+  // qid 2 of a controller that never sent Number of Queues (ctrl_ was granted only qid 1).
+  std::unique_ptr<host::Queue> admin;
+  const std::string hostnqn = "nqn.2014-08.org.nvmexpress:uuid:robustness";
+  const uint16_t cntlid = bare_admin(admin, pd, hostnqn);
+  ASSERT_NE(cntlid, 0);
   for (int i = 0; i < 20; ++i) {
     auto q = host::Queue::connect(queue_params(2, 32), pd);
     ASSERT_TRUE(q.ok()) << "round " << i << ": " << q.status().to_string();
