@@ -5,9 +5,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "target/counters.h"
 #include "target/device_context.h"
 #include "target/io_engine.h"
+#include "target/port.h"
 #include "target/rdma_queue.h"
 #include "target/subsystem.h"
 #include "target/target_options.h"
@@ -41,12 +44,13 @@ namespace nvmf::target {
 // wakes up for the next keep-alive deadline.
 class EventLoop {
  public:
-  // Creates the CM channel and the listener, binds to traddr:trsvcid and listens. When the
-  // address belongs to an RDMA device, the in-capsule size is resolved now; otherwise at the
-  // first connection. `engine` (null when no namespace is file-backed) must outlive the loop.
+  // Creates the CM channel and one listener per port (at most kMaxPorts), bound to the port's
+  // traddr:trsvcid (Port::address()), and listens. When an address belongs to an RDMA device,
+  // the ports' in-capsule sizes are resolved now; otherwise at the first connection. `engine`
+  // (null when no namespace is file-backed) and `ports` must outlive the loop.
   static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options,
                                                    Subsystem& subsystem, StatusCounters& statuses,
-                                                   IoEngine* engine = nullptr);
+                                                   IoEngine* engine, std::vector<Port*> ports);
   // Waits for the backend operations in flight, then disconnects and destroys every queue, then
   // the devices, the listener and the channel.
   ~EventLoop();
@@ -55,12 +59,27 @@ class EventLoop {
 
   Status run();
   void stop();  // async-signal-safe
-  uint16_t port() const { return port_; }
-  const std::string& listen_address() const { return listen_address_; }
+  // The service number and "ADDR:PORT" port `index` listens on (as bound, trsvcid 0 resolved).
+  uint16_t port(size_t index) const { return listeners_.at(index).number; }
+  const std::string& listen_address(size_t index) const { return listeners_.at(index).address; }
+  // Asks the loop to remove port `index` as nvmet does when a port is disabled or its
+  // subsystem links dropped: destroy its listener and disconnect every queue that came in on
+  // it. Thread-safe; waits (at most 10 s) until the loop did it. Errors: kInvalidArgument
+  // (index), kTimeout (run() is not running).
+  Status close_listener(size_t index);
+
+  static constexpr size_t kMaxPorts = 32;
 
  private:
+  struct Listener {
+    Port* port = nullptr;
+    std::optional<verbs::CmId> id;  // empty once closed
+    uint16_t number = 0;
+    std::string address;
+  };
+
   EventLoop(const TargetOptions& options, Subsystem& subsystem, StatusCounters& statuses,
-            verbs::EventChannel channel, IoEngine* engine);
+            verbs::EventChannel channel, IoEngine* engine, std::vector<Port*> ports);
   Status open(const TargetOptions& options);
   Status add_fd(int fd, uint64_t tag);
 
@@ -71,6 +90,8 @@ class EventLoop {
   void reject(verbs::CmId& id, uint16_t sts, std::string_view peer, std::string_view reason);
   Result<DeviceContext*> device_for(ibv_context* context);
   void resolve_negotiation(const DeviceContext& dev);
+  // Carries out the close_listener() requests (event-loop thread).
+  void close_requested_listeners();
 
   // Completions: backend operations reaped, then every CQ, then the new backend operations
   // submitted. Returns the completions handled.
@@ -100,9 +121,11 @@ class EventLoop {
   StatusCounters& statuses_;
   IoEngine* engine_;
   verbs::EventChannel cm_channel_;  // destroyed last
-  std::optional<verbs::CmId> listener_;
-  uint16_t port_ = 0;
-  std::string listen_address_;
+  std::vector<Listener> listeners_;
+  std::atomic<uint64_t> close_requests_{0};  // bit i: close_listener(i) waits
+  std::mutex close_mutex_;
+  std::condition_variable close_done_;
+  uint64_t closed_ = 0;  // bit i: listener i closed (guarded by close_mutex_)
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> stop_requested_{false};

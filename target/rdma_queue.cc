@@ -79,6 +79,7 @@ Status RdmaQueue::setup() {
   if (!post_receive(0)) return Status::io("ibv_post_recv failed while posting the first receive");
   processor_.emplace(subsystem_, *this, counters_, statuses_, params_.qid, params_.queue_size,
                      params_.in_capsule_bytes);
+  processor_->set_port(params_.port);
   return ok_status();
 }
 
