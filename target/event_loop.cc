@@ -196,6 +196,7 @@ void EventLoop::close_requested_listeners() {
       NVMF_LOG(INFO, "target") << "port " << l.port->address().portid << " (" << l.address
                                << "): removed; disconnecting its queues";
       l.id.reset();
+      l.port->disable();
     }
     for (auto& [id, q] : queues_) {
       if (q->params().port == l.port) q->request_disconnect("port removed");

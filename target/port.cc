@@ -49,12 +49,19 @@ Subsystem* Port::find(std::string_view subnqn) const {
 }
 
 std::vector<uint8_t> Port::discovery_log(std::string_view hostnqn) const {
-  std::vector<std::string> nqns;
-  for (const Subsystem* s : subsystems_) {
-    if (s->host_allowed(hostnqn)) nqns.push_back(s->config().nqn);
-  }
-  return build_discovery_log(address_, nqns, genctr_,
-                             static_cast<uint16_t>(discovery_.config().admin_queue_size));
+  std::vector<DiscoveryRecord> records;
+  uint64_t genctr = 0;
+  auto add = [&](const Port& p) {
+    genctr += p.genctr_;
+    if (!p.enabled_) return;
+    for (const Subsystem* s : p.subsystems_) {
+      if (s->host_allowed(hostnqn)) records.push_back({p.address_, s->config().nqn});
+    }
+  };
+  if (group_.empty()) add(*this);
+  for (const Port* p : group_) add(*p);
+  return build_discovery_log_records(address_, records, genctr,
+                                     static_cast<uint16_t>(discovery_.config().admin_queue_size));
 }
 
 bool Port::cntlid_in_use(uint16_t cntlid) const {

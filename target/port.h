@@ -36,8 +36,11 @@ class Port {
   // The subsystem a Connect names: the discovery subsystem for proto::kDiscoveryNqn, else a
   // linked subsystem with that NQN; null when none (Connect Invalid Parameters on SUBNQN).
   Subsystem* find(std::string_view subnqn) const;
-  // The Discovery Log Page for `hostnqn`: one entry per linked subsystem that allows the host,
-  // in link order (nvmet discovery_log_entries + nvmet_execute_disc_get_log_page).
+  // The Discovery Log Page for `hostnqn`: this port's own entry (SUBTYPE 3), then for each
+  // enabled port of the group in order (this one alone without a group) one entry per linked
+  // subsystem that allows the host, in link order, on that port's address
+  // (build_discovery_log_records; nvmet_execute_disc_get_log_page per port). GENCTR: the sum
+  // of the group's counters.
   std::vector<uint8_t> discovery_log(std::string_view hostnqn) const;
   // True when a controller of any subsystem served by the group (discovery included) uses
   // `cntlid`.
@@ -53,6 +56,13 @@ class Port {
   Subsystem& discovery() const { return discovery_; }
   const std::vector<Subsystem*>& subsystems() const { return subsystems_; }
   uint64_t genctr() const { return genctr_; }
+  // A removed port (Target::close_port) leaves the other ports' Discovery Log Pages; GENCTR
+  // moves on.
+  bool enabled() const { return enabled_; }
+  void disable() {
+    enabled_ = false;
+    ++genctr_;
+  }
 
   // In-capsule data bytes of every queue on this port (nvmet: port inline_data_size), once
   // resolved against the device; Identify IOCCSZ of a controller whose admin queue came in on
@@ -71,6 +81,7 @@ class Port {
   uint32_t in_capsule_data_size_ = 0;
   int32_t configured_inline_data_size_ = -1;
   std::vector<Port*> group_;
+  bool enabled_ = true;
 };
 
 }  // namespace nvmf::target
