@@ -4,14 +4,13 @@
 # Runs under ci/rxe-run; not part of CI (about 3 minutes in the soft-RoCE guest).
 #
 # Each sample: the host runs 4 KiB reads at QD1 on a file namespace; nvmf-target is killed
-# with SIGKILL; 1 s later it is started again on the same file and port (the restart time R);
-# the sample is the first read completed after R, minus R.
-#   - ours: `nvmf-host bench --json` reports the longest completion latency (counted from the
-#     read's first post, which was at most one read before the kill K), so the first completion
-#     after the restart is at K + longest, and the sample is K + longest - R (within one QD1
-#     read, about a millisecond);
-#   - Linux: a dd loop on the namespace stamps each completed read (date +%s%3N); the sample is
-#     the first stamp after R, minus R.
+# with SIGKILL; 1 s later it is started again on the same file and port (the restart time R,
+# when the new process is launched; it prints "listening on" at L); the sample is the first
+# read completed after R, minus R (and minus L, printed too).
+#   - ours: `nvmf-host bench --json` reports the wall-clock time of the first completion after
+#     each reconnect (recovery.resumed_unix_ns);
+#   - Linux: a dd loop on the namespace stamps each completed read (date +%s%3N); the first
+#     stamp after R.
 # Both hosts use --reconnect-delay 1 --ctrl-loss-tmo 60 and KATO 5 s: the host finds the loss,
 # waits the reconnect delay, and reconnects once the target listens again.
 # Prints each sample, the medians, and writes JSON to $NVMF_RESULTS_DIR/restart-figures.json.
@@ -36,12 +35,13 @@ target_pid=
 now_ms() { date +%s%3N; }
 
 # start_target TAG: nvmf-target on $img, port 4420; returns once it listens.
+# listening_ms: when it was seen listening (ms since the epoch, 50 ms polls).
 start_target() {
   "$bin/target/nvmf-target" -a "$T" -s 4420 -n "$NQN" --file "$img" --size 64m \
     >"$out/target-$1.log" 2>&1 &
   target_pid=$!
   for _ in $(seq 1 600); do
-    grep -q "listening on" "$out/target-$1.log" && return 0
+    grep -q "listening on" "$out/target-$1.log" && { listening_ms=$(now_ms); return 0; }
     kill -0 "$target_pid" 2>/dev/null || return 1
     sleep 0.05
   done
@@ -54,6 +54,12 @@ kill_target() {
   target_pid=
 }
 
+accepted() { # accepted TAG: queues target-TAG accepted so far
+  local n
+  n=$(grep -c ': accepted' "$out/target-$1.log" 2>/dev/null)
+  echo "${n:-0}"
+}
+
 median() { # median N...: the middle value (the lower middle of an even count)
   printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
 }
@@ -63,25 +69,34 @@ linux=()
 rc=0
 
 # ---------------------------------------------------------------------------------- ours --
-start_target ours-0 || { echo "target did not start"; exit 1; }
+start_target 0 || { echo "target did not start"; exit 1; }
 for i in $(seq 1 "$samples"); do
   json=$out/ours-$i.json
+  before=$(accepted $((i - 1)))
   "$bin/host/nvmf-host" -a "$T" -w "$H" -n "$NQN" -k 5 --reconnect-delay 1 --ctrl-loss-tmo 60 \
     bench --rw randread --bs 4k --iodepth 1 --runtime 8 --size 16m --json "$json" \
     >"$out/ours-$i.log" 2>&1 &
   host_pid=$!
-  sleep 3
+  # Kill once the bench's I/O queue is connected (the admin and the I/O queue accepted) and
+  # has been reading for a second: the host may take seconds to start under emulation.
+  for _ in $(seq 1 600); do
+    [ "$(accepted $((i - 1)))" -ge $((before + 2)) ] && break
+    kill -0 "$host_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  sleep 1
   k=$(now_ms)
   kill_target
   sleep 1
   r=$(now_ms)
-  start_target "ours-$i" || { echo "restart $i failed"; rc=1; break; }
+  start_target "$i" || { echo "restart $i failed"; rc=1; break; }
+  l=$listening_ms
   wait "$host_pid" || { echo "bench $i failed:"; tail -n 5 "$out/ours-$i.log"; rc=1; continue; }
-  longest_ns=$(grep -oE '"longest_clat_ns": *[0-9]+' "$json" | grep -oE '[0-9]+$' | head -n 1)
-  [ -n "$longest_ns" ] || { echo "no longest_clat_ns in $json"; rc=1; continue; }
-  s=$((k + longest_ns / 1000000 - r))
+  resumed_ns=$(tr -d ' \n' <"$json" | grep -oE '"resumed_unix_ns":\[[0-9]+' | grep -oE '[0-9]+$')
+  [ -n "$resumed_ns" ] || { echo "no recovery.resumed_unix_ns in $json"; rc=1; continue; }
+  s=$((resumed_ns / 1000000 - r))
   ours+=("$s")
-  echo "ours sample $i: $s ms from restart to the first completed read (longest read $((longest_ns / 1000000)) ms, target down $((r - k)) ms)"
+  echo "ours sample $i: $s ms from restart to the first completed read ($((resumed_ns / 1000000 - l)) ms from listening; target down $((r - k)) ms)"
 done
 kill_target
 
@@ -117,6 +132,7 @@ if nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$NQN" -k 5 --reconnect-delay
     sleep 1
     r=$(now_ms)
     start_target "linux-$i" || { echo "restart $i failed"; rc=1; kill "$loop_pid"; break; }
+    l=$listening_ms
     first=
     for _ in $(seq 1 600); do
       first=$(awk -v r="$r" '$1 > r {print $1; exit}' "$stamps")
@@ -128,7 +144,7 @@ if nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$NQN" -k 5 --reconnect-delay
     [ -n "$first" ] || { echo "Linux sample $i: no read completed within 60 s"; rc=1; continue; }
     s=$((first - r))
     linux+=("$s")
-    echo "Linux sample $i: $s ms from restart to the first completed read (target down $((r - k)) ms)"
+    echo "Linux sample $i: $s ms from restart to the first completed read ($((first - l)) ms from listening; target down $((r - k)) ms)"
   done
   nvme disconnect -n "$NQN" >/dev/null 2>&1
 else
