@@ -266,7 +266,19 @@ TEST_F(BenchTest, TargetGoneLongerThanCtrlLossTmoEndsTheBenchWithAnError) {
                   "--runtime 60 --poll event") +
              " --output-format json --output '" + out + "' 2>'" + err + "'");
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(8000));
+  // Kill once the bench is connected (its admin and I/O queues accepted: starting took over 8 s
+  // on a loaded emulated machine) and has read for 2 s.
+  for (int i = 0; i < 600; ++i) {
+    const std::string log = slurp(target_log_);
+    size_t accepted = 0;
+    for (size_t at = log.find(": accepted"); at != std::string::npos;
+         at = log.find(": accepted", at + 1)) {
+      ++accepted;
+    }
+    if (accepted >= 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   kill(target_pid_, SIGKILL);
   waitpid(target_pid_, nullptr, 0);
   target_pid_ = -1;
