@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Runs each soft-RoCE test binary listed in $1 (one path a line) with XML output into
-# $NVMF_RESULTS_DIR; meant to run under ci/rxe-run, where a device exists.
+# $NVMF_RESULTS_DIR; meant to run under ci/rxe-run, where a device exists. Then, in the same
+# guest, each binary listed in $2 (optional: the in-process tests built with --config=asan,
+# ASan + UBSan) with XML output into $NVMF_RESULTS_DIR/asan as asan.rxe.NAME.xml.
 #
 # Prints one line per test as it finishes (status, name, its own time, time since this script
 # started), and a "still running" line when a test has printed nothing for 30 s. Each binary's
 # full output (including the error lines of tests that provoke errors on purpose) goes to
 # $NVMF_RESULTS_DIR/logs/NAME.log; only a failing test's output is printed here.
 set -uo pipefail
-list=${1:?usage: ci/run-rxe-tests.sh LIST_FILE}
+list=${1:?usage: ci/run-rxe-tests.sh LIST_FILE [ASAN_LIST_FILE]}
+asan_list=${2:-}
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
 export NVMF_RXE_REQUIRED=1
 status=0
 here=$(cd "$(dirname "$0")" && pwd)
 logs=$NVMF_RESULTS_DIR/logs
+xml_dir=$NVMF_RESULTS_DIR # where run_gtest writes NAME.xml
 mkdir -p "$logs"
 t_start=$SECONDS
 
@@ -33,10 +37,19 @@ write_case() {
 }
 
 # follow LOG PID NAME: one line per finished GoogleTest test while PID (binary NAME) writes LOG.
+# The read times out every second: bash reaps its exited background child (PID) only between
+# commands, never inside a blocking read, and `tail --pid` keeps following while PID is an
+# unreaped zombie. A 30 s read timeout therefore kept every binary's follow loop alive for up to
+# 30 s after the binary had exited (about 8 of the soft-RoCE stage's 17 minutes).
+# A read that times out keeps what it read of an unfinished line in `chunk`: kept in `partial`.
 follow() {
-  local log=$1 pid=$2 binary=$3 line current='' since=$SECONDS name ms tag finished=0
+  local log=$1 pid=$2 binary=$3 line chunk partial='' current='' since=$SECONDS name ms tag
+  local finished=0 quiet=$SECONDS rc
   while :; do
-    if IFS= read -r -t 30 line; then
+    if IFS= read -r -t 1 chunk; then
+      line=$partial$chunk
+      partial=''
+      quiet=$SECONDS
       case $line in
       "[ RUN      ] "*)
         current=${line#"[ RUN      ] "}
@@ -59,7 +72,11 @@ follow() {
         ;;
       esac
     else
-      [ $? -gt 128 ] || break # end of the log (the binary exited)
+      rc=$?
+      partial+=$chunk
+      [ $rc -gt 128 ] || break # end of the log (the binary exited)
+      [ $((SECONDS - quiet)) -ge 30 ] || continue
+      quiet=$SECONDS
       if [ -n "$current" ]; then
         printf '  [%s] running %s (%d s so far)\n' "$(clock)" "$current" $((SECONDS - since))
       elif [ "$finished" -gt 0 ]; then
@@ -83,11 +100,12 @@ failed_output() {
   ' "$1" | tail -n 200 | sed 's/^/  | /'
 }
 
-# run_gtest NAME BIN [VAR=VALUE...]: runs one test binary, XML to NAME.xml, output to logs/NAME.log.
+# run_gtest NAME BIN [VAR=VALUE...]: runs one test binary, XML to $xml_dir/NAME.xml, output to
+# logs/NAME.log.
 run_gtest() {
   local name=$1 bin=$2 rc=0 pid
   shift 2
-  local log=$logs/$name.log xml=$NVMF_RESULTS_DIR/$name.xml
+  local log=$logs/$name.log xml=$xml_dir/$name.xml
   echo "=== [$(clock)] $name${*:+ ($*)}"
   : >"$log"
   # Bazel test binaries find their data deps through the runfiles tree beside them.
@@ -105,7 +123,7 @@ run_gtest() {
     if [ ! -s "$xml" ]; then
       write_case "$xml" "$name" "binary_exit_$rc" "$rc"
     elif ! grep -q '<failure' "$xml"; then
-      write_case "$NVMF_RESULTS_DIR/$name.exit.xml" "$name" "binary_exit_$rc" "$rc"
+      write_case "$xml_dir/$name.exit.xml" "$name" "binary_exit_$rc" "$rc"
     fi
   fi
 }
@@ -135,6 +153,24 @@ while IFS= read -r bin; do
   [ "$(basename "$bin")" = loopback_test ] || continue
   run_gtest loopback_test.by_reference "$bin" NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0
 done <"$list"
+
+# The in-process tests (target and host libraries in one process) once more, built with
+# --config=asan: ASan + UBSan with -fno-sanitize-recover, so any report (a leak at exit included)
+# aborts the binary and fails it. Counted as asan.rxe.NAME (scripts/test.sh moves asan/ next to
+# the unit tests' asan.NAME results). NeverConnectRssTest measures an nvmf-target process's RSS
+# against the README's figure: under ASan it would measure the shadow memory and the quarantine,
+# so it runs in the plain suite only.
+if [ -n "$asan_list" ]; then
+  xml_dir=$NVMF_RESULTS_DIR/asan
+  mkdir -p "$xml_dir"
+  while IFS= read -r bin; do
+    [ -n "$bin" ] || continue
+    run_gtest "asan.rxe.$(basename "$bin")" "$bin" \
+      ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      GTEST_FILTER=-NeverConnectRssTest.*
+  done <"$asan_list"
+  xml_dir=$NVMF_RESULTS_DIR
+fi
 
 # Interop with the Linux kernel host and target (ci/interop/run.sh writes interop.xml).
 if [ -x "$here/interop/run.sh" ]; then

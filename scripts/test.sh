@@ -3,7 +3,8 @@
 # bounded number of executions (ci/fuzz.sh), then the soft-RoCE end-to-end suite under ci/rxe-run.
 #
 # Usage: scripts/test.sh [--unit-only] [--rxe-only] [--no-sanitizers]
-#   --unit-only: the plain unit tests only; --no-sanitizers: skip the ASan/UBSan and fuzz stage.
+#   --unit-only: the plain unit tests only; --rxe-only: the soft-RoCE stage only (with its ASan +
+#   UBSan pass); --no-sanitizers: no ASan/UBSan (unit or soft-RoCE) and no fuzzing.
 # Ends with one line `SUMMARY: N passed, N failed, N skipped`, counted from the GoogleTest XML
 # results against the list of results that should exist (ci/count-gtest-xml.py): a test with no
 # result, a failed bazel query or build, a binary that exited non-zero after a passing XML, a
@@ -14,14 +15,15 @@ cd "$(dirname "$0")/.."
 
 run_unit=1
 run_rxe=1
-run_san=1
+run_san=1     # the unit tests under ASan + UBSan, and the fuzzers
+run_san_rxe=1 # the in-process soft-RoCE tests under ASan + UBSan (in the soft-RoCE guest)
 for arg in "$@"; do
   case "$arg" in
-    --unit-only) run_rxe=0 run_san=0 ;;
+    --unit-only) run_rxe=0 run_san=0 run_san_rxe=0 ;;
     --rxe-only) run_unit=0 run_san=0 ;;
-    --no-sanitizers) run_san=0 ;;
+    --no-sanitizers) run_san=0 run_san_rxe=0 ;;
     -h | --help)
-      sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -36,7 +38,8 @@ scripts/setup.sh
 results=$(mktemp -d /tmp/nvmf-test.XXXXXX)
 unit_xml_dir=$results/unit
 rxe_xml_dir=$results/rxe
-mkdir -p "$unit_xml_dir" "$rxe_xml_dir"
+san_xml_dir=$results/asan
+mkdir -p "$unit_xml_dir" "$rxe_xml_dir" "$san_xml_dir"
 # Every result that must exist at the end, one name a line (NAME for NAME.xml): the counter
 # fails a name with no XML, so a test that never ran is counted, not only the exit status.
 expected=$results/expected.txt
@@ -78,8 +81,7 @@ fi
 # the test), counted as asan.NAME; then every fuzzer over its seeds and a bounded number of new
 # inputs (clang, --config=fuzz), one testcase per fuzzer.
 if [ $run_san -eq 1 ]; then
-  san_xml_dir=$results/asan
-  mkdir -p "$san_xml_dir" "$results/asan-raw"
+  mkdir -p "$results/asan-raw"
   if [ -s "$results/unit-labels.txt" ] ||
     bazel query 'tests(//...) except attr(tags, "\brxe\b", tests(//...))' >"$results/unit-labels.txt" 2>/dev/null; then
     while IFS= read -r t; do echo "asan.$(result_name "$t")" >>"$expected"; done <"$results/unit-labels.txt"
@@ -126,6 +128,37 @@ if [ $run_rxe -eq 1 ]; then
     rxe_ok=0
     status=1
   fi
+  # With the sanitizer stage: the in-process soft-RoCE tests (tagged in_process) built with
+  # --config=asan run in the same guest after the suite, counted as asan.rxe.NAME.
+  asan_list=$rxe_xml_dir/asan-tests.txt # under the results dir: the guest sees it
+  : >"$asan_list"
+  if [ $run_san_rxe -eq 1 ]; then
+    asan_rxe=()
+    if bazel query 'attr(tags, "\bin_process\b", tests(//...))' >"$results/asan-rxe-labels.txt" \
+      2>"$results/query-asan-rxe.log"; then
+      mapfile -t asan_rxe <"$results/asan-rxe-labels.txt"
+    fi
+    if [ ${#asan_rxe[@]} -eq 0 ]; then
+      echo "test.sh: bazel query for the in-process soft-RoCE tests failed or found none:" >&2
+      cat "$results/query-asan-rxe.log" >&2
+      fail_case "$san_xml_dir/asan.rxe.bazel_query.xml" BazelQuery asan_rxe_tests "bazel query failed or found no tests"
+      status=1
+    fi
+    for t in "${asan_rxe[@]}"; do echo "asan.rxe.${t##*:}" >>"$expected"; done
+    if [ ${#asan_rxe[@]} -gt 0 ]; then
+      echo "test.sh: in-process soft-RoCE tests under ASan + UBSan: bazel build --config=asan ${asan_rxe[*]}"
+      if bazel build --config=asan "${asan_rxe[@]}"; then
+        asan_bin=$(bazel info --config=asan bazel-bin 2>/dev/null)
+        for t in "${asan_rxe[@]}"; do
+          pkg=${t#//}
+          echo "$asan_bin/${pkg%%:*}/${t##*:}" >>"$asan_list"
+        done
+      else
+        echo "test.sh: the ASan + UBSan in-process tests did not build; counted as missing" >&2
+        status=1
+      fi
+    fi
+  fi
   if [ $rxe_ok -eq 1 ]; then
     bin=$(bazel info bazel-bin 2>/dev/null)
     list=$rxe_xml_dir/tests.txt # under the results dir: the guest sees it
@@ -138,9 +171,16 @@ if [ $run_rxe -eq 1 ]; then
     done
     echo "test.sh: soft-RoCE suite under ci/rxe-run (full output of each binary: $rxe_xml_dir/logs)"
     ci/rxe-run --results "$rxe_xml_dir" --timeout 2400 \
-      ci/run-rxe-tests.sh "$list" || status=$?
+      ci/run-rxe-tests.sh "$list" "$asan_list" || status=$?
   else
     echo "test.sh: the soft-RoCE suite did not build; its results are counted as missing" >&2
+  fi
+  # The ASan + UBSan results beside the unit tests' (SUMMARY counts both; the README's soft-RoCE
+  # row counts the plain suite only, as its unit row does).
+  if [ -d "$rxe_xml_dir/asan" ]; then
+    for f in "$rxe_xml_dir"/asan/*.xml; do
+      [ -e "$f" ] && mv "$f" "$san_xml_dir/"
+    done
   fi
   # The interop suite's field comparisons run here, on the host (ci/interop/judge.py). A judge
   # that dies before its count line is a failure of its own.
@@ -162,6 +202,6 @@ if python3 ci/readme-tables.py "$results" >"$results/readme-tables.md"; then
 fi
 rc=0
 python3 ci/count-gtest-xml.py --expect "$expected" "$unit_xml_dir" "$rxe_xml_dir" \
-  ${san_xml_dir:+"$san_xml_dir"} || rc=$?
+  "$san_xml_dir" || rc=$?
 [ "$rc" -eq 0 ] || exit 1
 exit "$status"

@@ -322,8 +322,11 @@ NextStep CommandProcessor::connect_admin(Request& r, Subsystem& chosen,
   }
   bind(chosen, ctrl, c.sqsize);
   r.cqe.dw0 = ctrl->cntlid();
-  NVMF_LOG(INFO, "target") << link_.describe() << ": admin queue connected, controller "
-                           << ctrl->cntlid();
+  if (uint64_t suppressed = 0; connection_log_limiter().allow(
+          "admin queue connected", std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << link_.describe() << ": admin queue connected, controller "
+                             << ctrl->cntlid() << suppressed_note(suppressed);
+  }
   return complete(r, kStatusSuccess);
 }
 
@@ -371,8 +374,12 @@ NextStep CommandProcessor::connect_io(Request& r, Subsystem& chosen, const proto
   }
   bind(chosen, ctrl, c.sqsize);
   r.cqe.dw0 = ctrl->cntlid();
-  NVMF_LOG(INFO, "target") << link_.describe() << ": I/O queue connected to controller "
-                           << ctrl->cntlid() << ", " << queue_size_ << " entries";
+  if (uint64_t suppressed = 0; connection_log_limiter().allow(
+          "I/O queue connected", std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << link_.describe() << ": I/O queue connected to controller "
+                             << ctrl->cntlid() << ", " << queue_size_ << " entries"
+                             << suppressed_note(suppressed);
+  }
   return complete(r, kStatusSuccess);
 }
 

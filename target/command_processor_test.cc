@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
 #include "proto/fabrics.h"
+#include "target/log_limiter.h"
 #include "target/port.h"
 
 namespace nvmf::target {
@@ -509,6 +511,35 @@ TEST_F(ProcessorTest, ControllersPerHostAndPerPortAreLimited) {
   qs[0]->proc.detach();  // one going away makes room
   EXPECT_EQ(connect_as("nqn.2014-08.org.nvmexpress:uuid:third"), kStatusSuccess);
   qs.clear();
+}
+
+// A host that connects and disconnects its admin queue in a loop causes three INFO lines each
+// time (controller created, admin queue connected, controller freed): each kind is limited to
+// kConnectionLogBurst lines a second, with the count left out on the next line logged.
+TEST_F(ProcessorTest, ReconnectStormLogsABurstOfLinesASecond) {
+  std::vector<std::string> lines;
+  set_log_sink([&](std::string_view line) { lines.emplace_back(line); });
+  constexpr int kRounds = 300;
+  int connected = 0;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kRounds; ++i) {
+    TestQueue a(*subsys_, statuses_, 0, 32);
+    a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid));
+    connected += a.status() == kStatusSuccess;
+    a.proc.detach();
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  set_log_sink({});
+  EXPECT_EQ(connected, kRounds);
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+  // Each window of 1 s allows a burst; the loop may touch one window more than it lasted.
+  const auto bound = static_cast<int>(kConnectionLogBurst * (static_cast<int>(seconds) + 2));
+  for (const char* kind : {"admin queue connected", " created for ", " freed ("}) {
+    int n = 0;
+    for (const std::string& l : lines) n += l.find(kind) != std::string::npos;
+    EXPECT_LE(n, bound) << kind << " in " << seconds << " s";
+    EXPECT_LT(n, kRounds) << kind;
+  }
 }
 
 TEST_F(ProcessorTest, DiscoveryControllerWithKatoZeroGetsNvmetDefault) {

@@ -1,6 +1,8 @@
 // QueueCounters, StatusCounters and CounterSnapshot arithmetic.
 #include "target/counters.h"
 
+#include <algorithm>
+
 #include "common/nvme_status.h"
 
 namespace nvmf::target {
@@ -17,6 +19,14 @@ CounterSnapshot& CounterSnapshot::operator+=(const CounterSnapshot& o) {
   flushes += o.flushes;
   responses_inline += o.responses_inline;
   responses_by_reference += o.responses_by_reference;
+  for (size_t i = 0; i < state_entered.size(); ++i) {
+    state_entered[i] += o.state_entered[i];
+    state_now[i] += o.state_now[i];
+  }
+  rdma_reads_in_flight_max = std::max(rdma_reads_in_flight_max, o.rdma_reads_in_flight_max);
+  rdma_read_waits += o.rdma_read_waits;
+  send_queue_waits += o.send_queue_waits;
+  buffer_waits += o.buffer_waits;
   return *this;
 }
 
@@ -33,6 +43,14 @@ CounterSnapshot QueueCounters::snapshot() const {
   s.flushes = flushes.get();
   s.responses_inline = responses_inline.get();
   s.responses_by_reference = responses_by_reference.get();
+  for (size_t i = 0; i < kRequestStateCount; ++i) {
+    s.state_entered[i] = state_entered[i].get();
+    s.state_now[i] = state_now[i].get();
+  }
+  s.rdma_reads_in_flight_max = rdma_reads_in_flight_max.get();
+  s.rdma_read_waits = rdma_read_waits.get();
+  s.send_queue_waits = send_queue_waits.get();
+  s.buffer_waits = buffer_waits.get();
   return s;
 }
 

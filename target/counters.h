@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "target/request_state.h"
 #include "target/stats.h"
 
 namespace nvmf::target {
@@ -19,6 +20,19 @@ class Counter {
   void add(uint64_t n = 1) {
     value_.store(value_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
+  uint64_t get() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> value_{0};
+};
+
+// A level with a single writer (the event loop): set() and get() are relaxed; add()/sub() are
+// a load and a store (exact with one writer).
+class Gauge {
+ public:
+  void set(uint64_t v) { value_.store(v, std::memory_order_relaxed); }
+  void add(uint64_t n = 1) { set(get() + n); }
+  void sub(uint64_t n = 1) { set(get() - n); }
   uint64_t get() const { return value_.load(std::memory_order_relaxed); }
 
  private:
@@ -38,6 +52,20 @@ struct QueueCounters {
   Counter flushes;
   Counter responses_inline;
   Counter responses_by_reference;
+  // Request states (target/request_state.h), indexed by RequestState.
+  std::array<Counter, kRequestStateCount> state_entered;
+  std::array<Gauge, kRequestStateCount> state_now;
+  Gauge rdma_reads_in_flight_max;
+  Counter rdma_read_waits;
+  Counter send_queue_waits;
+  Counter buffer_waits;
+
+  // Moves one request's count from state `from` to state `to`.
+  void count_move(RequestState from, RequestState to) {
+    state_now[static_cast<size_t>(from)].sub();
+    state_now[static_cast<size_t>(to)].add();
+    state_entered[static_cast<size_t>(to)].add();
+  }
 
   CounterSnapshot snapshot() const;
 };

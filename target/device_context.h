@@ -4,8 +4,11 @@
 
 #include <infiniband/verbs.h>
 
+#include <memory>
+
 #include "common/verbs/completion_channel.h"
 #include "common/verbs/protection_domain.h"
+#include "target/buffer_pool.h"
 
 namespace nvmf::target {
 
@@ -16,6 +19,9 @@ struct DeviceContext {
   ibv_device_attr attr{};
   verbs::ProtectionDomain pd;
   verbs::CompletionChannel channel;  // shared by every queue's CQ on this device, non-blocking
+  // The shared data buffers (TargetOptions::num_shared_buffers > 0), made by the first queue
+  // whose Connect was accepted; destroyed first (its MR before the PD).
+  std::unique_ptr<BufferPool> pool;
 };
 
 }  // namespace nvmf::target

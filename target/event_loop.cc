@@ -292,9 +292,11 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
   const ibv_device_attr& attr = (*dev)->attr;
   // The kernel reports the REQ's values from our side: param.initiator_depth is the host's
-  // responder_resources (its IRD), the most RDMA READs we may have outstanding towards it.
+  // responder_resources (its IRD), the most RDMA READs we may have outstanding towards it. The
+  // queue's READ depth is what we accept with (RdmaQueue::accept).
   auto initiator_depth =
-      static_cast<uint8_t>(std::min<int>(param.initiator_depth, attr.max_qp_init_rd_atom));
+      static_cast<uint8_t>(std::min({int{param.initiator_depth}, attr.max_qp_init_rd_atom,
+                                     static_cast<int>(options_.max_rdma_read_depth)}));
   auto responder_resources =
       static_cast<uint8_t>(std::min<int>(param.responder_resources, attr.max_qp_rd_atom));
   // With no READ credit an RDMA READ is never sent (rxe's check_init_depth() waits for one
@@ -312,6 +314,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.port = port;
   p.page_size = page;
   p.max_transfer_bytes = cfg.max_transfer_bytes();
+  p.shared_buffers = options_.num_shared_buffers;
   p.requested_max_inline_data = options_.requested_max_inline_data;
   p.held_slots = check.qid == 0 ? uint32_t{cfg.aerl} + 1 : 0;
   p.peer = peer;
@@ -327,10 +330,15 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   }
   if (q->inline_fallback()) subsystem_.registry().count_inline_send_fallback();
   subsystem_.registry().count_accepted();
-  NVMF_LOG(INFO, "target") << q->describe() << ": accepted (queue size " << p.queue_size
-                           << ", hrqsize " << p.hrqsize << ", in-capsule " << p.in_capsule_bytes
-                           << " bytes, inline send up to " << q->usable_max_inline_data()
-                           << " bytes, initiator depth " << unsigned{initiator_depth} << ")";
+  // A host can connect at will: at most kConnectionLogBurst such lines a second.
+  if (uint64_t suppressed = 0;
+      connection_log_limiter().allow("accepted", std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << q->describe() << ": accepted (queue size " << p.queue_size
+                             << ", hrqsize " << p.hrqsize << ", in-capsule " << p.in_capsule_bytes
+                             << " bytes, inline send up to " << q->usable_max_inline_data()
+                             << " bytes, initiator depth " << unsigned{initiator_depth} << ")"
+                             << suppressed_note(suppressed);
+  }
   queues_[q->cm_id()] = std::move(q);
 }
 
@@ -458,8 +466,11 @@ void EventLoop::sweep() {
       std::unique_ptr<RdmaQueue> q = std::move(it->second);
       queues_.erase(it);
       q->disconnect();
-      NVMF_LOG(INFO, "target") << q->describe() << ": disconnected (" << q->disconnect_reason()
-                               << ")";
+      if (uint64_t suppressed = 0; connection_log_limiter().allow(
+              "disconnected", std::chrono::steady_clock::now(), &suppressed)) {
+        NVMF_LOG(INFO, "target") << q->describe() << ": disconnected (" << q->disconnect_reason()
+                                 << ")" << suppressed_note(suppressed);
+      }
       q.reset();  // may ask other queues to disconnect (controller freed)
       again = removed = true;
       break;
@@ -476,6 +487,15 @@ void EventLoop::housekeeping() {
     NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
   }
   (void)expire_keep_alives();  // sweeps
+}
+
+bool EventLoop::buffer_waiters_can_start() const {
+  for (const auto& d : devices_) {
+    if (d->pool != nullptr && d->pool->chunks().waiting > 0 && d->pool->chunks().free_count() > 0) {
+      return true;
+    }
+  }
+  return false;
 }
 
 Status EventLoop::run() {
@@ -514,6 +534,9 @@ Status EventLoop::run() {
       if (++rounds % kCmCheckRounds == 0) housekeeping();
       continue;
     }
+    // Shared buffers given back outside a poll round (a queue torn down) while commands of
+    // other queues wait for one: poll again rather than sleep on them.
+    if (buffer_waiters_can_start()) continue;
     if (!wait_idle()) {
       shutdown();
       return Status::internal("event loop: epoll_wait failed");

@@ -89,6 +89,8 @@ class EventLoop {
   void on_connect_request(verbs::CmEvent& event);
   void reject(verbs::CmId& id, uint16_t sts, std::string_view peer, std::string_view reason);
   Result<DeviceContext*> device_for(ibv_context* context);
+  // A device's shared buffer pool has free chunks and commands waiting for one.
+  bool buffer_waiters_can_start() const;
   void resolve_negotiation(const DeviceContext& dev);
   // Carries out the close_listener() requests (event-loop thread).
   void close_requested_listeners();

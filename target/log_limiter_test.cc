@@ -1,4 +1,4 @@
-// Unit tests for LogLimiter: one line a second per key, with the count of lines refused.
+// Unit tests for LogLimiter: a burst of lines a second per key, with the count of lines refused.
 #include "target/log_limiter.h"
 
 #include <gtest/gtest.h>
@@ -26,6 +26,35 @@ TEST(LogLimiter, OneLinePerIntervalPerKeyWithTheCountRefused) {
   EXPECT_FALSE(limiter.allow("cm reject 6", t0 + milliseconds(1500)));
   EXPECT_TRUE(limiter.allow("cm reject 6", t0 + milliseconds(2000), &suppressed));
   EXPECT_EQ(suppressed, 1u);
+}
+
+TEST(LogLimiter, BurstLinesPerIntervalThenTheCountRefused) {
+  LogLimiter limiter(std::chrono::seconds(1), 3);
+  const LogLimiter::Clock::time_point t0 = LogLimiter::Clock::now();
+  uint64_t suppressed = 99;
+  EXPECT_TRUE(limiter.allow("accepted", t0, &suppressed));
+  EXPECT_EQ(suppressed, 0u);
+  EXPECT_TRUE(limiter.allow("accepted", t0 + milliseconds(10)));
+  EXPECT_TRUE(limiter.allow("accepted", t0 + milliseconds(20)));
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(limiter.allow("accepted", t0 + milliseconds(30 + i)));
+  EXPECT_TRUE(limiter.allow("disconnected", t0 + milliseconds(500)));  // its own window
+  EXPECT_FALSE(limiter.allow("accepted", t0 + milliseconds(999)));
+  // The window opened by the first line ends 1 s later: 3 more, the first with the count.
+  EXPECT_TRUE(limiter.allow("accepted", t0 + milliseconds(1000), &suppressed));
+  EXPECT_EQ(suppressed, 101u);
+  EXPECT_TRUE(limiter.allow("accepted", t0 + milliseconds(1001), &suppressed));
+  EXPECT_EQ(suppressed, 0u);
+  EXPECT_TRUE(limiter.allow("accepted", t0 + milliseconds(1002)));
+  EXPECT_FALSE(limiter.allow("accepted", t0 + milliseconds(1003)));
+}
+
+TEST(LogLimiter, ConnectionLimiterAllowsItsBurstInOneSecond) {
+  LogLimiter& limiter = connection_log_limiter();
+  const LogLimiter::Clock::time_point t0 = LogLimiter::Clock::now() + std::chrono::hours(1);
+  int allowed = 0;
+  for (int i = 0; i < 1000; ++i) allowed += limiter.allow("test key", t0 + milliseconds(i % 900));
+  EXPECT_EQ(allowed, static_cast<int>(kConnectionLogBurst));
+  EXPECT_GE(kConnectionLogBurst, 9u * 3);  // an admin and 8 I/O queues from each of 3 hosts
 }
 
 TEST(LogLimiter, SuppressedNoteSaysHowMany) {

@@ -66,6 +66,27 @@ nlohmann::json ports_json(const Target& target, const nvmf::target::TargetOption
   return out;
 }
 
+// Per request state (target/request_state.h): times entered and how many are in it now.
+nlohmann::json request_states_json(const nvmf::target::CounterSnapshot& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < nvmf::target::kRequestStateCount; ++i) {
+    auto name = nvmf::target::request_state_name(static_cast<nvmf::target::RequestState>(i));
+    j[std::string(name)] = {{"entered", c.state_entered[i]}, {"now", c.state_now[i]}};
+  }
+  return j;
+}
+
+// A queue's RDMA READ depth and send-queue accounting.
+nlohmann::json depth_json(const nvmf::target::QueueStats& q) {
+  return {{"rdma_read_depth", q.rdma_read_depth},
+          {"rdma_reads_in_flight_max", q.counters.rdma_reads_in_flight_max},
+          {"rdma_read_waits", q.counters.rdma_read_waits},
+          {"send_queue_depth", q.send_queue_depth},
+          {"send_queue_waits", q.counters.send_queue_waits},
+          {"buffer_waits", q.counters.buffer_waits},
+          {"request_states", request_states_json(q.counters)}};
+}
+
 nlohmann::json report(const Target& target, const TargetOptions& options) {
   TargetStats s = target.stats();
   nlohmann::json errors = nlohmann::json::array();
@@ -98,6 +119,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
                               {"live", list == &s.queues},
                               {"writes", writes(q.counters)}};
       entry.update(inline_send_json(q));
+      entry.update(depth_json(q));
       per_queue.push_back(std::move(entry));
     }
   }
@@ -137,6 +159,13 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"requested_max_inline_data", options.requested_max_inline_data},
       {"responses",
        {{"inline", s.totals.responses_inline}, {"by_reference", s.totals.responses_by_reference}}},
+      {"max_rdma_read_depth", options.max_rdma_read_depth},
+      {"rdma_reads_in_flight_max", s.totals.rdma_reads_in_flight_max},
+      {"rdma_read_waits", s.totals.rdma_read_waits},
+      {"send_queue_waits", s.totals.send_queue_waits},
+      {"num_shared_buffers", options.num_shared_buffers},
+      {"buffer_waits", s.totals.buffer_waits},
+      {"request_states", request_states_json(s.totals)},
       {"per_controller", per_controller},
       {"per_queue", per_queue},
   };
@@ -205,6 +234,14 @@ int main(int argc, char** argv) {
   app.add_option("--max-inline-data,--requested-max-inline-data", o.requested_max_inline_data,
                  "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of the "
                  "16-byte responses; 0 = never; a refused size falls back to 0")
+      ->capture_default_str();
+  app.add_option("--max-rdma-read-depth", o.max_rdma_read_depth,
+                 "RDMA READs outstanding per queue, at most (also capped by the host's "
+                 "responder_resources and the device); more wait in arrival order")
+      ->capture_default_str();
+  app.add_option("--num-shared-buffers", o.num_shared_buffers,
+                 "data buffers (MDTS bytes each) shared by every queue of a device; commands "
+                 "wait for one when all are in use; 0 = one per queue slot")
       ->capture_default_str();
   app.add_option("--max-pending-connections", o.max_pending_connections,
                  "connections waiting for their Connect; more are rejected at the CM (NO_RSC)")

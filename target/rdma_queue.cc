@@ -25,6 +25,13 @@ constexpr uint32_t kSlotsBeforeConnect = 2;
 constexpr uint32_t kSqeBytes = sizeof(proto::Sqe);
 constexpr uint32_t kCqeBytes = sizeof(proto::Cqe);
 
+// The data length SGL1 describes (keyed data block: 24-bit length; others: 32-bit), whatever
+// the command: a command with 0 moves no data and takes no shared buffer.
+uint32_t sgl1_bytes(const proto::Sqe& sqe) {
+  return (sqe.dptr.id >> 4) == proto::kSglTypeKeyedDataBlock ? sqe.dptr.keyed_length()
+                                                             : sqe.dptr.unkeyed.length;
+}
+
 Result<uint8_t*> aligned_alloc_zeroed(size_t alignment, size_t bytes, std::string_view what) {
   void* p = nullptr;
   int err = ::posix_memalign(&p, alignment, bytes);
@@ -64,6 +71,12 @@ Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceCont
 RdmaQueue::~RdmaQueue() {
   processor_.reset();
   subsystem_.registry().remove_queue(&counters_);
+  if (pool_ != nullptr) {
+    // The QP goes first: no RDMA may touch a chunk once another queue can have it.
+    qp_.reset();
+    for (uint32_t i = 0; i < slots_.size(); ++i) release_chunk(i);
+    pool_->chunks().waiting -= buffer_waiters_.size();
+  }
 }
 
 Status RdmaQueue::setup() {
@@ -118,6 +131,7 @@ Status RdmaQueue::create_qp() {
   config.requested_max_inline_data = params_.requested_max_inline_data;
   NVMF_ASSIGN_OR_RETURN(auto qp, verbs::QueuePair::create(id_, dev_.pd.get(), config));
   qp_.emplace(std::move(qp));
+  send_queue_.set_limit(config.max_send_wr);
   return ok_status();
 }
 
@@ -150,6 +164,8 @@ void RdmaQueue::build_work_requests() {
   free_slots_.clear();
   free_slots_.reserve(slot_count_);
   waiting_.assign(n, {0, 0});
+  read_waiters_.reset(slot_count_);
+  response_waiters_.reset(slot_count_);
   for (uint32_t s = 0; s < slots_.size(); ++s) {
     uint32_t index = static_cast<uint32_t>(slots_.size()) - 1 - s;
     init_slot(index, connect_page, params_.page_size, first_mr_->lkey());
@@ -170,6 +186,7 @@ void RdmaQueue::init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint3
   slot.send_wr.wr_id = wr_id(kSend, index);
   slot.req.io.done = this;
   slot.req.io.tag = index;
+  counters_.state_now[static_cast<size_t>(RequestState::kDone)].add();  // a free slot
 }
 
 bool RdmaQueue::connect_accepted() {
@@ -187,6 +204,17 @@ bool RdmaQueue::connect_accepted() {
     return false;
   };
   const uint32_t sges = 1 + pages_per_recv_;
+  if (params_.shared_buffers > 0 && dev_.pool == nullptr) {
+    auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes);
+    if (!pool.ok()) return fail_setup(pool.status());
+    dev_.pool = std::move(*pool);
+    NVMF_LOG(INFO, "target") << "shared data buffers: " << params_.shared_buffers << " x "
+                             << params_.max_transfer_bytes << " bytes registered";
+  }
+  BufferPool* pool = params_.shared_buffers > 0 && dev_.pool != nullptr &&
+                             dev_.pool->chunks().chunk_bytes() >= params_.max_transfer_bytes
+                         ? dev_.pool.get()
+                         : nullptr;
   if (pages_per_recv_ > 0 && n > 1) {
     size_t bytes = (n - 1) * pages_per_recv_ * params_.page_size;
     auto pages = aligned_alloc_zeroed(params_.page_size, bytes, "in-capsule pages");
@@ -205,6 +233,26 @@ bool RdmaQueue::connect_accepted() {
       }
     }
   }
+  const size_t made = slots_.size();
+  if (pool != nullptr) {
+    // No buffer of its own: a slot's data_sge is set when it takes a chunk.
+    slots_.resize(slot_count_);
+    for (uint32_t index = 0; index < slot_count_; ++index) {
+      if (index >= made) {
+        init_slot(index, nullptr, 0, pool->lkey());
+        free_slots_.push_back(index);
+      }
+      slots_[index].req.buffer = {};
+      slots_[index].data_sge = {0, 0, pool->lkey()};
+    }
+    buffer_waiters_.reset(slot_count_);
+    pool_ = pool;
+    grown_ = true;
+    for (uint32_t i = 1; i < n; ++i) {
+      if (!post_receive(i)) return false;
+    }
+    return true;
+  }
   size_t data_bytes = size_t{slot_count_} * params_.max_transfer_bytes;
   auto data = aligned_alloc_zeroed(4096, data_bytes, "data buffers");
   if (!data.ok()) return fail_setup(data.status());
@@ -215,7 +263,6 @@ bool RdmaQueue::connect_accepted() {
   // The Connect's own slot is finished with the Connect page (its data was copied out), and no
   // other slot can be moving data: only a Connect does before this point. The remaining slots
   // are made in the room reserved for them (no reallocation: the existing ones stay put).
-  const size_t made = slots_.size();
   slots_.resize(slot_count_);
   for (uint32_t index = 0; index < slot_count_; ++index) {
     uint8_t* buf = data_buf_.get() + static_cast<size_t>(index) * params_.max_transfer_bytes;
@@ -237,7 +284,7 @@ bool RdmaQueue::connect_accepted() {
 void RdmaQueue::respond_held(Request& r) {
   for (uint32_t index = 0; index < slots_.size(); ++index) {
     if (&slots_[index].req == &r) {
-      respond(index, false, false);
+      if (move(index, RequestState::kReadyToComplete)) respond(index, false, false);
       return;
     }
   }
@@ -258,6 +305,7 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   data.recfmt = proto::kCmRecfmt0;
   data.crqsize = static_cast<uint16_t>(params_.queue_size);
   NVMF_RETURN_IF_ERROR(id_.accept(&data, sizeof(data), responder_resources, initiator_depth));
+  reads_.set_limit(initiator_depth);
   QueueStats info;
   info.qid = params_.qid;
   info.queue_size = params_.queue_size;
@@ -266,6 +314,8 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   info.granted_max_inline_data = qp_->granted_max_inline_data();
   info.usable_max_inline_data = qp_->usable_max_inline_data();
   info.inline_fallback = qp_->inline_fallback();
+  info.rdma_read_depth = reads_.limit();
+  info.send_queue_depth = send_queue_.limit();
   subsystem_.registry().add_queue(&counters_, info);
   return ok_status();
 }
@@ -273,6 +323,9 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
 // ------------------------------------------------------------------------------ fast path --
 
 int RdmaQueue::poll() {
+  // Chunks other queues gave back since the last round (counted as work: the loop does not
+  // sleep while it starts commands).
+  int started = buffer_waiters_.empty() || wants_teardown() ? 0 : serve_buffer_waiters();
   ibv_wc wcs[kPollBatch];
   int n = cq_->poll(wcs);
   if (n < 0) {
@@ -281,7 +334,7 @@ int RdmaQueue::poll() {
   }
   for (int i = 0; i < n; ++i) handle(wcs[i]);
   flush_sends();
-  return n;
+  return n + started;
 }
 
 void RdmaQueue::queue_send(ibv_send_wr* first, ibv_send_wr* last) {
@@ -321,9 +374,19 @@ void RdmaQueue::handle(const ibv_wc& wc) {
       on_receive(index, wc.byte_len);
       break;
     case kRead:
-      act(index, processor_->data_arrived(slots_[index].req));
+      reads_.give_back(1);
+      send_queue_.give_back(1);
+      if (move(index, RequestState::kReadyToExecute)) {
+        act(index, processor_->data_arrived(slots_[index].req));
+      }
+      serve_waiters();
       break;
     case kSend:
+      send_queue_.give_back(slots_[index].sq_held);
+      slots_[index].sq_held = 0;
+      if (!move(index, RequestState::kDone)) return;
+      release_chunk(index);
+      serve_waiters();  // before the slot takes a waiting capsule: those waited longer
       on_send_done(index);
       break;
     case kWrite:
@@ -355,25 +418,80 @@ void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
                         pages_per_recv_};
   r.in_capsule.page_size = params_.page_size;
   r.in_capsule.received_bytes = byte_len - kSqeBytes;
+  if (!move(slot, RequestState::kNew)) return;
+  if (pool_ != nullptr && sgl1_bytes(*r.sqe) > 0) {
+    if (!buffer_waiters_.empty() || !pool_->chunks().unclaimed()) {
+      if (!move(slot, RequestState::kWaitingForBuffer)) return;
+      counters_.buffer_waits.add();
+      if (!buffer_waiters_.push(slot)) return fail("buffer waiters: more than one entry per slot");
+      ++pool_->chunks().waiting;
+      return;
+    }
+    attach_chunk(slot);
+  }
   act(slot, processor_->begin(r));
+}
+
+void RdmaQueue::attach_chunk(uint32_t slot) {
+  Slot& s = slots_[slot];
+  uint8_t* chunk = pool_->chunks().get();  // the callers checked that one is free
+  s.chunk = chunk;
+  s.req.buffer = {chunk, pool_->chunks().chunk_bytes()};
+  s.data_sge.addr = reinterpret_cast<uintptr_t>(chunk);
+}
+
+void RdmaQueue::release_chunk(uint32_t slot) {
+  Slot& s = slots_[slot];
+  if (s.chunk == nullptr) return;
+  if (!pool_->chunks().put(s.chunk)) fail("shared buffer given back twice");
+  s.chunk = nullptr;
+  s.req.buffer = {};
+  s.data_sge.addr = 0;
+}
+
+int RdmaQueue::serve_buffer_waiters() {
+  int started = 0;
+  while (!buffer_waiters_.empty() && pool_->chunks().free_count() > 0 && !wants_teardown()) {
+    uint32_t slot = buffer_waiters_.front();
+    buffer_waiters_.pop();
+    --pool_->chunks().waiting;
+    attach_chunk(slot);
+    ++started;
+    act(slot, processor_->begin(slots_[slot].req));
+  }
+  return started;
+}
+
+bool RdmaQueue::move(uint32_t slot, RequestState to) {
+  Request& r = slots_[slot].req;
+  if (!transition_allowed(r.state, to)) {
+    fail("slot " + std::to_string(slot) + ": request state " +
+         std::string(request_state_name(r.state)) + " cannot move to " +
+         std::string(request_state_name(to)));
+    return false;
+  }
+  counters_.count_move(r.state, to);
+  r.state = to;
+  return true;
 }
 
 void RdmaQueue::act(uint32_t slot, NextStep next) {
   switch (next) {
     case NextStep::kRespond:
-      respond(slot, false);
+      if (move(slot, RequestState::kReadyToComplete)) respond(slot, false);
       break;
     case NextStep::kWriteToHostThenRespond:
-      respond(slot, true);
+      if (move(slot, RequestState::kReadyToComplete)) respond(slot, true);
       break;
     case NextStep::kReadFromHost:
-      post_read(slot);
+      if (move(slot, RequestState::kWaitingForReadCredit)) request_read(slot);
       break;
-    case NextStep::kHold:  // the SQE is no longer needed: give the receive back
-      post_receive(slots_[slot].recv_index);
+    case NextStep::kHold:  // the SQE is no longer needed: give the receive back; no data moves
+      release_chunk(slot);
+      if (move(slot, RequestState::kHeld)) post_receive(slots_[slot].recv_index);
       break;
     case NextStep::kBackend:  // io_done() continues; the SQE stays in its receive until then
-      ++backend_in_flight_;
+      if (move(slot, RequestState::kExecuting)) ++backend_in_flight_;
       break;
   }
 }
@@ -384,7 +502,37 @@ void RdmaQueue::io_done(IoRequest& io) {
   act(io.tag, processor_->io_done(slots_[io.tag].req));
 }
 
+void RdmaQueue::request_read(uint32_t slot) {
+  if (read_waiters_.empty() && reads_.available(1) && send_queue_.available(1)) {
+    reads_.take(1);
+    send_queue_.take(1);
+    post_read(slot);
+    return;
+  }
+  counters_.rdma_read_waits.add();
+  if (!read_waiters_.push(slot)) fail("RDMA READ waiters: more than one entry per slot");
+}
+
+void RdmaQueue::serve_waiters() {
+  while (!response_waiters_.empty()) {
+    uint32_t slot = response_waiters_.front();
+    if (!send_queue_.available(slots_[slot].with_data ? 2 : 1)) return;  // READs wait too
+    response_waiters_.pop();
+    post_response(slot);
+  }
+  while (!read_waiters_.empty() && reads_.available(1) && send_queue_.available(1)) {
+    uint32_t slot = read_waiters_.front();
+    read_waiters_.pop();
+    reads_.take(1);
+    send_queue_.take(1);
+    post_read(slot);
+  }
+}
+
+// The READ and send-queue credits are taken.
 void RdmaQueue::post_read(uint32_t slot) {
+  if (!move(slot, RequestState::kTransferringFromHost)) return;
+  counters_.rdma_reads_in_flight_max.set(reads_.high_water());
   Slot& s = slots_[slot];
   s.data_sge.length = s.req.transfer_bytes;
   s.data_wr.wr_id = wr_id(kRead, slot);
@@ -395,7 +543,8 @@ void RdmaQueue::post_read(uint32_t slot) {
   // Posted now, not with the batch: a batch of READs makes the host's responder send every READ
   // response at once. Against the Linux host on rxe (QD32, 64 KiB writes) that burst lost
   // packets and each loss cost a retransmit timeout of seconds (a break-it trial found kernel
-  // I/O timeouts; ci/interop checks it). Posting as each command arrives spaces them out.
+  // I/O timeouts; ci/interop checks it). Posting as each command arrives spaces them out, and
+  // the READ depth (request_read) bounds how many are outstanding at once.
   s.data_wr.next = nullptr;
   int err = qp_->post_send(&s.data_wr);
   if (err != 0) fail("ibv_post_send(RDMA READ): " + errno_string(err));
@@ -404,6 +553,23 @@ void RdmaQueue::post_read(uint32_t slot) {
 void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
   Slot& s = slots_[slot];
   if (repost && !post_receive(s.recv_index)) return;  // before the SEND: the host may send at once
+  s.with_data = with_data;
+  if (response_waiters_.empty() && send_queue_.available(with_data ? 2 : 1)) {
+    post_response(slot);
+    return;
+  }
+  counters_.send_queue_waits.add();
+  if (!response_waiters_.push(slot)) fail("response waiters: more than one entry per slot");
+}
+
+void RdmaQueue::post_response(uint32_t slot) {
+  Slot& s = slots_[slot];
+  const bool with_data = s.with_data;
+  if (!move(slot, with_data ? RequestState::kTransferringToHost : RequestState::kCompleting)) {
+    return;
+  }
+  s.sq_held = with_data ? 2 : 1;
+  send_queue_.take(s.sq_held);
   std::memcpy(reinterpret_cast<void*>(s.cqe_sge.addr), &s.req.cqe, kCqeBytes);
   s.send_wr.opcode = s.req.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
   if (s.req.invalidate) s.send_wr.invalidate_rkey = s.req.sgl.rkey;

@@ -19,6 +19,7 @@
 #include "common/verbs/queue_pair.h"
 #include "target/command_processor.h"
 #include "target/counters.h"
+#include "target/credits.h"
 #include "target/device_context.h"
 #include "target/queue_link.h"
 #include "target/subsystem.h"
@@ -35,6 +36,9 @@ struct RdmaQueueParams {
   uint32_t in_capsule_bytes = 0;  // advertised in-capsule size; receives get whole pages
   uint32_t page_size = 4096;
   uint32_t max_transfer_bytes = 0;  // data buffer per slot (MDTS)
+  // > 0: once connected, commands take their data buffer from the device's shared pool of this
+  // many chunks of max_transfer_bytes (target/buffer_pool.h) instead of one per slot.
+  uint32_t shared_buffers = 0;
   uint32_t requested_max_inline_data = 16;
   // Command slots beyond queue_size for held Async Event Requests (admin queue: AERL + 1), so
   // that AERs never take the slots the host's other commands need.
@@ -54,12 +58,21 @@ struct RdmaQueueParams {
 //    what a connection that never sends a Connect costs (tens of KiB; no queue_size x MDTS);
 //  - once a Connect passed its checks (connect_accepted(), before its response): the in-capsule
 //    pages of receives 1..queue_size-1 (posted then), the other command slots, and each slot's
-//    data buffer of max_transfer_bytes (RDMA READ target / WRITE source).
+//    data buffer of max_transfer_bytes (RDMA READ target / WRITE source); with shared buffers
+//    (params.shared_buffers > 0) no data buffer: a command whose SGL1 describes data takes one
+//    of the device's pool (made by the first such queue) and gives it back when its response
+//    SEND completes, or waits for one (waiting_for_buffer).
 // Receives use the layout nvmet-rdma uses: the SQE (one SGE) + in_capsule_bytes / page_size
 // pages (one SGE each).
 // A command keeps its receive until its response: the receive is reposted just before the
 // response SEND (the host may send the next command as soon as it sees the CQE). A slot is
 // freed when its SEND completes; a receive that finds no free slot waits in a ring.
+// Each slot's Request moves through the states of target/request_state.h. Two resources are
+// counted, and a request short of one waits in its state's FIFO, in arrival order, until a
+// completion gives one back: RDMA READ credits (the initiator depth given to rdma_accept: at
+// most that many READs outstanding; state waiting_for_read_credit) and send-queue entries (the
+// QP's max_send_wr; a READ takes one, a response one, or two with its RDMA WRITE; a response
+// waits in ready_to_complete).
 // Event-loop thread only.
 class RdmaQueue : public QueueLink, public IoCompletion {
  public:
@@ -75,7 +88,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   ~RdmaQueue() override;
 
   // rdma_accept with the NVMe-oF accept private data (crqsize = queue_size); on success the
-  // queue appears in stats().
+  // queue appears in stats(). `initiator_depth` is also the queue's RDMA READ depth.
   Status accept(uint8_t responder_resources, uint8_t initiator_depth);
   // Drains up to a batch (32) of completions; returns how many were handled. The RDMA WRITEs
   // and response SENDs they lead to are chained and posted with one ibv_post_send at the end
@@ -98,6 +111,8 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   // Commands whose backend operation has not completed yet: the queue (its buffers, which the
   // kernel may still be writing) must not be destroyed before this is 0.
   uint32_t backend_in_flight() const { return backend_in_flight_; }
+  // RDMA READs posted and not completed; never above the READ depth.
+  uint32_t rdma_reads_in_flight() const { return reads_.in_use(); }
 
   bool connect_accepted() override;
   void respond_held(Request& r) override;
@@ -124,6 +139,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     ibv_sge cqe_sge{};
     ibv_send_wr data_wr{};
     ibv_send_wr send_wr{};
+    uint8_t* chunk = nullptr;  // the shared pool's chunk it holds
+    bool with_data = false;    // its response has an RDMA WRITE in front
+    uint32_t sq_held = 0;      // send-queue entries its posted work requests hold
   };
   struct FreeDeleter {
     void operator()(uint8_t* p) const;
@@ -143,11 +161,26 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   void handle(const ibv_wc& wc);
   void on_receive(uint32_t index, uint32_t byte_len);
   void start(uint32_t slot, uint32_t recv_index, uint32_t byte_len);
+  // Moves slot `slot`'s request to `to` (counted); a move the table lacks tears the queue down
+  // and returns false.
+  bool move(uint32_t slot, RequestState to);
   void act(uint32_t slot, NextStep next);
+  // The request needs an RDMA READ: posted now when a READ credit and a send-queue entry are
+  // free and nobody waits before it, else queued.
+  void request_read(uint32_t slot);
   void post_read(uint32_t slot);
+  // Posts what waits, oldest first: responses, then READs, while the credits last.
+  void serve_waiters();
+  // Shared pool: the slot takes a chunk as its data buffer / gives it back.
+  void attach_chunk(uint32_t slot);
+  void release_chunk(uint32_t slot);
+  // Starts the commands waiting for a chunk while chunks are free; returns how many.
+  int serve_buffer_waiters();
   // `repost`: give the command's receive back first (false for a held command, whose receive
   // went back when it was held).
   void respond(uint32_t slot, bool with_data, bool repost = true);
+  // Builds and queues the response (and its RDMA WRITE); its send-queue entries are taken.
+  void post_response(uint32_t slot);
   void on_send_done(uint32_t slot);
   // Appends the chain first..last (last->next is overwritten) to the WRs posted by flush().
   void queue_send(ibv_send_wr* first, ibv_send_wr* last);
@@ -182,6 +215,12 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   bool armed_ = false;
   bool disconnected_ = false;
   uint32_t backend_in_flight_ = 0;
+  Credits reads_;               // RDMA READs outstanding, limit = the initiator depth
+  Credits send_queue_;          // send work requests outstanding, limit = the QP's max_send_wr
+  SlotFifo read_waiters_;       // waiting_for_read_credit, oldest first
+  SlotFifo response_waiters_;   // ready_to_complete without send-queue room, oldest first
+  SlotFifo buffer_waiters_;     // waiting_for_buffer, oldest first
+  BufferPool* pool_ = nullptr;  // dev_.pool once connected with shared buffers
   std::string disconnect_reason_;
 
   QueueCounters counters_;

@@ -9,6 +9,7 @@
 #include "proto/nvme.h"
 #include "target/in_capsule_area.h"
 #include "target/io_engine.h"
+#include "target/request_state.h"
 
 namespace nvmf::target {
 
@@ -46,6 +47,9 @@ struct Request {
   uint32_t step = 0;            // kBackend commands of several operations: the next one's index
   bool fallback_tried = false;  // zeroing: the other fallocate mode was tried (EOPNOTSUPP)
   proto::Cqe cqe{};             // the response (cid, sqid, sqhd, status, dw0/dw1)
+
+  // Where the transport has the request (target/request_state.h); the transport moves it.
+  RequestState state = RequestState::kDone;
 
   // The backend operation of a kBackend step. The transport sets io.done and io.tag once per
   // slot; the processor fills the rest before returning kBackend.

@@ -2,10 +2,13 @@
 #ifndef NVMF_TARGET_STATS_H_
 #define NVMF_TARGET_STATS_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "target/request_state.h"
 
 namespace nvmf::target {
 
@@ -26,6 +29,20 @@ struct CounterSnapshot {
   // buffer. Counted just before the post, so a host that has seen the CQE sees the count.
   uint64_t responses_inline = 0;
   uint64_t responses_by_reference = 0;
+  // Request states (target/request_state.h, indexed by RequestState): how many times a request
+  // entered each state, and how many are in it now (live queues; a freed queue keeps what it
+  // had when it was torn down, and totals count live queues only).
+  std::array<uint64_t, kRequestStateCount> state_entered{};
+  std::array<uint64_t, kRequestStateCount> state_now{};
+  // RDMA READs (host data for Writes and Connects): the most outstanding at once on one queue
+  // (the maximum over queues in sums), and how many had to wait for a READ credit or send-queue
+  // room (in arrival order) before they were posted.
+  uint64_t rdma_reads_in_flight_max = 0;
+  uint64_t rdma_read_waits = 0;
+  // Responses that waited for send-queue room.
+  uint64_t send_queue_waits = 0;
+  // Commands that waited for a shared data buffer (target/buffer_pool.h).
+  uint64_t buffer_waits = 0;
 
   CounterSnapshot& operator+=(const CounterSnapshot& other);
   friend bool operator==(const CounterSnapshot&, const CounterSnapshot&) = default;
@@ -50,6 +67,11 @@ struct QueueStats {
   uint32_t granted_max_inline_data = 0;
   uint32_t usable_max_inline_data = 0;
   bool inline_fallback = false;  // the first QP create was refused; created again without
+  // RDMA READs this queue may have outstanding: the initiator depth given to rdma_accept, the
+  // lowest of the host's responder_resources, the device's max_qp_init_rd_atom and
+  // TargetOptions::max_rdma_read_depth.
+  uint32_t rdma_read_depth = 0;
+  uint32_t send_queue_depth = 0;  // send work requests the QP was created for
   CounterSnapshot counters;
 };
 

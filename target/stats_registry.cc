@@ -28,11 +28,12 @@ void StatsRegistry::remove_queue(const QueueCounters* counters) {
   auto it = queues_.find(counters);
   if (it == queues_.end()) return;
   CounterSnapshot s = counters->snapshot();
+  QueueStats freed = it->second.info;
+  freed.counters = s;
+  s.state_now = {};  // nothing of a freed queue is in flight any more
   retired_ += s;
   auto c = controllers_.find(it->second.info.cntlid);
   if (c != controllers_.end()) c->second.retired += s;
-  QueueStats freed = it->second.info;
-  freed.counters = s;
   keep(freed_queues_, std::move(freed));
   queues_.erase(it);
   ++counts_.disconnections;

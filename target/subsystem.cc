@@ -2,12 +2,14 @@
 #include "target/subsystem.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <utility>
 
 #include "common/log.h"
 #include "target/command_processor.h"
 #include "target/identify.h"
+#include "target/log_limiter.h"
 #include "target/port.h"
 
 namespace nvmf::target {
@@ -104,8 +106,12 @@ Controller* Subsystem::create_controller(const std::string& hostnqn,
   Controller* raw = ctrl.get();
   controllers_[raw->cntlid()] = std::move(ctrl);
   registry_.add_controller(raw->cntlid(), hostnqn);
-  NVMF_LOG(INFO, "target") << "controller " << raw->cntlid() << " of " << config_.nqn
-                           << " created for " << hostnqn << " (kato " << kato_ms << " ms)";
+  if (uint64_t suppressed = 0; connection_log_limiter().allow(
+          "controller created", std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << "controller " << raw->cntlid() << " of " << config_.nqn
+                             << " created for " << hostnqn << " (kato " << kato_ms << " ms)"
+                             << suppressed_note(suppressed);
+  }
   return raw;
 }
 
@@ -154,7 +160,11 @@ void Subsystem::free_controller(uint16_t cntlid, std::string_view reason) {
   Controller& ctrl = *it->second;
   for (CommandProcessor* q : ctrl.io_queues()) q->controller_freed();
   if (CommandProcessor* admin = ctrl.queue(0)) admin->controller_freed();
-  NVMF_LOG(INFO, "target") << "controller " << cntlid << " freed (" << reason << ")";
+  if (uint64_t suppressed = 0; connection_log_limiter().allow(
+          "controller freed", std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << "controller " << cntlid << " freed (" << reason << ")"
+                             << suppressed_note(suppressed);
+  }
   registry_.remove_controller(cntlid);
   controllers_.erase(it);
 }

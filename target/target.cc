@@ -186,6 +186,14 @@ Status validate_options(const TargetOptions& o) {
     return bad("--max-pending-connections " + std::to_string(o.max_pending_connections) +
                " is not in 1..65535");
   }
+  if (o.num_shared_buffers > 65535) {
+    return bad("--num-shared-buffers " + std::to_string(o.num_shared_buffers) +
+               " is not in 0..65535");
+  }
+  if (o.max_rdma_read_depth < 1 || o.max_rdma_read_depth > 255) {
+    return bad("--max-rdma-read-depth " + std::to_string(o.max_rdma_read_depth) +
+               " is not in 1..255");
+  }
   if (o.connect_timeout_ms < 100 || o.connect_timeout_ms > 3600000) {
     return bad("--connect-timeout-ms " + std::to_string(o.connect_timeout_ms) +
                " is not in 100..3600000");

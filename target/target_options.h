@@ -119,10 +119,24 @@ struct TargetOptions {
   // An admin Connect beyond max_controllers on the port or max_controllers_per_host for its
   // HOSTNQN (discovery controllers included) gets Connect Controller Busy
   // (--max-controllers, --max-controllers-per-host, 1..65519). nvmet has none of these.
-  uint32_t max_pending_connections = 256;
+  // A connecting Linux host holds one pending connection per I/O queue (nvme-rdma establishes
+  // every I/O queue's CM connection before it sends their Connects): 128 lets 16 hosts with 8
+  // I/O queues each connect at the same instant, at about 265 KiB a connection on rxe (33 MiB).
+  uint32_t max_pending_connections = 128;
   uint32_t connect_timeout_ms = 10000;
   uint32_t max_controllers = 128;
   uint32_t max_controllers_per_host = 32;
+  // RDMA READs one queue may have outstanding (CLI --max-rdma-read-depth, 1..255): the initiator
+  // depth given to rdma_accept is the lowest of this, the host's responder_resources and the
+  // device's max_qp_init_rd_atom; READs beyond it wait in arrival order. 16 is what mlx5
+  // devices report as max_qp_init_rd_atom; rxe reports 128, and the Linux host offers the
+  // device's value, so on rxe this setting is what bounds a QD32 write burst.
+  uint32_t max_rdma_read_depth = 16;
+  // Shared data buffers per RDMA device (CLI --num-shared-buffers, 0..65535, SPDK's
+  // num_shared_buffers): chunks of the MDTS transfer size, registered once when the first
+  // Connect is accepted, taken by commands that move data and given back at their response.
+  // 256 x 128 KiB = 32 MiB. 0: every queue slot owns a buffer (queue_size x MDTS per queue).
+  uint32_t num_shared_buffers = 256;
 
   PollMode poll_mode = PollMode::kEvent;  // CLI --poll
   // kEvent only: microseconds to keep polling after the last completion before sleeping (CLI

@@ -55,5 +55,29 @@ TEST(ValidateOptionsHardening, MaxIoQueuesNamesTheOption) {
   expect_invalid(o, "--max-io-queues 65");
 }
 
+TEST(ValidateOptionsHardening, NumSharedBuffersIsAtMost65535) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.num_shared_buffers, 256u);
+  o.num_shared_buffers = 65536;
+  expect_invalid(o, "--num-shared-buffers 65536 is not in 0..65535");
+  for (uint32_t ok : {0u, 1u, 65535u}) {
+    o.num_shared_buffers = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
+}
+
+TEST(ValidateOptionsHardening, MaxRdmaReadDepthIsOneTo255) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.max_rdma_read_depth, 16u);
+  o.max_rdma_read_depth = 0;
+  expect_invalid(o, "--max-rdma-read-depth 0 is not in 1..255");
+  o.max_rdma_read_depth = 256;
+  expect_invalid(o, "--max-rdma-read-depth 256");
+  for (uint32_t ok : {1u, 255u}) {
+    o.max_rdma_read_depth = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
+}
+
 }  // namespace
 }  // namespace nvmf::target

@@ -17,6 +17,7 @@
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
+#include "host/bench.h"
 #include "host/controller.h"
 #include "proto/nvme.h"
 #include "target/target.h"
@@ -198,6 +199,126 @@ TEST_F(LoopbackTest, ReadPastTheEndIsLbaOutOfRangeAndTheQueueStaysUsable) {
 TEST_F(LoopbackTest, FlushSucceeds) {
   Status f = ctrl_->flush();
   EXPECT_TRUE(f.ok()) << f.to_string();
+}
+
+// RDMA READ depth (issue 12): a QD32 run of 64 KiB writes with verify makes every command of
+// the queue want an RDMA READ at once. The target must never have more READs outstanding than
+// the initiator depth it accepted with (--max-rdma-read-depth 4 here, below what rxe and the host
+// offer), must reach that depth, and must make the others wait in order rather than fail: every
+// write lands and reads back intact. Without the cap the high-water mark is the queue depth.
+TEST(LoopbackReadDepthTest, Qd32WritesNeverExceedTheReadDepth) {
+  std::optional<RxeEnv> env;
+  NVMF_REQUIRE_RXE(env);
+  constexpr char kDepthNqn[] = "nqn.2024-01.io.nvmf-rdma:e2e-read-depth";
+  target::TargetOptions topts = ram_target_options(*env, kDepthNqn, 16ull << 20, kLbaSize);
+  topts.max_rdma_read_depth = 4;
+  topts.inline_data_size = 0;  // every write's data by RDMA READ
+  auto target = RunningTarget::start(topts);
+  ASSERT_NE(target, nullptr);
+  auto ctrl = host::Controller::connect(host_options_for(*env, (*target)->port(), kDepthNqn, 64));
+  ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
+
+  host::BenchOptions b;
+  b.rw = host::RwMode::kRandWrite;
+  b.bs = {64 * 1024};
+  b.iodepth = 32;
+  b.numjobs = 1;
+  b.runtime_s = 1;
+  b.verify = true;
+  auto report = host::run_bench(**ctrl, b);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_TRUE(report->status.ok()) << report->status.to_string();
+  EXPECT_GT(report->verify_checked, 0u);
+  EXPECT_EQ(report->verify_errors, 0u) << report->verify_first_error;
+  ASSERT_EQ(report->results.size(), 1u);
+  EXPECT_GT(report->results[0].all.write.ios, 0u);
+
+  // The host has seen every CQE; the target frees a slot when it sees the SEND's completion,
+  // which may come a moment later.
+  target::TargetStats t = (*target)->stats();
+  auto all_free = [](const target::TargetStats& s) {
+    for (const target::QueueStats& q : s.queues) {
+      if (q.qid != 0 &&
+          q.counters.state_now[static_cast<size_t>(target::RequestState::kDone)] != q.queue_size) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (int i = 0; i < 500 && !all_free(t); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    t = (*target)->stats();
+  }
+  bool saw_io_queue = false;
+  for (const target::QueueStats& q : t.queues) {
+    EXPECT_EQ(q.rdma_read_depth, 4u) << "qid " << q.qid;
+    EXPECT_LE(q.counters.rdma_reads_in_flight_max, 4u) << "qid " << q.qid;
+    EXPECT_GE(q.send_queue_depth, 2 * q.queue_size) << "qid " << q.qid;
+    if (q.qid == 0) continue;
+    saw_io_queue = true;
+    EXPECT_EQ(q.counters.rdma_reads_in_flight_max, 4u) << "the depth was reached";
+    EXPECT_GT(q.counters.rdma_read_waits, 0u) << "READs beyond the depth waited";
+    const auto& entered = q.counters.state_entered;
+    auto at = [](target::RequestState s) { return static_cast<size_t>(s); };
+    EXPECT_EQ(entered[at(target::RequestState::kWaitingForReadCredit)],
+              entered[at(target::RequestState::kTransferringFromHost)])
+        << "every waiting READ was posted";
+    EXPECT_EQ(entered[at(target::RequestState::kTransferringFromHost)],
+              q.counters.writes_rdma_read + 1)
+        << "the keyed writes and the Connect's data";
+    EXPECT_EQ(entered[at(target::RequestState::kNew)], q.counters.commands);
+    EXPECT_EQ(q.counters.state_now[at(target::RequestState::kDone)], q.queue_size)
+        << "every slot free once the host saw its last completion";
+  }
+  EXPECT_TRUE(saw_io_queue);
+  EXPECT_TRUE((*ctrl)->disconnect().ok());
+}
+
+// Shared data buffers (issue 12): with 3 buffers for a QD32 run of 64 KiB random reads and
+// writes with verify, commands that move data wait for a buffer (waiting_for_buffer) instead of
+// failing, every one completes, the data reads back intact, and the buffers are all back once
+// the host saw its last completion.
+TEST(LoopbackSharedBuffersTest, CommandsWaitForABufferAndNoneFails) {
+  std::optional<RxeEnv> env;
+  NVMF_REQUIRE_RXE(env);
+  constexpr char kPoolNqn[] = "nqn.2024-01.io.nvmf-rdma:e2e-shared-buffers";
+  target::TargetOptions topts = ram_target_options(*env, kPoolNqn, 16ull << 20, kLbaSize);
+  topts.num_shared_buffers = 3;
+  auto target = RunningTarget::start(topts);
+  ASSERT_NE(target, nullptr);
+  host::HostOptions hopts = host_options_for(*env, (*target)->port(), kPoolNqn, 64);
+  hopts.num_io_queues = 2;
+  auto ctrl = host::Controller::connect(hopts);
+  ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
+
+  host::BenchOptions b;
+  b.rw = host::RwMode::kRandRw;
+  b.bs = {64 * 1024};
+  b.iodepth = 32;
+  b.numjobs = 2;
+  b.runtime_s = 1;
+  b.verify = true;
+  auto report = host::run_bench(**ctrl, b);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_TRUE(report->status.ok()) << report->status.to_string();
+  EXPECT_GT(report->verify_checked, 0u);
+  EXPECT_EQ(report->verify_errors, 0u) << report->verify_first_error;
+
+  const size_t waiting = static_cast<size_t>(target::RequestState::kWaitingForBuffer);
+  const size_t done = static_cast<size_t>(target::RequestState::kDone);
+  target::TargetStats t = (*target)->stats();
+  EXPECT_GT(t.totals.buffer_waits, 0u);
+  EXPECT_EQ(t.totals.state_entered[waiting], t.totals.buffer_waits);
+  EXPECT_EQ(t.totals.errors, 0u);
+  int io_queues = 0;
+  for (const target::QueueStats& q : t.queues) {
+    if (q.qid == 0) continue;
+    ++io_queues;
+    EXPECT_EQ(q.counters.state_now[waiting], 0u) << "qid " << q.qid;
+    EXPECT_LE(q.counters.state_now[done], q.queue_size) << "qid " << q.qid;
+  }
+  EXPECT_EQ(io_queues, 2);
+  EXPECT_TRUE((*ctrl)->disconnect().ok());
 }
 
 }  // namespace

@@ -86,9 +86,9 @@ write_config() { # write_config FILE INLINE_SIZE [PATH]: what `nvmetcli save` wr
 JSON
 }
 
-start_target() { # start_target CONFIG TAG
+start_target() { # start_target CONFIG TAG [nvmf-target flags...]
   : >"$out/target-$2.log"
-  "$target_bin" --config "$1" --json "$out/target-$2.json" >"$out/target-$2.log" 2>&1 &
+  "$target_bin" --config "$1" --json "$out/target-$2.json" "${@:3}" >"$out/target-$2.log" 2>&1 &
   target_pid=$!
   for _ in $(seq 1 300); do
     grep -q "listening on" "$out/target-$2.log" && return 0
@@ -486,6 +486,38 @@ if check "$s" start_target start_target "$cfg" file; then
   check "$s" stop_target stop_target
 fi
 rm -f "$img"
+
+# --max-pending-connections against the Linux host (issue 10): nvme-rdma sets up the CM
+# connection of every I/O queue before it sends their Connects, so a connecting host holds one
+# pending connection per I/O queue (the README's reason for the default). 6 I/O queues (-i 2
+# -W 2 -P 2: the guest's 2 CPUs cap each kind at 2): at a limit of 6 the host connects with all
+# 7 queues; at 5 its sixth I/O queue gets a CM reject (NO_RSC) and nvme connect fails.
+s=KernelHostOnNvmfTarget_PendingLimit
+cfg=$out/config-pending.json
+write_config "$cfg" 4096
+pending_connect() { # pending_connect EXPECTED-QUEUE-COUNT (0: the connect must fail)
+  local rc=0 c n=0
+  nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$NQN" -q "$HOST_OK" -i 2 -W 2 -P 2 || rc=$?
+  echo "nvme connect exit $rc"
+  c=$(ctrl_dev)
+  [ -n "$c" ] && n=$(cat "/sys/class/nvme/$(basename "$c")/queue_count")
+  echo "queue_count (admin + I/O): $n"
+  dmesg | grep -E 'creating|mapped|rejected' | tail -n 3
+  [ -n "$c" ] && nvme disconnect -n "$NQN"
+  if [ "$1" -eq 0 ]; then [ "$rc" -ne 0 ] && [ -z "$c" ]; else [ "$rc" -eq 0 ] && [ "$n" -eq "$1" ]; fi
+}
+for limit in 6 5; do
+  if check "$s" "start_target_limit_$limit" start_target "$cfg" "pending-$limit" \
+    --max-io-queues 8 --max-pending-connections "$limit"; then
+    dmesg -c >/dev/null
+    if [ "$limit" -eq 6 ]; then
+      check "$s" six_io_queues_connect_at_limit_6 pending_connect 7
+    else
+      check "$s" six_io_queues_refused_at_limit_5 pending_connect 0
+    fi
+    check "$s" "stop_target_limit_$limit" stop_target
+  fi
+done
 
 # ------------------------------------------------- nvmf-host -> Linux nvmet-rdma --
 for size in $sizes; do

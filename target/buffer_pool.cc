@@ -1,0 +1,42 @@
+// BufferPool and its free list.
+#include "target/buffer_pool.h"
+
+#include <utility>
+
+namespace nvmf::target {
+
+ChunkList::ChunkList(uint8_t* base, uint32_t count, uint32_t chunk_bytes)
+    : base_(base), count_(count), chunk_bytes_(chunk_bytes), is_free_(count, true) {
+  free_.reserve(count);
+  for (uint32_t i = count; i > 0; --i) free_.push_back(i - 1);  // chunk 0 on top
+}
+
+uint8_t* ChunkList::get() {
+  if (free_.empty()) return nullptr;
+  uint32_t index = free_.back();
+  free_.pop_back();
+  is_free_[index] = false;
+  if (in_use() > high_water_) high_water_ = in_use();
+  return base_ + static_cast<size_t>(index) * chunk_bytes_;
+}
+
+bool ChunkList::put(uint8_t* chunk) {
+  if (chunk < base_ || chunk_bytes_ == 0) return false;
+  size_t offset = static_cast<size_t>(chunk - base_);
+  if (offset % chunk_bytes_ != 0 || offset / chunk_bytes_ >= count_) return false;
+  auto index = static_cast<uint32_t>(offset / chunk_bytes_);
+  if (is_free_[index]) return false;
+  is_free_[index] = true;
+  free_.push_back(index);
+  return true;
+}
+
+Result<std::unique_ptr<BufferPool>> BufferPool::create(ibv_pd* pd, uint32_t count,
+                                                       uint32_t chunk_bytes) {
+  NVMF_ASSIGN_OR_RETURN(auto buffer, verbs::RegisteredBuffer::create(
+                                         pd, static_cast<size_t>(count) * chunk_bytes, 4096,
+                                         IBV_ACCESS_LOCAL_WRITE, "shared data buffers"));
+  return std::unique_ptr<BufferPool>(new BufferPool(std::move(buffer), count, chunk_bytes));
+}
+
+}  // namespace nvmf::target

@@ -1,0 +1,70 @@
+// The shared buffer pool's free list: chunk addresses, exhaustion, give-back checks and the
+// waiters' claim on free chunks. (The registered mapping needs a device: ci/e2e covers it.)
+#include "target/buffer_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+namespace nvmf::target {
+namespace {
+
+TEST(ChunkListTest, HandsOutEveryChunkOnceThenNone) {
+  std::vector<uint8_t> mem(4 * 8192);
+  ChunkList list(mem.data(), 4, 8192);
+  std::set<uint8_t*> seen;
+  for (int i = 0; i < 4; ++i) {
+    uint8_t* c = list.get();
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ((c - mem.data()) % 8192, 0);
+    EXPECT_LT(c, mem.data() + mem.size());
+    seen.insert(c);
+  }
+  EXPECT_EQ(seen.size(), 4u);
+  EXPECT_EQ(list.get(), nullptr) << "exhausted: the caller waits";
+  EXPECT_EQ(list.free_count(), 0u);
+  EXPECT_EQ(list.high_water(), 4u);
+  EXPECT_EQ(list.get(), nullptr);
+}
+
+TEST(ChunkListTest, FirstChunkFirstAndReuseOfTheLastGivenBack) {
+  std::vector<uint8_t> mem(3 * 4096);
+  ChunkList list(mem.data(), 3, 4096);
+  uint8_t* a = list.get();
+  EXPECT_EQ(a, mem.data());
+  uint8_t* b = list.get();
+  EXPECT_EQ(b, mem.data() + 4096);
+  ASSERT_TRUE(list.put(a));
+  EXPECT_EQ(list.get(), a) << "the warmest chunk again";
+  EXPECT_EQ(list.in_use(), 2u);
+}
+
+TEST(ChunkListTest, RefusesForeignMisalignedAndDoubleGiveBacks) {
+  std::vector<uint8_t> mem(2 * 4096);
+  ChunkList list(mem.data(), 2, 4096);
+  uint8_t* a = list.get();
+  EXPECT_FALSE(list.put(a + 1)) << "not a chunk start";
+  EXPECT_FALSE(list.put(mem.data() + 2 * 4096)) << "past the end";
+  uint8_t other = 0;
+  EXPECT_FALSE(list.put(&other < mem.data() ? &other : mem.data() - 4096 + 0)) << "foreign";
+  EXPECT_FALSE(list.put(mem.data() + 4096)) << "never handed out";
+  EXPECT_TRUE(list.put(a));
+  EXPECT_FALSE(list.put(a)) << "given back twice";
+  EXPECT_EQ(list.free_count(), 2u);
+}
+
+TEST(ChunkListTest, WaitersClaimFreeChunksBeforeNewcomers) {
+  std::vector<uint8_t> mem(2 * 4096);
+  ChunkList list(mem.data(), 2, 4096);
+  EXPECT_TRUE(list.unclaimed());
+  list.waiting = 2;
+  EXPECT_FALSE(list.unclaimed()) << "two free, two waiting: nothing for a newcomer";
+  list.waiting = 1;
+  EXPECT_TRUE(list.unclaimed());
+  ASSERT_NE(list.get(), nullptr);
+  EXPECT_FALSE(list.unclaimed());
+}
+
+}  // namespace
+}  // namespace nvmf::target
