@@ -112,6 +112,21 @@ Status enable_controller(CommandChannel& ch, uint64_t cap, const SleepFn& sleep)
   }
 }
 
+Status disable_controller(CommandChannel& ch, uint32_t cc, uint64_t cap, const SleepFn& sleep) {
+  const uint32_t disabled = cc & ~uint32_t{1};  // CC.EN is bit 0
+  NVMF_RETURN_IF_ERROR(property_set(ch, proto::kPropCc, disabled));
+  uint32_t timeout_ms = cap_timeout_ms(cap);
+  for (uint32_t waited = 0;; waited += kPropertyPollInterval.count()) {
+    NVMF_ASSIGN_OR_RETURN(uint64_t csts, property_get(ch, proto::kPropCsts, false));
+    if ((csts & proto::kCstsRdy) == 0) return ok_status();
+    if (waited >= timeout_ms) {
+      return Status::timeout("CSTS.RDY still 1 after CAP.TO = " + std::to_string(timeout_ms) +
+                             " ms (CC " + hex(disabled) + ")");
+    }
+    sleep(kPropertyPollInterval);
+  }
+}
+
 Status shutdown_controller(CommandChannel& ch, uint32_t cc, int timeout_ms, const SleepFn& sleep) {
   NVMF_RETURN_IF_ERROR(property_set(ch, proto::kPropCc, cc_with_normal_shutdown(cc)));
   for (int waited = 0;; waited += static_cast<int>(kPropertyPollInterval.count())) {

@@ -38,6 +38,13 @@ Status property_set(CommandChannel& ch, uint32_t ofst, uint32_t value);
 // kTimeout naming CAP.TO. Base 2.0 §3.5.1 "Memory-based Controller Initialization".
 Status enable_controller(CommandChannel& ch, uint64_t cap, const SleepFn& sleep = default_sleep);
 
+// Controller reset, first half: writes CC = `cc` with EN cleared and polls CSTS every 10 ms
+// until RDY = 0, for at most CAP.TO (`cap`). Base 2.0 §3.7.2 "Controller Reset" (CC.EN 1 to 0:
+// the controller deletes its I/O queues and completes outstanding AERs). kTimeout naming
+// CAP.TO when RDY stays 1.
+Status disable_controller(CommandChannel& ch, uint32_t cc, uint64_t cap,
+                          const SleepFn& sleep = default_sleep);
+
 // Writes CC.SHN = 01b (keeping EN) and polls CSTS until SHST = 10b, for at most `timeout_ms`.
 // Base 2.0 §3.6.2. kTimeout naming the last SHST.
 Status shutdown_controller(CommandChannel& ch, uint32_t cc, int timeout_ms,

@@ -118,6 +118,28 @@ TEST(EnableController, TimesOutAfterCapTo) {
   EXPECT_EQ(slept_ms, 1000);
 }
 
+TEST(DisableController, ClearsEnAndWaitsForNotReady) {
+  FakeChannel ch;
+  uint32_t cc = 0;
+  script_properties(ch, {proto::kCstsRdy, proto::kCstsRdy, 0}, &cc);
+  EXPECT_TRUE(disable_controller(ch, kCcEnable, uint64_t{1} << 24, kNoSleep).ok());
+  EXPECT_EQ(cc, 0x00460000u);     // IOSQES/IOCQES kept, EN 0
+  EXPECT_EQ(ch.sent.size(), 4u);  // set CC, 3 x get CSTS
+}
+
+TEST(DisableController, TimesOutAfterCapToWhileReady) {
+  FakeChannel ch;
+  uint32_t cc = 0;
+  script_properties(ch, {proto::kCstsRdy}, &cc);
+  int slept_ms = 0;
+  Status st = disable_controller(ch, kCcEnable, uint64_t{2} << 24,  // CAP.TO 2 = 1000 ms
+                                 [&](std::chrono::milliseconds ms) { slept_ms += ms.count(); });
+  EXPECT_EQ(st.code(), StatusCode::kTimeout);
+  EXPECT_NE(st.message().find("RDY still 1 after CAP.TO = 1000 ms"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(slept_ms, 1000);
+}
+
 TEST(ShutdownController, SetsShnAndWaitsForShst) {
   FakeChannel ch;
   uint32_t cc = 0;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -72,12 +73,62 @@ Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view wh
                                   " is not a multiple of the LBA size " + std::to_string(lba_size));
 }
 
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+Status split_path_lists(HostOptions& o) {
+  const std::vector<std::string> addrs = split_commas(o.traddr);
+  const std::vector<std::string> svcs = split_commas(o.trsvcid);
+  if (addrs.size() > 1 && svcs.size() > 1 && addrs.size() != svcs.size()) {
+    return Status::invalid_argument("--traddr lists " + std::to_string(addrs.size()) +
+                                    " addresses and --trsvcid " + std::to_string(svcs.size()) +
+                                    " services: give equal counts, or one of either");
+  }
+  const size_t n = std::max(addrs.size(), svcs.size());
+  if (n > kMaxPaths) {
+    return Status::invalid_argument(std::to_string(n) + " paths: at most " +
+                                    std::to_string(kMaxPaths));
+  }
+  std::vector<TransportPath> paths;
+  for (size_t i = 0; i < n; ++i) {
+    TransportPath p{addrs[addrs.size() == 1 ? 0 : i], svcs[svcs.size() == 1 ? 0 : i]};
+    if (p.traddr.empty() || p.trsvcid.empty()) {
+      return Status::invalid_argument("path " + std::to_string(i + 1) +
+                                      ": empty --traddr or --trsvcid in a comma-separated list");
+    }
+    for (const TransportPath& q : paths) {
+      if (q == p) {
+        return Status::invalid_argument("path " + p.traddr + ":" + p.trsvcid + " is given twice");
+      }
+    }
+    paths.push_back(std::move(p));
+  }
+  o.traddr = paths[0].traddr;
+  o.trsvcid = paths[0].trsvcid;
+  o.failover_paths.assign(paths.begin() + 1, paths.end());
+  return ok_status();
+}
+
 Status check_connection_options(const HostOptions& o) {
-  auto port = verbs::parse_port(o.trsvcid);
-  if (!port.ok()) return Status::invalid_argument("--trsvcid: " + port.status().message());
-  if (*port == 0) return Status::invalid_argument("--trsvcid: port 0 cannot be connected to");
-  if (auto a = verbs::SocketAddress::parse(o.traddr, *port); !a.ok()) {
-    return Status::invalid_argument("--traddr: " + a.status().message());
+  for (const TransportPath& p : transport_paths(o)) {
+    auto port = verbs::parse_port(p.trsvcid);
+    if (!port.ok()) return Status::invalid_argument("--trsvcid: " + port.status().message());
+    if (*port == 0) return Status::invalid_argument("--trsvcid: port 0 cannot be connected to");
+    if (auto a = verbs::SocketAddress::parse(p.traddr, *port); !a.ok()) {
+      return Status::invalid_argument("--traddr: " + a.status().message());
+    }
   }
   if (!o.host_traddr.empty()) {
     if (auto a = verbs::SocketAddress::parse(o.host_traddr, uint16_t{0}); !a.ok()) {
@@ -194,6 +245,12 @@ nlohmann::json stats_json(const HostStats& s) {
           {"keep_alive_failures", s.keep_alive_failures}};
 }
 
+nlohmann::json paths_json(const HostOptions& o) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const TransportPath& p : transport_paths(o)) out.push_back(p.traddr + ":" + p.trsvcid);
+  return out;
+}
+
 nlohmann::json recovery_json(ControllerState state, const RecoveryStats& r, const HostOptions& o) {
   return {{"state", controller_state_name(state)},
           {"reconnect_delay", o.reconnect_delay_s},
@@ -205,6 +262,10 @@ nlohmann::json recovery_json(ControllerState state, const RecoveryStats& r, cons
           {"retried_transfers", r.retried_transfers},
           {"path_errors", r.path_errors},
           {"longest_outage_ms", r.longest_outage_ms},
+          {"failovers", r.failovers},
+          {"resets", r.resets},
+          {"path", r.path},
+          {"paths", paths_json(o)},
           {"last_loss", r.last_loss}};
 }
 

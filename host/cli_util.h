@@ -36,6 +36,14 @@ Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view wh
 // to judge: discover needs none) (Base 2.0
 // §4.5: an NQN is at most 223 bytes).
 Status check_connection_options(const HostOptions& o);
+// Several paths to one subsystem, failover order (HostOptions::failover_paths): -a and -s may
+// each be a comma-separated list. Equal lengths pair up (-a A,B -s 4420,4421); a single value
+// goes with every value of the other list (-a A,B -s 4420; -a A -s 4420,4421). Leaves the first
+// path in traddr/trsvcid and the others in failover_paths. kInvalidArgument: lists of
+// different lengths (neither one value), an empty element, a path given twice, more than
+// kMaxPaths paths.
+Status split_path_lists(HostOptions& o);
+inline constexpr size_t kMaxPaths = 8;
 
 // Ok when bytes [offset, offset + length) rounded out to whole LBAs of any size the host
 // accepts (up to 1 MiB) stay below 2^64; else kInvalidArgument naming `what` ("--offset +

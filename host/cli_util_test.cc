@@ -117,10 +117,75 @@ TEST(RecoveryJson, StateNamesAndNvmeCliDefaults) {
   EXPECT_EQ(j["reconnects"], 1);
   EXPECT_EQ(j["longest_outage_ms"], 1234);
   EXPECT_EQ(j["last_loss"], r.last_loss);
+  EXPECT_EQ(j["failovers"], 0);
+  EXPECT_EQ(j["resets"], 0);
   EXPECT_STREQ(controller_state_name(ControllerState::kNew), "new");
   EXPECT_STREQ(controller_state_name(ControllerState::kLive), "live");
   EXPECT_STREQ(controller_state_name(ControllerState::kResetting), "resetting");
   EXPECT_STREQ(controller_state_name(ControllerState::kDeleting), "deleting");
+}
+
+// Failover paths: -a and -s lists pair up, a single value goes with every other value.
+TEST(PathLists, PairOrShareAndKeepTheFirstInTraddr) {
+  HostOptions o;
+  o.traddr = "10.0.0.1,10.0.0.2";
+  o.trsvcid = "4420";
+  ASSERT_TRUE(split_path_lists(o).ok());
+  EXPECT_EQ(o.traddr, "10.0.0.1");
+  EXPECT_EQ(o.trsvcid, "4420");
+  ASSERT_EQ(o.failover_paths.size(), 1u);
+  EXPECT_EQ(o.failover_paths[0], (TransportPath{"10.0.0.2", "4420"}));
+
+  HostOptions s;
+  s.traddr = "10.0.0.1";
+  s.trsvcid = "4420,4421,4422";
+  ASSERT_TRUE(split_path_lists(s).ok());
+  ASSERT_EQ(transport_paths(s).size(), 3u);
+  EXPECT_EQ(transport_paths(s)[2], (TransportPath{"10.0.0.1", "4422"}));
+  EXPECT_TRUE(check_connection_options(s).ok());
+
+  HostOptions pair;
+  pair.traddr = "10.0.0.1,10.0.0.2";
+  pair.trsvcid = "4420,4421";
+  ASSERT_TRUE(split_path_lists(pair).ok());
+  EXPECT_EQ(pair.failover_paths[0], (TransportPath{"10.0.0.2", "4421"}));
+
+  HostOptions one;  // no comma: no failover path, nothing changed
+  one.traddr = "10.0.0.1";
+  ASSERT_TRUE(split_path_lists(one).ok());
+  EXPECT_EQ(one.traddr, "10.0.0.1");
+  EXPECT_TRUE(one.failover_paths.empty());
+
+  nlohmann::json j = recovery_json(ControllerState::kLive, RecoveryStats{}, pair);
+  EXPECT_EQ(j["paths"], nlohmann::json::array({"10.0.0.1:4420", "10.0.0.2:4421"}));
+}
+
+TEST(PathLists, BadListsAreRefusedNamingWhy) {
+  auto error = [](std::string a, std::string s) {
+    HostOptions o;
+    o.traddr = std::move(a);
+    o.trsvcid = std::move(s);
+    Status st = split_path_lists(o);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    return st.message();
+  };
+  EXPECT_NE(error("10.0.0.1,10.0.0.2", "1,2,3").find("2 addresses and --trsvcid 3 services"),
+            std::string::npos);
+  EXPECT_NE(error("10.0.0.1,,10.0.0.2", "4420").find("path 2: empty"), std::string::npos);
+  EXPECT_NE(error("10.0.0.1", "4420,").find("path 2: empty"), std::string::npos);
+  EXPECT_NE(error("10.0.0.1,10.0.0.1", "4420").find("10.0.0.1:4420 is given twice"),
+            std::string::npos);
+  EXPECT_NE(error("10.0.0.1", "1,2,3,4,5,6,7,8,9").find("9 paths: at most 8"), std::string::npos);
+  // Each path is checked as a single one would be.
+  HostOptions o;
+  o.traddr = "10.0.0.1,host.example";
+  ASSERT_TRUE(split_path_lists(o).ok());
+  EXPECT_NE(check_connection_options(o).message().find("--traddr"), std::string::npos);
+  o.traddr = "10.0.0.1";
+  o.trsvcid = "4420,0";
+  o.failover_paths.clear();
+  ASSERT_TRUE(split_path_lists(o).ok());
+  EXPECT_NE(check_connection_options(o).message().find("port 0"), std::string::npos);
 }
 
 TEST(StatsJson, KeepAliveCounters) {

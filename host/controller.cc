@@ -60,6 +60,7 @@ DataSegment RegisteredBuffer::segment(size_t offset, size_t length) const {
 Controller::Controller(const HostOptions& options)
     : options_(options), hostid_(random_host_id()), pd_(std::make_shared<PdHolder>()) {
   hostnqn_ = options.hostnqn.empty() ? default_hostnqn(hostid_) : options.hostnqn;
+  paths_ = transport_paths(options);
 }
 
 Controller::~Controller() { (void)disconnect(); }
@@ -69,12 +70,32 @@ Result<std::unique_ptr<Controller>> Controller::connect(const HostOptions& optio
   if (options.subnqn.empty()) return Status::invalid_argument("no subsystem NQN");
   if (options.num_io_queues < 1) return Status::invalid_argument("num_io_queues must be >= 1");
   std::unique_ptr<Controller> c(new Controller(options));
-  NVMF_RETURN_IF_ERROR(c->connect_association());
+  for (const TransportPath& p : c->paths_) {
+    if (p.traddr.empty()) return Status::invalid_argument("a failover path has no traddr");
+  }
+  NVMF_RETURN_IF_ERROR(c->connect_round(0));
   c->state_.store(ControllerState::kLive, std::memory_order_release);
   return c;
 }
 
+Status Controller::connect_round(size_t first) {
+  const size_t n = paths_.size();
+  Status last = ok_status();
+  for (size_t i = 0; i < n; ++i) {
+    path_index_ = (first + i) % n;
+    const TransportPath& p = paths_[path_index_];
+    last = connect_association();
+    if (last.ok()) return last;
+    if (n > 1) {
+      NVMF_LOG(WARN, "host") << "path " << p.traddr << ":" << p.trsvcid
+                             << " failed: " << last.to_string();
+    }
+  }
+  return last;
+}
+
 Status Controller::connect_association() {
+  recovery_.path = paths_[path_index_].traddr + ":" + paths_[path_index_].trsvcid;
   Status st = connect_admin();
   if (st.ok()) st = connect_io_queues();
   if (!st.ok()) {
@@ -96,19 +117,69 @@ void Controller::teardown_queues() {
 
 void Controller::begin_loss(const Status& why) {
   auto now = std::chrono::steady_clock::now();
-  state_.store(ControllerState::kConnecting, std::memory_order_release);
+  set_state(ControllerState::kConnecting);
   lost_at_ = now;
-  next_attempt_ = now + std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
+  lost_path_ = path_index_;
+  // With another path to go to, the first round starts at once (failover); one path waits.
+  next_attempt_ =
+      paths_.size() > 1 ? now : now + std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
   if (options_.ctrl_loss_tmo_s >= 0) {
     next_attempt_ = std::min(next_attempt_, now + std::chrono::seconds(options_.ctrl_loss_tmo_s));
   }
   ++recovery_.losses;
   recovery_.last_loss = why.to_string();
-  NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << ": association lost (" << why.to_string()
-                         << "): reconnecting in " << std::max(1, options_.reconnect_delay_s)
-                         << " s";
+  NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << " on " << recovery_.path
+                         << ": association lost (" << why.to_string() << "): "
+                         << (paths_.size() > 1
+                                 ? "trying the other paths"
+                                 : "reconnecting in " +
+                                       std::to_string(std::max(1, options_.reconnect_delay_s)) +
+                                       " s");
   teardown_queues();
   keep_alive_lost_.store(false, std::memory_order_relaxed);
+}
+
+void Controller::set_state(ControllerState state) {
+  ControllerState before = state_.exchange(state, std::memory_order_acq_rel);
+  if (before != state && before != ControllerState::kNew && options_.on_state_change) {
+    options_.on_state_change(controller_state_name(state));
+  }
+}
+
+Status Controller::reset() {
+  if (state() != ControllerState::kLive) {
+    return Status::unavailable(std::string("reset: the controller is ") +
+                               controller_state_name(state()) + ", not live");
+  }
+  // Linux nvme_rdma_reset_ctrl_work: stop, delete the I/O queues, CC.EN 0, drop the admin
+  // queue, then set the controller up again (state connecting) and live.
+  set_state(ControllerState::kResetting);
+  stop_keep_alive();
+  Status st;
+  {
+    std::lock_guard<std::mutex> lock(admin_mutex_);
+    stats_ = stats_locked();
+    io_queues_.clear();
+    if (admin_ && enabled_) st = disable_controller(*admin_, cc_, cap_);
+    admin_.reset();
+    enabled_ = false;
+  }
+  if (!st.ok()) NVMF_LOG(WARN, "host") << "reset: " << st.to_string();
+  set_state(ControllerState::kConnecting);
+  const NamespaceInfo before = identify_.ns;
+  Status up = connect_association();
+  if (up.ok() && (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
+    up = Status::io("namespace " + std::to_string(before.nsid) + " changed across the reset");
+  }
+  if (up.ok()) {
+    ++recovery_.resets;
+    set_state(ControllerState::kLive);
+    NVMF_LOG(INFO, "host") << "reset: live again, cntlid " << cntlid_ << " on " << recovery_.path;
+    return ok_status();
+  }
+  // The association could not be set up again: a loss, recovered as write() does.
+  begin_loss(up);
+  return reconnect().annotate("reset");
 }
 
 Status Controller::path_error(const std::string& why) {
@@ -129,7 +200,7 @@ Status Controller::reconnect() {
           ? Clock::time_point::max()
           : lost_at_ + std::chrono::seconds(options_.fast_io_fail_tmo_s);
   auto give_up = [&](const std::string& why) {
-    state_.store(ControllerState::kDeleting, std::memory_order_release);
+    set_state(ControllerState::kDeleting);
     deleted_by_loss_ = true;
     NVMF_LOG(WARN, "host") << why << ": controller deleted";
     return path_error(why);
@@ -140,7 +211,7 @@ Status Controller::reconnect() {
     Clock::time_point now = Clock::now();
     if (now >= next_attempt_) {
       ++recovery_.reconnect_attempts;
-      Status st = connect_association();
+      Status st = connect_round((path_index_ + 1) % paths_.size());
       if (st.ok() &&
           (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
         teardown_queues();
@@ -148,14 +219,16 @@ Status Controller::reconnect() {
                        " changed across the reconnect (LBA size or size)");
       }
       if (st.ok()) {
-        state_.store(ControllerState::kLive, std::memory_order_release);
+        set_state(ControllerState::kLive);
         ++recovery_.reconnects;
+        if (path_index_ != lost_path_) ++recovery_.failovers;
         auto outage =
             std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lost_at_);
         recovery_.longest_outage_ms =
             std::max<uint64_t>(recovery_.longest_outage_ms, static_cast<uint64_t>(outage.count()));
         NVMF_LOG(WARN, "host") << "reconnected after " << outage.count() << " ms (attempt "
-                               << recovery_.reconnect_attempts << "), cntlid " << cntlid_;
+                               << recovery_.reconnect_attempts << "), cntlid " << cntlid_ << " on "
+                               << recovery_.path;
         return ok_status();
       }
       NVMF_LOG(WARN, "host") << "reconnect attempt " << recovery_.reconnect_attempts
@@ -259,8 +332,9 @@ void Controller::keep_alive_loop(std::chrono::milliseconds interval) {
 }
 
 Status Controller::connect_admin() {
-  NVMF_ASSIGN_OR_RETURN(admin_,
-                        Queue::connect(queue_params(options_, 0, kAdminQueueSize), pd_->pd));
+  NVMF_ASSIGN_OR_RETURN(
+      admin_,
+      Queue::connect(queue_params(options_, paths_[path_index_], 0, kAdminQueueSize), pd_->pd));
   NVMF_ASSIGN_OR_RETURN(proto::ConnectData data,
                         connect_data(hostid_, proto::kAdminQueueCntlid, options_.subnqn, hostnqn_));
   NVMF_ASSIGN_OR_RETURN(cntlid_, fabrics_connect(*admin_, 0, kAdminQueueSize, options_.kato_ms,
@@ -294,8 +368,9 @@ Status Controller::connect_io_queues() {
   NVMF_ASSIGN_OR_RETURN(proto::ConnectData data,
                         connect_data(hostid_, cntlid_, options_.subnqn, hostnqn_));
   for (uint16_t qid = 1; qid <= count; ++qid) {
-    NVMF_ASSIGN_OR_RETURN(std::unique_ptr<Queue> q,
-                          Queue::connect(queue_params(options_, qid, size), pd_->pd));
+    NVMF_ASSIGN_OR_RETURN(
+        std::unique_ptr<Queue> q,
+        Queue::connect(queue_params(options_, paths_[path_index_], qid, size), pd_->pd));
     q->set_in_capsule_policy(host_in_capsule_policy(identify_.ctrl, q->granted_max_send_sge()));
     NVMF_RETURN_IF_ERROR(fabrics_connect(*q, qid, size, 0, data, /*allow_in_capsule=*/true));
     io_queues_.push_back(std::move(q));
@@ -437,7 +512,7 @@ Status Controller::keep_alive() {
 }
 
 Status Controller::disconnect() {
-  state_.store(ControllerState::kDeleting, std::memory_order_release);
+  set_state(ControllerState::kDeleting);
   stop_keep_alive();
   std::lock_guard<std::mutex> lock(admin_mutex_);
   if (!admin_) return ok_status();

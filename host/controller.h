@@ -113,8 +113,9 @@ struct HostStats {
 };
 
 // Controller states, Linux's names (/sys/class/nvme/nvmeX/state): new (connecting the first
-// time), live, resetting (unused: no Controller Reset yet), connecting (the association was
-// lost: queues torn down, reconnecting), deleting (disconnect() or ctrl_loss_tmo ran out).
+// time), live, resetting (reset(): CC.EN 1 to 0 and back, as `nvme reset`), connecting (the
+// association was lost: queues torn down, reconnecting; also reset() when the association
+// failed during it), deleting (disconnect() or ctrl_loss_tmo ran out).
 enum class ControllerState : uint8_t { kNew, kLive, kResetting, kConnecting, kDeleting };
 // "new", "live", "resetting", "connecting", "deleting".
 const char* controller_state_name(ControllerState state);
@@ -127,7 +128,10 @@ struct RecoveryStats {
   uint64_t retried_transfers = 0;   // write/read/flush calls sent again after a reconnect
   uint64_t path_errors = 0;         // calls failed with Host Pathing Error (timeouts)
   uint64_t longest_outage_ms = 0;   // loss to live again, the longest
+  uint64_t failovers = 0;           // reconnects on another path than the lost one
+  uint64_t resets = 0;              // reset() calls that brought the controller live again
   std::string last_loss;            // the error that ended the last association
+  std::string path;                 // "traddr:trsvcid" of the current association
 };
 
 // One association. Use from one thread, except that the Controller's own keep-alive thread
@@ -202,6 +206,15 @@ class Controller {
   Result<proto::Cqe> submit_raw(uint16_t qid, proto::Sqe sqe,
                                 std::span<const DataSegment> in_capsule_data);
 
+  // Controller Level Reset as `nvme reset` (Linux nvme_reset_ctrl): state resetting; the I/O
+  // queues are deleted (disconnected), CC.EN is set to 0 and CSTS.RDY 0 awaited (CAP.TO), then
+  // CC.EN 1 and CSTS.RDY 1 awaited on the same admin queue; Identify, Set Features Number of
+  // Queues and the I/O queues again (a fresh Connect each, same cntlid); state live. Call with
+  // no I/O in flight (the same thread rules as write()); I/O queue pointers are new afterwards.
+  // A transport failure during it becomes a loss (state connecting, recovery as write());
+  // kUnavailable when not live.
+  Status reset();
+
   // The state; thread-safe.
   ControllerState state() const { return state_.load(std::memory_order_acquire); }
   RecoveryStats recovery_stats() const;  // from the caller's thread
@@ -254,7 +267,12 @@ class Controller {
   // While connecting: waits and reconnects until live (ok), or fails with Host Pathing Error
   // when fast_io_fail_tmo_s or ctrl_loss_tmo_s passes.
   Status reconnect();
-  Status connect_association();  // admin + I/O queues, keep-alive thread
+  // Stores the state and tells HostOptions::on_state_change.
+  void set_state(ControllerState state);
+  Status connect_association();  // admin + I/O queues, keep-alive thread, on path_index_
+  // One round: connect_association() on each path once, from path `first` on (wrapping);
+  // path_index_ ends on the path that worked. Errors: the last path's.
+  Status connect_round(size_t first);
   void teardown_queues();
   Status path_error(const std::string& why);
   Result<Queue*> io_queue();
@@ -295,6 +313,9 @@ class Controller {
   std::chrono::steady_clock::time_point lost_at_{};
   std::chrono::steady_clock::time_point next_attempt_{};
   RecoveryStats recovery_;
+  std::vector<TransportPath> paths_;  // transport_paths(options_)
+  size_t path_index_ = 0;             // the path of the current (or last) association
+  size_t lost_path_ = 0;              // the path of the association lost last
 };
 
 }  // namespace nvmf::host

@@ -342,8 +342,11 @@ int cmd_discover(const HostOptions& opts, const std::string& json) {
 // and as in nvmf-target (--poll, --log-level, -v/--verbose, --max-inline-data).
 void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode,
                         std::string& log_level, bool& verbose, uint32_t& keep_alive_tmo_s) {
-  app.add_option("-a,--traddr", o.traddr, "target address (required)");
-  app.add_option("-s,--trsvcid", o.trsvcid, "target port")->capture_default_str();
+  app.add_option("-a,--traddr", o.traddr,
+                 "target address (required); a comma-separated list gives failover paths");
+  app.add_option("-s,--trsvcid", o.trsvcid,
+                 "target port; a comma-separated list pairs with -a's addresses")
+      ->capture_default_str();
   app.add_option("-n,--nqn", o.subnqn, "subsystem NQN (not for discover)");
   app.add_option("-w,--host-traddr", o.host_traddr, "local source address");
   app.add_option("--hostnqn", o.hostnqn, "host NQN (default: from a random host id)");
@@ -503,6 +506,10 @@ int run(int argc, char** argv) {
   if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
   if (opts.traddr.empty()) {
     std::fprintf(stderr, "nvmf-host: usage: -a,--traddr is required (try --help)\n");
+    return kExitUsage;
+  }
+  if (Status st = split_path_lists(opts); !st.ok()) {
+    std::fprintf(stderr, "nvmf-host: usage: %s\n", st.message().c_str());
     return kExitUsage;
   }
   if (Status st = check_connection_options(opts); !st.ok()) {

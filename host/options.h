@@ -3,7 +3,9 @@
 #define NVMF_HOST_OPTIONS_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace nvmf::host {
 
@@ -15,6 +17,13 @@ enum class PollMode {
 
 // "busy" / "event".
 const char* poll_mode_name(PollMode mode);
+
+// One transport address of the target: a path to the subsystem.
+struct TransportPath {
+  std::string traddr;
+  std::string trsvcid = "4420";
+  bool operator==(const TransportPath&) const = default;
+};
 
 // Connection parameters. The library does no argument parsing: the CLI fills this struct.
 struct HostOptions {
@@ -50,7 +59,22 @@ struct HostOptions {
   // Seconds after the loss after which a command waiting for the reconnect fails with Host
   // Pathing Error (SCT 3h SC 70h) while reconnecting goes on; -1 = off (wait for ctrl_loss_tmo).
   int fast_io_fail_tmo_s = -1;
+  // Further paths to the same subsystem (nvmf-host -a A,B / -s S1,S2), tried in turn when the
+  // current one is lost, like SPDK bdev_nvme's failover transport IDs: after a loss, one round
+  // tries every path once, starting with the one after the lost path, at once when there is
+  // more than one path (a single path waits reconnect_delay_s first, as Linux); further rounds
+  // follow every reconnect_delay_s until ctrl_loss_tmo_s. Each path's association is a fresh
+  // controller (new cntlid) of the same subsystem. Every path must be reachable through the
+  // same local RDMA device as the first (registered buffers belong to its PD).
+  std::vector<TransportPath> failover_paths;
+  // Called with the new state (as controller_state_name() names it: "live", "resetting",
+  // "connecting", "deleting") on every state change after the first live, from the thread that
+  // made it (the caller's: recovery and reset() run there). Must not call into the Controller.
+  std::function<void(const char* state)> on_state_change;
 };
+
+// traddr:trsvcid first, then failover_paths.
+std::vector<TransportPath> transport_paths(const HostOptions& options);
 
 }  // namespace nvmf::host
 

@@ -33,11 +33,16 @@ int remaining_ms(Deadline deadline) {
 }  // namespace
 
 QueueParams queue_params(const HostOptions& o, uint16_t qid, uint16_t queue_size) {
+  return queue_params(o, TransportPath{o.traddr, o.trsvcid}, qid, queue_size);
+}
+
+QueueParams queue_params(const HostOptions& o, const TransportPath& path, uint16_t qid,
+                         uint16_t queue_size) {
   QueueParams p;
   p.qid = qid;
   p.queue_size = queue_size;
-  p.traddr = o.traddr;
-  p.trsvcid = o.trsvcid;
+  p.traddr = path.traddr;
+  p.trsvcid = path.trsvcid;
   p.host_traddr = o.host_traddr;
   p.requested_max_inline_data = o.requested_max_inline_data;
   p.poll_mode = o.poll_mode;

@@ -42,6 +42,10 @@ struct QueueParams {
 // (address, source address, max_inline_data request, poll mode, timeout). The one mapping used
 // by Controller (admin and I/O queues) and discover() (the discovery controller's admin queue).
 QueueParams queue_params(const HostOptions& options, uint16_t qid, uint16_t queue_size);
+// The same on one of the failover paths (HostOptions::failover_paths) instead of
+// options.traddr / options.trsvcid.
+QueueParams queue_params(const HostOptions& options, const TransportPath& path, uint16_t qid,
+                         uint16_t queue_size);
 
 // Counters of one queue; plain integers, the queue is used by one thread at a time.
 struct QueueCounters {

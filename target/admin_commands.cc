@@ -8,6 +8,7 @@
 #include "common/nvme_status.h"
 #include "target/command_processor.h"
 #include "target/identify.h"
+#include "target/port.h"
 
 namespace nvmf::target {
 namespace {
@@ -78,7 +79,8 @@ NextStep CommandProcessor::identify(Request& r) {
       p.cntlid = controller_->cntlid();
       p.version = cfg.version;
       p.mdts = cfg.mdts;
-      p.in_capsule_data_size = subsystem_->in_capsule_data_size();
+      p.in_capsule_data_size =
+          port() != nullptr ? port()->in_capsule_data_size() : subsystem_->in_capsule_data_size();
       p.maxcmd = static_cast<uint16_t>(cfg.io_queue_size);
       p.aerl = cfg.aerl;
       p.kas = cfg.kas;

@@ -63,6 +63,8 @@ void CommandProcessor::controller_freed() {
   if (qid_ != 0) link_.request_disconnect("controller freed");
 }
 
+Port* CommandProcessor::port() const { return port_ != nullptr ? port_ : subsystem_->port(); }
+
 void CommandProcessor::bind(Subsystem& chosen, Controller* ctrl, uint16_t sqsize) {
   subsystem_ = &chosen;
   state_ = ConnectState::kConnected;
@@ -241,8 +243,8 @@ NextStep CommandProcessor::connect(Request& r, const proto::ConnectData& data) {
   // about this queue changes until every check has passed (bind()).
   std::string subnqn = nqn_field(data.subnqn);
   Subsystem* chosen = nullptr;
-  if (Port* port = subsystem_->port(); port != nullptr) {
-    chosen = port->find(subnqn);
+  if (Port* p = port(); p != nullptr) {
+    chosen = p->find(subnqn);
   } else if (subnqn == subsystem_->config().nqn) {
     chosen = subsystem_;
   }

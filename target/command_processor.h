@@ -37,6 +37,8 @@ namespace nvmf::target {
 //    (nvmet_install_queue); the live queue is untouched.
 // SQHD advances by one per command, modulo the CM request's queue size until a Connect succeeds
 // and modulo that Connect's SQSIZE + 1 from its own response on.
+class Port;
+
 class CommandProcessor {
  public:
   // `cm_qid` and `queue_size` (hsqsize + 1) come from the CM request; `in_capsule_area_bytes`
@@ -47,6 +49,11 @@ class CommandProcessor {
                    uint32_t in_capsule_area_bytes);
   // Calls detach().
   ~CommandProcessor();
+  // The port this queue came in on (null: the given subsystem's port). Connect finds the
+  // subsystem by SUBNQN among the port's links; the Discovery Log Page lists the port's
+  // entries; Identify IOCCSZ is the port's in-capsule size. Call before the first capsule.
+  void set_port(Port* port) { port_ = port; }
+  Port* port() const;
   CommandProcessor(const CommandProcessor&) = delete;
   CommandProcessor& operator=(const CommandProcessor&) = delete;
 
@@ -149,6 +156,7 @@ class CommandProcessor {
   void complete_held_aers(uint16_t status);
 
   Subsystem* subsystem_;  // the one given, until Connect selects one from its port by SUBNQN
+  Port* port_ = nullptr;  // the port the queue came in on (set_port)
   QueueLink& link_;
   QueueCounters& counters_;
   StatusCounters& statuses_;

@@ -473,36 +473,78 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
 
   NVMF_ASSIGN_OR_RETURN(const json* ports, array_at(root, "", "ports"));
   if (ports == nullptr || ports->empty()) return bad("ports", "no port given");
-  if (ports->size() > 1) {
-    return bad("ports[1]", "nvmf-target serves one port; give each port its own process");
+  if (ports->size() > kMaxConfigPorts) {
+    return bad("ports", std::to_string(ports->size()) + " ports: at most " +
+                            std::to_string(kMaxConfigPorts) + " are served");
   }
-  const json& port = (*ports)[0];
-  if (!port.is_object()) return bad("ports[0]", shown(port) + " is not an object");
-  NVMF_RETURN_IF_ERROR(check_keys(
-      port, "ports[0]", {"portid", "addr", "param", "referrals", "subsystems"},
-      {{"ana_groups", "nvmf-target does not report ANA (Asymmetric Namespace Access)"}}, warnings));
-  if (auto it = port.find("portid"); it != port.end()) {
-    NVMF_ASSIGN_OR_RETURN(int64_t id, integer_of(*it, "ports[0].portid", 0, 65535));
-    o.portid = static_cast<uint16_t>(id);
-  }
-  NVMF_ASSIGN_OR_RETURN(const json* addr, object_at(port, "ports[0]", "addr", true));
-  NVMF_RETURN_IF_ERROR(parse_addr(*addr, "ports[0].addr", o, warnings));
-  NVMF_ASSIGN_OR_RETURN(const json* param, object_at(port, "ports[0]", "param", false));
-  if (param != nullptr) NVMF_RETURN_IF_ERROR(parse_param(*param, "ports[0].param", o, warnings));
-  NVMF_ASSIGN_OR_RETURN(const json* referrals, array_at(port, "ports[0]", "referrals"));
-  if (referrals != nullptr && !referrals->empty()) {
-    return bad("ports[0].referrals", "referrals to other discovery services are not supported");
-  }
-  std::vector<std::string> linked;
-  NVMF_ASSIGN_OR_RETURN(const json* links, array_at(port, "ports[0]", "subsystems"));
-  if (links != nullptr) {
-    for (size_t i = 0; i < links->size(); ++i) {
-      NVMF_ASSIGN_OR_RETURN(
-          std::string n, string_of((*links)[i], "ports[0].subsystems[" + std::to_string(i) + "]"));
-      linked.push_back(n);
+  // Each port: its address, its in-capsule size, its links. The first port's fields also fill
+  // the single-port fields of TargetOptions (what --traddr and friends set).
+  std::vector<std::string> linked;  // every linked NQN once, in order of first link
+  std::vector<PortOptions> port_options;
+  for (size_t pi = 0; pi < ports->size(); ++pi) {
+    const std::string pp = "ports[" + std::to_string(pi) + "]";
+    const json& port = (*ports)[pi];
+    if (!port.is_object()) return bad(pp, shown(port) + " is not an object");
+    NVMF_RETURN_IF_ERROR(check_keys(
+        port, pp, {"portid", "addr", "param", "referrals", "subsystems"},
+        {{"ana_groups", "nvmf-target does not report ANA (Asymmetric Namespace Access)"}},
+        warnings));
+    TargetOptions one = base;  // parse_addr/parse_param fill the single-port fields
+    if (auto it = port.find("portid"); it != port.end()) {
+      NVMF_ASSIGN_OR_RETURN(int64_t id, integer_of(*it, pp + ".portid", 0, 65535));
+      one.portid = static_cast<uint16_t>(id);
     }
+    NVMF_ASSIGN_OR_RETURN(const json* addr, object_at(port, pp, "addr", true));
+    NVMF_RETURN_IF_ERROR(parse_addr(*addr, pp + ".addr", one, warnings));
+    NVMF_ASSIGN_OR_RETURN(const json* param, object_at(port, pp, "param", false));
+    if (param != nullptr) NVMF_RETURN_IF_ERROR(parse_param(*param, pp + ".param", one, warnings));
+    NVMF_ASSIGN_OR_RETURN(const json* referrals, array_at(port, pp, "referrals"));
+    if (referrals != nullptr && !referrals->empty()) {
+      return bad(pp + ".referrals", "referrals to other discovery services are not supported");
+    }
+    PortOptions po;
+    po.portid = one.portid;
+    po.traddr = one.traddr;
+    po.trsvcid = one.trsvcid;
+    po.treq = one.treq;
+    po.inline_data_size = one.inline_data_size;
+    for (const PortOptions& earlier : port_options) {
+      if (earlier.portid == po.portid) {
+        return bad(pp + ".portid", std::to_string(po.portid) + " is given twice");
+      }
+      if (earlier.traddr == po.traddr && earlier.trsvcid == po.trsvcid && po.trsvcid != "0") {
+        return bad(pp + ".addr", po.traddr + ":" + po.trsvcid + " is already port " +
+                                     std::to_string(earlier.portid) + "'s address");
+      }
+    }
+    if (pi == 0) {
+      o.portid = one.portid;
+      o.traddr = one.traddr;
+      o.trsvcid = one.trsvcid;
+      o.treq = one.treq;
+      o.inline_data_size = one.inline_data_size;
+      o.max_queue_size = one.max_queue_size;
+    } else if (one.max_queue_size != o.max_queue_size) {
+      return bad(pp + ".param.max_queue_size",
+                 std::to_string(one.max_queue_size) + " differs from ports[0]'s " +
+                     std::to_string(o.max_queue_size) + ": nvmf-target has one queue size limit");
+    }
+    NVMF_ASSIGN_OR_RETURN(const json* links, array_at(port, pp, "subsystems"));
+    if (links != nullptr) {
+      for (size_t i = 0; i < links->size(); ++i) {
+        const std::string lp = pp + ".subsystems[" + std::to_string(i) + "]";
+        NVMF_ASSIGN_OR_RETURN(std::string n, string_of((*links)[i], lp));
+        if (std::find(po.subsystems.begin(), po.subsystems.end(), n) != po.subsystems.end()) {
+          return bad(lp, "\"" + n + "\" is linked twice");
+        }
+        po.subsystems.push_back(n);
+        if (std::find(linked.begin(), linked.end(), n) == linked.end()) linked.push_back(n);
+      }
+    }
+    if (po.subsystems.empty()) return bad(pp + ".subsystems", "no subsystem linked to the port");
+    port_options.push_back(std::move(po));
   }
-  if (linked.empty()) return bad("ports[0].subsystems", "no subsystem linked to the port");
+  o.ports = port_options;
 
   NVMF_ASSIGN_OR_RETURN(const json* subs, array_at(root, "", "subsystems"));
   std::vector<SubsystemOptions> defined;
@@ -525,13 +567,18 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
     }
   }
   o.subsystems.clear();
-  for (size_t i = 0; i < linked.size(); ++i) {
+  for (const std::string& nqn : linked) {
     const SubsystemOptions* found = nullptr;
-    for (const auto& d : defined) found = d.nqn == linked[i] ? &d : found;
-    std::string p = "ports[0].subsystems[" + std::to_string(i) + "]";
-    if (found == nullptr) return bad(p, "\"" + linked[i] + "\" is not in the subsystems list");
-    for (const auto& s : o.subsystems) {
-      if (s.nqn == linked[i]) return bad(p, "\"" + linked[i] + "\" is linked twice");
+    for (const auto& d : defined) found = d.nqn == nqn ? &d : found;
+    if (found == nullptr) {
+      for (size_t pi = 0; pi < port_options.size(); ++pi) {
+        const auto& links = port_options[pi].subsystems;
+        auto at = std::find(links.begin(), links.end(), nqn);
+        if (at == links.end()) continue;
+        return bad("ports[" + std::to_string(pi) + "].subsystems[" +
+                       std::to_string(at - links.begin()) + "]",
+                   "\"" + nqn + "\" is not in the subsystems list");
+      }
     }
     o.subsystems.push_back(*found);
   }

@@ -21,7 +21,8 @@ struct NvmetConfig {
 // Applies an nvmetcli config to `base` (which keeps what the file does not say: LBA size,
 // queue limits, MDTS). The shape, and what is done with each key:
 //   {"hosts": [{"nqn"}],
-//    "ports": [exactly one: {"portid", "addr": {"trtype": "rdma", "adrfam": "ipv4"|"ipv6",
+//    "ports": [1..kMaxConfigPorts: {"portid" (distinct), "addr": {"trtype": "rdma", "adrfam":
+//    "ipv4"|"ipv6",
 //              "traddr", "trsvcid", "treq": "not specified"|"not required", "tsas"},
 //              "param": {"inline_data_size", "max_queue_size", "pi_enable": "0"},
 //              "referrals": [], "subsystems": [NQN...], "ana_groups"}],
@@ -31,7 +32,10 @@ struct NvmetConfig {
 //              "namespaces": [one or more: {"nsid", "enable", "device": {"path", "nguid", "uuid"},
 //              "buffered_io" (0: O_DIRECT, 1: page cache; absent: --direct-io decides),
 //              "ana_grpid"}]}]}
-// Only the subsystems the port links are served (as nvmet). Numbers may be JSON numbers or
+// Each port listens on its own address (two ports may share traddr with different trsvcid),
+// with its own inline_data_size, and serves the subsystems it links: TargetOptions::ports, the
+// first port also in the single-port fields. max_queue_size must be equal on every port.
+// Only the subsystems some port links are served (as nvmet). Numbers may be JSON numbers or
 // decimal strings (nvmetcli writes attributes as strings).
 // Errors (kInvalidArgument) name the key path and the value: `ports[0].addr.trtype "tcp": only
 // "rdma" is served`, `subsystems[0].attr.frobnicate: unknown key`. Keys whose effect we do not
@@ -45,6 +49,8 @@ struct NvmetConfig {
 // is out of range, never wrapped; a value of the wrong type is named with its key; the text of
 // values quoted in messages is cut at 64 bytes and made safe (common/wire_text.h).
 Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetOptions& base);
+// Most ports a config may give (each is a listener of the one event loop).
+inline constexpr size_t kMaxConfigPorts = 32;
 // Deepest nesting accepted: nvmetcli's files are 5 levels deep.
 inline constexpr size_t kMaxJsonDepth = 32;
 // Largest file load_nvmet_config reads (bytes).

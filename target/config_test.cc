@@ -198,8 +198,40 @@ TEST(ConfigTest, BadValuesAreErrorsNamingKeyAndValue) {
       {"ports[0].portid: \"x\"", [](json& j) { j["ports"][0]["portid"] = "x"; }},
       {"ports[0].referrals: referrals",
        [](json& j) { j["ports"][0]["referrals"] = json::array({json::object()}); }},
-      {"ports[1]: nvmf-target serves one port",
-       [](json& j) { j["ports"].push_back(j["ports"][0]); }},
+      {"ports[1].portid: 1 is given twice",
+       [](json& j) {
+         j["ports"].push_back(j["ports"][0]);
+         j["ports"][1]["addr"]["trsvcid"] = "4421";
+       }},
+      {"ports[1].addr: 10.99.0.1:4420 is already port 1's address",
+       [](json& j) {
+         j["ports"].push_back(j["ports"][0]);
+         j["ports"][1]["portid"] = 2;
+       }},
+      {"ports[1].param.max_queue_size: 64 differs from ports[0]'s 128",
+       [](json& j) {
+         j["ports"].push_back(j["ports"][0]);
+         j["ports"][1]["portid"] = 2;
+         j["ports"][1]["addr"]["trsvcid"] = "4421";
+         j["ports"][1]["param"]["max_queue_size"] = "64";
+       }},
+      {"ports[1].subsystems[0]: \"nqn.y\" is not in the subsystems list",
+       [](json& j) {
+         j["ports"].push_back(j["ports"][0]);
+         j["ports"][1]["portid"] = 2;
+         j["ports"][1]["addr"]["trsvcid"] = "4421";
+         j["ports"][1]["subsystems"][0] = "nqn.y";
+       }},
+      {"ports[0].subsystems[1]: \"nqn.2024-01.io.nvmf-rdma:interop\" is linked twice",
+       [](json& j) { j["ports"][0]["subsystems"].push_back(kNqn); }},
+      {"ports: 33 ports: at most 32",
+       [](json& j) {
+         for (int i = 2; i <= 33; ++i) {
+           j["ports"].push_back(j["ports"][0]);
+           j["ports"].back()["portid"] = i;
+           j["ports"].back()["addr"]["trsvcid"] = std::to_string(4419 + i);
+         }
+       }},
       {"ports: no port given", [](json& j) { j["ports"] = json::array(); }},
       {"ports[0].subsystems: no subsystem linked",
        [](json& j) { j["ports"][0]["subsystems"] = json::array(); }},
@@ -298,6 +330,81 @@ TEST(ConfigTest, SeveralSubsystemsOnThePort) {
   ASSERT_EQ(r->options.subsystems.size(), 2u);
   EXPECT_EQ(r->options.subsystems[1].nqn, "nqn.2024-01.io.nvmf-rdma:second");
   EXPECT_TRUE(r->options.subsystems[1].allow_any_host);
+}
+
+// Issue 14 item 5: two ports (two services on one address here, two addresses below), each
+// with its own in-capsule size, each linking its own subsystems; the first port also fills the
+// single-port fields.
+TEST(ConfigTest, SeveralPortsEachWithItsInCapsuleSizeAndLinks) {
+  json j = good();
+  j["subsystems"].push_back(j["subsystems"][0]);
+  j["subsystems"][1]["nqn"] = "nqn.2024-01.io.nvmf-rdma:second";
+  j["ports"].push_back(j["ports"][0]);
+  j["ports"][1]["portid"] = "7";
+  j["ports"][1]["addr"]["trsvcid"] = "4421";
+  j["ports"][1]["param"]["inline_data_size"] = "0";
+  j["ports"][1]["subsystems"] =
+      json::array({"nqn.2024-01.io.nvmf-rdma:second", "nqn.2024-01.io.nvmf-rdma:interop"});
+  j["ports"].push_back(j["ports"][0]);
+  j["ports"][2]["portid"] = 9;
+  j["ports"][2]["addr"]["traddr"] = "10.99.0.2";
+  j["ports"][2]["param"]["inline_data_size"] = "-1";
+  auto c = parse(j);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  const TargetOptions& o = c->options;
+  ASSERT_EQ(o.ports.size(), 3u);
+  EXPECT_EQ(o.ports[0].portid, 1);
+  EXPECT_EQ(o.ports[0].traddr, "10.99.0.1");
+  EXPECT_EQ(o.ports[0].trsvcid, "4420");
+  EXPECT_EQ(o.ports[0].inline_data_size, 16384);
+  EXPECT_EQ(o.ports[0].subsystems, std::vector<std::string>{kNqn});
+  EXPECT_EQ(o.ports[1].portid, 7);
+  EXPECT_EQ(o.ports[1].traddr, "10.99.0.1");
+  EXPECT_EQ(o.ports[1].trsvcid, "4421");
+  EXPECT_EQ(o.ports[1].inline_data_size, 0);
+  EXPECT_EQ(o.ports[1].subsystems,
+            (std::vector<std::string>{"nqn.2024-01.io.nvmf-rdma:second", kNqn}));
+  EXPECT_EQ(o.ports[2].portid, 9);
+  EXPECT_EQ(o.ports[2].traddr, "10.99.0.2");
+  EXPECT_EQ(o.ports[2].trsvcid, "4420");
+  EXPECT_EQ(o.ports[2].inline_data_size, -1);
+  // The first port in the single-port fields; every linked subsystem once, first link first.
+  EXPECT_EQ(o.traddr, "10.99.0.1");
+  EXPECT_EQ(o.portid, 1);
+  EXPECT_EQ(o.inline_data_size, 16384);
+  ASSERT_EQ(o.subsystems.size(), 2u);
+  EXPECT_EQ(o.subsystems[0].nqn, kNqn);
+  EXPECT_EQ(o.subsystems[1].nqn, "nqn.2024-01.io.nvmf-rdma:second");
+  EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
+}
+
+// The same checks hold for options built without a file (a test or a library user).
+TEST(ConfigTest, PortOptionsAreValidated) {
+  TargetOptions o;
+  o.ram_size = 1 << 20;
+  PortOptions a;
+  a.traddr = "10.0.0.1";
+  PortOptions b = a;
+  b.portid = 2;
+  o.ports = {a, b};
+  EXPECT_NE(validate_options(o).message().find("10.0.0.1:4420 is already port 1's address"),
+            std::string::npos)
+      << validate_options(o).to_string();
+  o.ports[1].trsvcid = "0";
+  EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
+  o.ports[1].portid = 1;
+  EXPECT_NE(validate_options(o).message().find("portid is given twice"), std::string::npos);
+  o.ports[1].portid = 2;
+  o.ports[1].inline_data_size = -2;
+  EXPECT_NE(validate_options(o).message().find("port 2: --inline-data-size -2"), std::string::npos)
+      << validate_options(o).to_string();
+  o.ports[1].inline_data_size = 0;
+  o.ports[1].subsystems = {"nqn.not-here"};
+  EXPECT_NE(validate_options(o).message().find("links subsystem nqn.not-here"), std::string::npos);
+  o.ports[1].subsystems = {kDefaultSubnqn};
+  EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
+  o.ports[1].traddr = "not-an-address";
+  EXPECT_NE(validate_options(o).message().find("port 2: --traddr"), std::string::npos);
 }
 
 TEST(ConfigTest, UuidText) {

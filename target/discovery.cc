@@ -27,7 +27,16 @@ uint8_t adrfam_for(std::string_view traddr) {
 std::vector<uint8_t> build_discovery_log(const DiscoveryAddress& address,
                                          std::span<const std::string> subnqns, uint64_t genctr,
                                          uint16_t asqsz) {
-  size_t numrec = subnqns.size() + 1;
+  std::vector<DiscoveryRecord> records;
+  records.reserve(subnqns.size());
+  for (const std::string& nqn : subnqns) records.push_back({address, nqn});
+  return build_discovery_log_records(address, records, genctr, asqsz);
+}
+
+std::vector<uint8_t> build_discovery_log_records(const DiscoveryAddress& current,
+                                                 std::span<const DiscoveryRecord> records,
+                                                 uint64_t genctr, uint16_t asqsz) {
+  size_t numrec = records.size() + 1;
   std::vector<uint8_t> log(proto::kDiscoveryLogHeaderSize + numrec * proto::kDiscoveryLogEntrySize);
   proto::DiscoveryLogHeader header{};
   header.genctr = genctr;
@@ -35,12 +44,14 @@ std::vector<uint8_t> build_discovery_log(const DiscoveryAddress& address,
   header.recfmt = 0;
   std::memcpy(log.data(), &header, sizeof(header));
   for (size_t i = 0; i < numrec; ++i) {
-    bool current = i == 0;
-    std::string_view nqn = current ? std::string_view(proto::kDiscoveryNqn) : subnqns[i - 1];
+    bool is_current = i == 0;
+    const DiscoveryAddress& address = is_current ? current : records[i - 1].address;
+    std::string_view nqn =
+        is_current ? std::string_view(proto::kDiscoveryNqn) : records[i - 1].subnqn;
     proto::DiscoveryLogEntry e{};
     e.trtype = address.trtype;
     e.adrfam = address.adrfam;
-    e.subtype = current ? proto::kSubtypeCurrentDiscovery : proto::kSubtypeNvme;
+    e.subtype = is_current ? proto::kSubtypeCurrentDiscovery : proto::kSubtypeNvme;
     e.treq = address.treq;
     e.portid = address.portid;
     e.cntlid = proto::kDiscoveryCntlidDynamic;

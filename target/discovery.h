@@ -41,6 +41,21 @@ std::vector<uint8_t> build_discovery_log(const DiscoveryAddress& address,
                                          std::span<const std::string> subnqns, uint64_t genctr,
                                          uint16_t asqsz);
 
+// One NVM subsystem entry of the log: `subnqn` reached through a port at `address`.
+struct DiscoveryRecord {
+  DiscoveryAddress address;
+  std::string subnqn;
+};
+
+// As build_discovery_log, with each NVM subsystem entry (SUBTYPE 2) on its own port's address
+// and PORTID: the first entry (SUBTYPE 3) is the port queried, `current`. A target with several
+// ports lists every port of every subsystem the host may see, as SPDK's discovery log lists
+// every listener (nvmet lists the queried port's subsystems only, and other ports through
+// referrals). Setup path: allocates.
+std::vector<uint8_t> build_discovery_log_records(const DiscoveryAddress& current,
+                                                 std::span<const DiscoveryRecord> records,
+                                                 uint64_t genctr, uint16_t asqsz);
+
 // Get Log Page data window: copies bytes [offset, offset + out.size()) of `log` into `out`,
 // zero-filling what lies beyond the log's end (Base 2.0 §5.16: reading past the end returns
 // zeroes; nvmet 6.1 instead reads past its buffer). Returns the CQE status: Invalid Field with

@@ -67,7 +67,8 @@ NextStep CommandProcessor::discovery_identify(Request& r) {
   p.kas = cfg.kas;
   p.maxcmd = static_cast<uint16_t>(cfg.admin_queue_size);
   p.aerl = cfg.aerl;
-  p.in_capsule = subsystem_->in_capsule_data_size() > 0;
+  p.in_capsule =
+      (port() != nullptr ? port()->in_capsule_data_size() : subsystem_->in_capsule_data_size()) > 0;
   p.serial = subsystem_->serial();
   p.model = cfg.model;
   p.firmware = cfg.firmware;
@@ -88,7 +89,7 @@ NextStep CommandProcessor::discovery_log_page(Request& r) {
   if (bytes > r.buffer.size()) return complete(r, kInvalidField);
   // nvmet_execute_disc_get_log_page: another LID is Invalid Opcode, DNR.
   if ((s.cdw10 & 0xFF) != proto::kLogDiscovery) return complete(r, kInvalidOpcode);
-  Port* port = subsystem_->port();
+  Port* port = this->port();
   std::vector<uint8_t> log =
       port != nullptr
           ? port->discovery_log(controller_->hostnqn())

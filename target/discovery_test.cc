@@ -317,6 +317,62 @@ TEST_F(PortTest, DiscoveryLogListsOnlySubsystemsTheHostMaySee) {
   EXPECT_EQ(le(&d1.buffer[0], 8), 0u) << "past NUMREC entries: zero";
 }
 
+// Issue 14 item 5: a second port in the group. Each queue finds subsystems through its own
+// port; the log lists every enabled port's links on that port's address; CNTLIDs stay unique
+// across the ports (a host's two paths are two controllers of one subsystem); a removed port
+// leaves the log and GENCTR moves on.
+TEST_F(PortTest, SecondPortListsItsOwnAddressAndFindsOnlyItsLinks) {
+  DiscoveryAddress second = address_v4();
+  second.portid = 9;
+  second.trsvcid = "4421";
+  Port port2(second, *discovery_);
+  port2.link(*b_);  // b only
+  port_->set_group({port_.get(), &port2});
+  port2.set_group({port_.get(), &port2});
+
+  Queue& on2 = queue(0);
+  on2.proc.set_port(&port2);
+  on2.submit(connect_sqe(0), connect_data(0xFFFF, kNqnA, kHost1));
+  EXPECT_EQ(on2.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true))
+      << "a is not linked to port 9";
+  Queue& b1 = admin(kNqnB, kHost1);  // port 7
+  (void)b1;
+  Queue& b2 = queue(0);
+  b2.proc.set_port(&port2);
+  b2.submit(connect_sqe(0), connect_data(0xFFFF, kNqnB, kHost1));
+  ASSERT_EQ(b2.status(), kStatusSuccess);
+  EXPECT_EQ(b_->controller_count(), 2u) << "two paths, two controllers of subsystem b";
+  EXPECT_NE(b_->find_controller(1), nullptr);
+  EXPECT_NE(b_->find_controller(2), nullptr);
+  EXPECT_EQ(port2.controller_count_for(kHost1), 2u) << "limits count across the group";
+
+  Queue& d = queue(0);
+  d.proc.set_port(&port2);
+  d.submit(connect_sqe(0), connect_data(0xFFFF, proto::kDiscoveryNqn, kHost1));
+  ASSERT_EQ(d.status(), kStatusSuccess);
+  d.submit(property_set_cc());
+  d.submit(get_log_page(proto::kLogDiscovery, 5 * 1024, 0));
+  ASSERT_EQ(d.status(), kStatusSuccess);
+  EXPECT_EQ(le(&d.buffer[8], 8), 4u) << "current + a@7 + b@7 + b@9";
+  EXPECT_EQ(le(&d.buffer[0], 8), 3u) << "GENCTR: 2 links on port 7, 1 on port 9";
+  auto entry = [&](int i) { return &d.buffer[1024 * (i + 1)]; };
+  EXPECT_EQ(le(entry(0) + 4, 2), 9u) << "the current discovery entry is the port queried";
+  EXPECT_EQ(text_at(entry(0) + 32, 32), "4421");
+  EXPECT_EQ(text_at(entry(1) + 256, 256), kNqnA);
+  EXPECT_EQ(le(entry(1) + 4, 2), 7u);
+  EXPECT_EQ(text_at(entry(1) + 32, 32), "4420");
+  EXPECT_EQ(text_at(entry(3) + 256, 256), kNqnB);
+  EXPECT_EQ(le(entry(3) + 4, 2), 9u);
+  EXPECT_EQ(text_at(entry(3) + 32, 32), "4421");
+
+  port2.disable();
+  d.submit(get_log_page(proto::kLogDiscovery, 5 * 1024, 0));
+  EXPECT_EQ(le(&d.buffer[8], 8), 3u) << "port 9 removed";
+  EXPECT_EQ(le(&d.buffer[0], 8), 4u);
+  queues_.clear();  // before port2 goes
+}
+
 TEST_F(PortTest, DiscoveryControllerCommandsAsNvmet) {
   Queue& d = admin(proto::kDiscoveryNqn, kHost1);
   proto::Sqe id = keyed(proto::kAdminIdentify, 4096);

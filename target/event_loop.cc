@@ -41,33 +41,39 @@ std::string peer_of(const verbs::CmId& id) {
 
 }  // namespace
 
-EventLoop::EventLoop(const TargetOptions& options, Port& port, StatusCounters& statuses,
-                     verbs::EventChannel channel, IoEngine* engine)
-    : options_(options),
-      port_(port),
-      statuses_(statuses),
-      engine_(engine),
-      cm_channel_(std::move(channel)) {}
+EventLoop::EventLoop(const TargetOptions& options, StatusCounters& statuses,
+                     verbs::EventChannel channel, IoEngine* engine, std::vector<Port*> ports)
+    : options_(options), statuses_(statuses), engine_(engine), cm_channel_(std::move(channel)) {
+  for (Port* p : ports) listeners_.push_back(Listener{p, std::nullopt, 0, {}});
+}
 
-Result<std::unique_ptr<EventLoop>> EventLoop::create(const TargetOptions& options, Port& port,
-                                                     StatusCounters& statuses, IoEngine* engine) {
+Result<std::unique_ptr<EventLoop>> EventLoop::create(const TargetOptions& options,
+                                                     StatusCounters& statuses, IoEngine* engine,
+                                                     std::vector<Port*> ports) {
+  if (ports.empty() || ports.size() > kMaxPorts) {
+    return Status::invalid_argument(std::to_string(ports.size()) + " ports: give 1.." +
+                                    std::to_string(kMaxPorts));
+  }
   NVMF_ASSIGN_OR_RETURN(auto channel, verbs::EventChannel::create());
   std::unique_ptr<EventLoop> loop(
-      new EventLoop(options, port, statuses, std::move(channel), engine));
+      new EventLoop(options, statuses, std::move(channel), engine, std::move(ports)));
   NVMF_RETURN_IF_ERROR(loop->open(options));
   return loop;
 }
 
-Status EventLoop::open(const TargetOptions& options) {
+Status EventLoop::open(const TargetOptions& /*options*/) {
   NVMF_RETURN_IF_ERROR(cm_channel_.set_nonblocking());
-  NVMF_ASSIGN_OR_RETURN(auto addr, verbs::SocketAddress::parse(options.traddr, options.trsvcid));
-  NVMF_ASSIGN_OR_RETURN(auto id, verbs::CmId::create(cm_channel_));
-  listener_.emplace(std::move(id));
-  NVMF_RETURN_IF_ERROR(listener_->bind(addr));
-  NVMF_RETURN_IF_ERROR(listener_->listen(kListenBacklog));
-  NVMF_ASSIGN_OR_RETURN(auto local, listener_->local_address());
-  listen_port_ = local.port();
-  listen_address_ = local.to_string();
+  for (Listener& l : listeners_) {
+    const DiscoveryAddress& a = l.port->address();
+    NVMF_ASSIGN_OR_RETURN(auto addr, verbs::SocketAddress::parse(a.traddr, a.trsvcid));
+    NVMF_ASSIGN_OR_RETURN(auto id, verbs::CmId::create(cm_channel_));
+    l.id.emplace(std::move(id));
+    NVMF_RETURN_IF_ERROR(l.id->bind(addr));
+    NVMF_RETURN_IF_ERROR(l.id->listen(kListenBacklog));
+    NVMF_ASSIGN_OR_RETURN(auto local, l.id->local_address());
+    l.number = local.port();
+    l.address = local.to_string();
+  }
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) return Status::from_errno("epoll_create1", errno);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -75,7 +81,9 @@ Status EventLoop::open(const TargetOptions& options) {
   NVMF_RETURN_IF_ERROR(add_fd(cm_channel_.fd(), kTagCm));
   NVMF_RETURN_IF_ERROR(add_fd(wake_fd_, kTagWake));
   if (engine_ != nullptr) NVMF_RETURN_IF_ERROR(add_fd(engine_->event_fd(), kTagEngine));
-  if (listener_->verbs() != nullptr) NVMF_RETURN_IF_ERROR(device_for(listener_->verbs()));
+  for (Listener& l : listeners_) {
+    if (l.id->verbs() != nullptr) NVMF_RETURN_IF_ERROR(device_for(l.id->verbs()));
+  }
   return ok_status();
 }
 
@@ -121,31 +129,76 @@ Result<DeviceContext*> EventLoop::device_for(ibv_context* context) {
 }
 
 void EventLoop::resolve_negotiation(const DeviceContext& dev) {
-  const PortLimits& limits = port_.limits();
-  auto sized = resolve_inline_data_size(options_.inline_data_size, page_size(),
-                                        static_cast<uint32_t>(dev.attr.max_sge));
-  NegotiationStats n;
-  n.resolved = true;
-  n.configured_inline_data_size = options_.inline_data_size;
-  if (sized.ok()) {
-    n.in_capsule_data_size = sized->bytes;
-    n.warnings = sized->warnings;
-  } else {
-    n.warnings.push_back(sized.status().to_string() + "; in-capsule data off");
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    Port& port = *listeners_[i].port;
+    const PortLimits& limits = port.limits();
+    const int32_t configured = port.configured_inline_data_size();
+    auto sized =
+        resolve_inline_data_size(configured, page_size(), static_cast<uint32_t>(dev.attr.max_sge));
+    NegotiationStats n;
+    n.resolved = true;
+    n.configured_inline_data_size = configured;
+    if (sized.ok()) {
+      n.in_capsule_data_size = sized->bytes;
+      n.warnings = sized->warnings;
+    } else {
+      n.warnings.push_back(sized.status().to_string() + "; in-capsule data off");
+    }
+    for (const auto& w : n.warnings) NVMF_LOG(WARN, "target") << w;
+    n.ioccsz = ioccsz_for_in_capsule_size(n.in_capsule_data_size);
+    n.sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock |
+             (n.in_capsule_data_size > 0 ? proto::kSglsOffset : 0);
+    n.mdts = limits.mdts;
+    n.max_transfer_bytes = limits.max_transfer_bytes();
+    port.set_in_capsule_data_size(n.in_capsule_data_size);
+    // The stats report the first port's negotiation (the only one without --config ports).
+    if (i == 0) port.discovery().registry().set_negotiation(n);
+    NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context) << ", port "
+                             << port.address().portid << ": in-capsule data "
+                             << n.in_capsule_data_size << " bytes (IOCCSZ " << n.ioccsz
+                             << ", SGLS 0x" << std::hex << n.sgls << std::dec << "), MDTS "
+                             << unsigned{n.mdts} << " (" << n.max_transfer_bytes << " bytes)";
   }
-  for (const auto& w : n.warnings) NVMF_LOG(WARN, "target") << w;
-  n.ioccsz = ioccsz_for_in_capsule_size(n.in_capsule_data_size);
-  n.sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock |
-           (n.in_capsule_data_size > 0 ? proto::kSglsOffset : 0);
-  n.mdts = limits.mdts;
-  n.max_transfer_bytes = limits.max_transfer_bytes();
-  port_.set_in_capsule_data_size(n.in_capsule_data_size);
-  port_.discovery().registry().set_negotiation(n);
   resolved_ = true;
-  NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context) << ": in-capsule data "
-                           << n.in_capsule_data_size << " bytes (IOCCSZ " << n.ioccsz << ", SGLS 0x"
-                           << std::hex << n.sgls << std::dec << "), MDTS " << unsigned{n.mdts}
-                           << " (" << n.max_transfer_bytes << " bytes)";
+}
+
+Status EventLoop::close_listener(size_t index) {
+  if (index >= listeners_.size()) {
+    return Status::invalid_argument("no port " + std::to_string(index) + " (" +
+                                    std::to_string(listeners_.size()) + " ports)");
+  }
+  const uint64_t bit = uint64_t{1} << index;
+  std::unique_lock lock(close_mutex_);
+  if ((closed_ & bit) != 0) return ok_status();
+  close_requests_.fetch_or(bit, std::memory_order_relaxed);
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
+  if (!close_done_.wait_for(lock, std::chrono::seconds(10), [&] { return (closed_ & bit) != 0; })) {
+    return Status::timeout("port " + std::to_string(index) +
+                           ": the event loop did not close it within 10 s (is run() running?)");
+  }
+  return ok_status();
+}
+
+void EventLoop::close_requested_listeners() {
+  const uint64_t requests = close_requests_.exchange(0, std::memory_order_relaxed);
+  for (size_t i = 0; i < listeners_.size(); ++i) {
+    if ((requests & (uint64_t{1} << i)) == 0) continue;
+    Listener& l = listeners_[i];
+    if (l.id) {
+      NVMF_LOG(INFO, "target") << "port " << l.port->address().portid << " (" << l.address
+                               << "): removed; disconnecting its queues";
+      l.id.reset();
+      l.port->disable();
+    }
+    for (auto& [id, q] : queues_) {
+      if (q->params().port == l.port) q->request_disconnect("port removed");
+    }
+  }
+  sweep();
+  std::lock_guard lock(close_mutex_);
+  closed_ |= requests;
+  close_done_.notify_all();
 }
 
 // ------------------------------------------------------------------------------- CM events --
@@ -170,9 +223,10 @@ void EventLoop::handle_cm_event(verbs::CmEvent& event) {
   rdma_cm_id* id = event.id();
   std::string name(event.name());
   event.ack();
-  if (listener_ && id == listener_->get()) {
+  for (const Listener& l : listeners_) {
+    if (!l.id || id != l.id->get()) continue;
     if (type == RDMA_CM_EVENT_DEVICE_REMOVAL) {
-      NVMF_LOG(ERROR, "target") << "listener: RDMA device removed; stopping";
+      NVMF_LOG(ERROR, "target") << "listener " << l.address << ": RDMA device removed; stopping";
       stop();
     }
     return;
@@ -199,6 +253,7 @@ void EventLoop::handle_cm_event(verbs::CmEvent& event) {
 
 void EventLoop::on_connect_request(verbs::CmEvent& event) {
   rdma_cm_id* raw = event.id();
+  rdma_cm_id* listen_id = event.listen_id();
   std::vector<uint8_t> private_data = event.copy_private_data();
   rdma_conn_param param = event.conn_param();
   event.ack();
@@ -207,7 +262,13 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   if (stop_requested_.load(std::memory_order_relaxed)) {
     return reject(id, proto::kCmRejectNoResources, peer, "target stopping");
   }
-  const PortLimits& limits = port_.limits();
+  Port* port = nullptr;
+  for (const Listener& l : listeners_) {
+    if (l.id && l.id->get() == listen_id) port = l.port;
+  }
+  // A request that raced with close_listener(): its port is gone.
+  if (port == nullptr) return reject(id, proto::kCmRejectNoResources, peer, "port removed");
+  const PortLimits& limits = port->limits();
   CmRequestCheck check = check_cm_request(
       private_data, CmLimits{limits.max_io_queues, limits.admin_queue_size, limits.io_queue_size});
   if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
@@ -242,25 +303,26 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.qid = check.qid;
   p.queue_size = check.queue_size;
   p.hrqsize = check.hrqsize;
-  p.in_capsule_bytes = limits.in_capsule_data_size;
+  p.in_capsule_bytes = port->in_capsule_data_size();
+  p.port = port;
   p.page_size = page;
   p.max_transfer_bytes = limits.max_transfer_bytes();
   p.shared_buffers = options_.num_shared_buffers;
   p.requested_max_inline_data = options_.requested_max_inline_data;
   p.held_slots = check.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
   p.peer = peer;
-  auto queue = RdmaQueue::create(id, **dev, p, port_.discovery(), statuses_);
+  auto queue = RdmaQueue::create(id, **dev, p, port->discovery(), statuses_);
   if (!queue.ok()) {
     return reject(id, proto::kCmRejectNoResources, peer, queue.status().to_string());
   }
   std::unique_ptr<RdmaQueue> q = std::move(queue).value();
   if (Status st = q->accept(responder_resources, initiator_depth); !st.ok()) {
     NVMF_LOG(WARN, "target") << q->describe() << ": accept failed: " << st.to_string();
-    port_.discovery().registry().count_rejected();
+    first_port().discovery().registry().count_rejected();
     return;
   }
-  if (q->inline_fallback()) port_.discovery().registry().count_inline_send_fallback();
-  port_.discovery().registry().count_accepted();
+  if (q->inline_fallback()) first_port().discovery().registry().count_inline_send_fallback();
+  first_port().discovery().registry().count_accepted();
   // A host can connect at will: at most kConnectionLogBurst such lines a second.
   if (uint64_t suppressed = 0;
       connection_log_limiter().allow("accepted", std::chrono::steady_clock::now(), &suppressed)) {
@@ -277,7 +339,7 @@ void EventLoop::reject(verbs::CmId& id, uint16_t sts, std::string_view peer,
                        std::string_view reason) {
   proto::CmRejectPrivateData data{proto::kCmRecfmt0, sts};
   Status st = id.reject(&data, sizeof(data));
-  port_.discovery().registry().count_rejected();
+  first_port().discovery().registry().count_rejected();
   // At most one line a second per reject status: a host must not be able to flood the log.
   uint64_t suppressed = 0;
   if (refusal_log_limiter().allow("cm reject " + std::to_string(sts),
@@ -348,8 +410,7 @@ int EventLoop::expire_keep_alives() {
     auto d = s.expire_keep_alives(now);
     if (d && (!next || *d < *next)) next = d;
   };
-  visit(port_.discovery());
-  for (Subsystem* s : port_.subsystems()) visit(*s);
+  for (Subsystem* s : listeners_.front().port->served()) visit(*s);
   sweep();  // the freed controllers' queues
   if (!next) return -1;
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
@@ -438,6 +499,7 @@ Status EventLoop::run() {
   bool worked = false;  // a completion since the clock was last read
   Clock::time_point last_work = Clock::now();
   while (!stop_requested_.load(std::memory_order_relaxed)) {
+    if (close_requests_.load(std::memory_order_relaxed) != 0) close_requested_listeners();
     int n = poll_queues();
     sweep();
     if (n > 0) {

@@ -5,9 +5,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,14 +44,15 @@ namespace nvmf::target {
 // wakes up for the next keep-alive deadline.
 class EventLoop {
  public:
-  // Creates the CM channel and the listener, binds to traddr:trsvcid and listens. When the
-  // address belongs to an RDMA device, the in-capsule size is resolved now; otherwise at the
-  // first connection. `engine` (null when no namespace is file-backed) must outlive the loop.
-  // Queues are sized and checked by `port`'s limits (PortLimits); a new queue starts on the
-  // port's discovery subsystem until its Connect picks one by SUBNQN through the port.
-  static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options, Port& port,
-                                                   StatusCounters& statuses,
-                                                   IoEngine* engine = nullptr);
+  // Creates the CM channel and one listener per port (at most kMaxPorts), bound to the port's
+  // traddr:trsvcid (Port::address()), and listens. When an address belongs to an RDMA device,
+  // the ports' in-capsule sizes are resolved now; otherwise at the first connection. Queues are
+  // sized and checked by their port's limits (PortLimits); a new queue starts on the port's
+  // discovery subsystem until its Connect picks one by SUBNQN through the port. `engine` (null
+  // when no namespace is file-backed) and `ports` must outlive the loop.
+  static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options,
+                                                   StatusCounters& statuses, IoEngine* engine,
+                                                   std::vector<Port*> ports);
   // Waits for the backend operations in flight, then disconnects and destroys every queue, then
   // the devices, the listener and the channel.
   ~EventLoop();
@@ -58,12 +61,27 @@ class EventLoop {
 
   Status run();
   void stop();  // async-signal-safe
-  uint16_t port() const { return listen_port_; }
-  const std::string& listen_address() const { return listen_address_; }
+  // The service number and "ADDR:PORT" port `index` listens on (as bound, trsvcid 0 resolved).
+  uint16_t port(size_t index) const { return listeners_.at(index).number; }
+  const std::string& listen_address(size_t index) const { return listeners_.at(index).address; }
+  // Asks the loop to remove port `index` as nvmet does when a port is disabled or its
+  // subsystem links dropped: destroy its listener and disconnect every queue that came in on
+  // it. Thread-safe; waits (at most 10 s) until the loop did it. Errors: kInvalidArgument
+  // (index), kTimeout (run() is not running).
+  Status close_listener(size_t index);
+
+  static constexpr size_t kMaxPorts = 32;
 
  private:
-  EventLoop(const TargetOptions& options, Port& port, StatusCounters& statuses,
-            verbs::EventChannel channel, IoEngine* engine);
+  struct Listener {
+    Port* port = nullptr;
+    std::optional<verbs::CmId> id;  // empty once closed
+    uint16_t number = 0;
+    std::string address;
+  };
+
+  EventLoop(const TargetOptions& options, StatusCounters& statuses, verbs::EventChannel channel,
+            IoEngine* engine, std::vector<Port*> ports);
   Status open(const TargetOptions& options);
   Status add_fd(int fd, uint64_t tag);
 
@@ -76,6 +94,8 @@ class EventLoop {
   // A device's shared buffer pool has free chunks and commands waiting for one.
   bool buffer_waiters_can_start() const;
   void resolve_negotiation(const DeviceContext& dev);
+  // Carries out the close_listener() requests (event-loop thread).
+  void close_requested_listeners();
 
   // Completions: backend operations reaped, then every CQ, then the new backend operations
   // submitted. Returns the completions handled.
@@ -99,15 +119,18 @@ class EventLoop {
   // operation (disconnected now, destroyed once it completed).
   void sweep();
   void shutdown();
+  // The first port: its discovery subsystem's registry holds the target-wide counters.
+  Port& first_port() const { return *listeners_.front().port; }
 
   const TargetOptions options_;
-  Port& port_;
   StatusCounters& statuses_;
   IoEngine* engine_;
   verbs::EventChannel cm_channel_;  // destroyed last
-  std::optional<verbs::CmId> listener_;
-  uint16_t listen_port_ = 0;
-  std::string listen_address_;
+  std::vector<Listener> listeners_;
+  std::atomic<uint64_t> close_requests_{0};  // bit i: close_listener(i) waits
+  std::mutex close_mutex_;
+  std::condition_variable close_done_;
+  uint64_t closed_ = 0;  // bit i: listener i closed (guarded by close_mutex_)
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> stop_requested_{false};

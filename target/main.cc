@@ -53,6 +53,19 @@ nlohmann::json inline_send_json(const nvmf::target::QueueStats& q) {
           {"responses_by_reference", q.counters.responses_by_reference}};
 }
 
+// One entry per port: portid, "ADDR:PORT" as listened on, the configured inline_data_size.
+nlohmann::json ports_json(const Target& target, const nvmf::target::TargetOptions& options) {
+  nlohmann::json out = nlohmann::json::array();
+  const std::vector<nvmf::target::PortOptions> ports = nvmf::target::port_list(options);
+  for (size_t i = 0; i < target.port_count() && i < ports.size(); ++i) {
+    out.push_back({{"portid", ports[i].portid},
+                   {"listen", target.listen_address(i)},
+                   {"configured_inline_data_size", ports[i].inline_data_size},
+                   {"subsystems", ports[i].subsystems}});
+  }
+  return out;
+}
+
 // Per request state (target/request_state.h): times entered and how many are in it now.
 nlohmann::json request_states_json(const nvmf::target::CounterSnapshot& c) {
   nlohmann::json j = nlohmann::json::object();
@@ -113,6 +126,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
   const auto& n = s.negotiation;
   return {
       {"listen", target.listen_address()},
+      {"ports", ports_json(target, options)},
       {"poll", nvmf::target::poll_mode_name(options.poll_mode)},
       {"busy_poll_us", options.busy_poll_us},
       {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
@@ -346,6 +360,11 @@ int main(int argc, char** argv) {
       o.max_controllers_per_host, unsigned{o.max_io_queues});
   std::printf("nvmf-target: listening on %s (poll %s)\n", (*target)->listen_address().c_str(),
               nvmf::target::poll_mode_name(o.poll_mode));
+  const std::vector<nvmf::target::PortOptions> ports = nvmf::target::port_list(o);
+  for (size_t i = 1; i < (*target)->port_count(); ++i) {
+    std::printf("nvmf-target: also listening on %s (portid %u)\n",
+                (*target)->listen_address(i).c_str(), unsigned{ports[i].portid});
+  }
   std::fflush(stdout);
   nvmf::Status st = (*target)->run();
   if (json_path == "-") {

@@ -1,6 +1,7 @@
 // Port: subsystem lookup at Connect, the per-host Discovery Log Page, CNTLID uniqueness.
 #include "target/port.h"
 
+#include <algorithm>
 #include <string>
 
 #include "proto/fabrics.h"
@@ -9,18 +10,34 @@ namespace nvmf::target {
 
 Port::Port(DiscoveryAddress address, Subsystem& discovery)
     : address_(std::move(address)), discovery_(discovery) {
-  discovery_.set_port(this);
+  // A subsystem on several ports keeps the first as its own (Subsystem::port()); a queue asks
+  // the port it came in on for lookups and in-capsule size.
+  if (discovery_.port() == nullptr) discovery_.set_port(this);
 }
 
 Port::~Port() {
-  discovery_.set_port(nullptr);
-  for (Subsystem* s : subsystems_) s->set_port(nullptr);
+  if (discovery_.port() == this) discovery_.set_port(nullptr);
+  for (Subsystem* s : subsystems_) {
+    if (s->port() == this) s->set_port(nullptr);
+  }
 }
 
 void Port::link(Subsystem& subsystem) {
-  subsystem.set_port(this);
+  if (subsystem.port() == nullptr) subsystem.set_port(this);
   subsystems_.push_back(&subsystem);
   ++genctr_;
+}
+
+std::vector<Subsystem*> Port::served() const {
+  std::vector<Subsystem*> out{&discovery_};
+  auto add = [&out](const Port& p) {
+    for (Subsystem* s : p.subsystems_) {
+      if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    }
+  };
+  if (group_.empty()) add(*this);
+  for (const Port* p : group_) add(*p);
+  return out;
 }
 
 Subsystem* Port::find(std::string_view subnqn) const {
@@ -32,31 +49,37 @@ Subsystem* Port::find(std::string_view subnqn) const {
 }
 
 std::vector<uint8_t> Port::discovery_log(std::string_view hostnqn) const {
-  std::vector<std::string> nqns;
-  for (const Subsystem* s : subsystems_) {
-    if (s->host_allowed(hostnqn)) nqns.push_back(s->config().nqn);
-  }
-  return build_discovery_log(address_, nqns, genctr_,
-                             static_cast<uint16_t>(discovery_.config().admin_queue_size));
+  std::vector<DiscoveryRecord> records;
+  uint64_t genctr = 0;
+  auto add = [&](const Port& p) {
+    genctr += p.genctr_;
+    if (!p.enabled_) return;
+    for (const Subsystem* s : p.subsystems_) {
+      if (s->host_allowed(hostnqn)) records.push_back({p.address_, s->config().nqn});
+    }
+  };
+  if (group_.empty()) add(*this);
+  for (const Port* p : group_) add(*p);
+  return build_discovery_log_records(address_, records, genctr,
+                                     static_cast<uint16_t>(discovery_.config().admin_queue_size));
 }
 
 bool Port::cntlid_in_use(uint16_t cntlid) const {
-  if (discovery_.find_controller(cntlid) != nullptr) return true;
-  for (const Subsystem* s : subsystems_) {
+  for (const Subsystem* s : served()) {
     if (s->find_controller(cntlid) != nullptr) return true;
   }
   return false;
 }
 
 size_t Port::controller_count() const {
-  size_t n = discovery_.controller_count();
-  for (const Subsystem* s : subsystems_) n += s->controller_count();
+  size_t n = 0;
+  for (const Subsystem* s : served()) n += s->controller_count();
   return n;
 }
 
 size_t Port::controller_count_for(std::string_view hostnqn) const {
-  size_t n = discovery_.controller_count_for(hostnqn);
-  for (const Subsystem* s : subsystems_) n += s->controller_count_for(hostnqn);
+  size_t n = 0;
+  for (const Subsystem* s : served()) n += s->controller_count_for(hostnqn);
   return n;
 }
 

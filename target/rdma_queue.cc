@@ -84,6 +84,7 @@ Status RdmaQueue::setup() {
   account(0, 0, 1);
   processor_.emplace(subsystem_, *this, counters_, statuses_, params_.qid, params_.queue_size,
                      params_.in_capsule_bytes);
+  processor_->set_port(params_.port);
   return ok_status();
 }
 

@@ -27,6 +27,8 @@
 namespace nvmf::target {
 
 // Sizes of one queue, decided from the CM request and the target settings.
+class Port;
+
 struct RdmaQueueParams {
   uint16_t qid = 0;
   uint32_t queue_size = 0;        // hsqsize + 1: receives posted and command slots
@@ -42,6 +44,9 @@ struct RdmaQueueParams {
   // that AERs never take the slots the host's other commands need.
   uint32_t held_slots = 0;
   std::string peer;  // "addr:port"
+  // The port whose listener took the CM request: its subsystems are what Connect may name, its
+  // in-capsule size is what Identify reports. Null: the subsystem's own port (unit tests).
+  Port* port = nullptr;
 };
 
 // Buffers and command slots (made in two steps, never per command):

@@ -85,20 +85,57 @@ Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
 
 }  // namespace
 
+std::vector<PortOptions> port_list(const TargetOptions& o) {
+  if (!o.ports.empty()) return o.ports;
+  PortOptions p;
+  p.portid = o.portid;
+  p.traddr = o.traddr;
+  p.trsvcid = o.trsvcid;
+  p.treq = o.treq;
+  p.inline_data_size = o.inline_data_size;
+  return {p};
+}
+
 const char* poll_mode_name(PollMode mode) { return mode == PollMode::kBusy ? "busy" : "event"; }
 
 Status validate_options(const TargetOptions& o) {
-  if (o.traddr.empty()) return bad("--traddr is required");
+  if (o.ports.empty() && o.traddr.empty()) return bad("--traddr is required");
   if (o.busy_poll_us > 1000000) {
     return bad("--busy-poll-us " + std::to_string(o.busy_poll_us) + " is above 1000000 (1 s)");
   }
-  // Checked here, before any device is opened, so a typo is named as the option it came from
-  // rather than surfacing later as an rdma_cm error. Port 0 picks an ephemeral port.
-  if (auto port = verbs::parse_port(o.trsvcid); !port.ok()) {
-    return bad("--trsvcid: " + port.status().message());
+  const std::vector<PortOptions> ports = port_list(o);
+  if (ports.size() > 32) {
+    return bad(std::to_string(ports.size()) + " ports: at most 32 are served");
   }
-  if (auto addr = verbs::SocketAddress::parse(o.traddr, uint16_t{0}); !addr.ok()) {
-    return bad("--traddr: " + addr.status().message());
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const PortOptions& p = ports[i];
+    // Checked here, before any device is opened, so a typo is named as the option it came from
+    // rather than surfacing later as an rdma_cm error. Port 0 picks an ephemeral port.
+    const std::string where = o.ports.empty() ? "" : "port " + std::to_string(p.portid) + ": ";
+    if (p.traddr.empty()) return bad(where + "--traddr is required");
+    if (auto port = verbs::parse_port(p.trsvcid); !port.ok()) {
+      return bad(where + "--trsvcid: " + port.status().message());
+    }
+    if (auto addr = verbs::SocketAddress::parse(p.traddr, uint16_t{0}); !addr.ok()) {
+      return bad(where + "--traddr: " + addr.status().message());
+    }
+    if (p.inline_data_size < -1) {
+      return bad(where + "--inline-data-size " + std::to_string(p.inline_data_size) +
+                 " (use -1 for one page, 0 for off, or a byte count)");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (ports[j].portid == p.portid) return bad(where + "portid is given twice");
+      // Two listeners cannot bind one address and service (trsvcid 0 picks a free one).
+      if (ports[j].traddr == p.traddr && ports[j].trsvcid == p.trsvcid && p.trsvcid != "0") {
+        return bad(where + p.traddr + ":" + p.trsvcid + " is already port " +
+                   std::to_string(ports[j].portid) + "'s address");
+      }
+    }
+    for (const std::string& nqn : p.subsystems) {
+      bool known = o.subsystems.empty() ? nqn == o.subnqn : false;
+      for (const SubsystemOptions& s : o.subsystems) known = known || s.nqn == nqn;
+      if (!known) return bad(where + "links subsystem " + nqn + ", which is not configured");
+    }
   }
   if (o.subsystems.empty()) {
     if (o.subnqn.empty() || o.subnqn.size() > 223) {
@@ -174,7 +211,7 @@ Target::Target() = default;
 
 Target::~Target() {
   loop_.reset();  // queues first: they detach from controllers owned by the subsystems
-  port_.reset();
+  ports_.clear();
   subsystems_.clear();
   discovery_.reset();
 }
@@ -194,14 +231,22 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   disc.nqn = proto::kDiscoveryNqn;
   disc.discovery = true;
   t->discovery_ = std::make_unique<Subsystem>(disc, *t->registry_);
-  DiscoveryAddress address;
-  address.portid = options.portid;
-  address.adrfam = adrfam_for(options.traddr);
-  // TREQ bit 2 as nvmet: a host may disable SQ flow control (Connect CATTR bit 2).
-  address.treq = options.treq | proto::kTreqDisableSqFlowControl;
-  address.traddr = options.traddr;
-  address.trsvcid = options.trsvcid;
-  t->port_ = std::make_unique<Port>(address, *t->discovery_);
+  const std::vector<PortOptions> port_specs = port_list(options);
+  std::vector<Port*> group;
+  for (const PortOptions& spec : port_specs) {
+    DiscoveryAddress address;
+    address.portid = spec.portid;
+    address.adrfam = adrfam_for(spec.traddr);
+    // TREQ bit 2 as nvmet: a host may disable SQ flow control (Connect CATTR bit 2).
+    address.treq = spec.treq | proto::kTreqDisableSqFlowControl;
+    address.traddr = spec.traddr;
+    address.trsvcid = spec.trsvcid;
+    auto port = std::make_unique<Port>(address, *t->discovery_);
+    port->set_configured_inline_data_size(spec.inline_data_size);
+    group.push_back(port.get());
+    t->ports_.push_back(std::move(port));
+  }
+  for (auto& port : t->ports_) port->set_group(group);
   const std::vector<SubsystemOptions> specs = subsystem_list(options);
   for (const SubsystemOptions& spec : specs) {
     NVMF_RETURN_IF_ERROR(validate_subsystem(spec, "subsystem " + spec.nqn));
@@ -245,7 +290,12 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
       t->namespaces_.push_back(std::move(extra));
     }
     auto sub = std::make_unique<Subsystem>(cfg, std::move(served), *t->registry_);
-    t->port_->link(*sub);
+    for (size_t i = 0; i < port_specs.size(); ++i) {
+      const std::vector<std::string>& links = port_specs[i].subsystems;
+      if (links.empty() || std::find(links.begin(), links.end(), cfg.nqn) != links.end()) {
+        t->ports_[i]->link(*sub);
+      }
+    }
     NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": "
                              << (cfg.allow_any_host ? "any host"
                                                     : std::to_string(cfg.allowed_hosts.size()) +
@@ -263,10 +313,13 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   limits.io_queue_size = common.io_queue_size;
   limits.mdts = common.mdts;
   limits.aerl = common.aerl;
-  t->port_->set_limits(limits);  // in_capsule_data_size: resolved by the event loop
+  // in_capsule_data_size: resolved per port by the event loop from its configured value.
+  for (auto& port : t->ports_) port->set_limits(limits);
   NVMF_ASSIGN_OR_RETURN(t->loop_,
-                        EventLoop::create(options, *t->port_, *t->statuses_, t->io_engine_.get()));
-  t->port_->set_trsvcid(std::to_string(t->loop_->port()));
+                        EventLoop::create(options, *t->statuses_, t->io_engine_.get(), group));
+  for (size_t i = 0; i < t->ports_.size(); ++i) {
+    t->ports_[i]->set_trsvcid(std::to_string(t->loop_->port(i)));
+  }
   return t;
 }
 
@@ -276,8 +329,16 @@ void Target::stop() { loop_->stop(); }
 
 TargetStats Target::stats() const { return registry_->snapshot(*statuses_); }
 
-uint16_t Target::port() const { return loop_->port(); }
+uint16_t Target::port() const { return loop_->port(0); }
 
-std::string Target::listen_address() const { return loop_->listen_address(); }
+std::string Target::listen_address() const { return loop_->listen_address(0); }
+
+size_t Target::port_count() const { return ports_.size(); }
+
+uint16_t Target::port(size_t index) const { return loop_->port(index); }
+
+std::string Target::listen_address(size_t index) const { return loop_->listen_address(index); }
+
+Status Target::close_port(size_t index) { return loop_->close_listener(index); }
 
 }  // namespace nvmf::target

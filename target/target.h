@@ -21,8 +21,8 @@ class StatsRegistry;
 class StatusCounters;
 class Subsystem;
 
-// One listener (a Port) serving the discovery subsystem and one or more NVM subsystems, each
-// with namespace 1, all served by one event-loop thread (the one calling run()).
+// One or more listeners (Ports, each on its own rdma_cm id) serving the discovery subsystem and
+// one or more NVM subsystems, all served by one event-loop thread (the one calling run()).
 //
 //   NVMF_ASSIGN_OR_RETURN(auto target, Target::create(options));
 //   std::thread loop([&] { status = target->run(); });
@@ -50,10 +50,20 @@ class Target {
 
   // A consistent-enough snapshot of the counters; thread-safe, cheap (one mutex, no I/O).
   TargetStats stats() const;
-  // The port listened on (useful with trsvcid "0").
+  // The first port's service listened on (useful with trsvcid "0").
   uint16_t port() const;
-  // "ADDR:PORT" as listened on.
+  // "ADDR:PORT" of the first port as listened on.
   std::string listen_address() const;
+  // Ports in TargetOptions::ports order (port_list).
+  size_t port_count() const;
+  uint16_t port(size_t index) const;
+  std::string listen_address(size_t index) const;
+  // Stops listening on port `index`: its rdma_cm listener is destroyed, so new connections to
+  // it are refused by the host's rdma_cm (REJECTED, like a removed nvmet port); queues already
+  // connected through it stay. Thread-safe (runs on the event loop at its next round); returns
+  // once done. kInvalidArgument for an unknown index, kFailedPrecondition when run() is not
+  // running.
+  Status close_port(size_t index);
 
  private:
   Target();
@@ -64,7 +74,7 @@ class Target {
   std::vector<std::unique_ptr<Namespace>> namespaces_;
   std::vector<std::unique_ptr<Subsystem>> subsystems_;
   std::unique_ptr<Subsystem> discovery_;
-  std::unique_ptr<Port> port_;
+  std::vector<std::unique_ptr<Port>> ports_;
   std::unique_ptr<EventLoop> loop_;  // last: destroyed first
 };
 

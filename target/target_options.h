@@ -53,6 +53,21 @@ struct SubsystemOptions {
   std::vector<NamespaceOptions> more_namespaces;  // the subsystem's other namespaces
 };
 
+// One listening port (nvmet's port: an address, its in-capsule size and the subsystems it
+// links), as an nvmetcli config's "ports" entry describes it.
+struct PortOptions {
+  uint16_t portid = 1;           // Discovery Log Page PORTID; distinct between ports
+  std::string traddr;            // local IPv4/IPv6 address
+  std::string trsvcid = "4420";  // "0" picks an ephemeral port
+  uint8_t treq = 0;              // Discovery Log TREQ (proto::kTreqNotSpecified)
+  // In-capsule data size of this port's queues, nvmet's param_inline_data_size meaning (bytes):
+  // -1 = one page, 0 = off, larger values clamped as TargetOptions::inline_data_size.
+  int32_t inline_data_size = -1;
+  // NQNs of the subsystems linked to this port, each in TargetOptions::subsystems (or the one
+  // single-subsystem NQN); empty: every subsystem of the target.
+  std::vector<std::string> subsystems;
+};
+
 // How the event loop waits for work (CLI --poll).
 //   kEvent: keeps polling for busy_poll_us after the last completion, then arms every CQ and
 //           sleeps in epoll_wait until a completion, a CM event or stop(); no CPU while idle.
@@ -135,9 +150,16 @@ struct TargetOptions {
   uint16_t portid = 1;
   uint8_t treq = 0;  // proto::kTreqNotSpecified
   // Subsystems from a config file. Empty: one subsystem from subnqn and the backing above.
-  // Every subsystem shares the port's limits (queues, MDTS, in-capsule data size).
+  // Every subsystem shares the target's limits (queues, MDTS).
   std::vector<SubsystemOptions> subsystems;
+  // Listening ports, each on its own rdma_cm listener, all served by the one event loop. Empty:
+  // one port from traddr, trsvcid, portid, treq and inline_data_size above, linking every
+  // subsystem. Given: those five fields are ignored.
+  std::vector<PortOptions> ports;
 };
+
+// The ports to listen on: `options.ports`, or the one port the single-port fields describe.
+std::vector<PortOptions> port_list(const TargetOptions& options);
 
 // Checks ranges and the one-backing rule. kInvalidArgument names the option ("--lba-size 1024
 // is not 512 or 4096").

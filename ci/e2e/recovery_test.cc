@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -18,8 +19,10 @@
 
 #include "ci/e2e/cli_harness.h"
 #include "ci/e2e/e2e_options.h"
+#include "ci/e2e/running_target.h"
 #include "common/nvme_status.h"
 #include "host/controller.h"
+#include "host/discover.h"
 
 namespace nvmf::e2e {
 namespace {
@@ -186,6 +189,158 @@ TEST_F(RecoveryTest, KeepAliveFailureWhileIdleLeadsToRecovery) {
   EXPECT_EQ(r.reconnects, 1u);
   EXPECT_EQ(r.retried_transfers, 0u) << "the loss was known before the read was sent";
   EXPECT_NE(r.last_loss.find("Keep Alive"), std::string::npos) << r.last_loss;
+}
+
+// Two ports (issue 14 item 5), one in-process target: port 1 with one page of in-capsule data,
+// port 2 with none, both on the environment's target address (two services).
+class MultiPortTest : public ::testing::Test {
+ protected:
+  static constexpr char kPortNqn[] = "nqn.2024-01.io.nvmf-rdma:multiport-e2e";
+  void SetUp() override {
+    NVMF_REQUIRE_RXE(env_);
+    target::TargetOptions o = ram_target_options(*env_, kPortNqn, 16 << 20);
+    target::PortOptions a;
+    a.portid = 1;
+    a.traddr = env_->target_addr;
+    a.trsvcid = "0";
+    a.inline_data_size = -1;
+    target::PortOptions b = a;
+    b.portid = 2;
+    b.inline_data_size = 0;
+    o.ports = {a, b};
+    target_ = RunningTarget::start(o);
+    ASSERT_NE(target_, nullptr);
+    ASSERT_EQ((*target_)->port_count(), 2u);
+  }
+
+  // Our host with both ports as paths (port 1 first), recovery delays of `reconnect_delay_s`.
+  host::HostOptions two_paths(int reconnect_delay_s) {
+    host::HostOptions o = host_options_for(*env_, (*target_)->port(0), kPortNqn, 16);
+    o.failover_paths = {{env_->target_addr, std::to_string((*target_)->port(1))}};
+    o.reconnect_delay_s = reconnect_delay_s;
+    o.ctrl_loss_tmo_s = 20;
+    o.kato_ms = 2000;
+    o.timeout_ms = 3000;
+    o.on_state_change = [this](const char* state) {
+      std::lock_guard lock(mutex_);
+      states_.push_back(state);
+    };
+    return o;
+  }
+  std::vector<std::string> states() {
+    std::lock_guard lock(mutex_);
+    return states_;
+  }
+
+  std::optional<RxeEnv> env_;
+  std::unique_ptr<RunningTarget> target_;
+  std::mutex mutex_;
+  std::vector<std::string> states_;
+  std::vector<uint8_t> out_ = std::vector<uint8_t>(64 * 1024);
+  std::vector<uint8_t> in_ = std::vector<uint8_t>(64 * 1024);
+};
+
+// nvme discover against either port: both ports' entries, each with its own PORTID and
+// TRSVCID; the current discovery entry is the port asked.
+TEST_F(MultiPortTest, DiscoveryOnEitherPortListsBothPorts) {
+  for (size_t asked = 0; asked < 2; ++asked) {
+    host::HostOptions o = host_options_for(*env_, (*target_)->port(asked), "", 16);
+    auto log = host::discover(o);
+    ASSERT_TRUE(log.ok()) << log.status().to_string();
+    ASSERT_EQ(log->entries.size(), 3u);
+    EXPECT_EQ(log->entries[0].portid, asked + 1);
+    EXPECT_EQ(log->entries[0].trsvcid, std::to_string((*target_)->port(asked)));
+    for (size_t i = 0; i < 2; ++i) {
+      const host::DiscoveryEntry& e = log->entries[i + 1];
+      EXPECT_EQ(e.subnqn, kPortNqn);
+      EXPECT_EQ(e.portid, i + 1);
+      EXPECT_EQ(e.traddr, env_->target_addr);
+      EXPECT_EQ(e.trsvcid, std::to_string((*target_)->port(i)));
+    }
+  }
+}
+
+// Traffic on port 1, port 1 removed (listener closed, its queues disconnected, as nvmet does
+// when a port goes): the next read fails over to port 2 at once, well within reconnect-delay
+// (5 s), and returns what was written through port 1. Port 2's in-capsule size (0) is what the
+// new association reports.
+TEST_F(MultiPortTest, FailoverToTheSecondPortWithinTheReconnectDelay) {
+  constexpr int kDelayS = 5;
+  auto c = host::Controller::connect(two_paths(kDelayS));
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  host::Controller& ctrl = **c;
+  EXPECT_EQ(ctrl.recovery_stats().path,
+            env_->target_addr + ":" + std::to_string((*target_)->port(0)));
+  EXPECT_EQ(ctrl.negotiation().in_capsule_data_size, 4096u) << "port 1: one page";
+  auto wmr = ctrl.register_buffer(out_.data(), out_.size());
+  auto rmr = ctrl.register_buffer(in_.data(), in_.size());
+  ASSERT_TRUE(wmr.ok() && rmr.ok());
+  for (int round = 0; round < 4; ++round) {
+    for (size_t i = 0; i < out_.size(); ++i) out_[i] = static_cast<uint8_t>(i * 7 + round);
+    ASSERT_TRUE(
+        ctrl.write(128 * round, std::span<const host::DataSegment>(std::array{wmr->segment()}))
+            .ok());
+    ASSERT_TRUE(ctrl.read(128 * round, rmr->segment()).ok());
+    ASSERT_EQ(in_, out_);
+  }
+  ASSERT_TRUE((*target_)->close_port(0).ok());
+  const auto t0 = Clock::now();
+  std::fill(in_.begin(), in_.end(), 0);
+  Status st = ctrl.read(128 * 3, rmr->segment());
+  const int64_t gap_ms = ms_since(t0);
+  ASSERT_TRUE(st.ok()) << st.to_string();
+  EXPECT_EQ(in_, out_) << "the data written through port 1, read through port 2";
+  EXPECT_LT(gap_ms, kDelayS * 1000) << "failover waits for no reconnect-delay";
+  std::printf("failover: read completed on port 2 %lld ms after port 1 was removed\n",
+              static_cast<long long>(gap_ms));
+  host::RecoveryStats r = ctrl.recovery_stats();
+  EXPECT_EQ(r.losses, 1u);
+  EXPECT_EQ(r.failovers, 1u);
+  EXPECT_EQ(r.reconnects, 1u);
+  EXPECT_EQ(r.path, env_->target_addr + ":" + std::to_string((*target_)->port(1)));
+  EXPECT_EQ(ctrl.state(), host::ControllerState::kLive);
+  EXPECT_EQ((*target_)->stats().controllers_created, 2u) << "a fresh controller on port 2";
+  EXPECT_EQ((*target_)->stats().controllers.size(), 1u) << "port 1's controller was freed";
+  EXPECT_EQ(ctrl.negotiation().in_capsule_data_size, 0u) << "port 2: no in-capsule data";
+  EXPECT_EQ(states(), (std::vector<std::string>{"connecting", "live"}));
+  // Writes go on through port 2 (keyed: no in-capsule data there).
+  ASSERT_TRUE(
+      ctrl.write(1024, std::span<const host::DataSegment>(std::array{wmr->segment()})).ok());
+  ASSERT_TRUE(ctrl.read(1024, rmr->segment()).ok());
+  EXPECT_EQ(in_, out_);
+}
+
+// reset() (nvme reset): state resetting, then connecting, then live; the data stays; the
+// controller is a fresh one (CC.EN 1 to 0 freed nothing the host needs).
+TEST_F(MultiPortTest, ResetGoesThroughResettingAndConnectingToLive) {
+  host::HostOptions o = two_paths(1);
+  o.failover_paths.clear();
+  auto c = host::Controller::connect(o);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  host::Controller& ctrl = **c;
+  auto wmr = ctrl.register_buffer(out_.data(), out_.size());
+  auto rmr = ctrl.register_buffer(in_.data(), in_.size());
+  ASSERT_TRUE(wmr.ok() && rmr.ok());
+  for (size_t i = 0; i < out_.size(); ++i) out_[i] = static_cast<uint8_t>(i * 13 + 1);
+  ASSERT_TRUE(ctrl.write(0, std::span<const host::DataSegment>(std::array{wmr->segment()})).ok());
+  ASSERT_TRUE(ctrl.reset().ok());
+  EXPECT_EQ(states(), (std::vector<std::string>{"resetting", "connecting", "live"}));
+  EXPECT_EQ(ctrl.state(), host::ControllerState::kLive);
+  EXPECT_EQ(ctrl.recovery_stats().resets, 1u);
+  EXPECT_EQ(ctrl.recovery_stats().losses, 0u);
+  ASSERT_TRUE(ctrl.read(0, rmr->segment()).ok());
+  EXPECT_EQ(in_, out_);
+  // The target frees the old controller when its admin queue's disconnect is handled.
+  for (int i = 0; i < 40 && (*target_)->stats().controllers.size() != 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ((*target_)->stats().controllers.size(), 1u) << "the reset controller was freed";
+  EXPECT_EQ((*target_)->stats().controllers_created, 2u);
+  // Not live: refused with the state named.
+  ASSERT_TRUE(ctrl.disconnect().ok());
+  Status st = ctrl.reset();
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable);
+  EXPECT_NE(st.message().find("deleting"), std::string::npos) << st.message();
 }
 
 }  // namespace

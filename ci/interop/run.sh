@@ -379,6 +379,78 @@ if check "$s" start_target start_target "$cfg" once; then
   check "$s" stop_target stop_target
 fi
 
+# Two ports (issue 14): 4420 with one page of in-capsule data, 4421 with none. `nvme discover`
+# on either port lists $NQN on both; the Linux host connects to each port (two controllers,
+# two live paths of one subsystem) and reads through the head namespace.
+two_ports_discover() { # two_ports_discover PORT
+  local d
+  d=$(nvme discover -t rdma -a "$T" -s "$1" -w "$H" -q "$HOST_OK") || return 1
+  echo "$d"
+  local n4420 n4421 nvm
+  n4420=$(echo "$d" | grep -cE '^trsvcid: *4420 *$')
+  n4421=$(echo "$d" | grep -cE '^trsvcid: *4421 *$')
+  nvm=$(echo "$d" | grep -cE '^subtype: *nvme subsystem')
+  echo "entries: $nvm NVM subsystem; trsvcid 4420 x$n4420, 4421 x$n4421 (asked on $1)"
+  [ "$nvm" -eq 2 ] && [ "$n4420" -ge 1 ] && [ "$n4421" -ge 1 ]
+}
+two_ports_connect_each() {
+  local p c live=0
+  for p in 4420 4421; do
+    nvme connect -t rdma -a "$T" -s "$p" -w "$H" -n "$NQN" -q "$HOST_OK" -i 2 --ctrl-loss-tmo 5 ||
+      { echo "connect to port $p failed"; nvme disconnect -n "$NQN"; return 1; }
+  done
+  for _ in $(seq 1 100); do
+    live=0
+    for c in /sys/class/nvme/nvme*; do
+      [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
+      [ "$(cat "$c/state")" = live ] && live=$((live + 1))
+      [ "$live" -eq 2 ] && echo "$(basename "$c") $(cat "$c/address")"
+    done
+    [ "$live" -eq 2 ] && break
+    sleep 0.1
+  done
+  nvme list-subsys
+  local svcs
+  svcs=$(nvme list-subsys | grep -E '^ *\+- nvme[0-9]+ rdma .*live' | grep -oE 'trsvcid=[0-9]+' | sort -u | tr '\n' ' ')
+  echo "live controllers: $live; services: $svcs"
+  local rc=0
+  [ "$live" -eq 2 ] && [ "$svcs" = "trsvcid=4420 trsvcid=4421 " ] || rc=1
+  dd if="$(wait_ns)" of=/dev/null bs=4k count=1 iflag=direct status=none || { echo "read failed"; rc=1; }
+  nvme disconnect -n "$NQN"
+  return "$rc"
+}
+s=KernelHostOnNvmfTarget_TwoPorts
+cfg=$out/config-two-ports.json
+# write_config's setup with a second port: 4421, no in-capsule data.
+cat >"$cfg" <<JSON
+{
+  "hosts": [{"nqn": "$HOST_OK"}],
+  "ports": [
+    {"portid": 1,
+     "addr": {"trtype": "rdma", "adrfam": "ipv4", "traddr": "$T", "trsvcid": "4420",
+              "treq": "not specified"},
+     "param": {"inline_data_size": "4096"}, "referrals": [], "subsystems": ["$NQN"]},
+    {"portid": 2,
+     "addr": {"trtype": "rdma", "adrfam": "ipv4", "traddr": "$T", "trsvcid": "4421",
+              "treq": "not specified"},
+     "param": {"inline_data_size": "0"}, "referrals": [], "subsystems": ["$NQN"]}],
+  "subsystems": [{
+    "nqn": "$NQN",
+    "attr": {"allow_any_host": "0", "serial": "$SERIAL", "model": "$MODEL", "version": "1.3"},
+    "allowed_hosts": ["$HOST_OK"],
+    "namespaces": [{"nsid": 1, "enable": 1,
+                    "device": {"path": "/dev/nullb0",
+                               "nguid": "11223344-5566-7788-99aa-bbccddeeff00",
+                               "uuid": "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}}]}]
+}
+JSON
+if check "$s" start_target start_target "$cfg" two-ports; then
+  check "$s" nvme_discover_on_4420_lists_both two_ports_discover 4420
+  check "$s" nvme_discover_on_4421_lists_both two_ports_discover 4421
+  check "$s" nvme_connect_each_port two_ports_connect_each
+  check "$s" stop_target stop_target
+fi
+
 # File and block-device namespaces: discard, two namespaces, faults, durability (issue 11).
 # shellcheck source=/dev/null # ci/interop/file-backend.sh is shellchecked on its own
 . "$here/file-backend.sh"
