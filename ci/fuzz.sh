@@ -7,7 +7,9 @@
 # Usage: ci/fuzz.sh [--runs N] [--out DIR] [--only NAME] [--jobs N] [--xml FILE]
 #   --runs N   executions per fuzzer after the seeds. Default, what .ci/run uses: each fuzzer's
 #              own count below, sized to about 2 minutes for all five on a loaded 2-core machine.
-#   --out DIR  where inputs found, crashes and fuzz-report.json go (default: a new temp dir).
+#   --out DIR  where inputs found, crashes, logs and fuzz-report.json go (default: a new temp
+#              dir). Nothing is written into the checkout: NAME.log, NAME.run/ (the fuzzer's
+#              working directory: -jobs logs) and NAME.corpus/ are all under DIR.
 #   --only F   run only fuzzer F (e.g. command_sequence_fuzzer); repeatable.
 #   --jobs N   libFuzzer -jobs/-workers for each fuzzer (default 1).
 #   --xml FILE also one GoogleTest-style testcase per fuzzer (scripts/test.sh counts them).
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
     --only) only+=("$2"); shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --xml) xml=$2; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fuzz.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,6 +54,8 @@ done
 
 [ -n "$out" ] || out=$(mktemp -d /tmp/nvmf-fuzz.XXXXXX)
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(pwd)
 targets=()
 for f in "${selected[@]}"; do targets+=("//fuzz:${f%% *}"); done
 echo "fuzz.sh: building ${targets[*]} (--config=fuzz)"
@@ -71,22 +75,26 @@ for f in "${selected[@]}"; do
   work=$out/$name.corpus  # new inputs land here; the repository's seeds are only read
   mkdir -p "$work"
   log=$out/$name.log
+  # The fuzzer runs in its own directory under OUT: with -jobs, libFuzzer writes one
+  # fuzz-JOB.log per job into its working directory, which must not be the checkout.
+  rundir=$out/$name.run
+  rm -rf "$rundir"
+  mkdir -p "$rundir"
   parallel=()
   [ "$jobs" -le 1 ] || parallel=(-jobs="$jobs" -workers="$jobs")
   t0=$(date +%s%N)
   rc=0
   # shellcheck disable=SC2086
-  "$bin/fuzz/$name" -runs="$n" $flags -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
-    "${parallel[@]}" -artifact_prefix="$out/$name-" "$work" "fuzz/corpus/$corpus" \
-    >"$log" 2>&1 || rc=$?
+  (cd "$rundir" && "$bin/fuzz/$name" -runs="$n" ${flags//-dict=/-dict=$root/} -timeout=25 \
+    -rss_limit_mb=2048 -print_final_stats=1 "${parallel[@]}" -artifact_prefix="$out/$name-" \
+    "$work" "$root/fuzz/corpus/$corpus") >"$log" 2>&1 || rc=$?
   t1=$(date +%s%N)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", (b - a) / 1e9}')
   # libFuzzer's final stats: stat::number_of_executed_units (summed over jobs' logs with -jobs).
-  done_runs=$({ cat "$log"; cat fuzz-*.log 2>/dev/null || true; } |
+  done_runs=$({ cat "$log"; cat "$rundir"/fuzz-*.log 2>/dev/null || true; } |
     sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s += $1} END {print s + 0}')
   crashes=$(find "$out" -maxdepth 1 \( -name "$name-crash-*" -o -name "$name-leak-*" \
     -o -name "$name-timeout-*" -o -name "$name-oom-*" \) | wc -l)
-  rm -f fuzz-*.log
   [ "$rc" -eq 0 ] || [ "$crashes" -gt 0 ] || crashes=1  # died without an artifact: count it
   total_runs=$((total_runs + done_runs))
   total_crashes=$((total_crashes + crashes))
