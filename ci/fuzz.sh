@@ -21,17 +21,30 @@ out=""
 jobs=1
 only=()
 xml=""
+# Arguments are checked before anything else runs (the build).
+usage_error() {
+  echo "fuzz.sh: $*" >&2
+  echo "usage: ci/fuzz.sh [--runs N] [--out DIR] [--only NAME] [--jobs N] [--xml FILE] (--help)" >&2
+  exit 2
+}
+# value OPT ARGS...: the value after OPT, refused when missing or empty.
+value() {
+  if [ $# -lt 2 ] || [ -z "$2" ]; then usage_error "$1 needs a value"; fi
+  printf '%s' "$2"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --runs) runs=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --only) only+=("$2"); shift 2 ;;
-    --jobs) jobs=$2; shift 2 ;;
-    --xml) xml=$2; shift 2 ;;
+    --runs) runs=$(value "$@") || exit 2; shift 2 ;;
+    --out) out=$(value "$@") || exit 2; shift 2 ;;
+    --only) v=$(value "$@") || exit 2; only+=("$v"); shift 2 ;;
+    --jobs) jobs=$(value "$@") || exit 2; shift 2 ;;
+    --xml) xml=$(value "$@") || exit 2; shift 2 ;;
     -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "fuzz.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
+[ -z "$runs" ] || [[ $runs =~ ^[1-9][0-9]*$ ]] || usage_error "--runs wants a count >= 1, not '$runs'"
+[[ $jobs =~ ^[1-9][0-9]{0,2}$ ]] || usage_error "--jobs wants a count from 1 to 999, not '$jobs'"
 
 # fuzzer, corpus directory, CI executions, extra libFuzzer flags. Executions per second measured
 # under ASan + UBSan on the loaded 2-core build machine: cm_private_data 35000, sgl 12800,
@@ -50,7 +63,7 @@ for f in "${fuzzers[@]}"; do
     selected+=("$f")
   fi
 done
-[ ${#selected[@]} -gt 0 ] || { echo "fuzz.sh: no fuzzer selected" >&2; exit 2; }
+[ ${#selected[@]} -gt 0 ] || usage_error "no fuzzer selected (--only: ${only[*]})"
 
 [ -n "$out" ] || out=$(mktemp -d /tmp/nvmf-fuzz.XXXXXX)
 mkdir -p "$out"

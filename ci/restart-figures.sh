@@ -18,6 +18,19 @@
 # Usage: ci/rxe-run --results DIR ci/restart-figures.sh
 #   (env: NVMF_BIN_DIR = bazel-bin, default <repo>/bazel-bin; NVMF_RESTART_SAMPLES, default 5)
 set -uo pipefail
+# Arguments first (it takes none), before the environment and before any target starts.
+usage_error() {
+  echo "restart-figures.sh: $*" >&2
+  echo "usage: ci/rxe-run --results DIR ci/restart-figures.sh (env NVMF_RESTART_SAMPLES, NVMF_BIN_DIR) (--help)" >&2
+  exit 2
+}
+case "${1-}" in
+  -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") [ $# -eq 0 ] || usage_error "unknown argument ''" ;;
+  *) usage_error "unknown argument '$1' (it takes none; samples: NVMF_RESTART_SAMPLES)" ;;
+esac
+[[ ${NVMF_RESTART_SAMPLES:-5} =~ ^[1-9][0-9]{0,2}$ ]] ||
+  usage_error "NVMF_RESTART_SAMPLES must be a count from 1 to 999, not '${NVMF_RESTART_SAMPLES}'"
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"

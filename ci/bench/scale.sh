@@ -13,6 +13,19 @@
 #   target's ulimit -v, default 1700000: the guest has 2 GiB, so a point that does not fit makes
 #   the target refuse a Connect instead of waking the OOM killer; 0 = no limit).
 set -uo pipefail
+# Arguments first, before the environment and before any target starts.
+usage_error() {
+  echo "scale.sh: $*" >&2
+  echo "usage: ci/rxe-run --results DIR ci/bench/scale.sh [NxQ ...] (e.g. 8x4: 8 controllers x 4 I/O queues)" >&2
+  exit 2
+}
+for p in "$@"; do
+  case "$p" in
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  esac
+  [[ $p =~ ^[1-9][0-9]{0,3}x[1-9][0-9]{0,3}$ ]] ||
+    usage_error "a point is NxQ (controllers x I/O queues, each 1-9999), not '$p'"
+done
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
