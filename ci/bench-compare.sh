@@ -26,16 +26,10 @@ out=bench-results
 backends=0
 reps_given=0
 # Arguments are checked before anything else runs (setup, build, the guest).
-usage_error() {
-  echo "bench-compare.sh: $*" >&2
-  echo "usage: ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends] (--help)" >&2
-  exit 2
-}
-# value OPT ARGS...: the value after OPT, refused when missing or empty.
-value() {
-  if [ $# -lt 2 ] || [ -z "$2" ]; then usage_error "$1 needs a value"; fi
-  printf '%s' "$2"
-}
+# shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
+prog=bench-compare.sh usage="ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends] (--help)"
+# shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
+. "ci/lib/args.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) reps=2 runtime=1 ramp=0.2 reps_given=1; shift ;;

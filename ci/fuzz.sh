@@ -22,16 +22,10 @@ jobs=1
 only=()
 xml=""
 # Arguments are checked before anything else runs (the build).
-usage_error() {
-  echo "fuzz.sh: $*" >&2
-  echo "usage: ci/fuzz.sh [--runs N] [--out DIR] [--only NAME] [--jobs N] [--xml FILE] (--help)" >&2
-  exit 2
-}
-# value OPT ARGS...: the value after OPT, refused when missing or empty.
-value() {
-  if [ $# -lt 2 ] || [ -z "$2" ]; then usage_error "$1 needs a value"; fi
-  printf '%s' "$2"
-}
+# shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
+prog=fuzz.sh usage="ci/fuzz.sh [--runs N] [--out DIR] [--only NAME] [--jobs N] [--xml FILE] (--help)"
+# shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
+. "ci/lib/args.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$(value "$@") || exit 2; shift 2 ;;

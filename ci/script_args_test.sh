@@ -10,9 +10,9 @@ src=${TEST_SRCDIR:-}/${TEST_WORKSPACE:-nvmf_rdma}
 tmp=$(mktemp -d -p "${TEST_TMPDIR:-/tmp}")
 root=$tmp/root
 mark=$tmp/ran
-mkdir -p "$root/scripts" "$root/ci/bench" "$tmp/bin"
+mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$tmp/bin"
 for f in scripts/loopback.sh scripts/test.sh ci/bench-compare.sh ci/bench/scale.sh \
-  ci/restart-figures.sh ci/fuzz.sh; do
+  ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
   cp "$src/$f" "$root/$f"
 done
 stub() { # stub PATH NAME: a script that records NAME and fails
