@@ -15,7 +15,7 @@
 #include "common/log.h"
 #include "common/sgl.h"
 #include "common/wire_text.h"
-#include "fuzz/fake_queue.h"
+#include "target/testing/fake_queue.h"
 #include "fuzz/fake_target.h"
 #include "fuzz/input.h"
 #include "proto/fabrics.h"
