@@ -5,10 +5,10 @@
 #include <cstring>
 #include <vector>
 
-#include "target/testing/fake_queue.h"
 #include "fuzz/input.h"
 #include "proto/rdma_cm.h"
 #include "target/cm_request.h"
+#include "target/testing/fake_queue.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using nvmf::target::testing::require;

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "target/testing/fake_queue.h"
 #include "proto/fabrics.h"
 #include "target/config.h"
+#include "target/testing/fake_queue.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using nvmf::target::testing::require;

@@ -10,11 +10,11 @@
 
 #include "common/log.h"
 #include "common/sgl.h"
-#include "target/testing/fake_queue.h"
 #include "fuzz/fake_target.h"
 #include "fuzz/input.h"
-#include "target/testing/capsules.h"
 #include "proto/fabrics.h"
+#include "target/testing/capsules.h"
+#include "target/testing/fake_queue.h"
 
 namespace nvmf::fuzz {
 namespace {

@@ -7,9 +7,9 @@
 
 #include "common/nvme_status.h"
 #include "common/sgl.h"
-#include "target/testing/fake_queue.h"
 #include "fuzz/input.h"
 #include "target/in_capsule_area.h"
+#include "target/testing/fake_queue.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using nvmf::target::testing::require;
