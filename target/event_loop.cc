@@ -417,16 +417,19 @@ int EventLoop::expire_keep_alives() {
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 1000 * 1000));
 }
 
-bool EventLoop::wait_idle() {
+int EventLoop::wait_idle() {
   arm_queues();
-  if (poll_queues() > 0) return true;  // landed before the arm
+  // Landed before the arm: handled now, and counted as work by run(), so that the busy-poll
+  // window restarts from here (a backend operation submitted by this poll is then reaped by
+  // polling, not by a wake-up from epoll).
+  if (int n = poll_queues(); n > 0) return n;
   const int timeout_ms = expire_keep_alives();
   epoll_event events[8];
   int n = ::epoll_wait(epoll_fd_, events, 8, timeout_ms);
   if (n < 0) {
-    if (errno == EINTR) return true;
+    if (errno == EINTR) return 0;
     NVMF_LOG(ERROR, "target") << "epoll_wait: " << errno_string(errno) << "; stopping";
-    return false;
+    return -1;
   }
   for (int i = 0; i < n; ++i) {
     uint64_t tag = events[i].data.u64;
@@ -443,7 +446,7 @@ bool EventLoop::wait_idle() {
       drain_cq_events(*devices_[tag - kTagDeviceBase]);
     }
   }
-  return true;
+  return 0;
 }
 
 void EventLoop::sweep() {
@@ -530,10 +533,12 @@ Status EventLoop::run() {
     // Shared buffers given back outside a poll round (a queue torn down) while commands of
     // other queues wait for one: poll again rather than sleep on them.
     if (buffer_waiters_can_start()) continue;
-    if (!wait_idle()) {
+    const int handled = wait_idle();
+    if (handled < 0) {
       shutdown();
       return Status::internal("event loop: epoll_wait failed");
     }
+    if (handled > 0) worked = true;
     sweep();
   }
   shutdown();

@@ -114,7 +114,10 @@ class EventLoop {
       std::chrono::steady_clock::time_point now);
   // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues).
   void housekeeping();
-  bool wait_idle();
+  // Arms every CQ, polls once more, and sleeps in epoll_wait only when that poll found nothing.
+  // Returns the completions the poll after the arm handled (0 when it slept), -1 when
+  // epoll_wait failed.
+  int wait_idle();
   // Destroys the queues that want teardown, except those still waiting for a backend
   // operation (disconnected now, destroyed once it completed).
   void sweep();
