@@ -299,7 +299,7 @@ class ReadmeTablesTest(unittest.TestCase):
                       (pl, "stop_target_limit_5", True),
                       ("KernelHostOnNvmfTarget_inline0", "fio_verify", True),
                       ("KernelHostOnNvmfTarget_inline4096", "fio_verify", True),
-                      ("SomeNewSection", "new_check", False)])
+                      ("SomeNewSection", "new_check", False), ("Interop", "completed", True)])
         lines = tables.matrix(self.d.path)
         # Fixed suites fill the inline 4096 column only.
         self.assertEqual(self.row(lines, "lists the subsystem on both")[2:4],
