@@ -454,6 +454,9 @@ bool EventLoop::wait_idle() {
   arm_queues();
   if (poll_queues() > 0) return true;  // landed before the arm
   const int timeout_ms = expire_keep_alives();
+  // That pass may have torn queues down (keep-alive timer, stalled send queue) and so given
+  // shared buffers back that other queues' commands wait for: start them, do not sleep on them.
+  if (buffer_waiters_can_start()) return true;
   epoll_event events[8];
   int n = ::epoll_wait(epoll_fd_, events, 8, timeout_ms);
   if (n < 0) {

@@ -620,6 +620,13 @@ void RdmaQueue::fail(const std::string& what) {
 
 void RdmaQueue::request_disconnect(std::string_view reason) {
   if (disconnect_reason_.empty()) disconnect_reason_ = reason.empty() ? "unknown" : reason;
+  // Its commands waiting for a shared buffer will never start: withdraw them now, so that they
+  // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
+  // polling for them while the queue waits for a backend operation before its teardown.
+  if (pool_ != nullptr && !buffer_waiters_.empty()) {
+    pool_->chunks().waiting -= buffer_waiters_.size();
+    while (!buffer_waiters_.empty()) buffer_waiters_.pop();
+  }
 }
 
 void RdmaQueue::disconnect() {
