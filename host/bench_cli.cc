@@ -115,8 +115,9 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
     nlohmann::json j = bench_json(*report);
     // The controller's state and paths as well, named as in identify/read/write --json: when
     // every path is gone the report says so ("state" "deleting", each path, "failovers").
-    for (const auto& [key, value] : recovery_json(state_at_end, report->recovery, opts).items()) {
-      if (!j["recovery"].contains(key)) j["recovery"][key] = value;
+    const nlohmann::json recovery = recovery_json(state_at_end, report->recovery, opts);
+    for (const auto& item : recovery.items()) {
+      if (!j["recovery"].contains(item.key())) j["recovery"][item.key()] = item.value();
     }
     j["negotiation"] = negotiation_json(negotiation);
     j["target"] = {{"traddr", opts.traddr}, {"trsvcid", opts.trsvcid}, {"subnqn", opts.subnqn}};
