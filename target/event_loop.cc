@@ -403,9 +403,42 @@ std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_connect_d
   return next;
 }
 
+std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_stalled_queues(
+    std::chrono::steady_clock::time_point now) {
+  const auto timeout = std::chrono::milliseconds(options_.send_stall_timeout_ms);
+  std::optional<std::chrono::steady_clock::time_point> next;
+  for (auto& [id, q] : queues_) {
+    auto since = q->send_stalled_since(now);
+    if (!since || q->wants_teardown() || q->chunks_held() == 0 || !q->buffers_waited_for()) {
+      continue;
+    }
+    if (*since + timeout <= now) {
+      uint64_t suppressed = 0;
+      if (refusal_log_limiter().allow("send stall", now, &suppressed)) {
+        NVMF_LOG(WARN, "target") << q->describe() << ": no send completion for "
+                                 << options_.send_stall_timeout_ms
+                                 << " ms (--send-stall-timeout-ms) while holding "
+                                 << q->chunks_held()
+                                 << " shared buffers others wait for; disconnecting"
+                                 << suppressed_note(suppressed);
+      }
+      q->request_disconnect(
+          "no RDMA READ or SEND completion for " + std::to_string(options_.send_stall_timeout_ms) +
+          " ms (--send-stall-timeout-ms) while holding " + std::to_string(q->chunks_held()) +
+          " shared buffers other commands wait for (the host posts no receives?)");
+    } else if (!next || *since + timeout < *next) {
+      next = *since + timeout;
+    }
+  }
+  return next;
+}
+
 int EventLoop::expire_keep_alives() {
   const auto now = std::chrono::steady_clock::now();
   std::optional<Controller::Clock::time_point> next = expire_connect_deadlines(now);
+  if (auto stalled = expire_stalled_queues(now); stalled && (!next || *stalled < *next)) {
+    next = stalled;
+  }
   auto visit = [&](Subsystem& s) {
     auto d = s.expire_keep_alives(now);
     if (d && (!next || *d < *next)) next = d;
@@ -424,6 +457,9 @@ int EventLoop::wait_idle() {
   // polling, not by a wake-up from epoll).
   if (int n = poll_queues(); n > 0) return n;
   const int timeout_ms = expire_keep_alives();
+  // That pass may have torn queues down (keep-alive timer, stalled send queue) and so given
+  // shared buffers back that other queues' commands wait for: start them, do not sleep on them.
+  if (buffer_waiters_can_start()) return true;
   epoll_event events[8];
   int n = ::epoll_wait(epoll_fd_, events, 8, timeout_ms);
   if (n < 0) {

@@ -112,6 +112,12 @@ class EventLoop {
   // accept to disconnect (one WARN line a second at most); returns the earliest deadline left.
   std::optional<std::chrono::steady_clock::time_point> expire_connect_deadlines(
       std::chrono::steady_clock::time_point now);
+  // Asks every queue whose posted send work has had no completion for send_stall_timeout_ms
+  // while it holds shared buffers that commands wait for to disconnect (target/stall_watch.h);
+  // returns the earliest such deadline left (only while commands wait for buffers: a queue
+  // that starts waiting wakes the loop, which looks again before it sleeps).
+  std::optional<std::chrono::steady_clock::time_point> expire_stalled_queues(
+      std::chrono::steady_clock::time_point now);
   // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues).
   void housekeeping();
   // Arms every CQ, polls once more, and sleeps in epoll_wait only when that poll found nothing.
