@@ -26,21 +26,27 @@ ramp=0.5
 out=bench-results
 backends=0
 reps_given=0
+# Arguments are checked before anything else runs (setup, build, the guest).
+# shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
+prog=bench-compare.sh usage="ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends] (--help)"
+# shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
+. "ci/lib/args.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) reps=2 runtime=1 ramp=0.2 reps_given=1; shift ;;
-    --reps) reps=${2:?}; reps_given=1; shift 2 ;;
-    --runtime) runtime=${2:?}; shift 2 ;;
-    --ramp) ramp=${2:?}; shift 2 ;;
-    --out) out=${2:?}; shift 2 ;;
+    --reps) reps=$(value "$@") || exit 2; reps_given=1; shift 2 ;;
+    --runtime) runtime=$(value "$@") || exit 2; shift 2 ;;
+    --ramp) ramp=$(value "$@") || exit 2; shift 2 ;;
+    --out) out=$(value "$@") || exit 2; shift 2 ;;
     --backends) backends=1; shift ;;
     -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
-    *) echo "bench-compare.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
-[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "bench-compare.sh: --reps wants a whole number >= 1" >&2; exit 2; }
-[[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench-compare.sh: --runtime wants seconds" >&2; exit 2; }
-[[ $ramp =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench-compare.sh: --ramp wants seconds" >&2; exit 2; }
+[[ $reps =~ ^[1-9][0-9]*$ ]] || usage_error "--reps wants a whole number >= 1, not '$reps'"
+[[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--runtime wants seconds, not '$runtime'"
+[[ $ramp =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--ramp wants seconds, not '$ramp'"
+if [ -e "$out" ] && ! [ -d "$out" ]; then usage_error "--out: $out is not a directory"; fi
 
 scripts/setup.sh --bench
 # An optimised build for measuring (fastbuild, the test default, is unoptimised).

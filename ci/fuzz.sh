@@ -7,7 +7,9 @@
 # Usage: ci/fuzz.sh [--runs N] [--out DIR] [--only NAME] [--jobs N] [--xml FILE]
 #   --runs N   executions per fuzzer after the seeds. Default, what .ci/run uses: each fuzzer's
 #              own count below, sized to about 2 minutes for all five on a loaded 2-core machine.
-#   --out DIR  where inputs found, crashes and fuzz-report.json go (default: a new temp dir).
+#   --out DIR  where inputs found, crashes, logs and fuzz-report.json go (default: a new temp
+#              dir). Nothing is written into the checkout: NAME.log, NAME.run/ (the fuzzer's
+#              working directory: -jobs logs) and NAME.corpus/ are all under DIR.
 #   --only F   run only fuzzer F (e.g. command_sequence_fuzzer); repeatable.
 #   --jobs N   libFuzzer -jobs/-workers for each fuzzer (default 1).
 #   --xml FILE also one GoogleTest-style testcase per fuzzer (scripts/test.sh counts them).
@@ -19,17 +21,24 @@ out=""
 jobs=1
 only=()
 xml=""
+# Arguments are checked before anything else runs (the build).
+# shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
+prog=fuzz.sh usage="ci/fuzz.sh [--runs N] [--out DIR] [--only NAME] [--jobs N] [--xml FILE] (--help)"
+# shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
+. "ci/lib/args.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
-    --runs) runs=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --only) only+=("$2"); shift 2 ;;
-    --jobs) jobs=$2; shift 2 ;;
-    --xml) xml=$2; shift 2 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "fuzz.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    --runs) runs=$(value "$@") || exit 2; shift 2 ;;
+    --out) out=$(value "$@") || exit 2; shift 2 ;;
+    --only) v=$(value "$@") || exit 2; only+=("$v"); shift 2 ;;
+    --jobs) jobs=$(value "$@") || exit 2; shift 2 ;;
+    --xml) xml=$(value "$@") || exit 2; shift 2 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
+[ -z "$runs" ] || [[ $runs =~ ^[1-9][0-9]*$ ]] || usage_error "--runs wants a count >= 1, not '$runs'"
+[[ $jobs =~ ^[1-9][0-9]{0,2}$ ]] || usage_error "--jobs wants a count from 1 to 999, not '$jobs'"
 
 # fuzzer, corpus directory, CI executions, extra libFuzzer flags. Executions per second measured
 # under ASan + UBSan on the loaded 2-core build machine: cm_private_data 35000, sgl 12800,
@@ -48,10 +57,12 @@ for f in "${fuzzers[@]}"; do
     selected+=("$f")
   fi
 done
-[ ${#selected[@]} -gt 0 ] || { echo "fuzz.sh: no fuzzer selected" >&2; exit 2; }
+[ ${#selected[@]} -gt 0 ] || usage_error "no fuzzer selected (--only: ${only[*]})"
 
 [ -n "$out" ] || out=$(mktemp -d /tmp/nvmf-fuzz.XXXXXX)
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(pwd)
 targets=()
 for f in "${selected[@]}"; do targets+=("//fuzz:${f%% *}"); done
 echo "fuzz.sh: building ${targets[*]} (--config=fuzz)"
@@ -71,22 +82,26 @@ for f in "${selected[@]}"; do
   work=$out/$name.corpus  # new inputs land here; the repository's seeds are only read
   mkdir -p "$work"
   log=$out/$name.log
+  # The fuzzer runs in its own directory under OUT: with -jobs, libFuzzer writes one
+  # fuzz-JOB.log per job into its working directory, which must not be the checkout.
+  rundir=$out/$name.run
+  rm -rf "$rundir"
+  mkdir -p "$rundir"
   parallel=()
   [ "$jobs" -le 1 ] || parallel=(-jobs="$jobs" -workers="$jobs")
   t0=$(date +%s%N)
   rc=0
   # shellcheck disable=SC2086
-  "$bin/fuzz/$name" -runs="$n" $flags -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
-    "${parallel[@]}" -artifact_prefix="$out/$name-" "$work" "fuzz/corpus/$corpus" \
-    >"$log" 2>&1 || rc=$?
+  (cd "$rundir" && "$bin/fuzz/$name" -runs="$n" ${flags//-dict=/-dict=$root/} -timeout=25 \
+    -rss_limit_mb=2048 -print_final_stats=1 "${parallel[@]}" -artifact_prefix="$out/$name-" \
+    "$work" "$root/fuzz/corpus/$corpus") >"$log" 2>&1 || rc=$?
   t1=$(date +%s%N)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", (b - a) / 1e9}')
   # libFuzzer's final stats: stat::number_of_executed_units (summed over jobs' logs with -jobs).
-  done_runs=$({ cat "$log"; cat fuzz-*.log 2>/dev/null || true; } |
+  done_runs=$({ cat "$log"; cat "$rundir"/fuzz-*.log 2>/dev/null || true; } |
     sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s += $1} END {print s + 0}')
   crashes=$(find "$out" -maxdepth 1 \( -name "$name-crash-*" -o -name "$name-leak-*" \
     -o -name "$name-timeout-*" -o -name "$name-oom-*" \) | wc -l)
-  rm -f fuzz-*.log
   [ "$rc" -eq 0 ] || [ "$crashes" -gt 0 ] || crashes=1  # died without an artifact: count it
   total_runs=$((total_runs + done_runs))
   total_crashes=$((total_crashes + crashes))

@@ -16,16 +16,12 @@ size=$(stat -c %s "$input")
 # The namespace: a real file, the input rounded up to MiB plus one MiB.
 ns_size=$(((size / 1048576 + 2) * 1048576))
 
-"$bin/target/nvmf-target" -a "$NVMF_TARGET_ADDR" -n "$nqn" --file "$work/namespace.img" \
-  --size "$ns_size" --lba-size "$lba_size" --inline-data-size "$inline_data_size" \
-  --json "$out/target.json" >"$out/target.log" 2>&1 &
-target_pid=$!
-for _ in $(seq 1 300); do
-  grep -q 'listening on' "$out/target.log" 2>/dev/null && break
-  kill -0 "$target_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if ! grep -q 'listening on' "$out/target.log"; then
+# shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
+. "$(dirname "$0")/lib/target.sh"
+target_pid= # set by start_listening
+if ! start_listening "$out/target.log" "$bin/target/nvmf-target" -a "$NVMF_TARGET_ADDR" -n "$nqn" \
+  --file "$work/namespace.img" --size "$ns_size" --lba-size "$lba_size" \
+  --inline-data-size "$inline_data_size" --json "$out/target.json"; then
   echo "loopback: nvmf-target did not start:" >&2
   cat "$out/target.log" >&2
   exit 1

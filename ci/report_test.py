@@ -8,6 +8,7 @@ import importlib.util
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 import unittest
@@ -255,6 +256,61 @@ class ReadmeTablesTest(unittest.TestCase):
         self.assertEqual(paths[2:4], ["FAIL (io_paths)", "pass: 256 in-capsule, 96 RDMA READ |"])
         disconnect = self.row(lines, "nvme disconnect")
         self.assertEqual(disconnect[2:4], ["", " |"])
+
+    def test_every_check_of_the_interop_scripts_has_a_row(self):
+        """Each `check "$s" NAME` / `judge "$s" NAME` of ci/interop/run.sh and file-backend.sh, under
+        the suite of the `s=` before it, is named by a row of the matrix."""
+        rows = {(suite_t, n) for _, _, suite_t, names, _ in tables.ROWS for n in names}
+        found = []
+        for script in ("interop/run.sh", "interop/file-backend.sh"):
+            suite = None
+            loops = {}
+            with open(os.path.join(HERE, script)) as f:
+                for line in f:
+                    m = re.match(r"\s*for (\w+) in ([\w ]+); do", line)
+                    if m:
+                        loops[m.group(1)] = m.group(2).split()
+                    m = re.match(r"\s*s=(\w+)(\$size)?\s*$", line)
+                    if m:
+                        suite = m.group(1) + ("{size}" if m.group(2) else "")
+                    m = re.search(r'(?:^|\s)(?:check|judge) "\$s" "?([\w$]+)"?', line)
+                    if m and suite:
+                        name = m.group(1)
+                        var = re.search(r"\$(\w+)", name)
+                        values = loops.get(var.group(1), []) if var else [None]
+                        self.assertTrue(values, f"{script}: {name}: loop values unknown")
+                        for v in values:
+                            found.append((suite, name.replace("$" + var.group(1), v) if var
+                                          else name))
+        self.assertGreaterEqual(len(found), 50, found)
+        for suite in ("KernelHostOnNvmfTarget_TwoPorts", "KernelHostOnNvmfTarget_PendingLimit"):
+            self.assertIn(suite, {s for s, _ in found})
+        missing = [f"{s}.{n}" for s, n in found if (s, n) not in rows]
+        self.assertEqual(missing, [], "checks with no row in ci/readme-tables.py ROWS")
+
+    def test_two_ports_and_pending_limit_cells(self):
+        tp, pl = "KernelHostOnNvmfTarget_TwoPorts", "KernelHostOnNvmfTarget_PendingLimit"
+        self.interop([(tp, "start_target", True), (tp, "nvme_discover_on_4420_lists_both", True),
+                      (tp, "nvme_discover_on_4421_lists_both", False),
+                      (tp, "nvme_connect_each_port", True), (tp, "stop_target", True),
+                      (pl, "start_target_limit_6", True),
+                      (pl, "six_io_queues_connect_at_limit_6", True),
+                      (pl, "stop_target_limit_6", True), (pl, "start_target_limit_5", True),
+                      (pl, "stop_target_limit_5", True),
+                      ("KernelHostOnNvmfTarget_inline0", "fio_verify", True),
+                      ("KernelHostOnNvmfTarget_inline4096", "fio_verify", True),
+                      ("SomeNewSection", "new_check", False), ("Interop", "completed", True)])
+        lines = tables.matrix(self.d.path)
+        # Fixed suites fill the inline 4096 column only.
+        self.assertEqual(self.row(lines, "lists the subsystem on both")[2:4],
+                         ["", "FAIL (nvme_discover_on_4421_lists_both) |"])
+        self.assertEqual(self.row(lines, "connects through each")[2:4], ["", "pass |"])
+        self.assertEqual(self.row(lines, "`--max-pending-connections 6`")[2:4], ["", "pass |"])
+        # limit 5: the refusal check is missing from the results: a failure, not a pass.
+        self.assertEqual(self.row(lines, "`--max-pending-connections 5`")[2:4],
+                         ["", "FAIL (six_io_queues_refused_at_limit_5) |"])
+        self.assertIn("Checks of this run with no row above: SomeNewSection.new_check (FAIL).",
+                      lines)
 
     def test_no_interop_results_said(self):
         lines = tables.matrix(self.d.path)

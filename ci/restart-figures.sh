@@ -18,8 +18,22 @@
 # Usage: ci/rxe-run --results DIR ci/restart-figures.sh
 #   (env: NVMF_BIN_DIR = bazel-bin, default <repo>/bazel-bin; NVMF_RESTART_SAMPLES, default 5)
 set -uo pipefail
+# Arguments first (it takes none), before the environment and before any target starts.
+# shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
+prog=restart-figures.sh usage="ci/rxe-run --results DIR ci/restart-figures.sh (env NVMF_RESTART_SAMPLES, NVMF_BIN_DIR) (--help)"
+# shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
+. "$(dirname "$0")/lib/args.sh"
+case "${1-}" in
+  -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") [ $# -eq 0 ] || usage_error "unknown argument ''" ;;
+  *) usage_error "unknown argument '$1' (it takes none; samples: NVMF_RESTART_SAMPLES)" ;;
+esac
+[[ ${NVMF_RESTART_SAMPLES:-5} =~ ^[1-9][0-9]{0,2}$ ]] ||
+  usage_error "NVMF_RESTART_SAMPLES must be a count from 1 to 999, not '${NVMF_RESTART_SAMPLES}'"
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
+# shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
+. "$repo/ci/lib/target.sh"
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
 : "${NVMF_TARGET_ADDR:?}" "${NVMF_HOST_ADDR:?}"
 bin=${NVMF_BIN_DIR:-$repo/bazel-bin}
@@ -36,15 +50,8 @@ now_ms() { date +%s%3N; }
 
 # start_target TAG: nvmf-target on $img, port 4420; returns once it listens.
 start_target() {
-  "$bin/target/nvmf-target" -a "$T" -s 4420 -n "$NQN" --file "$img" --size 64m \
-    >"$out/target-$1.log" 2>&1 &
-  target_pid=$!
-  for _ in $(seq 1 600); do
-    grep -q "listening on" "$out/target-$1.log" && return 0
-    kill -0 "$target_pid" 2>/dev/null || return 1
-    sleep 0.05
-  done
-  return 1
+  start_listening "$out/target-$1.log" \
+    "$bin/target/nvmf-target" -a "$T" -s 4420 -n "$NQN" --file "$img" --size 64m
 }
 
 kill_target() {

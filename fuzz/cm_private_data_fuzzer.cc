@@ -5,13 +5,13 @@
 #include <cstring>
 #include <vector>
 
-#include "fuzz/fake_queue.h"
 #include "fuzz/input.h"
 #include "proto/rdma_cm.h"
 #include "target/cm_request.h"
+#include "target/testing/fake_queue.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using nvmf::fuzz::require;
+  using nvmf::target::testing::require;
   nvmf::fuzz::Input in(data, size);
   nvmf::target::CmLimits limits;
   if (in.u8() % 2 == 0) {  // otherwise the defaults

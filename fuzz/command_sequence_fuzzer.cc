@@ -15,12 +15,12 @@
 #include "common/log.h"
 #include "common/sgl.h"
 #include "common/wire_text.h"
-#include "fuzz/fake_queue.h"
 #include "fuzz/fake_target.h"
 #include "fuzz/input.h"
 #include "proto/fabrics.h"
 #include "proto/rdma_cm.h"
 #include "target/cm_request.h"
+#include "target/testing/fake_queue.h"
 
 namespace nvmf::fuzz {
 namespace {

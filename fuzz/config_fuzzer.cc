@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <string_view>
 
-#include "fuzz/fake_queue.h"
 #include "proto/fabrics.h"
 #include "target/config.h"
+#include "target/testing/fake_queue.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using nvmf::fuzz::require;
+  using nvmf::target::testing::require;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   nvmf::target::TargetOptions base;
   auto config = nvmf::target::parse_nvmet_config(text, base);

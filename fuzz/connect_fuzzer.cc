@@ -10,36 +10,22 @@
 
 #include "common/log.h"
 #include "common/sgl.h"
-#include "fuzz/fake_queue.h"
 #include "fuzz/fake_target.h"
 #include "fuzz/input.h"
 #include "proto/fabrics.h"
+#include "target/testing/capsules.h"
+#include "target/testing/fake_queue.h"
 
 namespace nvmf::fuzz {
 namespace {
 
 using target::NextStep;
 
-std::vector<uint8_t> connect_data(uint16_t cntlid, const char* subnqn, const char* hostnqn) {
-  proto::ConnectData d{};
-  d.cntlid = cntlid;
-  std::strncpy(d.subnqn, subnqn, sizeof(d.subnqn));
-  std::strncpy(d.hostnqn, hostnqn, sizeof(d.hostnqn));
-  std::vector<uint8_t> bytes(sizeof(d));
-  std::memcpy(bytes.data(), &d, sizeof(d));
-  return bytes;
-}
+using target::testing::connect_data;
 
+// An admin or I/O Connect (SQSIZE 7), its data in-capsule.
 proto::Sqe connect_sqe(uint16_t qid) {
-  proto::Sqe s{};
-  auto& c = reinterpret_cast<proto::ConnectCommand&>(s);
-  c.opcode = proto::kOpcodeFabrics;
-  c.flags = proto::kFlagsPsdtSgl;
-  c.fctype = proto::kFctypeConnect;
-  c.qid = qid;
-  c.sqsize = 7;
-  encode_in_capsule_sgl(c.sgl1, 0, proto::kConnectDataSize);
-  return s;
+  return target::testing::in_capsule_connect_sqe(qid, 7, /*kato_ms=*/0);
 }
 
 // Runs `sqe` with `data` on `q` to its response (completing the RDMA READ if one is asked).

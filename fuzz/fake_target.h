@@ -11,8 +11,13 @@
 #include "target/port.h"
 #include "target/stats_registry.h"
 #include "target/subsystem.h"
+#include "target/testing/fake_queue.h"
 
 namespace nvmf::fuzz {
+
+// The shared in-memory transport (target/testing/fake_queue.h).
+using target::testing::FakeQueue;
+using target::testing::require;
 
 inline constexpr char kFuzzSubnqn[] = "nqn.2024-01.io.nvmf-rdma:fuzz";
 // The one host allowed on kFuzzSubnqn (allow_any_host 0); any other host may only discover.

@@ -7,12 +7,12 @@
 
 #include "common/nvme_status.h"
 #include "common/sgl.h"
-#include "fuzz/fake_queue.h"
 #include "fuzz/input.h"
 #include "target/in_capsule_area.h"
+#include "target/testing/fake_queue.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using nvmf::fuzz::require;
+  using nvmf::target::testing::require;
   nvmf::fuzz::Input in(data, size);
   auto sqe = in.object<nvmf::proto::Sqe>();
   nvmf::SglDecodeContext ctx;

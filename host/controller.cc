@@ -9,6 +9,7 @@
 #include "common/nvme_status.h"
 #include "common/sgl.h"
 #include "host/bringup.h"
+#include "host/keep_alive_schedule.h"
 #include "host/queue.h"
 
 namespace nvmf::host {
@@ -51,10 +52,6 @@ const char* controller_state_name(ControllerState state) {
       return "deleting";
   }
   return "unknown";
-}
-
-DataSegment RegisteredBuffer::segment(size_t offset, size_t length) const {
-  return DataSegment{static_cast<uint8_t*>(mr_.addr()) + offset, length, mr_.lkey(), mr_.rkey()};
 }
 
 Controller::Controller(const HostOptions& options)
@@ -309,15 +306,19 @@ void Controller::stop_keep_alive() {
   keep_alive_thread_.join();
 }
 
-// Every `interval` (KATO / 2) until stopped: one Keep Alive. A failure is counted and logged
-// once; the next rounds try again (a failed admin queue fails them at once).
+// Every `interval` (KATO / 2) until stopped: one Keep Alive, due one interval after the previous
+// one was due (KeepAliveSchedule: its round trip does not delay the next). A failure is counted
+// and logged once; the next rounds try again (a failed admin queue fails them at once).
 void Controller::keep_alive_loop(std::chrono::milliseconds interval) {
   std::unique_lock<std::mutex> lock(keep_alive_mutex_);
   bool logged = false;
-  while (!keep_alive_cv_.wait_for(lock, interval, [this] { return keep_alive_stop_; })) {
+  KeepAliveSchedule schedule(interval, std::chrono::steady_clock::now());
+  while (
+      !keep_alive_cv_.wait_until(lock, schedule.deadline(), [this] { return keep_alive_stop_; })) {
     lock.unlock();
     Status st = keep_alive();
     lock.lock();
+    schedule.advance(std::chrono::steady_clock::now());
     if (st.ok()) {
       keep_alives_.fetch_add(1, std::memory_order_relaxed);
       continue;
@@ -382,14 +383,12 @@ Status Controller::connect_io_queues() {
   return ok_status();
 }
 
-Result<RegisteredBuffer> Controller::register_buffer(void* addr, size_t length) {
+Result<verbs::RegisteredBuffer> Controller::register_buffer(void* addr, size_t length) {
   if (!pd_->pd) return Status::unavailable("controller is not connected");
-  NVMF_ASSIGN_OR_RETURN(
-      verbs::MemoryRegion mr,
-      verbs::MemoryRegion::create(
-          pd_->pd->get(), addr, length,
-          IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE));
-  return RegisteredBuffer(pd_, std::move(mr));
+  return verbs::RegisteredBuffer::register_memory(
+      pd_->pd->get(), addr, length,
+      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+      "caller I/O buffer", pd_);
 }
 
 Result<verbs::RegisteredBuffer> Controller::allocate_buffer(size_t bytes) {

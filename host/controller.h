@@ -35,31 +35,12 @@ struct PdHolder {
   std::optional<verbs::ProtectionDomain> pd;
 };
 
-// Memory registered for I/O (ibv_reg_mr with local write, remote read and remote write: the
-// target RDMA READs write data and RDMA WRITEs read data). Move-only. Keeps the PD alive; the
-// memory itself is the caller's and must outlive this object.
-class RegisteredBuffer {
- public:
-  // A segment of this buffer: bytes [offset, offset + length). Not range-checked on the fast
-  // path; use contains() when unsure.
-  DataSegment segment(size_t offset, size_t length) const;
-  // The whole buffer as one segment.
-  DataSegment segment() const { return segment(0, length()); }
-  void* addr() const { return mr_.addr(); }
-  size_t length() const { return mr_.length(); }
-  uint32_t lkey() const { return mr_.lkey(); }
-  uint32_t rkey() const { return mr_.rkey(); }
-
- private:
-  friend class Controller;
-  RegisteredBuffer(std::shared_ptr<PdHolder> pd, verbs::MemoryRegion mr)
-      : pd_(std::move(pd)), mr_(std::move(mr)) {}
-  std::shared_ptr<PdHolder> pd_;  // destroyed after mr_
-  verbs::MemoryRegion mr_;
-};
-
 // Bytes [offset, offset + length) of `buffer` as a DataSegment (not range-checked: fast path).
 DataSegment segment_of(const verbs::RegisteredBuffer& buffer, size_t offset, size_t length);
+// The whole of `buffer` as one DataSegment.
+inline DataSegment segment_of(const verbs::RegisteredBuffer& buffer) {
+  return segment_of(buffer, 0, buffer.size());
+}
 
 // max_inline_data of one queue's QP.
 struct QueueInlineSend {
@@ -153,8 +134,12 @@ class Controller {
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
 
-  // Registers caller memory for I/O. kInvalidArgument for null/empty; verbs errors otherwise.
-  Result<RegisteredBuffer> register_buffer(void* addr, size_t length);
+  // Registers `length` bytes of caller memory at `addr` for I/O (local write, remote read,
+  // remote write: the target RDMA READs write data and RDMA WRITEs read data), sharing the
+  // controller's PD and keeping it alive. The memory stays the caller's and must outlive the
+  // buffer. kUnavailable before connect; kInvalidArgument for null/empty; ibv_reg_mr errors
+  // name "caller I/O buffer".
+  Result<verbs::RegisteredBuffer> register_buffer(void* addr, size_t length);
   // Allocates `bytes` of zeroed, 4096-byte aligned memory registered for I/O (local write,
   // remote read, remote write), sharing the controller's PD and keeping it alive: the buffer may
   // outlive the Controller. kUnavailable before connect; kInvalidArgument for 0 bytes;
@@ -190,8 +175,9 @@ class Controller {
   // Flush of the namespace.
   Status flush();
   // Keep Alive (admin 18h) on the admin queue, now; the keep-alive thread calls this every
-  // kato_ms / 2 when HostOptions::send_keep_alive is set. Errors: kUnavailable when
-  // disconnected, kTimeout after timeout_ms, kNvmeError with the status.
+  // kato_ms / 2 when HostOptions::send_keep_alive is set, each due one period after the previous
+  // one was due (host/keep_alive_schedule.h: the round trip does not stretch the period). Errors:
+  // kUnavailable when disconnected, kTimeout after timeout_ms, kNvmeError with the status.
   Status keep_alive();
 
   // CC.SHN = normal, waits CSTS.SHST = complete (shutdown_timeout_ms), then disconnects and

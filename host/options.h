@@ -38,7 +38,8 @@ struct HostOptions {
   // default; nvmf-host's -k/--keep-alive-tmo defaults to 5 s like nvme-cli and Linux). When > 0
   // and send_keep_alive is set, the Controller sends Keep Alive on the admin queue every
   // kato_ms / 2 from its own thread, whatever other traffic there is (Linux's nvme_keep_alive
-  // work does the same at KATO/2, or KATO/4 when it skips a round after traffic).
+  // work does the same at KATO/2, or KATO/4 when it skips a round after traffic); each is due
+  // one period after the previous one was due, its round trip not added (keep_alive_schedule.h).
   uint32_t kato_ms = 0;
   // false: no keep-alive thread; the caller sends Controller::keep_alive() itself (tests of the
   // target's timer use this to let a controller expire).

@@ -15,11 +15,10 @@
 # read back are identical to the bytes written. Arguments are checked before anything else.
 set -euo pipefail
 
-usage_error() {
-  echo "loopback.sh: $*" >&2
-  echo "usage: scripts/loopback.sh [--json FILE] [--input FILE | --input-size BYTES] [--inline-data-size N] [--lba-size 512|4096] (--help)" >&2
-  exit 2
-}
+# shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
+prog=loopback.sh usage="scripts/loopback.sh [--json FILE] [--input FILE | --input-size BYTES] [--inline-data-size N] [--lba-size 512|4096] (--help)"
+# shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
+. "$(dirname "$0")/../ci/lib/args.sh"
 json_out=
 input=
 input_size=3146728

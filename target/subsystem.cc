@@ -38,9 +38,9 @@ Subsystem::Subsystem(SubsystemConfig config, std::vector<SubsystemNamespace> nam
                      StatsRegistry& registry)
     : config_(std::move(config)),
       ns_(nullptr),
+      namespaces_(std::move(namespaces)),
       registry_(registry),
-      nguid_(stable_id_from(config_.nqn)),
-      namespaces_(std::move(namespaces)) {
+      nguid_(stable_id_from(config_.nqn)) {
   serial_ = config_.serial.empty() ? serial_from(stable_id_from(config_.nqn)) : config_.serial;
   std::sort(namespaces_.begin(), namespaces_.end(),
             [](const auto& a, const auto& b) { return a.nsid < b.nsid; });

@@ -1,4 +1,5 @@
-// Tests of validate_options(): every range it enforces, at and just past each edge.
+// Tests of validate_options(): every range it enforces, at and just past each edge, and the
+// inputs a careless user types.
 #include "target/target_options.h"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,67 @@ TEST(ValidateOptions, TraddrRequired) {
   TargetOptions o = good();
   o.traddr.clear();
   expect_invalid(o, "--traddr");
+}
+
+// The inputs a careless user types: each is refused before any device is touched, with a
+// message naming the option (was validate_options_hardening_test.cc).
+TEST(ValidateOptionsHardening, BadPortsAreNamed) {
+  for (const char* port : {"abc", "65536", "-1", "", "4420x", " 4420", "99999999999"}) {
+    TargetOptions o = good();
+    o.trsvcid = port;
+    expect_invalid(o, "--trsvcid");
+  }
+  for (const char* port : {"0", "1", "4420", "65535"}) {
+    TargetOptions o = good();
+    o.trsvcid = port;
+    EXPECT_TRUE(validate_options(o).ok()) << port << ": " << validate_options(o).to_string();
+  }
+}
+
+TEST(ValidateOptionsHardening, BadAddressesAreNamed) {
+  for (const char* addr :
+       {"999.1.1.1", "10.0.0", "localhost", "10.0.0.1:4420", "fe80::1%", "[::1", "1.2.3.4 "}) {
+    TargetOptions o = good();
+    o.traddr = addr;
+    expect_invalid(o, "--traddr");
+  }
+  for (const char* addr : {"10.0.0.1", "0.0.0.0", "::1", "[::1]", "fe80::1%1"}) {
+    TargetOptions o = good();
+    o.traddr = addr;
+    EXPECT_TRUE(validate_options(o).ok()) << addr << ": " << validate_options(o).to_string();
+  }
+}
+
+TEST(ValidateOptionsHardening, MaxIoQueuesNamesTheOption) {
+  TargetOptions o = good();
+  o.max_io_queues = 0;
+  expect_invalid(o, "--max-io-queues 0");
+  o.max_io_queues = 65;
+  expect_invalid(o, "--max-io-queues 65");
+}
+
+TEST(ValidateOptionsHardening, NumSharedBuffersIsAtMost65535) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.num_shared_buffers, 256u);
+  o.num_shared_buffers = 65536;
+  expect_invalid(o, "--num-shared-buffers 65536 is not in 0..65535");
+  for (uint32_t ok : {0u, 1u, 65535u}) {
+    o.num_shared_buffers = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
+}
+
+TEST(ValidateOptionsHardening, MaxRdmaReadDepthIsOneTo255) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.max_rdma_read_depth, 16u);
+  o.max_rdma_read_depth = 0;
+  expect_invalid(o, "--max-rdma-read-depth 0 is not in 1..255");
+  o.max_rdma_read_depth = 256;
+  expect_invalid(o, "--max-rdma-read-depth 256");
+  for (uint32_t ok : {1u, 255u}) {
+    o.max_rdma_read_depth = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
 }
 
 }  // namespace

@@ -16,6 +16,10 @@
 # buffered_io 0: O_DIRECT). nvmf-target: ports 4421 (block device) and 4422 (file), defaults
 # (O_DIRECT, like nvmet), LBA size as nvmet reports it (512 for the null_blk, 4096 for the file).
 set -uo pipefail
+# shellcheck source=/dev/null # ci/lib/*.sh are shellchecked on their own
+. "$(dirname "$0")/../lib/target.sh"
+# shellcheck source=/dev/null
+. "$(dirname "$0")/../lib/null_blk.sh"
 bin=${1:?BIN_DIR}
 reps=${2:?REPS}
 runtime=${3:?RUNTIME}
@@ -45,30 +49,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-nullb() { # nullb NAME SIZE_MIB [ATTRIBUTE=VALUE...]: a memory-backed null_blk; prints its path
-  local name=$1 d=/sys/kernel/config/nullb/$1 size=$2 kv
-  shift 2
-  mkdir "$d" || return 1
-  echo "$size" >"$d/size" && echo 1 >"$d/memory_backed" && echo 512 >"$d/blocksize" || return 1
-  for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || return 1; done
-  echo 1 >"$d/power" || return 1
-  nullb_path "$name"
-}
-
-# nullb_path NAME: the /dev path of a powered configfs null_blk, once it exists: newer kernels
-# name the disk after the configfs directory, older ones nullb<index>.
-nullb_path() {
-  local d=/sys/kernel/config/nullb/$1 dev
-  for _ in $(seq 1 50); do
-    for dev in "/dev/$1" "/dev/nullb$(cat "$d/index")"; do
-      [ -b "$dev" ] && { echo "$dev"; return 0; }
-    done
-    sleep 0.1
-  done
-  echo "no block device for null_blk $1 (index $(cat "$d/index"))" >&2
-  return 1
-}
-
 # The block device of the connected subsystem $1 (plain namespaces: multipath off).
 block_dev_of() {
   local b
@@ -92,14 +72,10 @@ kconnect() { # NQN PORT -> prints the block device
 our_target() { # LOG ARGS...: starts nvmf-target, waits until it listens
   local tlog=$1
   shift
-  "$bin/target/nvmf-target" "$@" >"$tlog" 2>&1 &
-  local pid=$!
-  target_pids+=("$pid")
-  for _ in $(seq 1 150); do
-    grep -q 'listening on' "$tlog" 2>/dev/null && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  local rc=0
+  start_listening "$tlog" "$bin/target/nvmf-target" "$@" || rc=$?
+  target_pids+=("$target_pid")
+  [ "$rc" -ne 0 ] || return 0
   say "nvmf-target did not start: $(cat "$tlog")"
   return 1
 }
@@ -123,9 +99,9 @@ modprobe null_blk nr_devices=0 || say "modprobe null_blk failed"
 modprobe nvme_core multipath=N
 modprobe -a nvmet nvmet-rdma nvme-rdma || say "modprobe nvmet/nvme-rdma failed"
 [ -d "$cfg" ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
-kbdev=$(nullb bench-kbdev 256) || say "null_blk for nvmet failed"
-obdev=$(nullb bench-obdev 256) || say "null_blk for nvmf-target failed"
-fsdev=$(nullb bench-fs 512) || say "null_blk for ext4 failed"
+kbdev=$(nullb_create bench-kbdev 256) || say "null_blk for nvmet failed"
+obdev=$(nullb_create bench-obdev 256) || say "null_blk for nvmf-target failed"
+fsdev=$(nullb_create bench-fs 512) || say "null_blk for ext4 failed"
 # Both targets' null_blk devices are made alike (configfs defaults plus memory_backed 1,
 # blocksize 512); record what they are, for the report.
 for n in bench-kbdev bench-obdev; do
@@ -209,8 +185,8 @@ done
 # ------------------------------------------------------------------------------ the Flush --
 # One nvmf-target process: subsystem "flush" on a null_blk throttled to 16 MB/s, buffered (the
 # page cache holds what the Flush must write), and subsystem "read" on a null_blk.
-slow=$(nullb bench-slow 256 mbps=16) || say "throttled null_blk failed"
-fast=$(nullb bench-read 64) || say "null_blk for reads failed"
+slow=$(nullb_create bench-slow 256 mbps=16) || say "throttled null_blk failed"
+fast=$(nullb_create bench-read 64) || say "null_blk for reads failed"
 fcfg=$out/config-flush.json
 cat >"$fcfg" <<JSON
 {"hosts": [], "ports": [{"portid": 1, "addr": {"trtype": "rdma", "adrfam": "ipv4",

@@ -17,6 +17,8 @@
 #   (in-capsule 4096/8192/16384 on ports 4421/4423/4425 with the default --poll event
 #   --busy-poll-us 1000, and --busy-poll-us 0 on port 4427).
 set -uo pipefail
+# shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
+. "$(dirname "$0")/../lib/target.sh"
 bin=${1:?BIN_DIR}
 reps=${2:?REPS}
 runtime=${3:?RUNTIME}
@@ -114,15 +116,11 @@ kernel_target_inline() {
 our_target_start() { # PORT NQN LOG [options]
   local port=$1 nqn=$2 tlog=$3
   shift 3
-  "$bin/target/nvmf-target" -a "$taddr" -s "$port" -n "$nqn" --ram-size 256m "$@" \
-    >"$tlog" 2>&1 &
-  local pid=$!
-  target_pids+=("$pid")
-  for _ in $(seq 1 100); do
-    grep -q 'listening on' "$tlog" 2>/dev/null && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
+  local rc=0
+  start_listening "$tlog" "$bin/target/nvmf-target" -a "$taddr" -s "$port" -n "$nqn" \
+    --ram-size 256m "$@" || rc=$?
+  target_pids+=("$target_pid")
+  [ "$rc" -ne 0 ] || return 0
   say "nvmf-target on port $port did not start: $(cat "$tlog")"
   return 1
 }

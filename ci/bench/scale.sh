@@ -13,8 +13,22 @@
 #   target's ulimit -v, default 1700000: the guest has 2 GiB, so a point that does not fit makes
 #   the target refuse a Connect instead of waking the OOM killer; 0 = no limit).
 set -uo pipefail
+# Arguments first, before the environment and before any target starts.
+# shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
+prog=scale.sh usage="ci/rxe-run --results DIR ci/bench/scale.sh [NxQ ...] (e.g. 8x4: 8 controllers x 4 I/O queues)"
+# shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
+. "$(dirname "$0")/../lib/args.sh"
+for p in "$@"; do
+  case "$p" in
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  esac
+  [[ $p =~ ^[1-9][0-9]{0,3}x[1-9][0-9]{0,3}$ ]] ||
+    usage_error "a point is NxQ (controllers x I/O queues, each 1-9999), not '$p'"
+done
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
+. "$repo/ci/lib/target.sh"
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
 : "${NVMF_TARGET_ADDR:?}" "${NVMF_HOST_ADDR:?}"
 bin=${NVMF_BIN_DIR:-$repo/bazel-bin}
@@ -45,11 +59,7 @@ for p in "${points[@]}"; do
       --json "$out/target-$tag.json" --log-level warn
   ) >"$out/target-$tag.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 300); do
-    grep -q "listening on" "$out/target-$tag.log" && break
-    kill -0 "$pid" 2>/dev/null || break  # it exited: no point waiting
-    sleep 0.1
-  done
+  wait_listening "$out/target-$tag.log" "$pid" 30 # if not, scale_bench reports the failure
   rc=0
   timeout -k 5 900 "$bin/ci/bench/scale_bench" -a "$NVMF_TARGET_ADDR" -w "$NVMF_HOST_ADDR" -n "$NQN" \
     --controllers "$n" --io-queues "$q" --queue-size "$qsize" --target-pid "$pid" \

@@ -17,6 +17,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
+. "$repo/ci/lib/target.sh"
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
 : "${NVMF_TARGET_ADDR:?}" "${NVMF_HOST_ADDR:?}"
 bin=${NVMF_BIN_DIR:-$repo/bazel-bin}
@@ -58,11 +60,7 @@ for size in $sizes; do
   "$bin/target/nvmf-target" -a "$T" -n "$NQN" --ram-size 64m --inline-data-size "$size" \
     --log-level warn >"$out/target-$size.log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 300); do
-    grep -q "listening on" "$out/target-$size.log" && break
-    kill -0 "$pid" 2>/dev/null || break  # it exited: no point waiting
-    sleep 0.1
-  done
+  wait_listening "$out/target-$size.log" "$pid" 30 # if not, the conform run reports the failure
   rc=0
   conform "$tag" --include-dangerous --junit "$NVMF_RESULTS_DIR/conform-$tag.xml" \
     --junit-suite "Conform_nvmf_target_ics$size" || rc=$?

@@ -79,11 +79,11 @@ class FileBackendTest : public ::testing::TestWithParam<target::IoEngineKind> {
   }
 
   Status write(uint64_t slba, size_t length) {
-    host::DataSegment s = reg_->segment(0, length);
+    host::DataSegment s = host::segment_of(*reg_, 0, length);
     return ctrl_->write(slba, {&s, 1});
   }
   Status read(uint64_t slba, size_t offset, size_t length) {
-    return ctrl_->read(slba, reg_->segment(offset, length));
+    return ctrl_->read(slba, host::segment_of(*reg_, offset, length));
   }
 
   std::optional<RxeEnv> env_;
@@ -91,7 +91,7 @@ class FileBackendTest : public ::testing::TestWithParam<target::IoEngineKind> {
   std::unique_ptr<RunningTarget> target_;
   std::unique_ptr<host::Controller> ctrl_;
   std::vector<uint8_t> buf_;
-  std::optional<host::RegisteredBuffer> reg_;
+  std::optional<verbs::RegisteredBuffer> reg_;
 };
 
 TEST_P(FileBackendTest, WriteReadFlushAndIdentifyOnAFile) {

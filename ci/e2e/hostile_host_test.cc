@@ -77,8 +77,8 @@ class HostileHostTest : public ::testing::Test {
     auto wb = c.register_buffer(out.data(), out.size());
     auto rb = c.register_buffer(in.data(), in.size());
     ASSERT_TRUE(wb.ok() && rb.ok());
-    host::DataSegment w = wb->segment();
-    host::DataSegment r = rb->segment();
+    host::DataSegment w = host::segment_of(*wb);
+    host::DataSegment r = host::segment_of(*rb);
     ASSERT_TRUE(c.write(8, std::span<const host::DataSegment>(&w, 1)).ok());
     ASSERT_TRUE(c.read(8, r).ok());
     EXPECT_EQ(in, out);

@@ -114,7 +114,7 @@ class InCapsuleFixture : public ::testing::Test {
       const size_t start = 8 * i + 1;
       for (uint64_t b = 0; b < sizes[i]; ++b) pieces_[i][start + b] = static_cast<uint8_t>(rng());
       all.insert(all.end(), pieces_[i].begin() + start, pieces_[i].begin() + start + sizes[i]);
-      segs.push_back(piece_mrs_[i].segment(start, sizes[i]));
+      segs.push_back(host::segment_of(piece_mrs_[i], start, sizes[i]));
     }
     return segs;
   }
@@ -122,7 +122,7 @@ class InCapsuleFixture : public ::testing::Test {
   // Reads `bytes` at `slba` and compares with `expected`.
   void expect_reads_back(uint64_t slba, const std::vector<uint8_t>& expected) {
     std::fill(readback_.begin(), readback_.end(), 0xA5);
-    Status r = ctrl_->read(slba, readback_mr_->segment(0, expected.size()));
+    Status r = ctrl_->read(slba, host::segment_of(*readback_mr_, 0, expected.size()));
     ASSERT_TRUE(r.ok()) << r.to_string();
     EXPECT_EQ(0, std::memcmp(readback_.data(), expected.data(), expected.size()))
         << expected.size() << " bytes at LBA " << slba << " differ after reading back";
@@ -132,9 +132,9 @@ class InCapsuleFixture : public ::testing::Test {
   std::unique_ptr<RunningTarget> target_;
   std::unique_ptr<host::Controller> ctrl_;
   std::array<std::vector<uint8_t>, 4> pieces_;
-  std::vector<host::RegisteredBuffer> piece_mrs_;
+  std::vector<verbs::RegisteredBuffer> piece_mrs_;
   std::vector<uint8_t> readback_;
-  std::optional<host::RegisteredBuffer> readback_mr_;
+  std::optional<verbs::RegisteredBuffer> readback_mr_;
 };
 
 // Difference of the path counters, after - before.
@@ -331,7 +331,7 @@ class LyingCapsuleTest : public InCapsuleFixture {
 
   // Sends `sqe` on I/O queue 1 with `bytes` of in-capsule data behind it; the CQE's status.
   uint16_t send(proto::Sqe sqe, uint32_t bytes) {
-    host::DataSegment seg = capsule_mr_->segment(0, bytes);
+    host::DataSegment seg = host::segment_of(*capsule_mr_, 0, bytes);
     auto cqe = ctrl_->submit_raw(1, sqe,
                                  bytes == 0 ? std::span<const host::DataSegment>()
                                             : std::span<const host::DataSegment>(&seg, 1));
@@ -362,7 +362,7 @@ class LyingCapsuleTest : public InCapsuleFixture {
   }
 
   std::vector<uint8_t> capsule_data_ = std::vector<uint8_t>(16384);
-  std::optional<host::RegisteredBuffer> capsule_mr_;
+  std::optional<verbs::RegisteredBuffer> capsule_mr_;
 };
 
 TEST_F(LyingCapsuleTest, OffsetNearTwoToThe64IsSglOffsetInvalid) {

@@ -97,18 +97,18 @@ class InlineSendTest : public ::testing::Test {
     if (!out_mr.ok() || !in_mr.ok()) return round;
     const uint64_t slba = 8 + seed % 64;
     for (size_t i = 0; i < kSmallCount; ++i) {
-      host::DataSegment seg = out_mr->segment(i * kSmall, kSmall);
+      host::DataSegment seg = host::segment_of(*out_mr, i * kSmall, kSmall);
       Status w = ctrl_->write(slba + i * kSmall / kLbaSize, std::span(&seg, 1));
       EXPECT_TRUE(w.ok()) << w.to_string();
     }
     round.with_in_capsule += kSmallCount;
     const uint64_t big_commands = (kBig + n.max_command_bytes - 1) / n.max_command_bytes;
-    host::DataSegment big = out_mr->segment(kSmall * kSmallCount, kBig);
+    host::DataSegment big = host::segment_of(*out_mr, kSmall * kSmallCount, kBig);
     Status w = ctrl_->write(slba + kSmall * kSmallCount / kLbaSize, std::span(&big, 1));
     EXPECT_TRUE(w.ok()) << w.to_string();
     round.without_in_capsule += big_commands;
     for (size_t off = 0; off < total; off += kSmall) {
-      Status r = ctrl_->read(slba + off / kLbaSize, in_mr->segment(off, kSmall));
+      Status r = ctrl_->read(slba + off / kLbaSize, host::segment_of(*in_mr, off, kSmall));
       EXPECT_TRUE(r.ok()) << r.to_string();
       ++round.without_in_capsule;
     }

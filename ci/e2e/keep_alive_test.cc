@@ -51,7 +51,7 @@ class KeepAliveTest : public ::testing::TestWithParam<target::PollMode> {
   Status read_one(host::Controller& c) {
     auto mr = c.register_buffer(buf_.data(), buf_.size());
     if (!mr.ok()) return mr.status();
-    return c.read(0, mr->segment());
+    return c.read(0, host::segment_of(*mr));
   }
 
   // Waits up to `limit` for the target to list `n` live controllers.

@@ -137,10 +137,10 @@ TEST_P(WriteReadTest, ReadsBackWhatWasWrittenOnTheExpectedPath) {
   ASSERT_TRUE(in_mr.ok()) << in_mr.status().to_string();
 
   const target::CounterSnapshot before = target_totals();
-  host::DataSegment seg = out_mr->segment();
+  host::DataSegment seg = host::segment_of(*out_mr);
   Status w = ctrl_->write(c.slba, std::span<const host::DataSegment>(&seg, 1));
   ASSERT_TRUE(w.ok()) << w.to_string();
-  Status r = ctrl_->read(c.slba, in_mr->segment());
+  Status r = ctrl_->read(c.slba, host::segment_of(*in_mr));
   ASSERT_TRUE(r.ok()) << r.to_string();
   EXPECT_EQ(0, std::memcmp(out.data(), in.data(), c.bytes))
       << c.bytes << " bytes at LBA " << c.slba;
@@ -174,7 +174,7 @@ TEST_F(LoopbackTest, ReadPastTheEndIsLbaOutOfRangeAndTheQueueStaysUsable) {
   ASSERT_TRUE(mr.ok()) << mr.status().to_string();
   const uint64_t last = kRamBytes / kLbaSize - 1;
 
-  Status r = ctrl_->read(last, mr->segment());  // the second LBA is past the end
+  Status r = ctrl_->read(last, host::segment_of(*mr));  // the second LBA is past the end
   ASSERT_FALSE(r.ok());
   ASSERT_EQ(r.code(), StatusCode::kNvmeError) << r.to_string();
   ASSERT_TRUE(r.nvme_status().has_value());
@@ -185,14 +185,14 @@ TEST_F(LoopbackTest, ReadPastTheEndIsLbaOutOfRangeAndTheQueueStaysUsable) {
   Status w = ctrl_->write(last + 1, std::span<const host::DataSegment>());
   EXPECT_FALSE(w.ok()) << "an empty write must be refused";
 
-  host::DataSegment seg = mr->segment();
+  host::DataSegment seg = host::segment_of(*mr);
   Status w2 = ctrl_->write(last, std::span<const host::DataSegment>(&seg, 1));
   ASSERT_FALSE(w2.ok());
   ASSERT_TRUE(w2.nvme_status().has_value()) << w2.to_string();
   EXPECT_EQ(status_sc(*w2.nvme_status()), proto::kScLbaOutOfRange) << w2.to_string();
 
   // The same queue still serves good I/O.
-  Status ok = ctrl_->read(last - 1, mr->segment());
+  Status ok = ctrl_->read(last - 1, host::segment_of(*mr));
   EXPECT_TRUE(ok.ok()) << ok.to_string();
 }
 

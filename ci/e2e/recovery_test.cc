@@ -89,10 +89,11 @@ TEST_F(RecoveryTest, TargetRestartReconnectsAndRetriesTheRead) {
   auto wmr = c->register_buffer(out_.data(), out_.size());
   auto rmr = c->register_buffer(in_.data(), in_.size());
   ASSERT_TRUE(wmr.ok() && rmr.ok());
-  ASSERT_TRUE(c->write(64, std::span<const host::DataSegment>(std::array{wmr->segment()})).ok());
+  ASSERT_TRUE(
+      c->write(64, std::span<const host::DataSegment>(std::array{host::segment_of(*wmr)})).ok());
   kill_target();
   ASSERT_EQ(start(), port_);
-  Status st = c->read(64, rmr->segment());
+  Status st = c->read(64, host::segment_of(*rmr));
   ASSERT_TRUE(st.ok()) << st.to_string();
   EXPECT_EQ(std::memcmp(in_.data(), out_.data(), in_.size()), 0) << "data lost across restart";
   EXPECT_EQ(c->state(), host::ControllerState::kLive);
@@ -118,10 +119,10 @@ TEST_F(RecoveryTest, CtrlLossTimeoutEndsWithHostPathingError) {
   ASSERT_NE(c, nullptr);
   auto rmr = c->register_buffer(in_.data(), in_.size());
   ASSERT_TRUE(rmr.ok());
-  ASSERT_TRUE(c->read(0, rmr->segment()).ok());
+  ASSERT_TRUE(c->read(0, host::segment_of(*rmr)).ok());
   kill_target();
   Clock::time_point t0 = Clock::now();
-  Status st = c->read(0, rmr->segment());
+  Status st = c->read(0, host::segment_of(*rmr));
   int64_t took = ms_since(t0);
   EXPECT_TRUE(is_host_pathing_error(st)) << st.to_string();
   EXPECT_NE(st.message().find("ctrl-loss-tmo"), std::string::npos) << st.to_string();
@@ -132,7 +133,7 @@ TEST_F(RecoveryTest, CtrlLossTimeoutEndsWithHostPathingError) {
   EXPECT_EQ(r.reconnects, 0u);
   EXPECT_GE(r.reconnect_attempts, 1u);
   t0 = Clock::now();
-  st = c->read(0, rmr->segment());
+  st = c->read(0, host::segment_of(*rmr));
   EXPECT_TRUE(is_host_pathing_error(st)) << st.to_string();
   EXPECT_LE(ms_since(t0), 500);
 }
@@ -146,7 +147,7 @@ TEST_F(RecoveryTest, FastIoFailFailsEarlyAndReconnectingGoesOn) {
   ASSERT_TRUE(rmr.ok());
   kill_target();
   Clock::time_point t0 = Clock::now();
-  Status st = c->read(0, rmr->segment());
+  Status st = c->read(0, host::segment_of(*rmr));
   EXPECT_TRUE(is_host_pathing_error(st)) << st.to_string();
   EXPECT_NE(st.message().find("fast-io-fail-tmo"), std::string::npos) << st.to_string();
   EXPECT_LE(ms_since(t0), 8000);
@@ -157,7 +158,7 @@ TEST_F(RecoveryTest, FastIoFailFailsEarlyAndReconnectingGoesOn) {
   t0 = Clock::now();
   int calls = 1;
   do {
-    st = c->read(0, rmr->segment());
+    st = c->read(0, host::segment_of(*rmr));
     ++calls;
     if (!st.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   } while (!st.ok() && is_host_pathing_error(st) && ms_since(t0) < 5000);
@@ -182,7 +183,7 @@ TEST_F(RecoveryTest, KeepAliveFailureWhileIdleLeadsToRecovery) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_GE(c->stats().keep_alive_failures, 1u);
-  Status st = c->read(0, rmr->segment());
+  Status st = c->read(0, host::segment_of(*rmr));
   EXPECT_TRUE(st.ok()) << st.to_string();
   host::RecoveryStats r = c->recovery_stats();
   EXPECT_EQ(r.losses, 1u);
@@ -277,16 +278,16 @@ TEST_F(MultiPortTest, FailoverToTheSecondPortWithinTheReconnectDelay) {
   ASSERT_TRUE(wmr.ok() && rmr.ok());
   for (int round = 0; round < 4; ++round) {
     for (size_t i = 0; i < out_.size(); ++i) out_[i] = static_cast<uint8_t>(i * 7 + round);
-    ASSERT_TRUE(
-        ctrl.write(128 * round, std::span<const host::DataSegment>(std::array{wmr->segment()}))
-            .ok());
-    ASSERT_TRUE(ctrl.read(128 * round, rmr->segment()).ok());
+    ASSERT_TRUE(ctrl.write(128 * round,
+                           std::span<const host::DataSegment>(std::array{host::segment_of(*wmr)}))
+                    .ok());
+    ASSERT_TRUE(ctrl.read(128 * round, host::segment_of(*rmr)).ok());
     ASSERT_EQ(in_, out_);
   }
   ASSERT_TRUE((*target_)->close_port(0).ok());
   const auto t0 = Clock::now();
   std::fill(in_.begin(), in_.end(), 0);
-  Status st = ctrl.read(128 * 3, rmr->segment());
+  Status st = ctrl.read(128 * 3, host::segment_of(*rmr));
   const int64_t gap_ms = ms_since(t0);
   ASSERT_TRUE(st.ok()) << st.to_string();
   EXPECT_EQ(in_, out_) << "the data written through port 1, read through port 2";
@@ -305,8 +306,9 @@ TEST_F(MultiPortTest, FailoverToTheSecondPortWithinTheReconnectDelay) {
   EXPECT_EQ(states(), (std::vector<std::string>{"connecting", "live"}));
   // Writes go on through port 2 (keyed: no in-capsule data there).
   ASSERT_TRUE(
-      ctrl.write(1024, std::span<const host::DataSegment>(std::array{wmr->segment()})).ok());
-  ASSERT_TRUE(ctrl.read(1024, rmr->segment()).ok());
+      ctrl.write(1024, std::span<const host::DataSegment>(std::array{host::segment_of(*wmr)}))
+          .ok());
+  ASSERT_TRUE(ctrl.read(1024, host::segment_of(*rmr)).ok());
   EXPECT_EQ(in_, out_);
 }
 
@@ -322,13 +324,14 @@ TEST_F(MultiPortTest, ResetGoesThroughResettingAndConnectingToLive) {
   auto rmr = ctrl.register_buffer(in_.data(), in_.size());
   ASSERT_TRUE(wmr.ok() && rmr.ok());
   for (size_t i = 0; i < out_.size(); ++i) out_[i] = static_cast<uint8_t>(i * 13 + 1);
-  ASSERT_TRUE(ctrl.write(0, std::span<const host::DataSegment>(std::array{wmr->segment()})).ok());
+  ASSERT_TRUE(
+      ctrl.write(0, std::span<const host::DataSegment>(std::array{host::segment_of(*wmr)})).ok());
   ASSERT_TRUE(ctrl.reset().ok());
   EXPECT_EQ(states(), (std::vector<std::string>{"resetting", "connecting", "live"}));
   EXPECT_EQ(ctrl.state(), host::ControllerState::kLive);
   EXPECT_EQ(ctrl.recovery_stats().resets, 1u);
   EXPECT_EQ(ctrl.recovery_stats().losses, 0u);
-  ASSERT_TRUE(ctrl.read(0, rmr->segment()).ok());
+  ASSERT_TRUE(ctrl.read(0, host::segment_of(*rmr)).ok());
   EXPECT_EQ(in_, out_);
   // The target frees the old controller when its admin queue's disconnect is handled.
   for (int i = 0; i < 40 && (*target_)->stats().controllers.size() != 1; ++i) {

@@ -177,7 +177,7 @@ class RobustnessTest : public ::testing::Test {
   std::unique_ptr<RunningTarget> target_;
   std::unique_ptr<host::Controller> ctrl_;
   std::vector<uint8_t> mem_;
-  std::optional<host::RegisteredBuffer> buf_;
+  std::optional<verbs::RegisteredBuffer> buf_;
   host::HostId bare_hostid_ = host::random_host_id();  // bare_connect() without ctrl_
 };
 

@@ -63,10 +63,10 @@ class TargetPollTest : public ::testing::TestWithParam<PollCase> {
     auto in_mr = c.register_buffer(in.data(), in.size());
     EXPECT_TRUE(out_mr.ok() && in_mr.ok());
     if (!out_mr.ok() || !in_mr.ok()) return false;
-    host::DataSegment seg = out_mr->segment();
+    host::DataSegment seg = host::segment_of(*out_mr);
     Status w = c.write(slba, std::span<const host::DataSegment>(&seg, 1));
     EXPECT_TRUE(w.ok()) << w.to_string();
-    Status r = c.read(slba, in_mr->segment());
+    Status r = c.read(slba, host::segment_of(*in_mr));
     EXPECT_TRUE(r.ok()) << r.to_string();
     return w.ok() && r.ok() && std::memcmp(out.data(), in.data(), bytes) == 0;
   }
@@ -121,7 +121,7 @@ TEST_P(TargetPollTest, StopsWhileAHostIsConnectedAndIdle) {
   std::vector<uint8_t> buf(4096);
   auto mr = c->register_buffer(buf.data(), buf.size());
   ASSERT_TRUE(mr.ok());
-  EXPECT_FALSE(c->read(0, mr->segment()).ok());
+  EXPECT_FALSE(c->read(0, host::segment_of(*mr)).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(

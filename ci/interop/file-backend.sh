@@ -3,7 +3,7 @@
 # shellcheck disable=SC2154 # out, cases, target_pid: ci/interop/run.sh's
 # Interop checks of file and block-device namespaces (issue 11), sourced by ci/interop/run.sh
 # (its helpers: check, judge, start_target, stop_target, k_connect, k_disconnect, wait_ns,
-# ctrl_dev, write_config; its variables T, H, NQN, HOST_OK, out). The Linux host against
+# ctrl_dev, write_config, and nullb_create/nullb_remove of ci/lib/null_blk.sh; its variables T, H, NQN, HOST_OK, out). The Linux host against
 # nvmf-target:
 # - KernelHostOnNvmfTarget_FileNamespace: a sparse file; discard and write zeroes enabled,
 #   blkdiscard, fstrim on ext4, nvme write-zeroes, nvme dsm --ad, fio verify; then two
@@ -18,41 +18,6 @@
 #   emulated volatile write cache as a power loss would: every acknowledged FUA write and every
 #   flushed write is on the device, while writes that were neither are gone (so the check would
 #   fail if FUA or Flush were ignored).
-
-# nullb_create NAME SIZE_MIB [ATTRIBUTE=VALUE...]: a memory-backed null_blk device with 512-byte
-# sectors made through configfs; prints its /dev path.
-nullb_create() {
-  local name=$1 d=/sys/kernel/config/nullb/$1 size=$2 kv
-  shift 2
-  [ -d /sys/kernel/config/nullb ] || modprobe null_blk || return 1
-  [ ! -d "$d" ] || nullb_remove "$(basename "$d")"
-  mkdir "$d" || return 1
-  echo "$size" >"$d/size" && echo 1 >"$d/memory_backed" && echo 512 >"$d/blocksize" || return 1
-  for kv in "$@"; do echo "${kv#*=}" >"$d/${kv%%=*}" || { echo "nullb ${kv%%=*} refused" >&2; return 1; }; done
-  echo 1 >"$d/power" || return 1
-  nullb_path "$name"
-}
-
-# nullb_path NAME: the /dev path of a powered configfs null_blk, once it exists: newer kernels
-# name the disk after the configfs directory, older ones nullb<index>.
-nullb_path() {
-  local d=/sys/kernel/config/nullb/$1 dev
-  for _ in $(seq 1 50); do
-    for dev in "/dev/$1" "/dev/nullb$(cat "$d/index")"; do
-      [ -b "$dev" ] && { echo "$dev"; return 0; }
-    done
-    sleep 0.1
-  done
-  echo "no block device for null_blk $1 (index $(cat "$d/index"))" >&2
-  return 1
-}
-
-nullb_remove() { # nullb_remove NAME
-  local d=/sys/kernel/config/nullb/$1
-  [ -d "$d" ] || return 0
-  echo 0 >"$d/power" 2>/dev/null
-  rmdir "$d"
-}
 
 # A config with two namespaces (nsid 1 and 2, files A and B) in one subsystem.
 write_config_two() { # write_config_two FILE A B

@@ -13,6 +13,10 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+# shellcheck source=/dev/null # ci/lib/*.sh are shellchecked on their own
+. "$repo/ci/lib/target.sh"
+# shellcheck source=/dev/null
+. "$repo/ci/lib/null_blk.sh"
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
 : "${NVMF_TARGET_ADDR:?}" "${NVMF_HOST_ADDR:?}"
 bin=${NVMF_BIN_DIR:-$repo/bazel-bin}
@@ -88,15 +92,8 @@ JSON
 }
 
 start_target() { # start_target CONFIG TAG [nvmf-target flags...]
-  : >"$out/target-$2.log"
-  "$target_bin" --config "$1" --json "$out/target-$2.json" "${@:3}" >"$out/target-$2.log" 2>&1 &
-  target_pid=$!
-  for _ in $(seq 1 300); do
-    grep -q "listening on" "$out/target-$2.log" && return 0
-    kill -0 "$target_pid" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
+  start_listening "$out/target-$2.log" "$target_bin" --config "$1" --json "$out/target-$2.json" \
+    "${@:3}"
 }
 
 stop_target() {

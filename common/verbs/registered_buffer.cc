@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace nvmf::verbs {
 
@@ -32,8 +33,30 @@ Result<RegisteredBuffer> RegisteredBuffer::create(ibv_pd* pd, size_t bytes, size
   NVMF_ASSIGN_OR_RETURN(AlignedBuffer mem, AlignedBuffer::create(bytes, alignment, what));
   Result<MemoryRegion> mr = MemoryRegion::create(pd, mem.data(), mem.size(), access);
   if (!mr.ok()) return std::move(mr).status().annotate(what);
-  return RegisteredBuffer(std::move(pd_owner), std::move(mem), std::move(*mr));
+  uint8_t* data = mem.data();
+  size_t size = mem.size();
+  return RegisteredBuffer(std::move(pd_owner), std::move(mem), std::move(*mr), data, size);
 }
+
+Result<RegisteredBuffer> RegisteredBuffer::register_memory(ibv_pd* pd, void* addr, size_t bytes,
+                                                           int access, std::string_view what,
+                                                           std::shared_ptr<const void> pd_owner) {
+  if (pd == nullptr) return Status::invalid_argument(std::string(what) + ": no protection domain");
+  if (addr == nullptr || bytes == 0) {
+    return Status::invalid_argument(std::string(what) + ": null or empty memory");
+  }
+  Result<MemoryRegion> mr = MemoryRegion::create(pd, addr, bytes, access);
+  if (!mr.ok()) return std::move(mr).status().annotate(what);
+  return RegisteredBuffer(std::move(pd_owner), AlignedBuffer(), std::move(*mr),
+                          static_cast<uint8_t*>(addr), bytes);
+}
+
+RegisteredBuffer::RegisteredBuffer(RegisteredBuffer&& other) noexcept
+    : pd_owner_(std::move(other.pd_owner_)),
+      mem_(std::move(other.mem_)),
+      mr_(std::move(other.mr_)),
+      data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
 
 RegisteredBuffer& RegisteredBuffer::operator=(RegisteredBuffer&& other) noexcept {
   if (this != &other) {
@@ -41,6 +64,8 @@ RegisteredBuffer& RegisteredBuffer::operator=(RegisteredBuffer&& other) noexcept
     mr_ = std::move(other.mr_);
     mem_ = std::move(other.mem_);
     pd_owner_ = std::move(other.pd_owner_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
   }
   return *this;
 }

@@ -1,5 +1,6 @@
-// Unit tests for AlignedBuffer and RegisteredBuffer's argument checks (no device needed; the
-// registration itself runs in every soft-RoCE test, whose queues are built on it).
+// Unit tests for AlignedBuffer and RegisteredBuffer's argument checks, create() and
+// register_memory() (no device needed; the registration itself runs in every soft-RoCE test,
+// whose queues and I/O buffers are built on it).
 #include "common/verbs/registered_buffer.h"
 
 #include <gtest/gtest.h>
@@ -70,6 +71,35 @@ TEST(RegisteredBufferTest, NullPdIsInvalidArgumentNamingWhat) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(r.status().message().find("data buffers"), std::string::npos) << r.status().message();
+}
+
+TEST(RegisteredBufferTest, RegisterMemoryRefusesNullPdNullAddressAndZeroBytes) {
+  uint8_t mem[64] = {};
+  struct Case {
+    ibv_pd* pd;
+    void* addr;
+    size_t bytes;
+    const char* expect;
+  };
+  // A non-null PD that is never dereferenced: every case below is refused before ibv_reg_mr.
+  auto* fake_pd = reinterpret_cast<ibv_pd*>(&mem[0]);
+  const Case cases[] = {
+      {nullptr, mem, sizeof(mem), "no protection domain"},
+      {fake_pd, nullptr, sizeof(mem), "null or empty memory"},
+      {fake_pd, mem, 0, "null or empty memory"},
+  };
+  int checked = 0;
+  for (const Case& c : cases) {
+    Result<RegisteredBuffer> r = RegisteredBuffer::register_memory(
+        c.pd, c.addr, c.bytes, IBV_ACCESS_LOCAL_WRITE, "caller I/O buffer");
+    ASSERT_FALSE(r.ok()) << c.expect;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << c.expect;
+    EXPECT_NE(r.status().message().find("caller I/O buffer"), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << r.status().message();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Test harness: a CommandProcessor driven in memory the way the RDMA transport drives it (no
 // device), with an IoEngine stand-in whose operations the test completes by hand. For unit
-// tests of target/ only.
+// tests of target/ only (gtest inside). The capsule builders are in capsules.h; the fuzzers'
+// transport, FakeQueue, in fake_queue.h (which says why there are two).
 #ifndef NVMF_TARGET_TESTING_PROCESSOR_HARNESS_H_
 #define NVMF_TARGET_TESTING_PROCESSOR_HARNESS_H_
 
@@ -18,11 +19,10 @@
 #include "proto/fabrics.h"
 #include "target/command_processor.h"
 #include "target/io_engine.h"
+#include "target/testing/capsules.h"
 
 namespace nvmf::target::testing {
 
-inline constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:target";
-inline constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:test-host";
 inline constexpr uint32_t kPage = 4096;
 inline constexpr uint32_t kInCapsule = 8192;  // two pages
 inline constexpr uint32_t kGoodCc = 0x00460001;
@@ -137,50 +137,13 @@ class TestQueue : public IoCompletion {
   NextStep last = NextStep::kRespond;  // what begin() or the last io_done() returned
 };
 
-inline proto::Sqe base_sqe(uint8_t opcode, uint16_t cid = 1) {
-  proto::Sqe s{};
-  s.opcode = opcode;
-  s.flags = proto::kFlagsPsdtSgl;
-  s.cid = cid;
-  encode_null_sgl(s.dptr);
-  return s;
-}
-
-inline std::vector<uint8_t> connect_data(uint16_t cntlid, const char* subnqn = kNqn,
-                                         const char* hostnqn = kHostNqn) {
-  proto::ConnectData d{};
-  d.cntlid = cntlid;
-  std::strncpy(d.subnqn, subnqn, sizeof(d.subnqn));
-  std::strncpy(d.hostnqn, hostnqn, sizeof(d.hostnqn));
-  std::vector<uint8_t> bytes(sizeof(d));
-  std::memcpy(bytes.data(), &d, sizeof(d));
-  return bytes;
-}
-
 // A Connect whose data is in-capsule (offset 0) or, with `in_capsule` false, keyed (the
 // processor then asks for an RDMA READ).
 inline proto::Sqe connect_sqe(uint16_t qid, uint16_t sqsize, bool in_capsule = true) {
-  proto::Sqe s = base_sqe(proto::kOpcodeFabrics);
+  if (in_capsule) return in_capsule_connect_sqe(qid, sqsize);
+  proto::Sqe s = in_capsule_connect_sqe(qid, sqsize);
   auto& c = reinterpret_cast<proto::ConnectCommand&>(s);
-  c.fctype = proto::kFctypeConnect;
-  c.qid = qid;
-  c.sqsize = sqsize;
-  c.kato = 5000;
-  if (in_capsule) {
-    encode_in_capsule_sgl(c.sgl1, 0, proto::kConnectDataSize);
-  } else {
-    EXPECT_TRUE(encode_keyed_sgl(c.sgl1, 0x1000, proto::kConnectDataSize, 0x77));
-  }
-  return s;
-}
-
-inline proto::Sqe property_set_sqe(uint32_t offset, uint64_t value) {
-  proto::Sqe s = base_sqe(proto::kOpcodeFabrics);
-  auto& p = reinterpret_cast<proto::PropertySetCommand&>(s);
-  p.fctype = proto::kFctypePropertySet;
-  p.attrib = proto::kPropertySize4;
-  p.ofst = offset;
-  p.value = value;
+  EXPECT_TRUE(encode_keyed_sgl(c.sgl1, 0x1000, proto::kConnectDataSize, 0x77));
   return s;
 }
 

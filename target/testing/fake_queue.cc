@@ -1,12 +1,12 @@
 // FakeQueue: slots, data phases and the per-response checks.
-#include "fuzz/fake_queue.h"
+#include "target/testing/fake_queue.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-namespace nvmf::fuzz {
+namespace nvmf::target::testing {
 
 using target::NextStep;
 
@@ -145,4 +145,4 @@ void FakeQueue::release(uint32_t index) {
   s.page_ptrs.clear();
 }
 
-}  // namespace nvmf::fuzz
+}  // namespace nvmf::target::testing

@@ -1,8 +1,17 @@
 // FakeQueue: one target queue driven in memory the way RdmaQueue drives it (command slots, RDMA
 // READs that complete later, Async Event Requests held), with the checks every transport relies
-// on. Shared by the fuzzers (and usable by unit tests); no RDMA device needed.
-#ifndef NVMF_FUZZ_FAKE_QUEUE_H_
-#define NVMF_FUZZ_FAKE_QUEUE_H_
+// on. No RDMA device and no GoogleTest: the fuzzers (//fuzz) link it, and unit tests may.
+//
+// The target's in-memory transports all live in target/testing/:
+// - FakeQueue (here): many commands in flight on slots, held commands answered later, a broken
+//   transport invariant aborts (a fuzzer finding). A RAM namespace only: kBackend aborts.
+// - processor_harness.h's TestQueue, FakeLink and FakeEngine: one command at a time, stepped by
+//   a unit test with GoogleTest assertions, backend I/O the test completes by hand. The fuzzers
+//   cannot use it: it needs gtest (ASSERT_* inside), which libFuzzer binaries do not link, and
+//   it holds one Request where the fuzzers need every slot of a queue.
+// - capsules.h: the SQEs and Connect data both build.
+#ifndef NVMF_TARGET_TESTING_FAKE_QUEUE_H_
+#define NVMF_TARGET_TESTING_FAKE_QUEUE_H_
 
 #include <cstdint>
 #include <memory>
@@ -18,7 +27,7 @@
 #include "target/queue_link.h"
 #include "target/subsystem.h"
 
-namespace nvmf::fuzz {
+namespace nvmf::target::testing {
 
 // Aborts with `what` on stderr when `ok` is false: a broken transport invariant is a finding.
 void require(bool ok, std::string_view what);
@@ -98,6 +107,6 @@ class FakeQueue final : public target::QueueLink {
   std::unique_ptr<target::CommandProcessor> processor_;  // last: destroyed first
 };
 
-}  // namespace nvmf::fuzz
+}  // namespace nvmf::target::testing
 
-#endif  // NVMF_FUZZ_FAKE_QUEUE_H_
+#endif  // NVMF_TARGET_TESTING_FAKE_QUEUE_H_

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The scripts that take arguments refuse bad ones first: before setup (scripts/setup.sh), the
+# build (bazel), the guest (ci/rxe-run) or a target starts, with the script's own message and
+# exit code 2. Each script runs from a copy of the tree in which setup.sh, bazel and rxe-run
+# are stubs that record being called; a good command line is run too, to prove the stubs are
+# reached when the arguments pass (so the "nothing ran" checks can fail).
+set -euo pipefail
+src=${TEST_SRCDIR:-}/${TEST_WORKSPACE:-nvmf_rdma}
+[ -f "$src/scripts/loopback.sh" ] || src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d -p "${TEST_TMPDIR:-/tmp}")
+root=$tmp/root
+mark=$tmp/ran
+mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$tmp/bin"
+for f in scripts/loopback.sh scripts/test.sh ci/bench-compare.sh ci/bench/scale.sh \
+  ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
+  cp "$src/$f" "$root/$f"
+done
+stub() { # stub PATH NAME: a script that records NAME and fails
+  printf '#!/bin/sh\necho %s >>"%s"\nexit 97\n' "$2" "$mark" >"$1"
+  chmod +x "$1"
+}
+stub "$root/scripts/setup.sh" setup
+stub "$root/ci/rxe-run" rxe-run
+stub "$tmp/bin/bazel" bazel
+stub "$tmp/bin/nvmf-target" target
+export PATH=$tmp/bin:$PATH
+export NVMF_BIN_DIR=$tmp/bin # scale.sh and restart-figures.sh would start $NVMF_BIN_DIR/target/...
+mkdir -p "$tmp/bin/target"
+stub "$tmp/bin/target/nvmf-target" target
+
+fail=0
+checked=0
+# refused SCRIPT "MESSAGE" ARGS...: exit 2, MESSAGE (exact text) on stderr, nothing started.
+refused() {
+  local script=$1 want=$2
+  shift 2
+  : >"$mark"
+  local rc=0
+  (cd "$tmp" && env -u NVMF_RESULTS_DIR "$root/$script" "$@") >"$tmp/out" 2>"$tmp/err" || rc=$?
+  checked=$((checked + 1))
+  local what="$script $*"
+  if [ "$rc" -ne 2 ]; then
+    echo "FAIL: $what: exit $rc, want 2"
+    fail=1
+  fi
+  if ! grep -qxF -- "$want" "$tmp/err"; then
+    echo "FAIL: $what: stderr has no line '$want'; it has:"
+    sed 's/^/  | /' "$tmp/err"
+    fail=1
+  fi
+  if [ -s "$mark" ]; then
+    echo "FAIL: $what: started $(tr '\n' ' ' <"$mark")before refusing"
+    fail=1
+  fi
+  if grep -qE 'line [0-9]+:|unbound variable|parameter null' "$tmp/err"; then
+    echo "FAIL: $what: a raw shell error instead of the script's message:"
+    sed 's/^/  | /' "$tmp/err"
+    fail=1
+  fi
+  [ "$fail" -ne 0 ] || echo "ok: $what -> exit 2, '$want'"
+}
+# reached SCRIPT STEP ARGS...: good arguments get past the checks to STEP (a stub).
+reached() {
+  local script=$1 step=$2
+  shift 2
+  : >"$mark"
+  (cd "$tmp" && env -u NVMF_RESULTS_DIR "$root/$script" "$@") >"$tmp/out" 2>&1 || true
+  checked=$((checked + 1))
+  if ! grep -qx "$step" "$mark"; then
+    echo "FAIL: $script $*: good arguments did not reach $step; output:"
+    sed 's/^/  | /' "$tmp/out"
+    fail=1
+  else
+    echo "ok: $script $* -> reached $step"
+  fi
+}
+# env_reached SCRIPT ARGS...: good arguments get past the checks to the environment check.
+env_reached() {
+  local script=$1
+  shift
+  local rc=0
+  (cd "$tmp" && env -u NVMF_RESULTS_DIR "$root/$script" "$@") >"$tmp/out" 2>&1 || rc=$?
+  checked=$((checked + 1))
+  if [ "$rc" -eq 2 ] || ! grep -q 'NVMF_RESULTS_DIR: run this under ci/rxe-run' "$tmp/out"; then
+    echo "FAIL: $script $*: good arguments did not reach the environment check (exit $rc):"
+    sed 's/^/  | /' "$tmp/out"
+    fail=1
+  else
+    echo "ok: $script $* -> reached the environment check"
+  fi
+}
+
+# scripts/loopback.sh (issue 15: --lba-size 1000 was refused after setup, build and a VM boot;
+# --json with no file printed "line 21: 2: --json needs a file").
+refused scripts/loopback.sh "loopback.sh: --lba-size must be 512 or 4096, not '1000'" --lba-size 1000
+refused scripts/loopback.sh "loopback.sh: --json needs a value" --json
+refused scripts/loopback.sh "loopback.sh: --json needs a value" --lba-size 512 --json
+refused scripts/loopback.sh "loopback.sh: unknown option '--frobnicate'" --frobnicate
+refused scripts/loopback.sh "loopback.sh: unknown option 'extra'" extra
+refused scripts/loopback.sh \
+  "loopback.sh: --input-size must be a byte count from 1 to 1073741824, not '0'" --input-size 0
+refused scripts/loopback.sh "loopback.sh: --input: no such readable file: /nonexistent" \
+  --input /nonexistent
+reached scripts/loopback.sh setup --lba-size 4096
+
+# ci/bench-compare.sh (--reps with no value was a raw "2: parameter null or not set").
+refused ci/bench-compare.sh "bench-compare.sh: --reps needs a value" --reps
+refused ci/bench-compare.sh "bench-compare.sh: --reps wants a whole number >= 1, not '0'" --reps 0
+refused ci/bench-compare.sh "bench-compare.sh: --runtime wants seconds, not 'x'" --runtime x
+refused ci/bench-compare.sh "bench-compare.sh: unknown option '--frobnicate' (try --help)" \
+  --frobnicate
+reached ci/bench-compare.sh setup --quick
+
+# ci/bench/scale.sh (runs in the guest: its points were not checked at all).
+refused ci/bench/scale.sh \
+  "scale.sh: a point is NxQ (controllers x I/O queues, each 1-9999), not '8x'" 1x1 8x
+refused ci/bench/scale.sh \
+  "scale.sh: a point is NxQ (controllers x I/O queues, each 1-9999), not '--frobnicate'" \
+  --frobnicate
+env_reached ci/bench/scale.sh 1x1 16x4
+
+# ci/restart-figures.sh (takes no argument: they were ignored).
+refused ci/restart-figures.sh \
+  "restart-figures.sh: unknown argument '7' (it takes none; samples: NVMF_RESTART_SAMPLES)" 7
+NVMF_RESTART_SAMPLES=abc refused ci/restart-figures.sh \
+  "restart-figures.sh: NVMF_RESTART_SAMPLES must be a count from 1 to 999, not 'abc'"
+env_reached ci/restart-figures.sh
+
+# scripts/test.sh and ci/fuzz.sh.
+refused scripts/test.sh "test.sh: unknown option '--frobnicate'" --frobnicate
+refused ci/fuzz.sh "fuzz.sh: --only needs a value" --only
+refused ci/fuzz.sh "fuzz.sh: --jobs wants a count from 1 to 999, not '0'" --jobs 0
+refused ci/fuzz.sh "fuzz.sh: no fuzzer selected (--only: nope)" --only nope
+reached ci/fuzz.sh bazel --only sgl_fuzzer --runs 1
+
+echo "$checked command lines checked"
+[ "$checked" -eq 24 ] || {
+  echo "FAIL: $checked command lines checked, want 24"
+  fail=1
+}
+exit "$fail"
