@@ -310,6 +310,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.shared_buffers = options_.num_shared_buffers;
   p.requested_max_inline_data = options_.requested_max_inline_data;
   p.held_slots = check.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
+  p.stall_warn_ms = options_.stall_warn_ms;
   p.peer = peer;
   auto queue = RdmaQueue::create(id, **dev, p, port->discovery(), statuses_);
   if (!queue.ok()) {
@@ -329,7 +330,8 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
     NVMF_LOG(INFO, "target") << q->describe() << ": accepted (queue size " << p.queue_size
                              << ", hrqsize " << p.hrqsize << ", in-capsule " << p.in_capsule_bytes
                              << " bytes, inline send up to " << q->usable_max_inline_data()
-                             << " bytes, initiator depth " << unsigned{initiator_depth} << ")"
+                             << " bytes, initiator depth " << unsigned{initiator_depth} << "; "
+                             << describe_qp(q->stall_snapshot()) << ")"
                              << suppressed_note(suppressed);
   }
   queues_[q->cm_id()] = std::move(q);
@@ -417,10 +419,28 @@ int EventLoop::expire_keep_alives() {
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 1000 * 1000));
 }
 
+int EventLoop::check_stalls() {
+  const auto now = std::chrono::steady_clock::now();
+  int next = -1;
+  for (auto& [id, q] : queues_) {
+    if (!q->stall_watch_enabled()) continue;
+    q->check_stall(now);
+    if (q->outstanding() == 0) continue;
+    auto ms = std::chrono::ceil<std::chrono::milliseconds>(q->stall_check_interval()).count();
+    if (next < 0 || ms < next) next = static_cast<int>(ms);
+  }
+  return next;
+}
+
 bool EventLoop::wait_idle() {
   arm_queues();
   if (poll_queues() > 0) return true;  // landed before the arm
-  const int timeout_ms = expire_keep_alives();
+  int timeout_ms = expire_keep_alives();
+  // Commands outstanding: wake up to look at them again, so that a stall is reported while it
+  // lasts (a stalled queue has no completion to wake the loop).
+  if (int stall_ms = check_stalls(); stall_ms >= 0 && (timeout_ms < 0 || stall_ms < timeout_ms)) {
+    timeout_ms = stall_ms;
+  }
   epoll_event events[8];
   int n = ::epoll_wait(epoll_fd_, events, 8, timeout_ms);
   if (n < 0) {
@@ -480,6 +500,7 @@ void EventLoop::housekeeping() {
     NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
   }
   (void)expire_keep_alives();  // sweeps
+  (void)check_stalls();
 }
 
 bool EventLoop::buffer_waiters_can_start() const {

@@ -112,7 +112,10 @@ class EventLoop {
   // accept to disconnect (one WARN line a second at most); returns the earliest deadline left.
   std::optional<std::chrono::steady_clock::time_point> expire_connect_deadlines(
       std::chrono::steady_clock::time_point now);
-  // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues).
+  // Feeds every queue's StallWatch (RdmaQueue::check_stall); returns the milliseconds until the
+  // next look is due (-1: no queue has commands outstanding).
+  int check_stalls();
+  // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues), then stalls.
   void housekeeping();
   bool wait_idle();
   // Destroys the queues that want teardown, except those still waiting for a backend

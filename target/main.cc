@@ -84,6 +84,7 @@ nlohmann::json depth_json(const nvmf::target::QueueStats& q) {
           {"send_queue_depth", q.send_queue_depth},
           {"send_queue_waits", q.counters.send_queue_waits},
           {"buffer_waits", q.counters.buffer_waits},
+          {"stalls", q.counters.stalls},
           {"request_states", request_states_json(q.counters)}};
 }
 
@@ -129,6 +130,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"ports", ports_json(target, options)},
       {"poll", nvmf::target::poll_mode_name(options.poll_mode)},
       {"busy_poll_us", options.busy_poll_us},
+      {"stall_warn_ms", options.stall_warn_ms},
       {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
@@ -171,6 +173,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"send_queue_waits", s.totals.send_queue_waits},
       {"num_shared_buffers", options.num_shared_buffers},
       {"buffer_waits", s.totals.buffer_waits},
+      {"stalls", s.totals.stalls},
       {"request_states", request_states_json(s.totals)},
       {"per_controller", per_controller},
       {"per_queue", per_queue},
@@ -285,6 +288,10 @@ int main(int argc, char** argv) {
                      "before sleeping (0..1000000)")
           ->capture_default_str()
           ->check(CLI::Range(0u, 1000000u));
+  app.add_option("--stall-warn-ms", o.stall_warn_ms,
+                 "log a WARN when a queue has commands outstanding and no completion for this "
+                 "many milliseconds (0 = off, 10..3600000)")
+      ->capture_default_str();
   // Same meaning as nvmf-host's --json: the JSON report into FILE, on stdout without one.
   CLI::Option* json = app.add_option("--json", json_path,
                                      "write a JSON report on exit into FILE; no FILE or - : stdout")

@@ -22,6 +22,7 @@
 #include "target/credits.h"
 #include "target/device_context.h"
 #include "target/queue_link.h"
+#include "target/stall_watch.h"
 #include "target/subsystem.h"
 
 namespace nvmf::target {
@@ -43,6 +44,9 @@ struct RdmaQueueParams {
   // Command slots beyond queue_size for held Async Event Requests (admin queue: AERL + 1), so
   // that AERs never take the slots the host's other commands need.
   uint32_t held_slots = 0;
+  // Milliseconds with commands outstanding and no completion before check_stall() logs a WARN
+  // (TargetOptions::stall_warn_ms; 0: never).
+  uint32_t stall_warn_ms = 1000;
   std::string peer;  // "addr:port"
   // The port whose listener took the CM request: its subsystems are what Connect may name, its
   // in-capsule size is what Identify reports. Null: the subsystem's own port (unit tests).
@@ -113,6 +117,21 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   uint32_t backend_in_flight() const { return backend_in_flight_; }
   // RDMA READs posted and not completed; never above the READ depth.
   uint32_t rdma_reads_in_flight() const { return reads_.in_use(); }
+
+  // Commands received and not done: capsules waiting for a slot plus slots in any state but
+  // done and held (an AER may rightly be held for hours).
+  uint32_t outstanding() const;
+  // Feeds the queue's StallWatch; when it reports a stall, logs a WARN (describe_stall: the
+  // request states, receives posted, send-queue and READ credits, backend operations, shared
+  // buffers, the QP's transport retry settings), and an INFO when completions resume. The
+  // event loop calls it at least every stall_check_interval() while outstanding() > 0.
+  void check_stall(StallWatch::Clock::time_point now);
+  StallWatch::Clock::duration stall_check_interval() const { return stall_.check_interval(); }
+  bool stall_watch_enabled() const { return stall_.enabled(); }
+  // What the stall WARN shows (ibv_query_qp included: a syscall, never on the I/O path).
+  StallSnapshot stall_snapshot() const;
+  // Receive WRs posted and not yet completed.
+  uint32_t receives_posted() const { return receives_posted_; }
 
   bool connect_accepted() override;
   void respond_held(Request& r) override;
@@ -211,6 +230,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   ibv_send_wr* pending_tail_ = nullptr;
   bool armed_ = false;
   bool disconnected_ = false;
+  uint64_t events_ = 0;           // completions handled (StallWatch input)
+  uint32_t receives_posted_ = 0;  // receive WRs on the QP now
+  StallWatch stall_;
   uint32_t backend_in_flight_ = 0;
   Credits reads_;               // RDMA READs outstanding, limit = the initiator depth
   Credits send_queue_;          // send work requests outstanding, limit = the QP's max_send_wr

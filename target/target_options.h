@@ -145,6 +145,12 @@ struct TargetOptions {
   // --busy-poll-us), 0..1000000. A host at QD1 sends its next command one round trip after our
   // response; a window longer than that keeps the target awake between commands.
   uint32_t busy_poll_us = 1000;
+  // Milliseconds a queue may have commands outstanding without handling any completion before
+  // the target logs a WARN naming what they wait for (request states, receives posted,
+  // send-queue and RDMA READ credits, backend operations, shared buffers, the QP's retry
+  // settings), repeated at 2x, 4x, ... while it lasts; CLI --stall-warn-ms, 0 (off) or
+  // 10..3600000. The per-queue "stalls" counter of the --json report counts them.
+  uint32_t stall_warn_ms = 1000;
 
   // Discovery Log entry fields of the listening port (nvmet addr_treq, portid).
   uint16_t portid = 1;
