@@ -2,6 +2,8 @@
 #include "target/event_loop.h"
 
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -512,7 +514,28 @@ bool EventLoop::buffer_waiters_can_start() const {
   return false;
 }
 
+void EventLoop::pin_thread() {
+  if (options_.cpu == kCpuNone) return;
+  const int cpu = options_.cpu == kCpuAuto ? ::sched_getcpu() : options_.cpu;
+  if (cpu < 0 || cpu >= CPU_SETSIZE) {
+    NVMF_LOG(WARN, "target") << "event loop: no CPU to pin to (sched_getcpu: "
+                             << errno_string(errno) << "); left to the scheduler";
+    return;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (int err = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set); err != 0) {
+    NVMF_LOG(WARN, "target") << "event loop: pinning to CPU " << cpu << ": " << errno_string(err)
+                             << "; left to the scheduler";
+    return;
+  }
+  NVMF_LOG(INFO, "target") << "event loop pinned to CPU " << cpu
+                           << (options_.cpu == kCpuAuto ? " (--cpu auto)" : "");
+}
+
 Status EventLoop::run() {
+  pin_thread();
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(options_.busy_poll_us);
   int idle = 0;

@@ -118,6 +118,8 @@ class EventLoop {
   // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues), then stalls.
   void housekeeping();
   bool wait_idle();
+  // Pins the calling thread (run()'s) as TargetOptions::cpu says; a failure is a WARN.
+  void pin_thread();
   // Destroys the queues that want teardown, except those still waiting for a backend
   // operation (disconnected now, destroyed once it completed).
   void sweep();

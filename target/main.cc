@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -131,6 +132,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"poll", nvmf::target::poll_mode_name(options.poll_mode)},
       {"busy_poll_us", options.busy_poll_us},
       {"stall_warn_ms", options.stall_warn_ms},
+      {"cpu", options.cpu},
       {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
@@ -274,6 +276,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-controllers-per-host", o.max_controllers_per_host,
                  "controllers per host NQN; more get Connect Controller Busy")
       ->capture_default_str();
+  std::string cpu = "auto";
+  app.add_option("--cpu", cpu,
+                 "CPU of the event loop thread: auto (the one it starts on), none (the "
+                 "scheduler's choice) or a CPU number")
+      ->capture_default_str();
   std::string poll = "event";
   app.add_option("--poll", poll,
                  "event: sleep in epoll when idle, like nvmet-rdma; busy: poll the CQs and never "
@@ -323,6 +330,19 @@ int main(int argc, char** argv) {
   if (!files.empty()) {
     o.file_path = files.front();
     o.more_file_paths.assign(files.begin() + 1, files.end());
+  }
+  if (cpu == "auto") {
+    o.cpu = nvmf::target::kCpuAuto;
+  } else if (cpu == "none") {
+    o.cpu = nvmf::target::kCpuNone;
+  } else {
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(cpu.data(), cpu.data() + cpu.size(), n);
+    if (ec != std::errc() || end != cpu.data() + cpu.size() || n > 1023) {
+      std::cerr << "nvmf-target: --cpu " << cpu << " is not auto, none or 0..1023\n";
+      return kExitUsage;
+    }
+    o.cpu = static_cast<int32_t>(n);
   }
   o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
   o.io_engine = io_engine == "uring"     ? nvmf::target::IoEngineKind::kUring
