@@ -276,10 +276,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-controllers-per-host", o.max_controllers_per_host,
                  "controllers per host NQN; more get Connect Controller Busy")
       ->capture_default_str();
-  std::string cpu = "auto";
+  std::string cpu = "none";
   app.add_option("--cpu", cpu,
-                 "CPU of the event loop thread: auto (the one it starts on), none (the "
-                 "scheduler's choice) or a CPU number")
+                 "CPU of the event loop thread: none (the scheduler's choice), auto (the "
+                 "one it starts on) or a CPU number")
       ->capture_default_str();
   std::string poll = "event";
   app.add_option("--poll", poll,

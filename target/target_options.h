@@ -155,17 +155,14 @@ struct TargetOptions {
   // settings), repeated at 2x, 4x, ... while it lasts; CLI --stall-warn-ms, 0 (off) or
   // 10..3600000. The per-queue "stalls" counter of the --json report counts them.
   uint32_t stall_warn_ms = 1000;
-  // The CPU the event loop thread runs on (CLI --cpu auto|none|N): kCpuAuto pins it to the CPU
-  // it is on when run() starts, N >= 0 to CPU N (0..1023), kCpuNone leaves it to the scheduler.
-  // Like SPDK's reactors, one thread per core. Why it is the default: every work request of a
-  // QP is then posted from one CPU. On soft-RoCE the provider runs the QP's requester in the
-  // posting thread's system call as well as in softirq context on the CPU that received the
-  // peer's ACKs and RDMA READ responses; a thread that moves between CPUs makes one QP's packets
-  // leave from two CPUs' veth backlogs, they arrive out of order, rxe drops the out-of-order
-  // RDMA READ responses and recovers with its retransmit timer (2.1 s at the local ACK timeout
-  // 19 rdma_cm gives): the Linux host's QD32 64 KiB writes stalled for more than 6 s
-  // (README, "QD32 64 KiB writes").
-  int32_t cpu = kCpuAuto;
+  // The CPU the event loop thread runs on (CLI --cpu none|auto|N): kCpuNone (default) leaves it
+  // to the scheduler, kCpuAuto pins it to the CPU it is on when run() starts, N >= 0 to CPU N
+  // (0..1023), like SPDK's reactors. What pinning changes on soft-RoCE: rxe runs a user-space
+  // QP's requester in the posting system call, so a thread that moves between CPUs sends one
+  // QP's packets from two CPUs' veth backlogs; they arrive out of order and rxe retransmits.
+  // Pinned, our QPs' RDMA READ retries (rxe completer_retry_err) went from 19..58 per QD32
+  // 64 KiB write try to 0; the Linux host's own QPs still reorder (docs/soft-roce.md).
+  int32_t cpu = kCpuNone;
 
   // Discovery Log entry fields of the listening port (nvmet addr_treq, portid).
   uint16_t portid = 1;
