@@ -165,7 +165,10 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
         {"mr_bytes_peak", s.resources.mr_bytes_peak},
         {"mrs", s.resources.mrs},
         {"posted_receives", s.resources.posted_receives},
-        {"posted_receives_peak", s.resources.posted_receives_peak}}},
+        {"posted_receives_peak", s.resources.posted_receives_peak},
+        {"shared_buffers", s.resources.shared_buffers},
+        {"shared_buffers_in_use", s.resources.shared_buffers_in_use},
+        {"shared_buffers_in_use_peak", s.resources.shared_buffers_in_use_peak}}},
       {"requested_max_inline_data", options.requested_max_inline_data},
       {"responses",
        {{"inline", s.totals.responses_inline}, {"by_reference", s.totals.responses_by_reference}}},
@@ -269,6 +272,11 @@ int main(int argc, char** argv) {
   app.add_option("--connect-timeout-ms", o.connect_timeout_ms,
                  "a connection with no successful Connect this long after its CM accept is "
                  "disconnected")
+      ->capture_default_str();
+  app.add_option("--send-stall-timeout-ms", o.send_stall_timeout_ms,
+                 "a queue whose posted RDMA READs and response SENDs get no completion this long "
+                 "(a host that posts no receives), while commands wait for the shared buffers it "
+                 "holds, is disconnected")
       ->capture_default_str();
   app.add_option("--max-controllers", o.max_controllers,
                  "controllers on the port (discovery included); more get Connect Controller Busy")

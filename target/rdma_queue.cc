@@ -49,7 +49,7 @@ RdmaQueue::RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& 
       statuses_(statuses),
       pages_per_recv_(in_capsule_recv_sges(params.in_capsule_bytes, params.page_size) - 1),
       id_(std::move(id)),
-      stall_(std::chrono::milliseconds(params.stall_warn_ms)) {}
+      idle_(std::chrono::milliseconds(params.stall_warn_ms)) {}
 
 Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceContext& dev,
                                                      const RdmaQueueParams& params,
@@ -205,7 +205,8 @@ bool RdmaQueue::connect_accepted() {
   };
   const uint32_t sges = 1 + pages_per_recv_;
   if (params_.shared_buffers > 0 && dev_.pool == nullptr) {
-    auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes);
+    auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes,
+                                   &subsystem_.registry().shared_buffers());
     if (!pool.ok()) return fail_setup(pool.status());
     dev_.pool = std::move(*pool);
     // The device's pool stays registered for the target's life: counted once, never given back.
@@ -377,6 +378,7 @@ void RdmaQueue::handle(const ibv_wc& wc) {
          verbs::wr_kind_name(kind) + " work request)");
     return;
   }
+  if (kind != WrKind::kRecv) ++send_completions_;
   switch (kind) {
     case WrKind::kRecv:
       --receives_posted_;
@@ -448,6 +450,7 @@ void RdmaQueue::attach_chunk(uint32_t slot) {
   Slot& s = slots_[slot];
   uint8_t* chunk = pool_->chunks().get();  // the callers checked that one is free
   s.chunk = chunk;
+  ++chunks_held_;
   s.req.buffer = {chunk, pool_->chunks().chunk_bytes()};
   s.data_sge.addr = reinterpret_cast<uintptr_t>(chunk);
 }
@@ -456,6 +459,7 @@ void RdmaQueue::release_chunk(uint32_t slot) {
   Slot& s = slots_[slot];
   if (s.chunk == nullptr) return;
   if (!pool_->chunks().put(s.chunk)) fail("shared buffer given back twice");
+  --chunks_held_;
   s.chunk = nullptr;
   s.req.buffer = {};
   s.data_sge.addr = 0;
@@ -667,27 +671,27 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
   return s;
 }
 
-void RdmaQueue::check_stall(StallWatch::Clock::time_point now) {
+void RdmaQueue::check_stall(IdleWatch::Clock::time_point now) {
   if (wants_teardown() || !connected()) return;
-  switch (stall_.observe(events_, outstanding(), now)) {
-    case StallWatch::Verdict::kQuiet:
+  switch (idle_.observe(events_, outstanding(), now)) {
+    case IdleWatch::Verdict::kQuiet:
       return;
-    case StallWatch::Verdict::kStalled: {
-      counters_.stalls.set(stall_.stalls());
+    case IdleWatch::Verdict::kStalled: {
+      counters_.stalls.set(idle_.stalls());
       uint64_t suppressed = 0;
       if (stall_log_limiter().allow("stall", now, &suppressed)) {
         NVMF_LOG(WARN, "target") << describe() << ": "
-                                 << describe_stall(stall_snapshot(), stall_.idle())
+                                 << describe_stall(stall_snapshot(), idle_.idle())
                                  << suppressed_note(suppressed);
       }
       return;
     }
-    case StallWatch::Verdict::kResumed: {
+    case IdleWatch::Verdict::kResumed: {
       uint64_t suppressed = 0;
       if (stall_log_limiter().allow("resumed", now, &suppressed)) {
         NVMF_LOG(INFO, "target")
             << describe() << ": completions again after "
-            << std::chrono::duration_cast<std::chrono::milliseconds>(stall_.stalled_for()).count()
+            << std::chrono::duration_cast<std::chrono::milliseconds>(idle_.stalled_for()).count()
             << " ms without one" << suppressed_note(suppressed);
       }
       return;
@@ -705,6 +709,13 @@ void RdmaQueue::fail(const std::string& what) {
 
 void RdmaQueue::request_disconnect(std::string_view reason) {
   if (disconnect_reason_.empty()) disconnect_reason_ = reason.empty() ? "unknown" : reason;
+  // Its commands waiting for a shared buffer will never start: withdraw them now, so that they
+  // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
+  // polling for them while the queue waits for a backend operation before its teardown.
+  if (pool_ != nullptr && !buffer_waiters_.empty()) {
+    pool_->chunks().waiting -= buffer_waiters_.size();
+    while (!buffer_waiters_.empty()) buffer_waiters_.pop();
+  }
 }
 
 void RdmaQueue::disconnect() {

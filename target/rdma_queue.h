@@ -22,6 +22,7 @@
 #include "target/credits.h"
 #include "target/device_context.h"
 #include "target/queue_link.h"
+#include "target/stall_report.h"
 #include "target/stall_watch.h"
 #include "target/subsystem.h"
 
@@ -117,17 +118,26 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   uint32_t backend_in_flight() const { return backend_in_flight_; }
   // RDMA READs posted and not completed; never above the READ depth.
   uint32_t rdma_reads_in_flight() const { return reads_.in_use(); }
+  // For the stall check (EventLoop, housekeeping; target/stall_report.h): the start of the current
+  // stall of this queue's posted send work (nullopt: nothing posted, or progress since the last
+  // look), the shared chunks its commands hold, and whether commands of any queue wait for one.
+  std::optional<StallWatch::Clock::time_point> send_stalled_since(
+      StallWatch::Clock::time_point now) {
+    return stall_.observe(send_queue_.in_use(), send_completions_, now);
+  }
+  uint32_t chunks_held() const { return chunks_held_; }
+  bool buffers_waited_for() const { return pool_ != nullptr && pool_->chunks().waiting > 0; }
 
   // Commands received and not done: capsules waiting for a slot plus slots in any state but
   // done and held (an AER may rightly be held for hours).
   uint32_t outstanding() const;
-  // Feeds the queue's StallWatch; when it reports a stall, logs a WARN (describe_stall: the
+  // Feeds the queue's IdleWatch; when it reports a stall, logs a WARN (describe_stall: the
   // request states, receives posted, send-queue and READ credits, backend operations, shared
   // buffers, the QP's transport retry settings), and an INFO when completions resume. The
   // event loop calls it at least every stall_check_interval() while outstanding() > 0.
-  void check_stall(StallWatch::Clock::time_point now);
-  StallWatch::Clock::duration stall_check_interval() const { return stall_.check_interval(); }
-  bool stall_watch_enabled() const { return stall_.enabled(); }
+  void check_stall(IdleWatch::Clock::time_point now);
+  IdleWatch::Clock::duration stall_check_interval() const { return idle_.check_interval(); }
+  bool stall_watch_enabled() const { return idle_.enabled(); }
   // What the stall WARN shows (ibv_query_qp included: a syscall, never on the I/O path).
   StallSnapshot stall_snapshot() const;
   // Receive WRs posted and not yet completed.
@@ -230,10 +240,13 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   ibv_send_wr* pending_tail_ = nullptr;
   bool armed_ = false;
   bool disconnected_ = false;
-  uint64_t events_ = 0;           // completions handled (StallWatch input)
+  uint64_t events_ = 0;           // completions handled (IdleWatch input)
   uint32_t receives_posted_ = 0;  // receive WRs on the QP now
-  StallWatch stall_;
+  IdleWatch idle_;
   uint32_t backend_in_flight_ = 0;
+  uint64_t send_completions_ = 0;  // RDMA READ and SEND work completions (the stall check)
+  uint32_t chunks_held_ = 0;       // shared chunks this queue's commands hold
+  StallWatch stall_;
   Credits reads_;               // RDMA READs outstanding, limit = the initiator depth
   Credits send_queue_;          // send work requests outstanding, limit = the QP's max_send_wr
   SlotFifo read_waiters_;       // waiting_for_read_credit, oldest first

@@ -113,6 +113,12 @@ struct ResourceStats {
   uint64_t mrs = 0;              // memory regions registered
   uint64_t posted_receives = 0;  // receive WRs kept posted (each queue's receive depth)
   uint64_t posted_receives_peak = 0;
+  // Shared data buffers (--num-shared-buffers, target/buffer_pool.h), over every device's pool:
+  // chunks registered, chunks commands hold now, and the most held at once. With every queue
+  // idle or gone, in_use is 0: a chunk still held then is a leak.
+  uint64_t shared_buffers = 0;
+  uint64_t shared_buffers_in_use = 0;
+  uint64_t shared_buffers_in_use_peak = 0;
 };
 
 struct TargetStats {

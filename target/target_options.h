@@ -143,6 +143,14 @@ struct TargetOptions {
   // Connect is accepted, taken by commands that move data and given back at their response.
   // 256 x 128 KiB = 32 MiB. 0: every queue slot owns a buffer (queue_size x MDTS per queue).
   uint32_t num_shared_buffers = 256;
+  // A queue whose posted send work (RDMA READs, response SENDs) has had no completion for this
+  // long, while it holds shared buffers that commands of any queue wait for, is torn down (CLI
+  // --send-stall-timeout-ms, 100..3600000; target/stall_watch.h). Such a queue has a host that
+  // posts no receive for our responses (its CM REQUEST asked for RNR retry forever): without a
+  // bound it would keep its chunks, and starve every other host of data buffers, for as long
+  // as it stays connected. 30 s is the Linux host's default I/O timeout (nvme_core io_timeout):
+  // a host that got no answer for that long has given up on those commands anyway.
+  uint32_t send_stall_timeout_ms = 30000;
 
   PollMode poll_mode = PollMode::kEvent;  // CLI --poll
   // kEvent only: microseconds to keep polling after the last completion before sleeping (CLI

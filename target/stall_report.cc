@@ -1,5 +1,5 @@
-// StallWatch and the stall WARN's text.
-#include "target/stall_watch.h"
+// IdleWatch and the stall WARN's text.
+#include "target/stall_report.h"
 
 #include <algorithm>
 
@@ -31,8 +31,8 @@ const char* qp_state_name(int state) {
 
 }  // namespace
 
-StallWatch::Verdict StallWatch::observe(uint64_t events, uint32_t outstanding,
-                                        Clock::time_point now) {
+IdleWatch::Verdict IdleWatch::observe(uint64_t events, uint32_t outstanding,
+                                      Clock::time_point now) {
   if (!enabled()) return Verdict::kQuiet;
   if (!seen_ || events != last_events_ || outstanding == 0) {
     const bool resumed = warned_;
@@ -53,7 +53,7 @@ StallWatch::Verdict StallWatch::observe(uint64_t events, uint32_t outstanding,
   return Verdict::kStalled;
 }
 
-StallWatch::Clock::duration StallWatch::check_interval() const {
+IdleWatch::Clock::duration IdleWatch::check_interval() const {
   return std::max<Clock::duration>(threshold_ / 4, std::chrono::milliseconds(10));
 }
 
@@ -72,7 +72,7 @@ std::string describe_qp(const StallSnapshot& s) {
   return out;
 }
 
-std::string describe_stall(const StallSnapshot& s, StallWatch::Clock::duration idle) {
+std::string describe_stall(const StallSnapshot& s, IdleWatch::Clock::duration idle) {
   auto n = [](uint64_t v) { return std::to_string(v); };
   std::string out = n(s.outstanding) + " commands outstanding, idle for " +
                     n(std::chrono::duration_cast<std::chrono::milliseconds>(idle).count()) +
