@@ -27,6 +27,7 @@ CounterSnapshot& CounterSnapshot::operator+=(const CounterSnapshot& o) {
   rdma_read_waits += o.rdma_read_waits;
   send_queue_waits += o.send_queue_waits;
   buffer_waits += o.buffer_waits;
+  stalls += o.stalls;
   return *this;
 }
 
@@ -51,6 +52,7 @@ CounterSnapshot QueueCounters::snapshot() const {
   s.rdma_read_waits = rdma_read_waits.get();
   s.send_queue_waits = send_queue_waits.get();
   s.buffer_waits = buffer_waits.get();
+  s.stalls = stalls.get();
   return s;
 }
 

@@ -67,6 +67,8 @@ struct QueueCounters {
   Counter rdma_read_waits;
   Counter send_queue_waits;
   Counter buffer_waits;
+  // Stalls the queue's StallWatch reported (target/stall_watch.h).
+  Gauge stalls;
 
   // Moves one request's count from state `from` to state `to`.
   void count_move(RequestState from, RequestState to) {

@@ -2,6 +2,8 @@
 #include "target/event_loop.h"
 
 #include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -310,6 +312,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.shared_buffers = options_.num_shared_buffers;
   p.requested_max_inline_data = options_.requested_max_inline_data;
   p.held_slots = check.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
+  p.stall_warn_ms = options_.stall_warn_ms;
   p.peer = peer;
   auto queue = RdmaQueue::create(id, **dev, p, port->discovery(), statuses_);
   if (!queue.ok()) {
@@ -329,7 +332,8 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
     NVMF_LOG(INFO, "target") << q->describe() << ": accepted (queue size " << p.queue_size
                              << ", hrqsize " << p.hrqsize << ", in-capsule " << p.in_capsule_bytes
                              << " bytes, inline send up to " << q->usable_max_inline_data()
-                             << " bytes, initiator depth " << unsigned{initiator_depth} << ")"
+                             << " bytes, initiator depth " << unsigned{initiator_depth} << "; "
+                             << describe_qp(q->stall_snapshot()) << ")"
                              << suppressed_note(suppressed);
   }
   queues_[q->cm_id()] = std::move(q);
@@ -450,16 +454,34 @@ int EventLoop::expire_keep_alives() {
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 1000 * 1000));
 }
 
+int EventLoop::check_stalls() {
+  const auto now = std::chrono::steady_clock::now();
+  int next = -1;
+  for (auto& [id, q] : queues_) {
+    if (!q->stall_watch_enabled()) continue;
+    q->check_stall(now);
+    if (q->outstanding() == 0) continue;
+    auto ms = std::chrono::ceil<std::chrono::milliseconds>(q->stall_check_interval()).count();
+    if (next < 0 || ms < next) next = static_cast<int>(ms);
+  }
+  return next;
+}
+
 int EventLoop::wait_idle() {
   arm_queues();
   // Landed before the arm: handled now, and counted as work by run(), so that the busy-poll
   // window restarts from here (a backend operation submitted by this poll is then reaped by
   // polling, not by a wake-up from epoll).
   if (int n = poll_queues(); n > 0) return n;
-  const int timeout_ms = expire_keep_alives();
+  int timeout_ms = expire_keep_alives();
   // That pass may have torn queues down (keep-alive timer, stalled send queue) and so given
   // shared buffers back that other queues' commands wait for: start them, do not sleep on them.
   if (buffer_waiters_can_start()) return true;
+  // Commands outstanding: wake up to look at them again, so that a stall is reported while it
+  // lasts (a stalled queue has no completion to wake the loop).
+  if (int stall_ms = check_stalls(); stall_ms >= 0 && (timeout_ms < 0 || stall_ms < timeout_ms)) {
+    timeout_ms = stall_ms;
+  }
   epoll_event events[8];
   int n = ::epoll_wait(epoll_fd_, events, 8, timeout_ms);
   if (n < 0) {
@@ -519,6 +541,7 @@ void EventLoop::housekeeping() {
     NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
   }
   (void)expire_keep_alives();  // sweeps
+  (void)check_stalls();
 }
 
 bool EventLoop::buffer_waiters_can_start() const {
@@ -530,7 +553,28 @@ bool EventLoop::buffer_waiters_can_start() const {
   return false;
 }
 
+void EventLoop::pin_thread() {
+  if (options_.cpu == kCpuNone) return;
+  const int cpu = options_.cpu == kCpuAuto ? ::sched_getcpu() : options_.cpu;
+  if (cpu < 0 || cpu >= CPU_SETSIZE) {
+    NVMF_LOG(WARN, "target") << "event loop: no CPU to pin to (sched_getcpu: "
+                             << errno_string(errno) << "); left to the scheduler";
+    return;
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (int err = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set); err != 0) {
+    NVMF_LOG(WARN, "target") << "event loop: pinning to CPU " << cpu << ": " << errno_string(err)
+                             << "; left to the scheduler";
+    return;
+  }
+  NVMF_LOG(INFO, "target") << "event loop pinned to CPU " << cpu
+                           << (options_.cpu == kCpuAuto ? " (--cpu auto)" : "");
+}
+
 Status EventLoop::run() {
+  pin_thread();
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(options_.busy_poll_us);
   int idle = 0;

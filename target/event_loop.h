@@ -118,12 +118,17 @@ class EventLoop {
   // that starts waiting wakes the loop, which looks again before it sleeps).
   std::optional<std::chrono::steady_clock::time_point> expire_stalled_queues(
       std::chrono::steady_clock::time_point now);
-  // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues).
+  // Feeds every queue's IdleWatch (RdmaQueue::check_stall, target/stall_report.h); returns the
+  // milliseconds until the next look is due (-1: no queue has commands outstanding).
+  int check_stalls();
+  // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues), then stalls.
   void housekeeping();
   // Arms every CQ, polls once more, and sleeps in epoll_wait only when that poll found nothing.
   // Returns the completions the poll after the arm handled (0 when it slept), -1 when
   // epoll_wait failed.
   int wait_idle();
+  // Pins the calling thread (run()'s) as TargetOptions::cpu says; a failure is a WARN.
+  void pin_thread();
   // Destroys the queues that want teardown, except those still waiting for a backend
   // operation (disconnected now, destroyed once it completed).
   void sweep();

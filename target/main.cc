@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -84,6 +85,7 @@ nlohmann::json depth_json(const nvmf::target::QueueStats& q) {
           {"send_queue_depth", q.send_queue_depth},
           {"send_queue_waits", q.counters.send_queue_waits},
           {"buffer_waits", q.counters.buffer_waits},
+          {"stalls", q.counters.stalls},
           {"request_states", request_states_json(q.counters)}};
 }
 
@@ -129,6 +131,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"ports", ports_json(target, options)},
       {"poll", nvmf::target::poll_mode_name(options.poll_mode)},
       {"busy_poll_us", options.busy_poll_us},
+      {"stall_warn_ms", options.stall_warn_ms},
+      {"cpu", options.cpu},
       {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
@@ -174,6 +178,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"send_queue_waits", s.totals.send_queue_waits},
       {"num_shared_buffers", options.num_shared_buffers},
       {"buffer_waits", s.totals.buffer_waits},
+      {"stalls", s.totals.stalls},
       {"request_states", request_states_json(s.totals)},
       {"per_controller", per_controller},
       {"per_queue", per_queue},
@@ -279,6 +284,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-controllers-per-host", o.max_controllers_per_host,
                  "controllers per host NQN; more get Connect Controller Busy")
       ->capture_default_str();
+  std::string cpu = "none";
+  app.add_option("--cpu", cpu,
+                 "CPU of the event loop thread: none (the scheduler's choice), auto (the "
+                 "one it starts on) or a CPU number")
+      ->capture_default_str();
   std::string poll = "event";
   app.add_option("--poll", poll,
                  "event: sleep in epoll when idle, like nvmet-rdma; busy: poll the CQs and never "
@@ -293,6 +303,10 @@ int main(int argc, char** argv) {
                      "before sleeping (0..1000000)")
           ->capture_default_str()
           ->check(CLI::Range(0u, 1000000u));
+  app.add_option("--stall-warn-ms", o.stall_warn_ms,
+                 "log a WARN when a queue has commands outstanding and no completion for this "
+                 "many milliseconds (0 = off, 10..3600000)")
+      ->capture_default_str();
   // Same meaning as nvmf-host's --json: the JSON report into FILE, on stdout without one.
   CLI::Option* json = app.add_option("--json", json_path,
                                      "write a JSON report on exit into FILE; no FILE or - : stdout")
@@ -324,6 +338,19 @@ int main(int argc, char** argv) {
   if (!files.empty()) {
     o.file_path = files.front();
     o.more_file_paths.assign(files.begin() + 1, files.end());
+  }
+  if (cpu == "auto") {
+    o.cpu = nvmf::target::kCpuAuto;
+  } else if (cpu == "none") {
+    o.cpu = nvmf::target::kCpuNone;
+  } else {
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(cpu.data(), cpu.data() + cpu.size(), n);
+    if (ec != std::errc() || end != cpu.data() + cpu.size() || n > 1023) {
+      std::cerr << "nvmf-target: --cpu " << cpu << " is not auto, none or 0..1023\n";
+      return kExitUsage;
+    }
+    o.cpu = static_cast<int32_t>(n);
   }
   o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
   o.io_engine = io_engine == "uring"     ? nvmf::target::IoEngineKind::kUring

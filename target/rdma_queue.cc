@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/verbs/work_request_id.h"
 #include "proto/rdma_cm.h"
+#include "target/log_limiter.h"
 
 namespace nvmf::target {
 namespace {
@@ -24,6 +25,12 @@ constexpr int kPollBatch = 32;
 constexpr uint32_t kSlotsBeforeConnect = 2;
 constexpr uint32_t kSqeBytes = sizeof(proto::Sqe);
 constexpr uint32_t kCqeBytes = sizeof(proto::Cqe);
+
+// Stall WARNs of all queues: at most 8 lines a second (many queues of one host stall together).
+LogLimiter& stall_log_limiter() {
+  static LogLimiter limiter(std::chrono::seconds(1), 8);
+  return limiter;
+}
 
 // The data length SGL1 describes (keyed data block: 24-bit length; others: 32-bit), whatever
 // the command: a command with 0 moves no data and takes no shared buffer.
@@ -41,7 +48,8 @@ RdmaQueue::RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& 
       subsystem_(subsystem),
       statuses_(statuses),
       pages_per_recv_(in_capsule_recv_sges(params.in_capsule_bytes, params.page_size) - 1),
-      id_(std::move(id)) {}
+      id_(std::move(id)),
+      idle_(std::chrono::milliseconds(params.stall_warn_ms)) {}
 
 Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceContext& dev,
                                                      const RdmaQueueParams& params,
@@ -297,6 +305,7 @@ bool RdmaQueue::post_receive(uint32_t index) {
     fail("ibv_post_recv: " + errno_string(err));
     return false;
   }
+  ++receives_posted_;
   return true;
 }
 
@@ -334,6 +343,7 @@ int RdmaQueue::poll() {
   }
   for (int i = 0; i < n; ++i) handle(wcs[i]);
   flush_sends();
+  events_ += static_cast<uint64_t>(n + started);
   return n + started;
 }
 
@@ -371,6 +381,7 @@ void RdmaQueue::handle(const ibv_wc& wc) {
   if (kind != WrKind::kRecv) ++send_completions_;
   switch (kind) {
     case WrKind::kRecv:
+      --receives_posted_;
       on_receive(index, wc.byte_len);
       break;
     case WrKind::kRead:
@@ -503,6 +514,7 @@ void RdmaQueue::act(uint32_t slot, NextStep next) {
 
 void RdmaQueue::io_done(IoRequest& io) {
   --backend_in_flight_;
+  ++events_;
   if (wants_teardown()) return;  // nobody to answer
   act(io.tag, processor_->io_done(slots_[io.tag].req));
 }
@@ -608,6 +620,83 @@ void RdmaQueue::on_send_done(uint32_t slot) {
     return;
   }
   free_slots_.push_back(slot);
+}
+
+// ------------------------------------------------------------------------- stall watch --
+
+uint32_t RdmaQueue::outstanding() const {
+  const uint64_t idle = counters_.state_now[static_cast<size_t>(RequestState::kDone)].get() +
+                        counters_.state_now[static_cast<size_t>(RequestState::kHeld)].get();
+  const uint64_t slots = slots_.size();
+  return static_cast<uint32_t>((slots > idle ? slots - idle : 0) + waiting_count_);
+}
+
+StallSnapshot RdmaQueue::stall_snapshot() const {
+  StallSnapshot s;
+  s.outstanding = outstanding();
+  for (size_t i = 0; i < kRequestStateCount; ++i) s.states[i] = counters_.state_now[i].get();
+  s.capsules_waiting_for_slot = static_cast<uint32_t>(waiting_count_);
+  s.receives_posted = receives_posted_;
+  s.receive_depth = params_.queue_size;
+  s.send_queue_in_use = send_queue_.in_use();
+  s.send_queue_depth = send_queue_.limit();
+  s.responses_waiting = response_waiters_.size();
+  s.reads_in_flight = reads_.in_use();
+  s.read_depth = reads_.limit();
+  s.reads_waiting = read_waiters_.size();
+  s.backend_in_flight = backend_in_flight_;
+  if (pool_ != nullptr) {
+    s.shared_pool = true;
+    s.pool_free = pool_->chunks().free_count();
+    s.pool_chunks = pool_->chunks().count();
+    s.pool_waiting = pool_->chunks().waiting;
+  }
+  s.cq_armed = armed_;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (qp_ &&
+      ibv_query_qp(qp_->get(), &attr,
+                   IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                       IBV_QP_MIN_RNR_TIMER | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MAX_DEST_RD_ATOMIC,
+                   &init) == 0) {
+    s.qp_queried = true;
+    s.qp_state = attr.qp_state;
+    s.timeout = attr.timeout;
+    s.retry_cnt = attr.retry_cnt;
+    s.rnr_retry = attr.rnr_retry;
+    s.min_rnr_timer = attr.min_rnr_timer;
+    s.max_rd_atomic = attr.max_rd_atomic;
+    s.max_dest_rd_atomic = attr.max_dest_rd_atomic;
+  }
+  return s;
+}
+
+void RdmaQueue::check_stall(IdleWatch::Clock::time_point now) {
+  if (wants_teardown() || !connected()) return;
+  switch (idle_.observe(events_, outstanding(), now)) {
+    case IdleWatch::Verdict::kQuiet:
+      return;
+    case IdleWatch::Verdict::kStalled: {
+      counters_.stalls.set(idle_.stalls());
+      uint64_t suppressed = 0;
+      if (stall_log_limiter().allow("stall", now, &suppressed)) {
+        NVMF_LOG(WARN, "target") << describe() << ": "
+                                 << describe_stall(stall_snapshot(), idle_.idle())
+                                 << suppressed_note(suppressed);
+      }
+      return;
+    }
+    case IdleWatch::Verdict::kResumed: {
+      uint64_t suppressed = 0;
+      if (stall_log_limiter().allow("resumed", now, &suppressed)) {
+        NVMF_LOG(INFO, "target")
+            << describe() << ": completions again after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(idle_.stalled_for()).count()
+            << " ms without one" << suppressed_note(suppressed);
+      }
+      return;
+    }
+  }
 }
 
 // ------------------------------------------------------------------------------- teardown --

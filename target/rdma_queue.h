@@ -22,6 +22,7 @@
 #include "target/credits.h"
 #include "target/device_context.h"
 #include "target/queue_link.h"
+#include "target/stall_report.h"
 #include "target/stall_watch.h"
 #include "target/subsystem.h"
 
@@ -44,6 +45,9 @@ struct RdmaQueueParams {
   // Command slots beyond queue_size for held Async Event Requests (admin queue: AERL + 1), so
   // that AERs never take the slots the host's other commands need.
   uint32_t held_slots = 0;
+  // Milliseconds with commands outstanding and no completion before check_stall() logs a WARN
+  // (TargetOptions::stall_warn_ms; 0: never).
+  uint32_t stall_warn_ms = 1000;
   std::string peer;  // "addr:port"
   // The port whose listener took the CM request: its subsystems are what Connect may name, its
   // in-capsule size is what Identify reports. Null: the subsystem's own port (unit tests).
@@ -114,7 +118,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   uint32_t backend_in_flight() const { return backend_in_flight_; }
   // RDMA READs posted and not completed; never above the READ depth.
   uint32_t rdma_reads_in_flight() const { return reads_.in_use(); }
-  // For the stall check (EventLoop, housekeeping; target/stall_watch.h): the start of the current
+  // For the stall check (EventLoop, housekeeping; target/stall_report.h): the start of the current
   // stall of this queue's posted send work (nullopt: nothing posted, or progress since the last
   // look), the shared chunks its commands hold, and whether commands of any queue wait for one.
   std::optional<StallWatch::Clock::time_point> send_stalled_since(
@@ -123,6 +127,21 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   }
   uint32_t chunks_held() const { return chunks_held_; }
   bool buffers_waited_for() const { return pool_ != nullptr && pool_->chunks().waiting > 0; }
+
+  // Commands received and not done: capsules waiting for a slot plus slots in any state but
+  // done and held (an AER may rightly be held for hours).
+  uint32_t outstanding() const;
+  // Feeds the queue's IdleWatch; when it reports a stall, logs a WARN (describe_stall: the
+  // request states, receives posted, send-queue and READ credits, backend operations, shared
+  // buffers, the QP's transport retry settings), and an INFO when completions resume. The
+  // event loop calls it at least every stall_check_interval() while outstanding() > 0.
+  void check_stall(IdleWatch::Clock::time_point now);
+  IdleWatch::Clock::duration stall_check_interval() const { return idle_.check_interval(); }
+  bool stall_watch_enabled() const { return idle_.enabled(); }
+  // What the stall WARN shows (ibv_query_qp included: a syscall, never on the I/O path).
+  StallSnapshot stall_snapshot() const;
+  // Receive WRs posted and not yet completed.
+  uint32_t receives_posted() const { return receives_posted_; }
 
   bool connect_accepted() override;
   void respond_held(Request& r) override;
@@ -221,6 +240,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   ibv_send_wr* pending_tail_ = nullptr;
   bool armed_ = false;
   bool disconnected_ = false;
+  uint64_t events_ = 0;           // completions handled (IdleWatch input)
+  uint32_t receives_posted_ = 0;  // receive WRs on the QP now
+  IdleWatch idle_;
   uint32_t backend_in_flight_ = 0;
   uint64_t send_completions_ = 0;  // RDMA READ and SEND work completions (the stall check)
   uint32_t chunks_held_ = 0;       // shared chunks this queue's commands hold

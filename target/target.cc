@@ -100,6 +100,13 @@ const char* poll_mode_name(PollMode mode) { return mode == PollMode::kBusy ? "bu
 
 Status validate_options(const TargetOptions& o) {
   if (o.ports.empty() && o.traddr.empty()) return bad("--traddr is required");
+  if (o.cpu < kCpuNone || o.cpu > 1023) {
+    return bad("--cpu " + std::to_string(o.cpu) + " is not auto, none or 0..1023");
+  }
+  if (o.stall_warn_ms != 0 && (o.stall_warn_ms < 10 || o.stall_warn_ms > 3600000)) {
+    return bad("--stall-warn-ms " + std::to_string(o.stall_warn_ms) +
+               " is not 0 (off) or 10..3600000");
+  }
   if (o.busy_poll_us > 1000000) {
     return bad("--busy-poll-us " + std::to_string(o.busy_poll_us) + " is above 1000000 (1 s)");
   }

@@ -78,6 +78,10 @@ struct PortOptions {
 enum class PollMode { kEvent, kBusy };
 const char* poll_mode_name(PollMode mode);  // "event" or "busy"
 
+// TargetOptions::cpu values besides a CPU number.
+inline constexpr int32_t kCpuAuto = -1;  // pin the event loop to the CPU it starts on
+inline constexpr int32_t kCpuNone = -2;  // leave the event loop thread to the scheduler
+
 // Settings of one target: one listener, one subsystem, one namespace (nsid 1).
 struct TargetOptions {
   std::string traddr;            // Local IPv4/IPv6 address to listen on (required).
@@ -153,6 +157,20 @@ struct TargetOptions {
   // --busy-poll-us), 0..1000000. A host at QD1 sends its next command one round trip after our
   // response; a window longer than that keeps the target awake between commands.
   uint32_t busy_poll_us = 1000;
+  // Milliseconds a queue may have commands outstanding without handling any completion before
+  // the target logs a WARN naming what they wait for (request states, receives posted,
+  // send-queue and RDMA READ credits, backend operations, shared buffers, the QP's retry
+  // settings), repeated at 2x, 4x, ... while it lasts; CLI --stall-warn-ms, 0 (off) or
+  // 10..3600000. The per-queue "stalls" counter of the --json report counts them.
+  uint32_t stall_warn_ms = 1000;
+  // The CPU the event loop thread runs on (CLI --cpu none|auto|N): kCpuNone (default) leaves it
+  // to the scheduler, kCpuAuto pins it to the CPU it is on when run() starts, N >= 0 to CPU N
+  // (0..1023), like SPDK's reactors. What pinning changes on soft-RoCE: rxe runs a user-space
+  // QP's requester in the posting system call, so a thread that moves between CPUs sends one
+  // QP's packets from two CPUs' veth backlogs; they arrive out of order and rxe retransmits.
+  // Pinned, our QPs' RDMA READ retries (rxe completer_retry_err) went from 19..58 per QD32
+  // 64 KiB write try to 0; the Linux host's own QPs still reorder (docs/soft-roce.md).
+  int32_t cpu = kCpuNone;
 
   // Discovery Log entry fields of the listening port (nvmet addr_treq, portid).
   uint16_t portid = 1;

@@ -76,6 +76,19 @@ TEST(ValidateOptions, BusyPollWindowAtMostOneSecond) {
   EXPECT_STREQ(poll_mode_name(PollMode::kEvent), "event");
 }
 
+TEST(ValidateOptions, StallWarnIsOffOrTenMillisecondsToAnHour) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.stall_warn_ms, 1000u);
+  for (uint32_t ok : {0u, 10u, 3600000u}) {
+    o.stall_warn_ms = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
+  o.stall_warn_ms = 9;
+  expect_invalid(o, "--stall-warn-ms 9");
+  o.stall_warn_ms = 3600001;
+  expect_invalid(o, "--stall-warn-ms 3600001");
+}
+
 TEST(ValidateOptions, GivenSizesAreWholeLbas) {
   TargetOptions o = good();
   o.ram_size = 1000;

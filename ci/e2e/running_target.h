@@ -42,6 +42,8 @@ class RunningTarget {
   }
   target::Target& operator*() { return *target_; }
   target::Target* operator->() { return target_.get(); }
+  // The thread run() runs on (its CPU affinity is TargetOptions::cpu's business).
+  std::thread::native_handle_type native_thread() { return thread_.native_handle(); }
 
  private:
   explicit RunningTarget(std::unique_ptr<target::Target> t) : target_(std::move(t)) {}

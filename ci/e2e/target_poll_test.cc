@@ -5,6 +5,8 @@
 //   event, busy_poll_us 1000: keeps polling for 1 ms after each completion, then sleeps;
 //   busy:                     never sleeps (the CM channel is read without blocking).
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <chrono>
 #include <cstdint>
@@ -122,6 +124,36 @@ TEST_P(TargetPollTest, StopsWhileAHostIsConnectedAndIdle) {
   auto mr = c->register_buffer(buf.data(), buf.size());
   ASSERT_TRUE(mr.ok());
   EXPECT_FALSE(c->read(0, host::segment_of(*mr)).ok());
+}
+
+// TargetOptions::cpu: by default (--cpu none) the event loop thread may run on every CPU the
+// process may use; --cpu auto pins it to the one CPU it starts on, so that every work request of
+// a QP is posted from one CPU (on soft-RoCE that keeps our QPs' packets in order:
+// docs/soft-roce.md).
+TEST_P(TargetPollTest, EventLoopIsPinnedToOneCpuWithCpuAuto) {
+  cpu_set_t process;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(process), &process), 0);
+  if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "one CPU: pinning cannot be told apart";
+  auto c = connect();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(round_trip(*c, 0, 4096, 5));  // run() is running: it pinned itself (or not) first
+  cpu_set_t loop;
+  ASSERT_EQ(::pthread_getaffinity_np(target_->native_thread(), sizeof(loop), &loop), 0);
+  EXPECT_EQ(CPU_COUNT(&loop), CPU_COUNT(&process));  // the default: --cpu none
+  c.reset();
+  target_.reset();
+
+  target::TargetOptions topts = ram_target_options(*env_, kNqn, kRamBytes, kLbaSize);
+  topts.poll_mode = GetParam().mode;
+  topts.busy_poll_us = GetParam().busy_poll_us;
+  topts.cpu = target::kCpuAuto;
+  target_ = RunningTarget::start(topts);
+  ASSERT_NE(target_, nullptr);
+  c = connect();
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(round_trip(*c, 0, 4096, 6));
+  ASSERT_EQ(::pthread_getaffinity_np(target_->native_thread(), sizeof(loop), &loop), 0);
+  EXPECT_EQ(CPU_COUNT(&loop), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(
