@@ -161,7 +161,12 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
         {"mr_bytes_peak", s.resources.mr_bytes_peak},
         {"mrs", s.resources.mrs},
         {"posted_receives", s.resources.posted_receives},
-        {"posted_receives_peak", s.resources.posted_receives_peak}}},
+        {"posted_receives_peak", s.resources.posted_receives_peak},
+        {"srqs", s.resources.srqs},
+        {"srq_receives", s.resources.srq_receives},
+        {"srq_posted_now", s.resources.srq_posted_now},
+        {"srq_posted_low", s.resources.srq_posted_low},
+        {"srq_limit_events", s.resources.srq_limit_events}}},
       {"requested_max_inline_data", options.requested_max_inline_data},
       {"responses",
        {{"inline", s.totals.responses_inline}, {"by_reference", s.totals.responses_by_reference}}},
@@ -170,6 +175,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"rdma_read_waits", s.totals.rdma_read_waits},
       {"send_queue_waits", s.totals.send_queue_waits},
       {"num_shared_buffers", options.num_shared_buffers},
+      {"srq", options.srq},
+      {"max_srq_depth", options.max_srq_depth},
       {"buffer_waits", s.totals.buffer_waits},
       {"request_states", request_states_json(s.totals)},
       {"per_controller", per_controller},
@@ -258,6 +265,13 @@ int main(int argc, char** argv) {
                  "data buffers (MDTS bytes each) shared by every queue of a device; commands "
                  "wait for one when all are in use; 0 = one per queue slot")
       ->capture_default_str();
+  app.add_option("--max-srq-depth", o.max_srq_depth,
+                 "receives in each device's shared receive queue (SRQ), shared by every queue "
+                 "(16..65535)")
+      ->capture_default_str();
+  bool no_srq = false;
+  app.add_flag("--no-srq", no_srq,
+               "no shared receive queue: each queue posts hsqsize + 1 receives of its own");
   app.add_option("--max-pending-connections", o.max_pending_connections,
                  "connections waiting for their Connect; more are rejected at the CM (NO_RSC)")
       ->capture_default_str();
@@ -317,6 +331,7 @@ int main(int argc, char** argv) {
     o.file_path = files.front();
     o.more_file_paths.assign(files.begin() + 1, files.end());
   }
+  o.srq = !no_srq;
   o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
   o.io_engine = io_engine == "uring"     ? nvmf::target::IoEngineKind::kUring
                 : io_engine == "threads" ? nvmf::target::IoEngineKind::kThreads

@@ -139,6 +139,15 @@ struct TargetOptions {
   // Connect is accepted, taken by commands that move data and given back at their response.
   // 256 x 128 KiB = 32 MiB. 0: every queue slot owns a buffer (queue_size x MDTS per queue).
   uint32_t num_shared_buffers = 256;
+  // Shared receive queue (target/shared_receive_queue.h): one SRQ per RDMA device whose
+  // receives every queue takes its command capsules from (CLI --no-srq turns it off: each queue
+  // posts hsqsize + 1 receives of its own). max_srq_depth receives (CLI --max-srq-depth,
+  // 16..65535, SPDK's max_srq_depth and its default 4096), each 64 bytes + the largest
+  // in-capsule size of the ports, registered once: 4096 x (64 + 4096) = 16.3 MiB at one page,
+  // 64.3 MiB at 16 KiB. A device without SRQ (max_srq 0) falls back to per-queue receives with
+  // one WARN.
+  bool srq = true;
+  uint32_t max_srq_depth = 4096;
 
   PollMode poll_mode = PollMode::kEvent;  // CLI --poll
   // kEvent only: microseconds to keep polling after the last completion before sleeping (CLI
