@@ -153,8 +153,8 @@ void EventLoop::ensure_srq(DeviceContext& dev) {
   registry.add_resources(static_cast<int64_t>(dev.srq->registered_bytes()), 1, dev.srq->depth());
   registry.add_srq(&dev.srq->counters());
   NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context)
-                           << ": shared receive queue of " << dev.srq->depth() << " receives x (64 + "
-                           << dev.srq->in_capsule_bytes() << ") bytes, "
+                           << ": shared receive queue of " << dev.srq->depth()
+                           << " receives x (64 + " << dev.srq->in_capsule_bytes() << ") bytes, "
                            << dev.srq->registered_bytes() << " bytes registered";
 }
 

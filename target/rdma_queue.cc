@@ -111,7 +111,8 @@ Status RdmaQueue::allocate_buffers() {
   size_t sqe_bytes = 0;
   if (srq_ != nullptr) {
     if (srq_->pages_per_recv() < pages_per_recv_ || srq_->page_size() != params_.page_size) {
-      return Status::internal("the SRQ's receives hold " + std::to_string(srq_->in_capsule_bytes()) +
+      return Status::internal("the SRQ's receives hold " +
+                              std::to_string(srq_->in_capsule_bytes()) +
                               " bytes of in-capsule data, the port's queues need " +
                               std::to_string(size_t{pages_per_recv_} * params_.page_size));
     }
@@ -121,8 +122,7 @@ Status RdmaQueue::allocate_buffers() {
         sqe_buf_, verbs::RegisteredBuffer::create(pd, sqe_bytes, 64, access, "SQE buffers"));
   }
   // Receive 0's pages (not with an SRQ) and the Connect data page: a Connect needs no more.
-  size_t first_bytes =
-      (size_t{srq_ != nullptr ? 0 : pages_per_recv_} + 1) * params_.page_size;
+  size_t first_bytes = (size_t{srq_ != nullptr ? 0 : pages_per_recv_} + 1) * params_.page_size;
   NVMF_ASSIGN_OR_RETURN(
       first_buf_,
       verbs::RegisteredBuffer::create(pd, first_bytes, params_.page_size, access, "first receive"));
@@ -164,23 +164,23 @@ void RdmaQueue::build_work_requests() {
   const uint32_t sges = 1 + pages_per_recv_;
   uint8_t* connect_page = first_buf_->data();
   if (srq_ == nullptr) {
-  recv_wrs_.assign(n, ibv_recv_wr{});
-  recv_sges_.assign(static_cast<size_t>(n) * sges, ibv_sge{});
-  recv_pages_.assign(static_cast<size_t>(n) * pages_per_recv_, nullptr);
-  for (uint32_t i = 0; i < n; ++i) {
-    ibv_sge* sge = &recv_sges_[static_cast<size_t>(i) * sges];
-    sge[0] = sqe_buf_->sge(size_t{i} * kSqeBytes, kSqeBytes);
-    recv_wrs_[i].wr_id = encode_wr_id(WrKind::kRecv, i);
-    recv_wrs_[i].sg_list = sge;
-    recv_wrs_[i].num_sge = static_cast<int>(sges);
-  }
-  // Receive 0's pages; the others get theirs in connect_accepted().
-  for (uint32_t p = 0; p < pages_per_recv_; ++p) {
-    const size_t offset = static_cast<size_t>(p) * params_.page_size;
-    recv_pages_[p] = first_buf_->data() + offset;
-    recv_sges_[1 + p] = first_buf_->sge(offset, params_.page_size);
-  }
-  connect_page = first_buf_->data() + static_cast<size_t>(pages_per_recv_) * params_.page_size;
+    recv_wrs_.assign(n, ibv_recv_wr{});
+    recv_sges_.assign(static_cast<size_t>(n) * sges, ibv_sge{});
+    recv_pages_.assign(static_cast<size_t>(n) * pages_per_recv_, nullptr);
+    for (uint32_t i = 0; i < n; ++i) {
+      ibv_sge* sge = &recv_sges_[static_cast<size_t>(i) * sges];
+      sge[0] = sqe_buf_->sge(size_t{i} * kSqeBytes, kSqeBytes);
+      recv_wrs_[i].wr_id = encode_wr_id(WrKind::kRecv, i);
+      recv_wrs_[i].sg_list = sge;
+      recv_wrs_[i].num_sge = static_cast<int>(sges);
+    }
+    // Receive 0's pages; the others get theirs in connect_accepted().
+    for (uint32_t p = 0; p < pages_per_recv_; ++p) {
+      const size_t offset = static_cast<size_t>(p) * params_.page_size;
+      recv_pages_[p] = first_buf_->data() + offset;
+      recv_sges_[1 + p] = first_buf_->sge(offset, params_.page_size);
+    }
+    connect_page = first_buf_->data() + static_cast<size_t>(pages_per_recv_) * params_.page_size;
   }
   // Room for every slot now (a slot's address never changes: WRs and held requests point into
   // it), but only the few a queue without a Connect can use are made.
@@ -503,8 +503,7 @@ void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
     r.sqe = reinterpret_cast<const proto::Sqe*>(srq_->sqe(recv_index));
     r.in_capsule.pages = {srq_->pages(recv_index), pages_per_recv_};
   } else {
-    r.sqe =
-        reinterpret_cast<const proto::Sqe*>(sqe_buf_->data() + size_t{recv_index} * kSqeBytes);
+    r.sqe = reinterpret_cast<const proto::Sqe*>(sqe_buf_->data() + size_t{recv_index} * kSqeBytes);
     r.in_capsule.pages = {recv_pages_.data() + static_cast<size_t>(recv_index) * pages_per_recv_,
                           pages_per_recv_};
   }
@@ -644,7 +643,8 @@ void RdmaQueue::post_read(uint32_t slot) {
 
 void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
   Slot& s = slots_[slot];
-  if (repost && !return_receive(s.recv_index)) return;  // before the SEND: the host may send at once
+  if (repost && !return_receive(s.recv_index))
+    return;  // before the SEND: the host may send at once
   s.with_data = with_data;
   if (response_waiters_.empty() && send_queue_.available(with_data ? 2 : 1)) {
     post_response(slot);

@@ -107,7 +107,7 @@ inline constexpr size_t kFreedStatsKept = 64;
 struct ResourceStats {
   uint64_t mr_bytes = 0;  // bytes in registered memory regions (ibv_reg_mr lengths)
   uint64_t mr_bytes_peak = 0;
-  uint64_t mrs = 0;              // memory regions registered
+  uint64_t mrs = 0;  // memory regions registered
   // Receive WRs kept posted: each queue's own receive depth (without SRQ, or where the device
   // has none) plus every SRQ's depth.
   uint64_t posted_receives = 0;
