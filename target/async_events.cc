@@ -55,8 +55,7 @@ void AsyncEventThread::drain() {
         event.element.srq->srq_context != nullptr) {
       static_cast<SharedReceiveQueue*>(event.element.srq->srq_context)->limit_reached();
     } else {
-      NVMF_LOG(DEBUG, "target") << "device async event: "
-                                << ibv_event_type_str(event.event_type);
+      NVMF_LOG(DEBUG, "target") << "device async event: " << ibv_event_type_str(event.event_type);
     }
     ibv_ack_async_event(&event);
   }

@@ -40,9 +40,11 @@ std::vector<uint32_t> ReceiveTable::held_by(uint32_t qp_num) const {
   return out;
 }
 
-Result<std::unique_ptr<SharedReceiveQueue>> SharedReceiveQueue::create(
-    ibv_pd* pd, const ibv_device_attr& attr, uint32_t depth, uint32_t in_capsule_bytes,
-    uint32_t page_size) {
+Result<std::unique_ptr<SharedReceiveQueue>> SharedReceiveQueue::create(ibv_pd* pd,
+                                                                       const ibv_device_attr& attr,
+                                                                       uint32_t depth,
+                                                                       uint32_t in_capsule_bytes,
+                                                                       uint32_t page_size) {
   if (attr.max_srq <= 0) return Status::unavailable("the device has no SRQ (max_srq 0)");
   const uint32_t pages = (in_capsule_bytes + page_size - 1) / page_size;
   const int sges = pages > 0 ? 2 : 1;
@@ -58,9 +60,9 @@ Result<std::unique_ptr<SharedReceiveQueue>> SharedReceiveQueue::create(
   std::unique_ptr<SharedReceiveQueue> q(new SharedReceiveQueue(depth, pages, page_size));
   const size_t sqe_bytes = (size_t{depth} * kSqeBytes + page_size - 1) / page_size * page_size;
   const size_t area = size_t{pages} * page_size;
-  NVMF_ASSIGN_OR_RETURN(auto buffer, verbs::RegisteredBuffer::create(
-                                         pd, sqe_bytes + size_t{depth} * area, page_size,
-                                         IBV_ACCESS_LOCAL_WRITE, "SRQ receive buffers"));
+  NVMF_ASSIGN_OR_RETURN(
+      auto buffer, verbs::RegisteredBuffer::create(pd, sqe_bytes + size_t{depth} * area, page_size,
+                                                   IBV_ACCESS_LOCAL_WRITE, "SRQ receive buffers"));
   q->buffer_.emplace(std::move(buffer));
   ibv_srq_init_attr init{};
   init.srq_context = q.get();

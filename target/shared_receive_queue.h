@@ -60,7 +60,7 @@ class ReceiveTable {
  private:
   static constexpr uint64_t kPosted = ~uint64_t{0};
   static constexpr uint64_t kNever = kPosted - 1;  // never posted yet
-  std::vector<uint64_t> owner_;  // kPosted, kNever, or the holding QP's number
+  std::vector<uint64_t> owner_;                    // kPosted, kNever, or the holding QP's number
   Gauge posted_;
   Gauge low_;
   bool low_set_ = false;
@@ -73,8 +73,7 @@ class SharedReceiveQueue {
   // every receive and arms srq_limit. Errors: kUnavailable when attr.max_srq is 0 or
   // max_srq_sge is below the SGEs needed; otherwise the failing verb (ibv_create_srq,
   // ibv_reg_mr, ibv_post_srq_recv) and its errno.
-  static Result<std::unique_ptr<SharedReceiveQueue>> create(ibv_pd* pd,
-                                                            const ibv_device_attr& attr,
+  static Result<std::unique_ptr<SharedReceiveQueue>> create(ibv_pd* pd, const ibv_device_attr& attr,
                                                             uint32_t depth,
                                                             uint32_t in_capsule_bytes,
                                                             uint32_t page_size);
