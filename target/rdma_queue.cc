@@ -93,7 +93,9 @@ Status RdmaQueue::setup() {
   cq_.emplace(std::move(cq));
   NVMF_RETURN_IF_ERROR(create_qp());
   build_work_requests();
-  recv_held_.set_limit(1);
+  // One receive is posted without an SRQ, and a second capsule waits in RNR retry; with one,
+  // the second is held (it has the second pre-Connect slot); a third tears the queue down.
+  recv_held_.set_limit(srq_ != nullptr ? std::min(kSlotsBeforeConnect, params_.queue_size) : 1);
   if (srq_ == nullptr) {
     if (!post_receive(0)) return Status::io("ibv_post_recv failed while posting the first receive");
     account(0, 0, 1);
@@ -478,7 +480,7 @@ void RdmaQueue::on_receive(uint32_t index, uint32_t byte_len) {
     if (srq_ != nullptr) stop_qp();
     fail("the host sent more than " + std::to_string(recv_held_.limit()) +
          " command capsules without waiting for their responses (" +
-         (grown_ ? "hsqsize + 1" : "one before its Connect is accepted") + ")");
+         (grown_ ? "hsqsize + 1" : "two before its Connect is accepted") + ")");
     return;
   }
   if (byte_len < kSqeBytes) {

@@ -73,12 +73,13 @@ struct RdmaQueueParams {
 // receive goes back to the SRQ when it would have been reposted here (before the response
 // SEND), or when the queue is torn down (QP moved to error, CQ drained, then every receive it
 // still holds, ReceiveTable). Either way a queue holds at most as many capsules as it would
-// have posted receives: 1 before its Connect was accepted, queue_size after. A host that sends
-// more (it ignored sqhd and hsqsize) has its queue torn down (its QP is moved to the error
-// state at once, so it takes no more SRQ receives); per-queue receives would have RNR-NAKed it.
-// A command keeps its receive until its response: the receive is reposted just before the
-// response SEND (the host may send the next command as soon as it sees the CQE). A slot is
-// freed when its SEND completes; a receive that finds no free slot waits in a ring.
+// have posted receives, queue_size, once its Connect was accepted, and 2 before (one Connect
+// and one more capsule, which gets its answer, as a second capsule waiting in RNR retry would
+// without an SRQ). A host that sends more (it ignored sqhd and hsqsize) has its queue torn down
+// (its QP is moved to the error state at once, so it takes no more SRQ receives); per-queue
+// receives would have RNR-NAKed it. A command keeps its receive until its response: the receive is
+// reposted just before the response SEND (the host may send the next command as soon as it sees the
+// CQE). A slot is freed when its SEND completes; a receive that finds no free slot waits in a ring.
 // Each slot's Request moves through the states of target/request_state.h. Two resources are
 // counted, and a request short of one waits in its state's FIFO, in arrival order, until a
 // completion gives one back: RDMA READ credits (the initiator depth given to rdma_accept: at
@@ -203,8 +204,8 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   DeviceContext& dev_;
   SharedReceiveQueue* srq_ = nullptr;  // params.srq
   uint32_t qp_num_ = 0;
-  // Capsules received and not yet given back: 1 before the Connect is accepted, queue_size
-  // after (what the receives posted without an SRQ allow).
+  // Capsules received and not yet given back: queue_size once the Connect is accepted; before,
+  // 1 without an SRQ (the receive posted), 2 with one.
   Credits recv_held_;
   RdmaQueueParams params_;
   Subsystem& subsystem_;
