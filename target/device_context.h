@@ -29,7 +29,8 @@ struct DeviceContext {
   // Reads and acknowledges the device's async events (target/async_events.h).
   std::unique_ptr<AsyncEventThread> async_events;
   // The shared receive queue every queue of this device takes its command capsules from
-  // (TargetOptions::srq), made by the first queue's CM request; null with --no-srq, or where
+  // (TargetOptions::srq), made when the device is first seen (at start-up when a listen
+  // address is on it); null with --no-srq, or where
   // the device has none (then srq_unavailable, and queues post their own receives).
   std::unique_ptr<SharedReceiveQueue> srq;
   bool srq_unavailable = false;

@@ -129,6 +129,10 @@ Result<DeviceContext*> EventLoop::device_for(ibv_context* context) {
   NVMF_RETURN_IF_ERROR(add_fd(dev->channel.fd(), kTagDeviceBase + devices_.size()));
   devices_.push_back(std::move(dev));
   if (!resolved_) resolve_negotiation(*devices_.back());
+  // At start-up when the listen address is on an RDMA device (as SPDK makes its SRQs when the
+  // poll group adds the device): a device-wide cost paid before any host connects, not by the
+  // first connection.
+  ensure_srq(*devices_.back());
   return devices_.back().get();
 }
 
