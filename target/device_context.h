@@ -30,7 +30,7 @@ struct DeviceContext {
   std::unique_ptr<AsyncEventThread> async_events;
   // The shared receive queue every queue of this device takes its command capsules from
   // (TargetOptions::srq), made when the device is first seen (at start-up when a listen
-  // address is on it); null with --no-srq, or where
+  // address is on it); null with --srq off, or where
   // the device has none (then srq_unavailable, and queues post their own receives).
   std::unique_ptr<SharedReceiveQueue> srq;
   bool srq_unavailable = false;

@@ -269,9 +269,12 @@ int main(int argc, char** argv) {
                  "receives in each device's shared receive queue (SRQ), shared by every queue "
                  "(16..65535)")
       ->capture_default_str();
-  bool no_srq = false;
-  app.add_flag("--no-srq", no_srq,
-               "no shared receive queue: each queue posts hsqsize + 1 receives of its own");
+  std::string srq = "off";
+  app.add_option("--srq", srq,
+                 "on: one shared receive queue (SRQ) per device for every queue's command "
+                 "capsules; off: each queue posts hsqsize + 1 receives of its own")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--max-pending-connections", o.max_pending_connections,
                  "connections waiting for their Connect; more are rejected at the CM (NO_RSC)")
       ->capture_default_str();
@@ -331,7 +334,7 @@ int main(int argc, char** argv) {
     o.file_path = files.front();
     o.more_file_paths.assign(files.begin() + 1, files.end());
   }
-  o.srq = !no_srq;
+  o.srq = srq == "on";
   o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
   o.io_engine = io_engine == "uring"     ? nvmf::target::IoEngineKind::kUring
                 : io_engine == "threads" ? nvmf::target::IoEngineKind::kThreads

@@ -8,7 +8,7 @@
 # A bench, not a test: not part of .ci/run.
 #
 # Each point runs once per SCALE_SRQ mode, interleaved (N x Q with the shared receive queue, then
-# without, then the next point): "on" is the default target, "off" adds --no-srq.
+# without, then the next point): "on" adds --srq on, "off" --srq off (the default).
 #
 # Usage: ci/rxe-run --results DIR ci/bench/scale.sh [NxQ ...]
 #   (default: 1x1 8x4 16x4 64x4; 64x4 needs NVMF_RXE_MEM_MB=4096 and SCALE_TARGET_VMEM_KIB 0 or
@@ -45,8 +45,7 @@ for p in "${points[@]}"; do
   n=${p%x*}
   q=${p#*x}
   tag=$p-srq-$mode
-  srq_flag=()
-  [ "$mode" = off ] && srq_flag=(--no-srq)
+  srq_flag=(--srq "$mode")
   (
     [ "$vmem" = 0 ] || ulimit -v "$vmem"
     exec "$bin/target/nvmf-target" -a "$NVMF_TARGET_ADDR" -n "$NQN" --ram-size 16m \

@@ -25,10 +25,10 @@ inline target::TargetOptions ram_target_options(const RxeEnv& env, const std::st
   o.subnqn = nqn;
   o.ram_size = ram_bytes;
   o.lba_size = lba_size;
-  // NVMF_E2E_SRQ=off runs a suite with per-queue receives (--no-srq) instead of the shared
-  // receive queue, to check it both ways without a second copy of every test.
-  if (const char* srq = std::getenv("NVMF_E2E_SRQ"); srq != nullptr && std::string(srq) == "off") {
-    o.srq = false;
+  // NVMF_E2E_SRQ=on runs a suite with the shared receive queue (--srq on) instead of per-queue
+  // receives (the default), to check it both ways without a second copy of every test.
+  if (const char* srq = std::getenv("NVMF_E2E_SRQ"); srq != nullptr) {
+    o.srq = std::string(srq) == "on";
   }
   return o;
 }

@@ -34,8 +34,8 @@ constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:raw-capsule";
 constexpr int kTimeoutMs = 30000;  // a bound against hangs, never asserted as a duration
 constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:raw-capsule";
 
-// Every case runs with the shared receive queue (the default) and with --no-srq (per-queue
-// receives): the suite the SRQ's receive accounting is checked by (issue 12).
+// Every case runs with the shared receive queue (--srq on) and without (per-queue receives, the
+// default): the suite the SRQ's receive accounting is checked by (issue 12).
 class RawCapsuleTest : public ::testing::TestWithParam<bool> {
  protected:
   bool srq() const { return GetParam(); }
@@ -93,7 +93,7 @@ class RawCapsuleTest : public ::testing::TestWithParam<bool> {
 };
 
 // 40 Property Gets of CAP posted at once on a 4-entry queue, 10 times the queue.
-// Per-queue receives (--no-srq): the surplus waits in RNR retry (rnr_retry 7) until the target
+// Per-queue receives (--srq off): the surplus waits in RNR retry (rnr_retry 7) until the target
 // reposts a receive, and every capsule is answered. Some share a CID on purpose: the target
 // does not track CIDs, it must answer each capsule.
 // Shared receive queue: the surplus lands in the SRQ's receives, so the target counts what the
