@@ -9,7 +9,8 @@
 #   --quick: 2 repetitions of 1 s cells after 0.2 s (a CI smoke that proves the harness works).
 #   --backends: instead of the RAM comparison, file and block-device namespaces (issue 11): the
 #   Linux host against nvmf-target and nvmet-rdma on a null_blk and on a file on ext4, 4 KiB
-#   random read/write at QD1 and QD32, and one host's QD1 reads while another host's Flush runs
+#   random read/write at QD1 and QD32 (and our RAM namespace as a baseline), and one host's QD1
+#   reads while another host's Flush runs (exit 1 when they take more than 2x their idle time)
 #   (ci/bench/backends-guest.sh; figures: ci/bench/backends-report.py, backends-report.json/.md;
 #   default 3 repetitions, about 12 minutes in the guest).
 # Environment: BENCH_POLL (our host's --poll, default busy as in nvmf-host bench; the other mode
@@ -51,15 +52,17 @@ machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2
 if [ "$backends" = 1 ]; then
   rm -rf "$out/raw-backends"
   [ "$reps_given" = 1 ] || reps=3
-  budget=$(python3 -c "print(int($reps * (16 * ($runtime + $ramp + 8) + 60) + 600))")
+  budget=$(python3 -c "print(int($reps * (20 * ($runtime + $ramp + 15) + 120) + 900))")
   echo "bench-compare.sh --backends: $reps repetitions, ${runtime}s cells after ${ramp}s ramp; guest timeout ${budget}s"
   rc=0
   ci/rxe-run --results "$out" --timeout "$budget" \
     ci/bench/backends-guest.sh "$bin" "$reps" "$runtime" "$ramp" || rc=$?
   [ -s "$out/raw-backends/cells.tsv" ] || { echo "bench-compare.sh: no cells recorded (rxe-run exit $rc)" >&2; exit 1; }
+  report_rc=0
   python3 ci/bench/backends-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
-    --command "ci/bench-compare.sh --backends --reps $reps --runtime $runtime --ramp $ramp"
+    --command "ci/bench-compare.sh --backends --reps $reps --runtime $runtime --ramp $ramp" || report_rc=$?
   echo "bench-compare.sh: report in $out (backends-report.json, backends-report.md)"
+  [ "$rc" -ne 0 ] || rc=$report_rc
   exit "$rc"
 fi
 rm -rf "$out/raw"

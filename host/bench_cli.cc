@@ -105,6 +105,7 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
   std::signal(SIGTERM, SIG_DFL);
   Negotiation negotiation = ctrl.negotiation();
   if (report.ok()) report->recovery = ctrl.recovery_stats();
+  const ControllerState state_at_end = ctrl.state();  // disconnect() makes it "deleting"
   Status shutdown = ctrl.disconnect();
   const HostStats host_stats = ctrl.stats();  // the keep-alive thread has stopped
   if (!report.ok()) return runtime_error("setup", report.status());
@@ -112,6 +113,12 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
   std::string text;
   if (a.output_format == "json") {
     nlohmann::json j = bench_json(*report);
+    // The controller's state and paths as well, named as in identify/read/write --json: when
+    // every path is gone the report says so ("state" "deleting", each path, "failovers").
+    const nlohmann::json recovery = recovery_json(state_at_end, report->recovery, opts);
+    for (const auto& item : recovery.items()) {
+      if (!j["recovery"].contains(item.key())) j["recovery"][item.key()] = item.value();
+    }
     j["negotiation"] = negotiation_json(negotiation);
     j["target"] = {{"traddr", opts.traddr}, {"trsvcid", opts.trsvcid}, {"subnqn", opts.subnqn}};
     j["keep_alive"] = {{"kato_ms", opts.kato_ms},

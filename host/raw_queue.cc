@@ -25,6 +25,7 @@ Result<std::unique_ptr<RawQueue>> RawQueue::create(const RawQueueParams& params)
   std::unique_ptr<RawQueue> q(new RawQueue());
   q->timeout_ms_ = params.timeout_ms;
   if (params.slots != 0) q->slots_ = params.slots;
+  q->repost_receives_ = params.repost_receives;
   if (params.send_slot_bytes != 0) q->send_slot_bytes_ = params.send_slot_bytes;
   const size_t data_bytes = params.data_bytes != 0 ? params.data_bytes : kDataBytes;
   if (q->send_slot_bytes_ < sizeof(proto::Sqe) || data_bytes < 8192) {
@@ -280,6 +281,7 @@ Status RawQueue::poll_once() {
     if (wc[i].wr_id >= kRecvWrBase) {
       uint32_t idx = static_cast<uint32_t>(wc[i].wr_id - kRecvWrBase);
       pending_.push_back(cqes_[idx]);
+      if (!repost_receives_) continue;
       Status s = post_recv(idx);
       if (!s.ok() && failed_.ok()) failed_ = s;
     } else if (wc[i].wr_id < slots_) {

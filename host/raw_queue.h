@@ -37,6 +37,9 @@ struct RawQueueParams {
   uint32_t slots = 0;
   size_t send_slot_bytes = 0;
   size_t data_bytes = 0;
+  // False: each CQE receive is posted once and never again, as a host that stops giving the
+  // target room for its responses (the target's SENDs then meet RNR NAKs).
+  bool repost_receives = true;
 };
 
 // What the CM said to rdma_connect.
@@ -151,6 +154,7 @@ class RawQueue {
 
   int timeout_ms_ = 2000;
   uint32_t slots_ = kSlots;
+  bool repost_receives_ = true;
   size_t send_slot_bytes_ = kSendSlotBytes;
   uint16_t next_cid_ = 1;
   uint32_t next_slot_ = 0;

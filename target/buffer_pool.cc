@@ -17,6 +17,12 @@ uint8_t* ChunkList::get() {
   free_.pop_back();
   is_free_[index] = false;
   if (in_use() > high_water_) high_water_ = in_use();
+  if (gauges_ != nullptr) {
+    gauges_->in_use.add();
+    if (gauges_->in_use.get() > gauges_->in_use_peak.get()) {
+      gauges_->in_use_peak.set(gauges_->in_use.get());
+    }
+  }
   return base_ + static_cast<size_t>(index) * chunk_bytes_;
 }
 
@@ -28,15 +34,24 @@ bool ChunkList::put(uint8_t* chunk) {
   if (is_free_[index]) return false;
   is_free_[index] = true;
   free_.push_back(index);
+  if (gauges_ != nullptr) gauges_->in_use.sub();
   return true;
 }
 
+void ChunkList::set_gauges(SharedBufferGauges* gauges) {
+  gauges_ = gauges;
+  if (gauges_ != nullptr) gauges_->chunks.add(count_);
+}
+
 Result<std::unique_ptr<BufferPool>> BufferPool::create(ibv_pd* pd, uint32_t count,
-                                                       uint32_t chunk_bytes) {
+                                                       uint32_t chunk_bytes,
+                                                       SharedBufferGauges* gauges) {
   NVMF_ASSIGN_OR_RETURN(auto buffer, verbs::RegisteredBuffer::create(
                                          pd, static_cast<size_t>(count) * chunk_bytes, 4096,
                                          IBV_ACCESS_LOCAL_WRITE, "shared data buffers"));
-  return std::unique_ptr<BufferPool>(new BufferPool(std::move(buffer), count, chunk_bytes));
+  std::unique_ptr<BufferPool> pool(new BufferPool(std::move(buffer), count, chunk_bytes));
+  pool->chunks_.set_gauges(gauges);
+  return pool;
 }
 
 }  // namespace nvmf::target

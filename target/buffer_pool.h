@@ -22,6 +22,7 @@
 
 #include "common/status.h"
 #include "common/verbs/registered_buffer.h"
+#include "target/counters.h"
 
 namespace nvmf::target {
 
@@ -41,6 +42,9 @@ class ChunkList {
   uint32_t free_count() const { return static_cast<uint32_t>(free_.size()); }
   uint32_t in_use() const { return count_ - free_count(); }
   uint32_t high_water() const { return high_water_; }
+  // Mirrors this list into `gauges` from now on (chunks added now; in_use and its peak kept by
+  // get() and put(), relaxed stores): what the --json report's "resources" shows.
+  void set_gauges(SharedBufferGauges* gauges);
 
   // Requests of all queues waiting for a chunk (kept by the queues).
   uint32_t waiting = 0;
@@ -52,6 +56,7 @@ class ChunkList {
   uint32_t count_;
   uint32_t chunk_bytes_;
   uint32_t high_water_ = 0;
+  SharedBufferGauges* gauges_ = nullptr;
   std::vector<uint32_t> free_;  // chunk indices, a stack
   std::vector<bool> is_free_;   // per chunk
 };
@@ -62,8 +67,10 @@ class BufferPool {
   // verbs::RegisteredBuffer with local write access (RDMA READ target, WRITE source); its
   // errors (allocation, ibv_reg_mr) name "shared data buffers" and the size. Destruction
   // deregisters, then frees: every queue using it must have destroyed its QP first.
+  // `gauges` (may be null): see ChunkList::set_gauges.
   static Result<std::unique_ptr<BufferPool>> create(ibv_pd* pd, uint32_t count,
-                                                    uint32_t chunk_bytes);
+                                                    uint32_t chunk_bytes,
+                                                    SharedBufferGauges* gauges = nullptr);
 
   ChunkList& chunks() { return chunks_; }
   uint32_t lkey() const { return buffer_.lkey(); }

@@ -66,5 +66,29 @@ TEST(ChunkListTest, WaitersClaimFreeChunksBeforeNewcomers) {
   EXPECT_FALSE(list.unclaimed());
 }
 
+// The --json report's "resources" counts come from these gauges: a chunk held shows, a refused
+// give-back (double or foreign) does not move them.
+TEST(ChunkListTest, GaugesFollowChunksHeldAndTheirPeak) {
+  std::vector<uint8_t> mem(4 * 4096);
+  ChunkList list(mem.data(), 4, 4096);
+  SharedBufferGauges g;
+  list.set_gauges(&g);
+  EXPECT_EQ(g.chunks.get(), 4u);
+  uint8_t* a = list.get();
+  uint8_t* b = list.get();
+  uint8_t* c = list.get();
+  ASSERT_TRUE(a != nullptr && b != nullptr && c != nullptr);
+  EXPECT_EQ(g.in_use.get(), 3u);
+  EXPECT_TRUE(list.put(b));
+  EXPECT_FALSE(list.put(b));
+  EXPECT_FALSE(list.put(mem.data() + 1));
+  EXPECT_EQ(g.in_use.get(), 2u);
+  EXPECT_EQ(g.in_use_peak.get(), 3u);
+  EXPECT_TRUE(list.put(a));
+  EXPECT_TRUE(list.put(c));
+  EXPECT_EQ(g.in_use.get(), 0u);
+  EXPECT_EQ(g.in_use_peak.get(), 3u);
+}
+
 }  // namespace
 }  // namespace nvmf::target

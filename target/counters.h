@@ -39,6 +39,14 @@ class Gauge {
   std::atomic<uint64_t> value_{0};
 };
 
+// The shared data-buffer pools (target/buffer_pool.h) of every device, as ResourceStats reports
+// them: chunks registered, chunks held by commands now, and the most ever held at once.
+struct SharedBufferGauges {
+  Gauge chunks;
+  Gauge in_use;
+  Gauge in_use_peak;
+};
+
 // The counters of one queue; see CounterSnapshot for their meaning.
 struct QueueCounters {
   Counter commands;

@@ -439,9 +439,42 @@ std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_connect_d
   return next;
 }
 
+std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_stalled_queues(
+    std::chrono::steady_clock::time_point now) {
+  const auto timeout = std::chrono::milliseconds(options_.send_stall_timeout_ms);
+  std::optional<std::chrono::steady_clock::time_point> next;
+  for (auto& [id, q] : queues_) {
+    auto since = q->send_stalled_since(now);
+    if (!since || q->wants_teardown() || q->chunks_held() == 0 || !q->buffers_waited_for()) {
+      continue;
+    }
+    if (*since + timeout <= now) {
+      uint64_t suppressed = 0;
+      if (refusal_log_limiter().allow("send stall", now, &suppressed)) {
+        NVMF_LOG(WARN, "target") << q->describe() << ": no send completion for "
+                                 << options_.send_stall_timeout_ms
+                                 << " ms (--send-stall-timeout-ms) while holding "
+                                 << q->chunks_held()
+                                 << " shared buffers others wait for; disconnecting"
+                                 << suppressed_note(suppressed);
+      }
+      q->request_disconnect(
+          "no RDMA READ or SEND completion for " + std::to_string(options_.send_stall_timeout_ms) +
+          " ms (--send-stall-timeout-ms) while holding " + std::to_string(q->chunks_held()) +
+          " shared buffers other commands wait for (the host posts no receives?)");
+    } else if (!next || *since + timeout < *next) {
+      next = *since + timeout;
+    }
+  }
+  return next;
+}
+
 int EventLoop::expire_keep_alives() {
   const auto now = std::chrono::steady_clock::now();
   std::optional<Controller::Clock::time_point> next = expire_connect_deadlines(now);
+  if (auto stalled = expire_stalled_queues(now); stalled && (!next || *stalled < *next)) {
+    next = stalled;
+  }
   auto visit = [&](Subsystem& s) {
     auto d = s.expire_keep_alives(now);
     if (d && (!next || *d < *next)) next = d;
@@ -453,17 +486,23 @@ int EventLoop::expire_keep_alives() {
   return static_cast<int>(std::clamp<int64_t>(ms, 0, 1000 * 1000));
 }
 
-bool EventLoop::wait_idle() {
+int EventLoop::wait_idle() {
   arm_queues();
-  if (poll_queues() > 0) return true;  // landed before the arm
+  // Landed before the arm: handled now, and counted as work by run(), so that the busy-poll
+  // window restarts from here (a backend operation submitted by this poll is then reaped by
+  // polling, not by a wake-up from epoll).
+  if (int n = poll_queues(); n > 0) return n;
   maintain_srqs();
   const int timeout_ms = expire_keep_alives();
+  // That pass may have torn queues down (keep-alive timer, stalled send queue) and so given
+  // shared buffers back that other queues' commands wait for: start them, do not sleep on them.
+  if (buffer_waiters_can_start()) return true;
   epoll_event events[8];
   int n = ::epoll_wait(epoll_fd_, events, 8, timeout_ms);
   if (n < 0) {
-    if (errno == EINTR) return true;
+    if (errno == EINTR) return 0;
     NVMF_LOG(ERROR, "target") << "epoll_wait: " << errno_string(errno) << "; stopping";
-    return false;
+    return -1;
   }
   for (int i = 0; i < n; ++i) {
     uint64_t tag = events[i].data.u64;
@@ -480,7 +519,7 @@ bool EventLoop::wait_idle() {
       drain_cq_events(*devices_[tag - kTagDeviceBase]);
     }
   }
-  return true;
+  return 0;
 }
 
 void EventLoop::sweep() {
@@ -583,10 +622,12 @@ Status EventLoop::run() {
     // Shared buffers given back outside a poll round (a queue torn down) while commands of
     // other queues wait for one: poll again rather than sleep on them.
     if (buffer_waiters_can_start()) continue;
-    if (!wait_idle()) {
+    const int handled = wait_idle();
+    if (handled < 0) {
       shutdown();
       return Status::internal("event loop: epoll_wait failed");
     }
+    if (handled > 0) worked = true;
     sweep();
   }
   shutdown();

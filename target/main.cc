@@ -166,7 +166,10 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
         {"srq_receives", s.resources.srq_receives},
         {"srq_posted_now", s.resources.srq_posted_now},
         {"srq_posted_low", s.resources.srq_posted_low},
-        {"srq_limit_events", s.resources.srq_limit_events}}},
+        {"srq_limit_events", s.resources.srq_limit_events},
+        {"shared_buffers", s.resources.shared_buffers},
+        {"shared_buffers_in_use", s.resources.shared_buffers_in_use},
+        {"shared_buffers_in_use_peak", s.resources.shared_buffers_in_use_peak}}},
       {"requested_max_inline_data", options.requested_max_inline_data},
       {"responses",
        {{"inline", s.totals.responses_inline}, {"by_reference", s.totals.responses_by_reference}}},
@@ -281,6 +284,11 @@ int main(int argc, char** argv) {
   app.add_option("--connect-timeout-ms", o.connect_timeout_ms,
                  "a connection with no successful Connect this long after its CM accept is "
                  "disconnected")
+      ->capture_default_str();
+  app.add_option("--send-stall-timeout-ms", o.send_stall_timeout_ms,
+                 "a queue whose posted RDMA READs and response SENDs get no completion this long "
+                 "(a host that posts no receives), while commands wait for the shared buffers it "
+                 "holds, is disconnected")
       ->capture_default_str();
   app.add_option("--max-controllers", o.max_controllers,
                  "controllers on the port (discovery included); more get Connect Controller Busy")

@@ -231,7 +231,8 @@ bool RdmaQueue::connect_accepted() {
   };
   const uint32_t sges = 1 + pages_per_recv_;
   if (params_.shared_buffers > 0 && dev_.pool == nullptr) {
-    auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes);
+    auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes,
+                                   &subsystem_.registry().shared_buffers());
     if (!pool.ok()) return fail_setup(pool.status());
     dev_.pool = std::move(*pool);
     // The device's pool stays registered for the target's life: counted once, never given back.
@@ -445,6 +446,7 @@ void RdmaQueue::handle(const ibv_wc& wc) {
          verbs::wr_kind_name(kind) + " work request)");
     return;
   }
+  if (kind != WrKind::kRecv) ++send_completions_;
   switch (kind) {
     case WrKind::kRecv:
       on_receive(index, wc.byte_len);
@@ -529,6 +531,7 @@ void RdmaQueue::attach_chunk(uint32_t slot) {
   Slot& s = slots_[slot];
   uint8_t* chunk = pool_->chunks().get();  // the callers checked that one is free
   s.chunk = chunk;
+  ++chunks_held_;
   s.req.buffer = {chunk, pool_->chunks().chunk_bytes()};
   s.data_sge.addr = reinterpret_cast<uintptr_t>(chunk);
 }
@@ -537,6 +540,7 @@ void RdmaQueue::release_chunk(uint32_t slot) {
   Slot& s = slots_[slot];
   if (s.chunk == nullptr) return;
   if (!pool_->chunks().put(s.chunk)) fail("shared buffer given back twice");
+  --chunks_held_;
   s.chunk = nullptr;
   s.req.buffer = {};
   s.data_sge.addr = 0;
@@ -709,6 +713,13 @@ void RdmaQueue::fail(const std::string& what) {
 
 void RdmaQueue::request_disconnect(std::string_view reason) {
   if (disconnect_reason_.empty()) disconnect_reason_ = reason.empty() ? "unknown" : reason;
+  // Its commands waiting for a shared buffer will never start: withdraw them now, so that they
+  // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
+  // polling for them while the queue waits for a backend operation before its teardown.
+  if (pool_ != nullptr && !buffer_waiters_.empty()) {
+    pool_->chunks().waiting -= buffer_waiters_.size();
+    while (!buffer_waiters_.empty()) buffer_waiters_.pop();
+  }
 }
 
 void RdmaQueue::disconnect() {

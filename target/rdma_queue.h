@@ -22,6 +22,7 @@
 #include "target/credits.h"
 #include "target/device_context.h"
 #include "target/queue_link.h"
+#include "target/stall_watch.h"
 #include "target/subsystem.h"
 
 namespace nvmf::target {
@@ -126,6 +127,15 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   uint32_t backend_in_flight() const { return backend_in_flight_; }
   // RDMA READs posted and not completed; never above the READ depth.
   uint32_t rdma_reads_in_flight() const { return reads_.in_use(); }
+  // For the stall check (EventLoop, housekeeping; target/stall_watch.h): the start of the current
+  // stall of this queue's posted send work (nullopt: nothing posted, or progress since the last
+  // look), the shared chunks its commands hold, and whether commands of any queue wait for one.
+  std::optional<StallWatch::Clock::time_point> send_stalled_since(
+      StallWatch::Clock::time_point now) {
+    return stall_.observe(send_queue_.in_use(), send_completions_, now);
+  }
+  uint32_t chunks_held() const { return chunks_held_; }
+  bool buffers_waited_for() const { return pool_ != nullptr && pool_->chunks().waiting > 0; }
 
   bool connect_accepted() override;
   void respond_held(Request& r) override;
@@ -236,6 +246,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   bool armed_ = false;
   bool disconnected_ = false;
   uint32_t backend_in_flight_ = 0;
+  uint64_t send_completions_ = 0;  // RDMA READ and SEND work completions (the stall check)
+  uint32_t chunks_held_ = 0;       // shared chunks this queue's commands hold
+  StallWatch stall_;
   Credits reads_;               // RDMA READs outstanding, limit = the initiator depth
   Credits send_queue_;          // send work requests outstanding, limit = the QP's max_send_wr
   SlotFifo read_waiters_;       // waiting_for_read_credit, oldest first

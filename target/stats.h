@@ -121,6 +121,12 @@ struct ResourceStats {
   uint64_t srq_posted_now = 0;
   uint64_t srq_posted_low = 0;
   uint64_t srq_limit_events = 0;
+  // Shared data buffers (--num-shared-buffers, target/buffer_pool.h), over every device's pool:
+  // chunks registered, chunks commands hold now, and the most held at once. With every queue
+  // idle or gone, in_use is 0: a chunk still held then is a leak.
+  uint64_t shared_buffers = 0;
+  uint64_t shared_buffers_in_use = 0;
+  uint64_t shared_buffers_in_use_peak = 0;
 };
 
 struct TargetStats {

@@ -117,6 +117,9 @@ TargetStats StatsRegistry::snapshot(const StatusCounters& statuses) const {
   TargetStats out = counts_;
   out.negotiation = negotiation_;
   out.totals = retired_;
+  out.resources.shared_buffers = shared_buffers_.chunks.get();
+  out.resources.shared_buffers_in_use = shared_buffers_.in_use.get();
+  out.resources.shared_buffers_in_use_peak = shared_buffers_.in_use_peak.get();
   std::map<uint16_t, ControllerStats> ctrls;
   for (const auto& [cntlid, c] : controllers_) {
     ctrls[cntlid] = ControllerStats{cntlid, c.hostnqn, c.ready, 0, c.retired};

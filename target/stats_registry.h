@@ -45,6 +45,10 @@ class StatsRegistry {
   void set_negotiation(const NegotiationStats& negotiation);
   NegotiationStats negotiation() const;
 
+  // The gauges every device's shared buffer pool keeps up to date (event-loop thread writes,
+  // snapshot() reads them with relaxed loads): ResourceStats::shared_buffers*.
+  SharedBufferGauges& shared_buffers() { return shared_buffers_; }
+
   // The snapshot: live counters read with relaxed loads plus the retired totals.
   TargetStats snapshot(const StatusCounters& statuses) const;
 
@@ -60,6 +64,7 @@ class StatsRegistry {
   };
 
   mutable std::mutex mutex_;
+  SharedBufferGauges shared_buffers_;
   std::map<const QueueCounters*, LiveQueue> queues_;
   std::vector<const SrqCounters*> srqs_;
   std::map<uint16_t, LiveController> controllers_;

@@ -197,6 +197,10 @@ Status validate_options(const TargetOptions& o) {
     return bad("--max-rdma-read-depth " + std::to_string(o.max_rdma_read_depth) +
                " is not in 1..255");
   }
+  if (o.send_stall_timeout_ms < 100 || o.send_stall_timeout_ms > 3600000) {
+    return bad("--send-stall-timeout-ms " + std::to_string(o.send_stall_timeout_ms) +
+               " is not in 100..3600000");
+  }
   if (o.connect_timeout_ms < 100 || o.connect_timeout_ms > 3600000) {
     return bad("--connect-timeout-ms " + std::to_string(o.connect_timeout_ms) +
                " is not in 100..3600000");

@@ -149,6 +149,14 @@ struct TargetOptions {
   // receives with one WARN.
   bool srq = false;
   uint32_t max_srq_depth = 4096;
+  // A queue whose posted send work (RDMA READs, response SENDs) has had no completion for this
+  // long, while it holds shared buffers that commands of any queue wait for, is torn down (CLI
+  // --send-stall-timeout-ms, 100..3600000; target/stall_watch.h). Such a queue has a host that
+  // posts no receive for our responses (its CM REQUEST asked for RNR retry forever): without a
+  // bound it would keep its chunks, and starve every other host of data buffers, for as long
+  // as it stays connected. 30 s is the Linux host's default I/O timeout (nvme_core io_timeout):
+  // a host that got no answer for that long has given up on those commands anyway.
+  uint32_t send_stall_timeout_ms = 30000;
 
   PollMode poll_mode = PollMode::kEvent;  // CLI --poll
   // kEvent only: microseconds to keep polling after the last completion before sleeping (CLI

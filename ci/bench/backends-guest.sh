@@ -38,7 +38,7 @@ mnt=/mnt/nvmf-bench
 # shellcheck disable=SC2317 # reached through the EXIT trap
 cleanup() {
   local n
-  for n in kbdev kfile obdev ofile flush read; do nvme disconnect -n "$pfx-$n" >/dev/null 2>&1; done
+  for n in kbdev kfile obdev ofile oram flush read; do nvme disconnect -n "$pfx-$n" >/dev/null 2>&1; done
   for n in "${target_pids[@]}"; do kill -TERM "$n" 2>/dev/null; done
   for n in "${target_pids[@]}"; do wait "$n" 2>/dev/null; done
   dmesg >"$out/dmesg.txt" 2>&1
@@ -126,6 +126,16 @@ modprobe -a nvmet nvmet-rdma nvme-rdma || say "modprobe nvmet/nvme-rdma failed"
 kbdev=$(nullb bench-kbdev 256) || say "null_blk for nvmet failed"
 obdev=$(nullb bench-obdev 256) || say "null_blk for nvmf-target failed"
 fsdev=$(nullb bench-fs 512) || say "null_blk for ext4 failed"
+# Both targets' null_blk devices are made alike (configfs defaults plus memory_backed 1,
+# blocksize 512); record what they are, for the report.
+for n in bench-kbdev bench-obdev; do
+  a=""
+  for k in queue_mode irqmode completion_nsec hw_queue_depth submit_queues memory_backed blocksize cache_size mbps; do
+    a+=" $k=$(cat "/sys/kernel/config/nullb/$n/$k" 2>/dev/null)"
+  done
+  say "null_blk $n:$a"
+  echo "$n$a" >>"$out/nullb.txt"
+done
 mkdir -p "$mnt"
 if ! { mkfs.ext4 -q -F "$fsdev" && mount "$fsdev" "$mnt"; }; then say "ext4 on $fsdev failed"; fi
 for f in kernel ours; do
@@ -152,19 +162,23 @@ for n in kbdev kfile; do ln -s "$cfg/subsystems/$pfx-$n" "$cfg/ports/1/subsystem
 our_target "$out/target-bdev.log" -a "$taddr" -s 4421 -n "$pfx-obdev" --file "$obdev"
 our_target "$out/target-file.log" -a "$taddr" -s 4422 -n "$pfx-ofile" --file "$mnt/ours.img" \
   --lba-size 4096
+# The RAM baseline: our target's RAM namespace (no backend), read by the same Linux host in the
+# same repetition: ours bdev/RAM is the cost of our backend path, nvmet bdev is the reference.
+our_target "$out/target-ram.log" -a "$taddr" -s 4423 -n "$pfx-oram" --ram-size 256m
 grep -h 'namespace 1 on' "$out"/target-*.log | sed 's/^/  /' >&2
 declare -A dev
 dev[bdev-kernel]=$(kconnect "$pfx-kbdev" 4420) || say "connect to nvmet bdev failed"
 dev[file-kernel]=$(kconnect "$pfx-kfile" 4420) || say "connect to nvmet file failed"
 dev[bdev-ours]=$(kconnect "$pfx-obdev" 4421) || say "connect to nvmf-target bdev failed"
 dev[file-ours]=$(kconnect "$pfx-ofile" 4422) || say "connect to nvmf-target file failed"
+dev[ram-ours]=$(kconnect "$pfx-oram" 4423) || say "connect to nvmf-target RAM failed"
 for k in "${!dev[@]}"; do
   say "$k: ${dev[$k]:-none} (LBA $(cat "/sys/block/$(basename "${dev[$k]:-x}")/queue/logical_block_size" 2>/dev/null))"
 done
 
 # ---------------------------------------------------------------------------------- cells --
 cells=()
-for backend in bdev file; do
+for backend in bdev file ram; do
   for c in read1:randread:1 read32:randread:32 write1:randwrite:1 write32:randwrite:32; do
     cells+=("$backend:$c")
   done
@@ -180,6 +194,7 @@ for ((rep = 1; rep <= reps; rep++)); do
     IFS=: read -r backend cell rw qd <<<"$c"
     targets=(ours kernel)
     [ $((rep % 2)) = 0 ] && targets=(kernel ours)
+    [ "$backend" = ram ] && targets=(ours)  # nvmet has no RAM namespace
     for t in "${targets[@]}"; do
       kfio "$rep" "$backend" "$t" "$cell" "${dev[$backend-$t]}" "$rw" "$qd"
     done
@@ -187,7 +202,7 @@ for ((rep = 1; rep <= reps; rep++)); do
 done
 for k in "${!dev[@]}"; do
   [[ $k == *-ours ]] || continue
-  n=$([ "$k" = bdev-ours ] && echo obdev || echo ofile)
+  case $k in bdev-ours) n=obdev ;; file-ours) n=ofile ;; *) n=oram ;; esac
   nvme disconnect -n "$pfx-$n" >&3 2>&1
 done
 

@@ -291,11 +291,16 @@ TEST_F(BenchTest, TargetGoneLongerThanCtrlLossTmoEndsTheBenchWithAnError) {
   EXPECT_LT(after_ms, 30000) << "the bench must end soon after ctrl-loss-tmo, not at its runtime";
   EXPECT_NE(stderr_text.find("Host Pathing Error"), std::string::npos) << stderr_text;
   EXPECT_NE(stderr_text.find("ctrl-loss-tmo 3 s passed"), std::string::npos) << stderr_text;
+  // The JSON report is written although every path is gone, and says so (the check used to be
+  // skipped when there was no report).
   nlohmann::json r = nlohmann::json::parse(slurp(out), nullptr, /*allow_exceptions=*/false);
-  if (r.is_object()) {
-    EXPECT_EQ(r["recovery"]["reconnects"], 0) << r["recovery"].dump();
-    EXPECT_GE(r["recovery"]["path_errors"].get<uint64_t>(), 1u) << r["recovery"].dump();
-  }
+  ASSERT_TRUE(r.is_object()) << "no JSON report: " << slurp(out);
+  EXPECT_EQ(r["recovery"]["reconnects"], 0) << r["recovery"].dump();
+  EXPECT_GE(r["recovery"]["path_errors"].get<uint64_t>(), 1u) << r["recovery"].dump();
+  EXPECT_EQ(r["recovery"]["state"], "deleting") << r["recovery"].dump();
+  EXPECT_EQ(r["recovery"]["failovers"], 0) << r["recovery"].dump();
+  EXPECT_EQ(r["recovery"]["paths"].size(), 1u) << r["recovery"].dump();
+  EXPECT_NE(r["error"].get<std::string>().find("ctrl-loss-tmo"), std::string::npos) << r.dump();
   std::printf("bench ended %lld ms after the kill (exit %d):\n%s\n",
               static_cast<long long>(after_ms), rc, stderr_text.c_str());
 }

@@ -306,6 +306,151 @@ TEST_F(HostileHostTest, AsyncEventsNeverStarveASmallAdminQueue) {
   }
 }
 
+// Shared data buffers (issue #12, --num-shared-buffers) against a host that posts no receives
+// for its responses. Each response SEND then meets RNR NAKs, retried forever (the host's CM
+// REQUEST asks for RNR retry 7, as nvme-rdma does), and the RDMA READs queued behind it on the
+// QP never run, so those commands keep their chunks. Found by the break-it session: with the
+// pool held, every other host's data command (Identify included) waited forever. The queue is
+// now torn down after --send-stall-timeout-ms while others wait, and every chunk comes back.
+// Found on the way: a queue torn down in the event loop's idle pass (this stall check, or a
+// keep-alive timer) gave its chunks back just before the loop slept in epoll_wait, so the
+// commands waiting for them started only at the next unrelated event (here never: the other
+// host's Identify timed out after 30 s with the pool free). The loop now polls again instead.
+class SharedBufferTest : public HostileHostTest {
+ protected:
+  static constexpr uint32_t kChunks = 4;
+  static constexpr uint32_t kWriteBytes = 128 * 1024;  // MDTS 5: one whole chunk
+  static void small_pool(target::TargetOptions& o) {
+    o.num_shared_buffers = kChunks;
+    o.send_stall_timeout_ms = 2000;
+  }
+  // An attacker's controller: its admin queue connected and enabled; `spec` is its Connect.
+  std::unique_ptr<host::RawQueue> attacker_admin(host::ConnectSpec& spec, uint16_t* cntlid) {
+    auto q = raw(31);
+    if (q == nullptr) return nullptr;
+    spec = connect_spec(0, 32, proto::kAdminQueueCntlid, kHostNqn);
+    auto c = q->run_connect(spec, true, kTimeoutMs);
+    EXPECT_TRUE(c.ok() && st(*c) == kStatusSuccess);
+    if (!c.ok()) return nullptr;
+    *cntlid = static_cast<uint16_t>(c->dw0);
+    auto en = command(*q, host::property_set_sqe(proto::kPropCc, host::kCcEnable));
+    EXPECT_TRUE(en.ok() && st(*en) == kStatusSuccess);
+    return q;
+  }
+  // Its I/O queue 1 (32 entries) with `slots` CQE receives, reposted or not.
+  std::unique_ptr<host::RawQueue> attacker_io(host::ConnectSpec spec, uint16_t cntlid,
+                                              uint32_t slots, bool repost) {
+    host::RawQueueParams p;
+    p.traddr = env_->target_addr;
+    p.trsvcid = std::to_string(port());
+    p.host_traddr = env_->host_addr;
+    p.timeout_ms = kTimeoutMs;
+    p.slots = slots;
+    p.repost_receives = repost;
+    auto q = host::RawQueue::create(p);
+    EXPECT_TRUE(q.ok()) << q.status().to_string();
+    if (!q.ok()) return nullptr;
+    Status opened = (*q)->open(1, 31);
+    EXPECT_TRUE(opened.ok()) << opened.to_string();
+    spec.qid = 1;
+    spec.sqsize = 31;
+    spec.cntlid = cntlid;
+    auto c = (*q)->run_connect(spec, true, kTimeoutMs);
+    EXPECT_TRUE(c.ok() && st(*c) == kStatusSuccess) << (c.ok() ? status_name(c->status) : "");
+    if (!c.ok()) return nullptr;
+    return std::move(*q);
+  }
+  // Sends `n` keyed 128 KiB Writes at LBA 0 (rkey `rkey`), waiting for a free send slot;
+  // returns how many were sent (fewer once the target tore the queue down).
+  static int send_writes(host::RawQueue& q, int n, uint32_t rkey) {
+    for (int i = 0; i < n; ++i) {
+      proto::Sqe w = host::write_sqe(1, 0, kWriteBytes / 512);
+      w.cid = static_cast<uint16_t>(100 + i);
+      q.set_keyed(w, 0, kWriteBytes);
+      w.dptr.keyed.key = rkey;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      Status sent;
+      while (!(sent = q.send(w)).ok() && sent.code() == StatusCode::kResourceExhausted &&
+             std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (!sent.ok()) return i;
+    }
+    return n;
+  }
+  // Waits up to 10 s for the target's shared buffers in use to be `n`; returns the last value.
+  uint64_t wait_in_use(uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    uint64_t now = 0;
+    while ((now = (*target_)->stats().resources.shared_buffers_in_use) != n &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return now;
+  }
+  uint64_t waiting_for_buffer() {
+    return (*target_)
+        ->stats()
+        .totals.state_now[static_cast<size_t>(target::RequestState::kWaitingForBuffer)];
+  }
+};
+
+TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
+  start(small_pool);
+  host::ConnectSpec spec;
+  uint16_t cntlid = 0;
+  auto admin = attacker_admin(spec, &cntlid);
+  ASSERT_NE(admin, nullptr);
+  // Two CQE receives, never given back: the Connect's response takes one, one Write's the other.
+  auto io = attacker_io(spec, cntlid, 2, /*repost=*/false);
+  ASSERT_NE(io, nullptr);
+  ASSERT_EQ(send_writes(*io, 16, io->rkey()), 16);
+  ASSERT_EQ(wait_in_use(kChunks), kChunks) << "the stalled queue's commands hold the whole pool";
+  const auto stats = (*target_)->stats();
+  EXPECT_EQ(stats.resources.shared_buffers, kChunks);
+  std::printf("stalled host: %llu of %u shared buffers held, %llu commands waiting for one\n",
+              static_cast<unsigned long long>(stats.resources.shared_buffers_in_use), kChunks,
+              static_cast<unsigned long long>(waiting_for_buffer()));
+  // Another host: its Identify and I/O need a chunk. Before the fix they waited forever (the
+  // host's own timeout, 30 s here, failed the connect).
+  const auto t0 = std::chrono::steady_clock::now();
+  auto victim = host::Controller::connect(host_options(kVictimNqn));
+  ASSERT_TRUE(victim.ok()) << victim.status().to_string();
+  expect_io_works(**victim);
+  std::printf(
+      "other host: connected and wrote/read 4 KiB in %.1f s (--send-stall-timeout-ms "
+      "2000)\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  EXPECT_TRUE(io->wait_disconnected(kTimeoutMs)) << "the stalled queue is torn down";
+  EXPECT_TRUE((*victim)->disconnect().ok());
+  // Every chunk back, nothing waiting; the attacker's admin queue (not stalled) still answers.
+  EXPECT_EQ(wait_in_use(0), 0u);
+  EXPECT_EQ(waiting_for_buffer(), 0u);
+  auto ka = command(*admin, host::keep_alive_sqe());
+  ASSERT_TRUE(ka.ok()) << ka.status().to_string();
+  EXPECT_EQ(st(*ka), kStatusSuccess);
+  EXPECT_EQ((*target_)->stats().resources.shared_buffers_in_use_peak, kChunks);
+}
+
+// Writes whose RDMA READ fails (an rkey the host never registered): the READ's completion error
+// tears the queue down, and the chunks its commands held, waiting ones included, all come back.
+TEST_F(SharedBufferTest, WritesWhoseReadFailsGiveEveryBufferBack) {
+  start(small_pool);
+  host::ConnectSpec spec;
+  uint16_t cntlid = 0;
+  auto admin = attacker_admin(spec, &cntlid);
+  ASSERT_NE(admin, nullptr);
+  auto io = attacker_io(spec, cntlid, 32, /*repost=*/true);
+  ASSERT_NE(io, nullptr);
+  EXPECT_GE(send_writes(*io, 12, io->rkey() ^ 0x5a5a00u), 1);  // stops once the queue is gone
+  EXPECT_TRUE(io->wait_disconnected(kTimeoutMs)) << "a failed READ tears the queue down";
+  EXPECT_EQ(wait_in_use(0), 0u);
+  EXPECT_EQ(waiting_for_buffer(), 0u);
+  EXPECT_GT((*target_)->stats().resources.shared_buffers_in_use_peak, 0u);
+  expect_target_still_serves();
+  EXPECT_EQ(wait_in_use(0), 0u);
+}
+
 // Items 4 and 5, measured: 200 connections that never send a Connect, against an nvmf-target
 // process. Its RSS (VmRSS; VmHWM for the peak) before, at the peak, and after the Connect
 // deadline disconnected them all. Goal (issue #10): peak under 64 MiB above idle, back to idle.
