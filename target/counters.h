@@ -80,6 +80,17 @@ struct QueueCounters {
   CounterSnapshot snapshot() const;
 };
 
+// One shared receive queue (target/shared_receive_queue.h); written by the event loop (the
+// limit events by the device's async event thread, their only writer), read by
+// StatsRegistry::snapshot() from any thread.
+struct SrqCounters {
+  Gauge depth;           // receives it was created with (all posted when idle)
+  Gauge posted_now;      // posted this instant
+  Gauge posted_low;      // fewest ever posted at once
+  Counter limit_events;  // IBV_EVENT_SRQ_LIMIT_REACHED seen
+  Gauge limit;           // srq_limit armed (receives)
+};
+
 // Completions per status field (SCT and SC; DNR, M, CRD and P ignored), target-wide.
 class StatusCounters {
  public:

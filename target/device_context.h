@@ -8,12 +8,16 @@
 
 #include "common/verbs/completion_channel.h"
 #include "common/verbs/protection_domain.h"
+#include "target/async_events.h"
 #include "target/buffer_pool.h"
+#include "target/shared_receive_queue.h"
 
 namespace nvmf::target {
 
 // One per ibv_context seen (librdmacm opens each device once, so the pointer identifies it).
-// Destroy after every queue using it (their QPs, MRs and CQs).
+// Destroy after every queue using it (their QPs, MRs and CQs). Members are destroyed in reverse
+// order: the SRQ, then the async event thread (which must outlive every QP and the SRQ: their
+// destruction waits for their events to be acknowledged), the pool, the channel and the PD.
 struct DeviceContext {
   ibv_context* context = nullptr;  // not owned (librdmacm's)
   ibv_device_attr attr{};
@@ -22,6 +26,14 @@ struct DeviceContext {
   // The shared data buffers (TargetOptions::num_shared_buffers > 0), made by the first queue
   // whose Connect was accepted; destroyed first (its MR before the PD).
   std::unique_ptr<BufferPool> pool;
+  // Reads and acknowledges the device's async events (target/async_events.h).
+  std::unique_ptr<AsyncEventThread> async_events;
+  // The shared receive queue every queue of this device takes its command capsules from
+  // (TargetOptions::srq), made when the device is first seen (at start-up when a listen
+  // address is on it); null with --srq off, or where
+  // the device has none (then srq_unavailable, and queues post their own receives).
+  std::unique_ptr<SharedReceiveQueue> srq;
+  bool srq_unavailable = false;
 };
 
 }  // namespace nvmf::target

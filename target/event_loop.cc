@@ -91,6 +91,9 @@ Status EventLoop::open(const TargetOptions& /*options*/) {
 
 EventLoop::~EventLoop() {
   shutdown();
+  for (auto& d : devices_) {
+    if (d->srq != nullptr) first_port().discovery().registry().remove_srq(&d->srq->counters());
+  }
   devices_.clear();
   if (wake_fd_ >= 0) ::close(wake_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
@@ -122,12 +125,49 @@ Result<DeviceContext*> EventLoop::device_for(ibv_context* context) {
   NVMF_ASSIGN_OR_RETURN(auto pd, verbs::ProtectionDomain::create(context));
   NVMF_ASSIGN_OR_RETURN(auto channel, verbs::CompletionChannel::create(context));
   NVMF_RETURN_IF_ERROR(channel.set_nonblocking());
-  auto dev = std::make_unique<DeviceContext>(
-      DeviceContext{context, attr, std::move(pd), std::move(channel)});
+  auto dev = std::make_unique<DeviceContext>(DeviceContext{.context = context,
+                                                           .attr = attr,
+                                                           .pd = std::move(pd),
+                                                           .channel = std::move(channel),
+                                                           .pool = nullptr,
+                                                           .async_events = nullptr,
+                                                           .srq = nullptr,
+                                                           .srq_unavailable = false});
+  NVMF_ASSIGN_OR_RETURN(dev->async_events, AsyncEventThread::start(context));
   NVMF_RETURN_IF_ERROR(add_fd(dev->channel.fd(), kTagDeviceBase + devices_.size()));
   devices_.push_back(std::move(dev));
   if (!resolved_) resolve_negotiation(*devices_.back());
+  // At start-up when the listen address is on an RDMA device (as SPDK makes its SRQs when the
+  // poll group adds the device): a device-wide cost paid before any host connects, not by the
+  // first connection.
+  ensure_srq(*devices_.back());
   return devices_.back().get();
+}
+
+void EventLoop::ensure_srq(DeviceContext& dev) {
+  if (!options_.srq || dev.srq != nullptr || dev.srq_unavailable) return;
+  uint32_t in_capsule = 0;  // the largest of the ports'
+  for (const Listener& l : listeners_) {
+    in_capsule = std::max(in_capsule, l.port->in_capsule_data_size());
+  }
+  auto srq = SharedReceiveQueue::create(dev.pd.get(), dev.attr, options_.max_srq_depth, in_capsule,
+                                        page_size());
+  if (!srq.ok()) {
+    dev.srq_unavailable = true;  // once per device
+    NVMF_LOG(WARN, "target") << "device " << verbs::device_name(dev.context)
+                             << ": no shared receive queue (" << srq.status().to_string()
+                             << "); every queue posts its own receives";
+    return;
+  }
+  dev.srq = std::move(*srq);
+  StatsRegistry& registry = first_port().discovery().registry();
+  // Registered for the target's life, like the buffer pool: counted once.
+  registry.add_resources(static_cast<int64_t>(dev.srq->registered_bytes()), 1, dev.srq->depth());
+  registry.add_srq(&dev.srq->counters());
+  NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context)
+                           << ": shared receive queue of " << dev.srq->depth()
+                           << " receives x (64 + " << dev.srq->in_capsule_bytes() << ") bytes, "
+                           << dev.srq->registered_bytes() << " bytes registered";
 }
 
 void EventLoop::resolve_negotiation(const DeviceContext& dev) {
@@ -300,6 +340,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
     return reject(id, proto::kCmRejectInvalidIrd, peer,
                   "host offers no RDMA READ resources (responder_resources 0)");
   }
+  ensure_srq(**dev);
   uint32_t page = page_size();
   RdmaQueueParams p;
   p.qid = check.qid;
@@ -314,6 +355,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   p.held_slots = check.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
   p.stall_warn_ms = options_.stall_warn_ms;
   p.peer = peer;
+  p.srq = (*dev)->srq.get();
   auto queue = RdmaQueue::create(id, **dev, p, port->discovery(), statuses_);
   if (!queue.ok()) {
     return reject(id, proto::kCmRejectNoResources, peer, queue.status().to_string());
@@ -473,6 +515,7 @@ int EventLoop::wait_idle() {
   // window restarts from here (a backend operation submitted by this poll is then reaped by
   // polling, not by a wake-up from epoll).
   if (int n = poll_queues(); n > 0) return n;
+  maintain_srqs();
   int timeout_ms = expire_keep_alives();
   // That pass may have torn queues down (keep-alive timer, stalled send queue) and so given
   // shared buffers back that other queues' commands wait for: start them, do not sleep on them.
@@ -540,8 +583,24 @@ void EventLoop::housekeeping() {
   if (Status st = drain_cm_events(); !st.ok()) {
     NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
   }
+  maintain_srqs();
   (void)expire_keep_alives();  // sweeps
   (void)check_stalls();
+}
+
+void EventLoop::maintain_srqs() {
+  for (auto& d : devices_) {
+    if (d->srq == nullptr || !d->srq->maintain()) continue;
+    uint64_t suppressed = 0;
+    if (refusal_log_limiter().allow("srq limit", std::chrono::steady_clock::now(), &suppressed)) {
+      NVMF_LOG(WARN, "target") << "device " << verbs::device_name(d->context)
+                               << ": the shared receive queue fell below "
+                               << d->srq->counters().limit.get() << " posted receives (fewest "
+                               << d->srq->table().posted_low() << " of " << d->srq->depth()
+                               << "); hosts may be RNR-NAKed: raise --max-srq-depth"
+                               << suppressed_note(suppressed);
+    }
+  }
 }
 
 bool EventLoop::buffer_waiters_can_start() const {

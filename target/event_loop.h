@@ -93,6 +93,12 @@ class EventLoop {
   Result<DeviceContext*> device_for(ibv_context* context);
   // A device's shared buffer pool has free chunks and commands waiting for one.
   bool buffer_waiters_can_start() const;
+  // Makes `dev`'s SRQ (TargetOptions::srq) unless it has one or has none to give (called when
+  // the device is first seen: at start-up for a listen address on it); a failure is one WARN
+  // and per-queue receives for that device.
+  void ensure_srq(DeviceContext& dev);
+  // Re-arms the SRQ limits that fired (housekeeping), one WARN a second at most.
+  void maintain_srqs();
   void resolve_negotiation(const DeviceContext& dev);
   // Carries out the close_listener() requests (event-loop thread).
   void close_requested_listeners();

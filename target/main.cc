@@ -166,6 +166,11 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
         {"mrs", s.resources.mrs},
         {"posted_receives", s.resources.posted_receives},
         {"posted_receives_peak", s.resources.posted_receives_peak},
+        {"srqs", s.resources.srqs},
+        {"srq_receives", s.resources.srq_receives},
+        {"srq_posted_now", s.resources.srq_posted_now},
+        {"srq_posted_low", s.resources.srq_posted_low},
+        {"srq_limit_events", s.resources.srq_limit_events},
         {"shared_buffers", s.resources.shared_buffers},
         {"shared_buffers_in_use", s.resources.shared_buffers_in_use},
         {"shared_buffers_in_use_peak", s.resources.shared_buffers_in_use_peak}}},
@@ -177,6 +182,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"rdma_read_waits", s.totals.rdma_read_waits},
       {"send_queue_waits", s.totals.send_queue_waits},
       {"num_shared_buffers", options.num_shared_buffers},
+      {"srq", options.srq},
+      {"max_srq_depth", options.max_srq_depth},
       {"buffer_waits", s.totals.buffer_waits},
       {"stalls", s.totals.stalls},
       {"request_states", request_states_json(s.totals)},
@@ -266,6 +273,16 @@ int main(int argc, char** argv) {
                  "data buffers (MDTS bytes each) shared by every queue of a device; commands "
                  "wait for one when all are in use; 0 = one per queue slot")
       ->capture_default_str();
+  app.add_option("--max-srq-depth", o.max_srq_depth,
+                 "receives in each device's shared receive queue (SRQ), shared by every queue "
+                 "(16..65535)")
+      ->capture_default_str();
+  std::string srq = "off";
+  app.add_option("--srq", srq,
+                 "on: one shared receive queue (SRQ) per device for every queue's command "
+                 "capsules; off: each queue posts hsqsize + 1 receives of its own")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--max-pending-connections", o.max_pending_connections,
                  "connections waiting for their Connect; more are rejected at the CM (NO_RSC)")
       ->capture_default_str();
@@ -352,6 +369,7 @@ int main(int argc, char** argv) {
     }
     o.cpu = static_cast<int32_t>(n);
   }
+  o.srq = srq == "on";
   o.poll_mode = poll == "busy" ? nvmf::target::PollMode::kBusy : nvmf::target::PollMode::kEvent;
   o.io_engine = io_engine == "uring"     ? nvmf::target::IoEngineKind::kUring
                 : io_engine == "threads" ? nvmf::target::IoEngineKind::kThreads

@@ -44,6 +44,7 @@ uint32_t sgl1_bytes(const proto::Sqe& sqe) {
 RdmaQueue::RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& params,
                      Subsystem& subsystem, StatusCounters& statuses)
     : dev_(dev),
+      srq_(params.srq),
       params_(params),
       subsystem_(subsystem),
       statuses_(statuses),
@@ -70,6 +71,16 @@ RdmaQueue::~RdmaQueue() {
   processor_.reset();
   account(-mr_bytes_, -mrs_, -posted_receives_);
   subsystem_.registry().remove_queue(&counters_);
+  if (srq_ != nullptr && qp_) {
+    // Every SRQ receive this queue took must go back: the QP takes no more once in error; the
+    // completions still in its CQ are marked held (before and after the QP is destroyed: a
+    // provider may keep them, or remove them at destruction), then all it holds are reposted.
+    stop_qp();
+    drain_srq_completions();
+    qp_.reset();
+    drain_srq_completions();
+    srq_->repost_held_by(qp_num_);
+  }
   if (pool_ != nullptr) {
     // The QP goes first: no RDMA may touch a chunk once another queue can have it.
     qp_.reset();
@@ -83,13 +94,20 @@ Status RdmaQueue::setup() {
   slot_count_ = params_.queue_size + params_.held_slots;
   NVMF_RETURN_IF_ERROR(allocate_buffers());
   // Receives + per slot a READ or WRITE and a SEND.
-  int cqe = static_cast<int>(params_.queue_size + 2 * slot_count_);
+  // With an SRQ, queue_size more: a host that ignores hsqsize can complete more receives on
+  // this CQ than it may hold before the queue sees it and stops its QP.
+  int cqe = static_cast<int>((srq_ != nullptr ? 2 : 1) * params_.queue_size + 2 * slot_count_);
   NVMF_ASSIGN_OR_RETURN(auto cq, verbs::CompletionQueue::create(dev_.context, cqe, &dev_.channel));
   cq_.emplace(std::move(cq));
   NVMF_RETURN_IF_ERROR(create_qp());
   build_work_requests();
-  if (!post_receive(0)) return Status::io("ibv_post_recv failed while posting the first receive");
-  account(0, 0, 1);
+  // One receive is posted without an SRQ, and a second capsule waits in RNR retry; with one,
+  // the second is held (it has the second pre-Connect slot); a third tears the queue down.
+  recv_held_.set_limit(srq_ != nullptr ? std::min(kSlotsBeforeConnect, params_.queue_size) : 1);
+  if (srq_ == nullptr) {
+    if (!post_receive(0)) return Status::io("ibv_post_recv failed while posting the first receive");
+    account(0, 0, 1);
+  }
   processor_.emplace(subsystem_, *this, counters_, statuses_, params_.qid, params_.queue_size,
                      params_.in_capsule_bytes);
   processor_->set_port(params_.port);
@@ -100,17 +118,29 @@ Status RdmaQueue::allocate_buffers() {
   const size_t n = params_.queue_size;
   const int access = IBV_ACCESS_LOCAL_WRITE;
   ibv_pd* pd = dev_.pd.get();
-  NVMF_ASSIGN_OR_RETURN(
-      sqe_buf_, verbs::RegisteredBuffer::create(pd, n * kSqeBytes, 64, access, "SQE buffers"));
-  // Receive 0's pages and the Connect data page: a Connect needs no more.
-  size_t first_bytes = (size_t{pages_per_recv_} + 1) * params_.page_size;
+  size_t sqe_bytes = 0;
+  if (srq_ != nullptr) {
+    if (srq_->pages_per_recv() < pages_per_recv_ || srq_->page_size() != params_.page_size) {
+      return Status::internal("the SRQ's receives hold " +
+                              std::to_string(srq_->in_capsule_bytes()) +
+                              " bytes of in-capsule data, the port's queues need " +
+                              std::to_string(size_t{pages_per_recv_} * params_.page_size));
+    }
+  } else {
+    sqe_bytes = n * kSqeBytes;
+    NVMF_ASSIGN_OR_RETURN(
+        sqe_buf_, verbs::RegisteredBuffer::create(pd, sqe_bytes, 64, access, "SQE buffers"));
+  }
+  // Receive 0's pages (not with an SRQ) and the Connect data page: a Connect needs no more.
+  size_t first_bytes = (size_t{srq_ != nullptr ? 0 : pages_per_recv_} + 1) * params_.page_size;
   NVMF_ASSIGN_OR_RETURN(
       first_buf_,
       verbs::RegisteredBuffer::create(pd, first_bytes, params_.page_size, access, "first receive"));
   const size_t slots = slot_count_;
   NVMF_ASSIGN_OR_RETURN(
       cqe_buf_, verbs::RegisteredBuffer::create(pd, slots * kCqeBytes, 64, access, "CQE buffers"));
-  account(static_cast<int64_t>(n * kSqeBytes + first_bytes + slots * kCqeBytes), 3, 0);
+  account(static_cast<int64_t>(sqe_bytes + first_bytes + slots * kCqeBytes),
+          srq_ != nullptr ? 2 : 3, 0);
   return ok_status();
 }
 
@@ -127,12 +157,14 @@ Status RdmaQueue::create_qp() {
   config.send_cq = cq_->get();
   config.recv_cq = cq_->get();
   config.max_send_wr = 2 * slot_count_;  // per slot: READ or WRITE, then SEND
-  config.max_recv_wr = params_.queue_size;
+  config.max_recv_wr = srq_ != nullptr ? 0 : params_.queue_size;
   config.max_send_sge = 1;
-  config.max_recv_sge = 1 + pages_per_recv_;
+  config.max_recv_sge = srq_ != nullptr ? 0 : 1 + pages_per_recv_;
+  config.srq = srq_ != nullptr ? srq_->get() : nullptr;
   config.requested_max_inline_data = params_.requested_max_inline_data;
   NVMF_ASSIGN_OR_RETURN(auto qp, verbs::QueuePair::create(id_, dev_.pd.get(), config));
   qp_.emplace(std::move(qp));
+  qp_num_ = qp_->qp_num();
   send_queue_.set_limit(config.max_send_wr);
   return ok_status();
 }
@@ -140,24 +172,26 @@ Status RdmaQueue::create_qp() {
 void RdmaQueue::build_work_requests() {
   const uint32_t n = params_.queue_size;
   const uint32_t sges = 1 + pages_per_recv_;
-  recv_wrs_.assign(n, ibv_recv_wr{});
-  recv_sges_.assign(static_cast<size_t>(n) * sges, ibv_sge{});
-  recv_pages_.assign(static_cast<size_t>(n) * pages_per_recv_, nullptr);
-  for (uint32_t i = 0; i < n; ++i) {
-    ibv_sge* sge = &recv_sges_[static_cast<size_t>(i) * sges];
-    sge[0] = sqe_buf_->sge(size_t{i} * kSqeBytes, kSqeBytes);
-    recv_wrs_[i].wr_id = encode_wr_id(WrKind::kRecv, i);
-    recv_wrs_[i].sg_list = sge;
-    recv_wrs_[i].num_sge = static_cast<int>(sges);
+  uint8_t* connect_page = first_buf_->data();
+  if (srq_ == nullptr) {
+    recv_wrs_.assign(n, ibv_recv_wr{});
+    recv_sges_.assign(static_cast<size_t>(n) * sges, ibv_sge{});
+    recv_pages_.assign(static_cast<size_t>(n) * pages_per_recv_, nullptr);
+    for (uint32_t i = 0; i < n; ++i) {
+      ibv_sge* sge = &recv_sges_[static_cast<size_t>(i) * sges];
+      sge[0] = sqe_buf_->sge(size_t{i} * kSqeBytes, kSqeBytes);
+      recv_wrs_[i].wr_id = encode_wr_id(WrKind::kRecv, i);
+      recv_wrs_[i].sg_list = sge;
+      recv_wrs_[i].num_sge = static_cast<int>(sges);
+    }
+    // Receive 0's pages; the others get theirs in connect_accepted().
+    for (uint32_t p = 0; p < pages_per_recv_; ++p) {
+      const size_t offset = static_cast<size_t>(p) * params_.page_size;
+      recv_pages_[p] = first_buf_->data() + offset;
+      recv_sges_[1 + p] = first_buf_->sge(offset, params_.page_size);
+    }
+    connect_page = first_buf_->data() + static_cast<size_t>(pages_per_recv_) * params_.page_size;
   }
-  // Receive 0's pages; the others get theirs in connect_accepted().
-  for (uint32_t p = 0; p < pages_per_recv_; ++p) {
-    const size_t offset = static_cast<size_t>(p) * params_.page_size;
-    recv_pages_[p] = first_buf_->data() + offset;
-    recv_sges_[1 + p] = first_buf_->sge(offset, params_.page_size);
-  }
-  uint8_t* connect_page =
-      first_buf_->data() + static_cast<size_t>(pages_per_recv_) * params_.page_size;
   // Room for every slot now (a slot's address never changes: WRs and held requests point into
   // it), but only the few a queue without a Connect can use are made.
   slots_.reserve(slot_count_);
@@ -219,7 +253,8 @@ bool RdmaQueue::connect_accepted() {
                              dev_.pool->chunks().chunk_bytes() >= params_.max_transfer_bytes
                          ? dev_.pool.get()
                          : nullptr;
-  if (pages_per_recv_ > 0 && n > 1) {
+  recv_held_.set_limit(params_.queue_size);
+  if (srq_ == nullptr && pages_per_recv_ > 0 && n > 1) {
     size_t bytes = (n - 1) * pages_per_recv_ * params_.page_size;
     auto pages =
         verbs::RegisteredBuffer::create(pd, bytes, params_.page_size, access, "in-capsule pages");
@@ -252,6 +287,7 @@ bool RdmaQueue::connect_accepted() {
     buffer_waiters_.reset(slot_count_);
     pool_ = pool;
     grown_ = true;
+    if (srq_ != nullptr) return true;
     uint32_t posted = 0;
     for (uint32_t i = 1; i < n; ++i) {
       if (!post_receive(i)) break;  // fail() already asked for teardown
@@ -280,6 +316,7 @@ bool RdmaQueue::connect_accepted() {
     }
   }
   grown_ = true;
+  if (srq_ != nullptr) return true;
   uint32_t posted = 0;
   for (uint32_t i = 1; i < n; ++i) {
     if (!post_receive(i)) break;  // fail() already asked for teardown
@@ -294,6 +331,32 @@ void RdmaQueue::respond_held(Request& r) {
     if (&slots_[index].req == &r) {
       if (move(index, RequestState::kReadyToComplete)) respond(index, false, false);
       return;
+    }
+  }
+}
+
+bool RdmaQueue::return_receive(uint32_t index) {
+  recv_held_.give_back(1);
+  if (srq_ == nullptr) return post_receive(index);
+  if (int err = srq_->repost(index); err != 0) {
+    fail("ibv_post_srq_recv of receive " + std::to_string(index) + ": " + errno_string(err));
+    return false;
+  }
+  return true;
+}
+
+void RdmaQueue::stop_qp() {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  (void)ibv_modify_qp(qp_->get(), &attr, IBV_QP_STATE);
+}
+
+void RdmaQueue::drain_srq_completions() {
+  ibv_wc wcs[kPollBatch];
+  for (int n = cq_->poll(wcs); n > 0; n = cq_->poll(wcs)) {
+    for (int i = 0; i < n; ++i) {
+      const auto [kind, index] = verbs::decode_wr_id(wcs[i].wr_id);
+      if (kind == WrKind::kRecv) (void)srq_->consumed(index, qp_num_);
     }
   }
 }
@@ -371,8 +434,23 @@ void RdmaQueue::arm() {
 }
 
 void RdmaQueue::handle(const ibv_wc& wc) {
-  if (wants_teardown()) return;  // flushed work requests of a dying queue
   const auto [kind, index] = verbs::decode_wr_id(wc.wr_id);
+  if (kind == WrKind::kRecv && srq_ != nullptr) {
+    // The receive is the SRQ's: whatever happens next, it must go back to it.
+    if (!srq_->consumed(index, qp_num_)) {
+      fail("completion of SRQ receive " + std::to_string(index) + ", which is not posted");
+      return;
+    }
+    if (wants_teardown() || wc.status != IBV_WC_SUCCESS) {
+      (void)srq_->repost(index);  // an error completion is reported below
+      if (wants_teardown()) return;
+    } else if (wc.qp_num != qp_num_) {
+      fail("SRQ receive completed for QP " + std::to_string(wc.qp_num) + " on the CQ of QP " +
+           std::to_string(qp_num_));
+      return;
+    }
+  }
+  if (wants_teardown()) return;  // flushed work requests of a dying queue
   if (wc.status != IBV_WC_SUCCESS) {
     fail(std::string("completion error: ") + ibv_wc_status_str(wc.status) + " (" +
          verbs::wr_kind_name(kind) + " work request)");
@@ -409,6 +487,15 @@ void RdmaQueue::handle(const ibv_wc& wc) {
 }
 
 void RdmaQueue::on_receive(uint32_t index, uint32_t byte_len) {
+  if (!recv_held_.take(1)) {
+    // Only possible with an SRQ (without one the host finds no receive posted: RNR). The QP
+    // goes to the error state now, so that it takes no more of the SRQ's receives.
+    if (srq_ != nullptr) stop_qp();
+    fail("the host sent more than " + std::to_string(recv_held_.limit()) +
+         " command capsules without waiting for their responses (" +
+         (grown_ ? "hsqsize + 1" : "two before its Connect is accepted") + ")");
+    return;
+  }
   if (byte_len < kSqeBytes) {
     fail("capsule of " + std::to_string(byte_len) + " bytes is shorter than an SQE");
     return;
@@ -427,9 +514,14 @@ void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
   Slot& s = slots_[slot];
   s.recv_index = recv_index;
   Request& r = s.req;
-  r.sqe = reinterpret_cast<const proto::Sqe*>(sqe_buf_->data() + size_t{recv_index} * kSqeBytes);
-  r.in_capsule.pages = {recv_pages_.data() + static_cast<size_t>(recv_index) * pages_per_recv_,
-                        pages_per_recv_};
+  if (srq_ != nullptr) {
+    r.sqe = reinterpret_cast<const proto::Sqe*>(srq_->sqe(recv_index));
+    r.in_capsule.pages = {srq_->pages(recv_index), pages_per_recv_};
+  } else {
+    r.sqe = reinterpret_cast<const proto::Sqe*>(sqe_buf_->data() + size_t{recv_index} * kSqeBytes);
+    r.in_capsule.pages = {recv_pages_.data() + static_cast<size_t>(recv_index) * pages_per_recv_,
+                          pages_per_recv_};
+  }
   r.in_capsule.page_size = params_.page_size;
   r.in_capsule.received_bytes = byte_len - kSqeBytes;
   if (!move(slot, RequestState::kNew)) return;
@@ -504,7 +596,7 @@ void RdmaQueue::act(uint32_t slot, NextStep next) {
       break;
     case NextStep::kHold:  // the SQE is no longer needed: give the receive back; no data moves
       release_chunk(slot);
-      if (move(slot, RequestState::kHeld)) post_receive(slots_[slot].recv_index);
+      if (move(slot, RequestState::kHeld)) return_receive(slots_[slot].recv_index);
       break;
     case NextStep::kBackend:  // io_done() continues; the SQE stays in its receive until then
       if (move(slot, RequestState::kExecuting)) ++backend_in_flight_;
@@ -569,7 +661,8 @@ void RdmaQueue::post_read(uint32_t slot) {
 
 void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
   Slot& s = slots_[slot];
-  if (repost && !post_receive(s.recv_index)) return;  // before the SEND: the host may send at once
+  if (repost && !return_receive(s.recv_index))
+    return;  // before the SEND: the host may send at once
   s.with_data = with_data;
   if (response_waiters_.empty() && send_queue_.available(with_data ? 2 : 1)) {
     post_response(slot);

@@ -52,6 +52,9 @@ struct RdmaQueueParams {
   // The port whose listener took the CM request: its subsystems are what Connect may name, its
   // in-capsule size is what Identify reports. Null: the subsystem's own port (unit tests).
   Port* port = nullptr;
+  // The device's shared receive queue (target/shared_receive_queue.h), or null: the queue posts
+  // its own receives. Its in-capsule area must be at least in_capsule_bytes.
+  SharedReceiveQueue* srq = nullptr;
 };
 
 // Buffers and command slots (made in two steps, never per command):
@@ -69,9 +72,19 @@ struct RdmaQueueParams {
 //    SEND completes, or waits for one (waiting_for_buffer).
 // Receives use the layout nvmet-rdma uses: the SQE (one SGE) + in_capsule_bytes / page_size
 // pages (one SGE each).
-// A command keeps its receive until its response: the receive is reposted just before the
-// response SEND (the host may send the next command as soon as it sees the CQE). A slot is
-// freed when its SEND completes; a receive that finds no free slot waits in a ring.
+// With a shared receive queue (params.srq) the queue has no receives and no SQE or in-capsule
+// buffers of its own: its QP is created on the SRQ, a capsule arrives in one of the SRQ's
+// receives (completed on this queue's CQ; wc.qp_num names this QP) and is read in place; the
+// receive goes back to the SRQ when it would have been reposted here (before the response
+// SEND), or when the queue is torn down (QP moved to error, CQ drained, then every receive it
+// still holds, ReceiveTable). Either way a queue holds at most as many capsules as it would
+// have posted receives, queue_size, once its Connect was accepted, and 2 before (one Connect
+// and one more capsule, which gets its answer, as a second capsule waiting in RNR retry would
+// without an SRQ). A host that sends more (it ignored sqhd and hsqsize) has its queue torn down
+// (its QP is moved to the error state at once, so it takes no more SRQ receives); per-queue
+// receives would have RNR-NAKed it. A command keeps its receive until its response: the receive is
+// reposted just before the response SEND (the host may send the next command as soon as it sees the
+// CQE). A slot is freed when its SEND completes; a receive that finds no free slot waits in a ring.
 // Each slot's Request moves through the states of target/request_state.h. Two resources are
 // counted, and a request short of one waits in its state's FIFO, in arrival order, until a
 // completion gives one back: RDMA READ credits (the initiator depth given to rdma_accept: at
@@ -181,6 +194,12 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   // Fills slot `index`'s work requests, with `bytes` of data buffer at `buffer` (lkey `lkey`).
   void init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint32_t lkey);
   bool post_receive(uint32_t index);
+  // The command capsule in receive `index` is consumed: post it again (to the SRQ or the QP).
+  bool return_receive(uint32_t index);
+  // Teardown with an SRQ: polls the CQ dry, marking the SRQ receives it completes as held.
+  void drain_srq_completions();
+  // Moves the QP to the error state (it takes no more receives); errors ignored.
+  void stop_qp();
 
   void handle(const ibv_wc& wc);
   void on_receive(uint32_t index, uint32_t byte_len);
@@ -212,6 +231,11 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   void fail(const std::string& what);
 
   DeviceContext& dev_;
+  SharedReceiveQueue* srq_ = nullptr;  // params.srq
+  uint32_t qp_num_ = 0;
+  // Capsules received and not yet given back: queue_size once the Connect is accepted; before,
+  // 1 without an SRQ (the receive posted), 2 with one.
+  Credits recv_held_;
   RdmaQueueParams params_;
   Subsystem& subsystem_;
   StatusCounters& statuses_;

@@ -110,9 +110,20 @@ inline constexpr size_t kFreedStatsKept = 64;
 struct ResourceStats {
   uint64_t mr_bytes = 0;  // bytes in registered memory regions (ibv_reg_mr lengths)
   uint64_t mr_bytes_peak = 0;
-  uint64_t mrs = 0;              // memory regions registered
-  uint64_t posted_receives = 0;  // receive WRs kept posted (each queue's receive depth)
+  uint64_t mrs = 0;  // memory regions registered
+  // Receive WRs kept posted: each queue's own receive depth (without SRQ, or where the device
+  // has none) plus every SRQ's depth.
+  uint64_t posted_receives = 0;
   uint64_t posted_receives_peak = 0;
+  // Shared receive queues (target/shared_receive_queue.h), summed over devices: how many, their
+  // receives (also in posted_receives), how many are posted this instant (the others hold a
+  // command capsule until its response) and the fewest ever posted at once, and how often the
+  // SRQ limit (depth / 8) was reached (IBV_EVENT_SRQ_LIMIT_REACHED: hosts near RNR).
+  uint64_t srqs = 0;
+  uint64_t srq_receives = 0;
+  uint64_t srq_posted_now = 0;
+  uint64_t srq_posted_low = 0;
+  uint64_t srq_limit_events = 0;
   // Shared data buffers (--num-shared-buffers, target/buffer_pool.h), over every device's pool:
   // chunks registered, chunks commands hold now, and the most held at once. With every queue
   // idle or gone, in_use is 0: a chunk still held then is a leak.

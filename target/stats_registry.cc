@@ -92,6 +92,16 @@ void StatsRegistry::add_resources(int64_t mr_bytes, int64_t mrs, int64_t posted_
   r.posted_receives_peak = std::max(r.posted_receives_peak, r.posted_receives);
 }
 
+void StatsRegistry::add_srq(const SrqCounters* counters) {
+  std::lock_guard lock(mutex_);
+  srqs_.push_back(counters);
+}
+
+void StatsRegistry::remove_srq(const SrqCounters* counters) {
+  std::lock_guard lock(mutex_);
+  std::erase(srqs_, counters);
+}
+
 void StatsRegistry::set_negotiation(const NegotiationStats& negotiation) {
   std::lock_guard lock(mutex_);
   negotiation_ = negotiation;
@@ -129,6 +139,14 @@ TargetStats StatsRegistry::snapshot(const StatusCounters& statuses) const {
   out.freed_queues.assign(freed_queues_.begin(), freed_queues_.end());
   out.freed_controllers.assign(freed_controllers_.begin(), freed_controllers_.end());
   out.errors_by_status = statuses.snapshot();
+  ResourceStats& r = out.resources;
+  r.srqs = srqs_.size();
+  for (const SrqCounters* c : srqs_) {
+    r.srq_receives += c->depth.get();
+    r.srq_posted_now += c->posted_now.get();
+    r.srq_posted_low += c->posted_low.get();
+    r.srq_limit_events += c->limit_events.get();
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "target/counters.h"
 #include "target/stats.h"
@@ -37,6 +38,10 @@ class StatsRegistry {
   // A queue registered (or, negative, deregistered) `mr_bytes` of memory in `mrs` regions and
   // keeps `posted_receives` more (fewer) receive WRs posted. Set-up and teardown only.
   void add_resources(int64_t mr_bytes, int64_t mrs, int64_t posted_receives);
+  // A device's SRQ: `counters` are read by snapshot() until remove_srq(). Its registered bytes
+  // and receives go through add_resources().
+  void add_srq(const SrqCounters* counters);
+  void remove_srq(const SrqCounters* counters);
   void set_negotiation(const NegotiationStats& negotiation);
   NegotiationStats negotiation() const;
 
@@ -61,6 +66,7 @@ class StatsRegistry {
   mutable std::mutex mutex_;
   SharedBufferGauges shared_buffers_;
   std::map<const QueueCounters*, LiveQueue> queues_;
+  std::vector<const SrqCounters*> srqs_;
   std::map<uint16_t, LiveController> controllers_;
   CounterSnapshot retired_;
   TargetStats counts_;                             // connection/controller counts only

@@ -197,6 +197,9 @@ Status validate_options(const TargetOptions& o) {
     return bad("--num-shared-buffers " + std::to_string(o.num_shared_buffers) +
                " is not in 0..65535");
   }
+  if (o.max_srq_depth < 16 || o.max_srq_depth > 65535) {
+    return bad("--max-srq-depth " + std::to_string(o.max_srq_depth) + " is not in 16..65535");
+  }
   if (o.max_rdma_read_depth < 1 || o.max_rdma_read_depth > 255) {
     return bad("--max-rdma-read-depth " + std::to_string(o.max_rdma_read_depth) +
                " is not in 1..255");

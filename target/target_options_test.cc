@@ -163,6 +163,20 @@ TEST(ValidateOptionsHardening, NumSharedBuffersIsAtMost65535) {
   }
 }
 
+TEST(ValidateOptionsHardening, MaxSrqDepthIs16To65535AndSrqIsOffByDefault) {
+  TargetOptions o = good();
+  EXPECT_FALSE(o.srq);
+  EXPECT_EQ(o.max_srq_depth, 4096u);
+  o.max_srq_depth = 15;
+  expect_invalid(o, "--max-srq-depth 15 is not in 16..65535");
+  o.max_srq_depth = 65536;
+  expect_invalid(o, "--max-srq-depth 65536 is not in 16..65535");
+  for (uint32_t ok : {16u, 4096u, 65535u}) {
+    o.max_srq_depth = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
+}
+
 TEST(ValidateOptionsHardening, MaxRdmaReadDepthIsOneTo255) {
   TargetOptions o = good();
   EXPECT_EQ(o.max_rdma_read_depth, 16u);

@@ -5,6 +5,7 @@
 #define NVMF_CI_E2E_E2E_OPTIONS_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "ci/e2e/rxe_env.h"
@@ -24,6 +25,11 @@ inline target::TargetOptions ram_target_options(const RxeEnv& env, const std::st
   o.subnqn = nqn;
   o.ram_size = ram_bytes;
   o.lba_size = lba_size;
+  // NVMF_E2E_SRQ=on runs a suite with the shared receive queue (--srq on) instead of per-queue
+  // receives (the default), to check it both ways without a second copy of every test.
+  if (const char* srq = std::getenv("NVMF_E2E_SRQ"); srq != nullptr) {
+    o.srq = std::string(srq) == "on";
+  }
   return o;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -33,11 +34,15 @@ constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:raw-capsule";
 constexpr int kTimeoutMs = 30000;  // a bound against hangs, never asserted as a duration
 constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:raw-capsule";
 
-class RawCapsuleTest : public ::testing::Test {
+// Every case runs with the shared receive queue (--srq on) and without (per-queue receives, the
+// default): the suite the SRQ's receive accounting is checked by (issue 12).
+class RawCapsuleTest : public ::testing::TestWithParam<bool> {
  protected:
+  bool srq() const { return GetParam(); }
   void SetUp() override {
     NVMF_REQUIRE_RXE(env_);
     target::TargetOptions topts = ram_target_options(*env_, kNqn, 1 << 20);
+    topts.srq = srq();
     target_ = RunningTarget::start(topts);
     ASSERT_NE(target_, nullptr);
   }
@@ -87,13 +92,17 @@ class RawCapsuleTest : public ::testing::Test {
   std::unique_ptr<RunningTarget> target_;
 };
 
-TEST_F(RawCapsuleTest, MoreCommandsThanQueueEntriesAreAllAnswered) {
+// 40 Property Gets of CAP posted at once on a 4-entry queue, 10 times the queue.
+// Per-queue receives (--srq off): the surplus waits in RNR retry (rnr_retry 7) until the target
+// reposts a receive, and every capsule is answered. Some share a CID on purpose: the target
+// does not track CIDs, it must answer each capsule.
+// Shared receive queue: the surplus lands in the SRQ's receives, so the target counts what the
+// queue holds: the fifth capsule without a response tears the queue down (its QP stopped at
+// once), every SRQ receive it took goes back, and other hosts are served.
+TEST_P(RawCapsuleTest, MoreCommandsThanQueueEntries) {
   constexpr uint16_t kHsqsize = 3;  // 4 entries: the target posts 4 receives
   auto q = admin_queue(kHsqsize);
   ASSERT_NE(q, nullptr);
-  // 40 Property Gets of CAP posted at once, 10 times the queue: the surplus waits in RNR retry
-  // (rnr_retry 7) until the target reposts a receive. Some share a CID on purpose: the target
-  // does not track CIDs, it must answer each capsule.
   constexpr int kFlood = 40;
   static_assert(kFlood <= host::RawQueue::kSlots, "one send slot per capsule");
   for (int i = 0; i < kFlood; ++i) {
@@ -101,6 +110,28 @@ TEST_F(RawCapsuleTest, MoreCommandsThanQueueEntriesAreAllAnswered) {
     encode_null_sgl(sqe.dptr);
     sqe.cid = static_cast<uint16_t>(i % 30);
     ASSERT_TRUE(q->send(sqe).ok()) << i;
+  }
+  if (srq()) {
+    EXPECT_TRUE(q->wait_disconnected(kTimeoutMs));
+    q.reset();
+    expect_target_still_serves();
+    // Every receive is posted again once nothing runs (the last host disconnected).
+    target::TargetStats s = (*target_)->stats();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (s.resources.srq_posted_now != s.resources.srq_receives &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      s = (*target_)->stats();
+    }
+    EXPECT_EQ(s.resources.srqs, 1u);
+    EXPECT_EQ(s.resources.srq_receives, 4096u);
+    EXPECT_EQ(s.resources.srq_posted_now, s.resources.srq_receives);
+    EXPECT_LT(s.resources.srq_posted_low, s.resources.srq_receives) << "the flood took some";
+    std::printf("SRQ: %llu receives, fewest posted %llu, limit events %llu\n",
+                static_cast<unsigned long long>(s.resources.srq_receives),
+                static_cast<unsigned long long>(s.resources.srq_posted_low),
+                static_cast<unsigned long long>(s.resources.srq_limit_events));
+    return;
   }
   std::set<uint16_t> cids;
   for (int i = 0; i < kFlood; ++i) {
@@ -115,7 +146,7 @@ TEST_F(RawCapsuleTest, MoreCommandsThanQueueEntriesAreAllAnswered) {
   expect_target_still_serves();
 }
 
-TEST_F(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
+TEST_P(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
   auto q = admin_queue(31);
   ASSERT_NE(q, nullptr);
   proto::Sqe s = host::property_get_sqe(proto::kPropCap, true);
@@ -124,7 +155,7 @@ TEST_F(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
   expect_target_still_serves();
 }
 
-TEST_F(RawCapsuleTest, CapsuleLongerThanTheReceiveTearsOnlyThatQueueDown) {
+TEST_P(RawCapsuleTest, CapsuleLongerThanTheReceiveTearsOnlyThatQueueDown) {
   auto q = admin_queue(31);
   ASSERT_NE(q, nullptr);
   // SQE + 8 KiB: beyond the one-page in-capsule area each receive has.
@@ -135,6 +166,11 @@ TEST_F(RawCapsuleTest, CapsuleLongerThanTheReceiveTearsOnlyThatQueueDown) {
   EXPECT_TRUE(q->wait_disconnected(kTimeoutMs));
   expect_target_still_serves();
 }
+
+INSTANTIATE_TEST_SUITE_P(Receives, RawCapsuleTest, ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Srq" : "NoSrq";
+                         });
 
 }  // namespace
 }  // namespace nvmf::e2e
