@@ -97,8 +97,8 @@ class RawCapsuleTest : public ::testing::TestWithParam<bool> {
 // reposts a receive, and every capsule is answered. Some share a CID on purpose: the target
 // does not track CIDs, it must answer each capsule.
 // Shared receive queue: the surplus lands in the SRQ's receives, so the target counts what the
-// queue holds: the fifth capsule without a response tears the queue down (its QP stopped at
-// once), every SRQ receive it took goes back, and other hosts are served.
+// queue holds: a fifth capsule held without a response tears the queue down (its QP stopped at
+// once); either way every SRQ receive taken goes back, and other hosts are served.
 TEST_P(RawCapsuleTest, MoreCommandsThanQueueEntries) {
   constexpr uint16_t kHsqsize = 3;  // 4 entries: the target posts 4 receives
   auto q = admin_queue(kHsqsize);
@@ -112,7 +112,20 @@ TEST_P(RawCapsuleTest, MoreCommandsThanQueueEntries) {
     ASSERT_TRUE(q->send(sqe).ok()) << i;
   }
   if (srq()) {
-    EXPECT_TRUE(q->wait_disconnected(kTimeoutMs));
+    // The target cannot tell a capsule sent past SQHD from one sent after its predecessor was
+    // answered, so which outcome happens depends on timing: a target that keeps up answers all
+    // 40; one that falls behind holds more capsules than the queue has entries and tears the
+    // queue down. Either is right; a queue left neither answered nor torn down is not.
+    int answered = 0;
+    while (answered < kFlood) {
+      auto e = q->next_cqe(kTimeoutMs);
+      if (!e.ok()) break;
+      ++answered;
+    }
+    const bool torn_down = answered < kFlood && q->wait_disconnected(kTimeoutMs);
+    EXPECT_TRUE(answered == kFlood || torn_down) << answered << " of " << kFlood << " answered";
+    std::printf("flood: %d of %d answered, %s\n", answered, kFlood,
+                torn_down ? "queue torn down" : "queue kept");
     q.reset();
     expect_target_still_serves();
     // Every receive is posted again once nothing runs (the last host disconnected).
