@@ -277,10 +277,11 @@ int main(int argc, char** argv) {
                  "receives in each device's shared receive queue (SRQ), shared by every queue "
                  "(16..65535)")
       ->capture_default_str();
-  std::string srq = "off";
+  std::string srq = "on";
   app.add_option("--srq", srq,
                  "on: one shared receive queue (SRQ) per device for every queue's command "
-                 "capsules; off: each queue posts hsqsize + 1 receives of its own")
+                 "capsules (a device without SRQ: per-queue receives, with a warning); off: each "
+                 "queue posts hsqsize + 1 receives of its own")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--max-pending-connections", o.max_pending_connections,

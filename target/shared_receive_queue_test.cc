@@ -1,7 +1,10 @@
-// ReceiveTable: which SRQ receives are posted, which queue holds the others (no device needed).
+// ReceiveTable: which SRQ receives are posted, which queue holds the others; SharedReceiveQueue
+// refusing a device without SRQ (no device needed).
 #include "target/shared_receive_queue.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "target/credits.h"
 
@@ -75,6 +78,32 @@ TEST(ReceiveTable, FloodingQueueIsCutAtItsLimitAndGivesEverythingBack) {
   EXPECT_EQ(t.posted_now(), kDepth);
   EXPECT_TRUE(t.held_by(5).empty());
   EXPECT_EQ(t.posted_low(), kDepth - 18);
+}
+
+// The fallback to per-queue receives: a device without SRQ, or whose SRQ takes too few SGEs per
+// receive, is refused with kUnavailable before any verb is called (the event loop then logs one
+// WARN and every queue of the device posts its own receives).
+TEST(SharedReceiveQueue, DeviceWithoutSrqIsUnavailable) {
+  ibv_device_attr attr{};
+  attr.max_srq = 0;
+  attr.max_srq_wr = 4096;
+  attr.max_srq_sge = 2;
+  auto q = SharedReceiveQueue::create(nullptr, attr, 4096, 4096, 4096);
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(q.status().to_string().find("max_srq 0"), std::string::npos) << q.status().to_string();
+}
+
+TEST(SharedReceiveQueue, TooFewSgesForInCapsuleDataIsUnavailable) {
+  ibv_device_attr attr{};
+  attr.max_srq = 1;
+  attr.max_srq_wr = 4096;
+  attr.max_srq_sge = 1;  // the SQE only: no room for the in-capsule area
+  auto q = SharedReceiveQueue::create(nullptr, attr, 4096, 16384, 4096);
+  ASSERT_FALSE(q.ok());
+  EXPECT_EQ(q.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(q.status().to_string().find("takes 1 SGEs per receive, 2 needed"), std::string::npos)
+      << q.status().to_string();
 }
 
 }  // namespace

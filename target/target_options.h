@@ -144,14 +144,15 @@ struct TargetOptions {
   // 256 x 128 KiB = 32 MiB. 0: every queue slot owns a buffer (queue_size x MDTS per queue).
   uint32_t num_shared_buffers = 256;
   // Shared receive queue (target/shared_receive_queue.h): one SRQ per RDMA device whose
-  // receives every queue takes its command capsules from (CLI --srq on). Off by default for now
-  // (each queue posts hsqsize + 1 receives of its own): under a loaded soft-RoCE guest the
-  // in-process suites saw more first-Connect timeouts with it on than off (README). max_srq_depth
+  // receives every queue takes its command capsules from (CLI --srq on, the default; --srq off:
+  // each queue posts hsqsize + 1 receives of its own, as SPDK without SRQ). On by default since
+  // first-Connect times and the in-process suites measured the same with it on and off on a
+  // quiet machine (README, "Shared receive queue"). max_srq_depth
   // receives (CLI --max-srq-depth, 16..65535, SPDK's max_srq_depth and its default 4096), each 64
   // bytes + the largest in-capsule size of the ports, registered once: 4096 x (64 + 4096) = 16.3
   // MiB at one page, 64.3 MiB at 16 KiB. A device without SRQ (max_srq 0) falls back to per-queue
   // receives with one WARN.
-  bool srq = false;
+  bool srq = true;
   uint32_t max_srq_depth = 4096;
   // A queue whose posted send work (RDMA READs, response SENDs) has had no completion for this
   // long, while it holds shared buffers that commands of any queue wait for, is torn down (CLI

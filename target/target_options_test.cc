@@ -163,9 +163,9 @@ TEST(ValidateOptionsHardening, NumSharedBuffersIsAtMost65535) {
   }
 }
 
-TEST(ValidateOptionsHardening, MaxSrqDepthIs16To65535AndSrqIsOffByDefault) {
+TEST(ValidateOptionsHardening, MaxSrqDepthIs16To65535AndSrqIsOnByDefault) {
   TargetOptions o = good();
-  EXPECT_FALSE(o.srq);
+  EXPECT_TRUE(o.srq);
   EXPECT_EQ(o.max_srq_depth, 4096u);
   o.max_srq_depth = 15;
   expect_invalid(o, "--max-srq-depth 15 is not in 16..65535");

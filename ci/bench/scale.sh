@@ -7,8 +7,18 @@
 # receives. Prints a table and writes $NVMF_RESULTS_DIR/scale/scale.json (one object per point).
 # A bench, not a test: not part of .ci/run.
 #
+# scale_bench opens two file descriptors per queue (its CM event channel and its completion
+# channel): 128 x 4 I/O queues and their 128 admin queues need 1280 and more, above the usual
+# soft limit of 1024 (the bench stopped with EMFILE at 407 of 512 I/O queues), so the soft limit
+# is raised to the hard one (the hard one raised first when it is below 2 per queue + 64 and root
+# may; if it stays below, the script stops before any target starts).
+#
 # Each point runs once per SCALE_SRQ mode, interleaved (N x Q with the shared receive queue, then
-# without, then the next point): "on" adds --srq on, "off" --srq off (the default).
+# without, then the next point): "on" adds --srq on (the default), "off" --srq off.
+#
+# Each point also gives the first-Connect time of its fresh target (the first admin queue's CM
+# connect start to its Connect CQE) and the slowest queue's; a point may be given several times
+# (1x1 1x1 1x1: first-Connect times, SRQ on and off interleaved).
 #
 # Usage: ci/rxe-run --results DIR ci/bench/scale.sh [NxQ ...]
 #   (default: 1x1 8x4 16x4 64x4; 64x4 needs NVMF_RXE_MEM_MB=4096 and SCALE_TARGET_VMEM_KIB 0 or
@@ -26,7 +36,7 @@ prog=scale.sh usage="ci/rxe-run --results DIR ci/bench/scale.sh [NxQ ...] (e.g. 
 . "$(dirname "$0")/../lib/args.sh"
 for p in "$@"; do
   case "$p" in
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
   [[ $p =~ ^[1-9][0-9]{0,3}x[1-9][0-9]{0,3}$ ]] ||
     usage_error "a point is NxQ (controllers x I/O queues, each 1-9999), not '$p'"
@@ -47,6 +57,21 @@ out=$NVMF_RESULTS_DIR/scale
 mkdir -p "$out"
 points=("$@")
 [ ${#points[@]} -gt 0 ] || points=(1x1 8x4 16x4 64x4)
+# The file descriptors the largest point needs (two per queue, admin queues included, and 64 for
+# the rest): the soft limit goes to the hard limit, raised first when root may.
+fds_needed=64
+for p in "${points[@]}"; do
+  need=$((2 * ${p%x*} * (${p#*x} + 1) + 64))
+  [ "$need" -le "$fds_needed" ] || fds_needed=$need
+done
+if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt "$fds_needed" ]; then
+  ulimit -Hn "$fds_needed" 2>/dev/null || true
+fi
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$fds_needed" ]; then
+  echo "scale.sh: the largest point needs $fds_needed file descriptors; ulimit -n is $(ulimit -n) (hard $(ulimit -Hn))" >&2
+  exit 1
+fi
 status=0
 
 # field FILE KEY: the first integer value of "KEY": in the target's JSON report.
@@ -54,11 +79,15 @@ field() { sed -n "s/.*\"$2\": \([0-9][0-9]*\).*/\1/p" "$1" | head -n 1; }
 
 rows=()
 json="["
+run=0
 for p in "${points[@]}"; do
+  run=$((run + 1))
   for mode in "${srq_modes[@]}"; do
   n=${p%x*}
   q=${p#*x}
   tag=$p-srq-$mode
+  # A point given more than once (1x1 1x1 ...: first-Connect times) gets its run number.
+  [ "$(printf '%s\n' "${points[@]}" | grep -cx "$p")" -eq 1 ] || tag=$p-$run-srq-$mode
   srq_flag=(--srq "$mode")
   (
     [ "$vmem" = 0 ] || ulimit -v "$vmem"
@@ -96,11 +125,15 @@ for p in "${points[@]}"; do
   rss=$(echo "$b" | sed -n 's/.*"rss_kib":\([0-9-]*\).*/\1/p')
   hwm=$(echo "$b" | sed -n 's/.*"hwm_kib":\([0-9-]*\).*/\1/p')
   opened=$(echo "$b" | sed -n 's/.*"queues_opened":\([0-9]*\).*/\1/p')
-  rows+=("$(printf '%-14s %6s/%-6s %10s %10s %14s %10s %9s   %s' "$tag" "${opened:-?}" "$((n * q))" \
+  first=$(echo "$b" | sed -n 's/.*"first_connect_ms":\([0-9.e+-]*\).*/\1/p')
+  cmax=$(echo "$b" | sed -n 's/.*"connect_ms_max":\([0-9.e+-]*\).*/\1/p')
+  rows+=("$(printf '%-18s %6s/%-6s %10s %10s %14s %10s %9s %9s %9s   %s' "$tag" "${opened:-?}" "$((n * q))" \
     "$(awk -v k="${rss:-0}" 'BEGIN{printf "%.1f", k/1024}')" \
     "$(awk -v k="${hwm:-0}" 'BEGIN{printf "%.1f", k/1024}')" \
     "$(awk -v b="${mr:-0}" 'BEGIN{printf "%.1f", b/1048576}')" "${recv:-?}" \
-    "${srqr:-0}" "$([ "$rc" -eq 0 ] && echo ok || echo "bench exit $rc")")")
+    "${srqr:-0}" "$(awk -v m="${first:--1}" 'BEGIN{printf "%.1f", m}')" \
+    "$(awk -v m="${cmax:--1}" 'BEGIN{printf "%.1f", m}')" \
+    "$([ "$rc" -eq 0 ] && echo ok || echo "bench exit $rc")")")
   [ "$json" = "[" ] || json+=","
   json+="{\"point\":\"$p\",\"srq\":\"$mode\",\"in_capsule\":$ics,\"mdts_bytes\":131072,\"bench\":$b,"
   json+="\"target_mr_bytes_peak\":${mr:-null},\"target_mrs_at_exit\":${mrs:-null},"
@@ -112,7 +145,9 @@ json+="]"
 echo "$json" >"$out/scale.json"
 echo
 echo "scale bench: in-capsule $ics, MDTS 128 KiB, $qsize entries per I/O queue; target ulimit -v ${vmem} KiB"
-printf '%-14s %13s %10s %10s %14s %10s %9s   %s\n' point "I/O queues" "RSS MiB" "HWM MiB" "MR MiB (peak)" "recvs" "SRQ recvs" note
+printf '%-18s %13s %10s %10s %14s %10s %9s %9s %9s   %s\n' point "I/O queues" "RSS MiB" "HWM MiB" \
+  "MR MiB (peak)" "recvs" "SRQ recvs" "1st ms" "max ms" note
+echo "(1st ms: the first admin queue's CM connect start to its Connect CQE; max ms: the slowest queue's)"
 for r in "${rows[@]}"; do echo "$r"; done
 echo "JSON: $out/scale.json"
 exit $status

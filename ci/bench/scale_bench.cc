@@ -6,10 +6,17 @@
 // Stops at the first queue that cannot be opened and says which. ci/bench/scale.sh runs it per
 // point and adds the target's registered MR bytes and posted receives from its --json report.
 //
+// Each queue's connect time is measured from the start of its CM connect (address resolution,
+// QP, CM REQUEST) to its Fabrics Connect CQE; the first admin queue's is the first-Connect time
+// of a fresh target, also split: resolved (address, route, QP made), CM ESTABLISHED.
+//
 // Output: one line of text and one line of JSON on stdout (and the JSON into --json FILE):
 // {"controllers", "io_queues", "queue_size", "queues_wanted", "queues_opened", "open_s",
-//  "rss_idle_kib", "rss_kib", "hwm_kib", "error"}.
+//  "rss_idle_kib", "rss_kib", "hwm_kib", "first_resolve_ms", "first_cm_ms", "first_connect_ms",
+//  "connect_ms_mean",
+//  "connect_ms_max", "error"} (times in ms, -1 when not reached).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,10 +70,14 @@ class Bench {
       spec.subnqn = o_.subnqn;
       spec.sqsize = 31;
       std::string where = "controller " + std::to_string(c + 1) + " admin queue: ";
-      auto admin = open_queue(0, 32);
+      auto start = Clock::now();
+      auto admin = open_queue(0, 32, c == 0 ? &first_resolve_ms_ : nullptr);
       if (!admin.ok()) return where + admin.status().to_string();
+      if (c == 0) first_cm_ms_ = ms_since(start);
       auto cqe = (*admin)->run_connect(spec, false, o_.timeout_ms);
       if (std::string e = check(cqe, "Connect"); !e.empty()) return where + e;
+      if (c == 0) first_connect_ms_ = ms_since(start);
+      record_connect(ms_since(start));
       spec.cntlid = static_cast<uint16_t>(cqe->dw0);
       // CC.EN = 1 and CSTS.RDY before any admin command but Fabrics ones (Base 2.0 §3.5.1).
       nvmf::proto::Sqe en =
@@ -93,12 +104,14 @@ class Bench {
       queues_.push_back(std::move(*admin));
       for (int q = 1; q <= o_.io_queues; ++q) {
         where = "controller " + std::to_string(c + 1) + " qid " + std::to_string(q) + ": ";
+        start = Clock::now();
         auto io = open_queue(static_cast<uint16_t>(q), o_.queue_size);
         if (!io.ok()) return where + io.status().to_string();
         spec.qid = static_cast<uint16_t>(q);
         spec.sqsize = static_cast<uint16_t>(o_.queue_size - 1);
         auto ic = (*io)->run_connect(spec, false, o_.timeout_ms);
         if (std::string e = check(ic, "Connect"); !e.empty()) return where + e;
+        record_connect(ms_since(start));
         queues_.push_back(std::move(*io));
         ++io_opened_;
       }
@@ -107,9 +120,28 @@ class Bench {
   }
   int io_opened() const { return io_opened_; }
   void close_all() { queues_.clear(); }
+  double first_resolve_ms() const { return first_resolve_ms_; }
+  double first_cm_ms() const { return first_cm_ms_; }
+  double first_connect_ms() const { return first_connect_ms_; }
+  double connect_ms_mean() const { return connects_ > 0 ? connect_ms_sum_ / connects_ : -1; }
+  double connect_ms_max() const { return connects_ > 0 ? connect_ms_max_ : -1; }
 
  private:
-  nvmf::Result<std::unique_ptr<RawQueue>> open_queue(uint16_t qid, int entries) {
+  using Clock = std::chrono::steady_clock;
+  static double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  }
+  void record_connect(double ms) {
+    ++connects_;
+    connect_ms_sum_ += ms;
+    connect_ms_max_ = std::max(connect_ms_max_, ms);
+  }
+
+  // `resolved_ms`, when given: the time to the end of address and route resolution and the
+  // QP's creation, before the CM REQUEST.
+  nvmf::Result<std::unique_ptr<RawQueue>> open_queue(uint16_t qid, int entries,
+                                                     double* resolved_ms = nullptr) {
+    const auto start = Clock::now();
     nvmf::host::RawQueueParams p;
     p.traddr = o_.traddr;
     p.trsvcid = o_.trsvcid;
@@ -119,6 +151,7 @@ class Bench {
     p.send_slot_bytes = 64 + 64;  // SQEs only (Connect data goes keyed)
     p.data_bytes = 8192;          // the keyed Connect data
     NVMF_ASSIGN_OR_RETURN(auto q, RawQueue::create(p));
+    if (resolved_ms != nullptr) *resolved_ms = ms_since(start);
     NVMF_RETURN_IF_ERROR(q->open(qid, static_cast<uint16_t>(entries - 1)));
     return q;
   }
@@ -132,6 +165,9 @@ class Bench {
   const Options& o_;
   std::vector<std::unique_ptr<RawQueue>> queues_;
   int io_opened_ = 0;
+  double first_resolve_ms_ = -1, first_cm_ms_ = -1, first_connect_ms_ = -1;
+  double connect_ms_sum_ = 0, connect_ms_max_ = 0;
+  int connects_ = 0;
 };
 
 }  // namespace
@@ -164,9 +200,14 @@ int main(int argc, char** argv) {
   const int wanted = o.controllers * o.io_queues;
   std::printf(
       "scale: %d controllers x %d I/O queues x %d entries: %d of %d I/O queues open in "
-      "%.1f s; target VmRSS %.1f MiB (idle %.1f MiB), VmHWM %.1f MiB%s%s\n",
+      "%.1f s; target VmRSS %.1f MiB (idle %.1f MiB), VmHWM %.1f MiB; first queue resolved %.1f "
+      "ms, "
+      "CM ESTABLISHED %.1f ms, "
+      "first Connect CQE %.1f ms, Connect CQE mean %.1f ms, max %.1f ms%s%s\n",
       o.controllers, o.io_queues, o.queue_size, bench.io_opened(), wanted, open_s, rss / 1024.0,
-      idle / 1024.0, hwm / 1024.0, error.empty() ? "" : "; stopped: ", error.c_str());
+      idle / 1024.0, hwm / 1024.0, bench.first_resolve_ms(), bench.first_cm_ms(),
+      bench.first_connect_ms(), bench.connect_ms_mean(), bench.connect_ms_max(),
+      error.empty() ? "" : "; stopped: ", error.c_str());
   nlohmann::json j = {{"controllers", o.controllers},
                       {"io_queues", o.io_queues},
                       {"queue_size", o.queue_size},
@@ -176,6 +217,11 @@ int main(int argc, char** argv) {
                       {"rss_idle_kib", idle},
                       {"rss_kib", rss},
                       {"hwm_kib", hwm},
+                      {"first_resolve_ms", bench.first_resolve_ms()},
+                      {"first_cm_ms", bench.first_cm_ms()},
+                      {"first_connect_ms", bench.first_connect_ms()},
+                      {"connect_ms_mean", bench.connect_ms_mean()},
+                      {"connect_ms_max", bench.connect_ms_max()},
                       {"error", error}};
   std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::printf("%s\n", line.c_str());

@@ -75,6 +75,11 @@ class CliFixture : public ::testing::Test {
     unlink(target_log_.c_str());
     std::vector<std::string> args = {
         runfile("target/nvmf-target"), "-a", env_->target_addr, "-s", trsvcid, "-n", nqn_};
+    // NVMF_E2E_SRQ=on|off: --srq for the target processes too, as for the in-process targets
+    // (ci/e2e/e2e_options.h).
+    if (const char* srq = std::getenv("NVMF_E2E_SRQ"); srq != nullptr) {
+      args.insert(args.end(), {"--srq", std::string(srq) == "on" ? "on" : "off"});
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     target_pid_ = fork();
     if (target_pid_ == 0) {

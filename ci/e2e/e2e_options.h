@@ -25,8 +25,9 @@ inline target::TargetOptions ram_target_options(const RxeEnv& env, const std::st
   o.subnqn = nqn;
   o.ram_size = ram_bytes;
   o.lba_size = lba_size;
-  // NVMF_E2E_SRQ=on runs a suite with the shared receive queue (--srq on) instead of per-queue
-  // receives (the default), to check it both ways without a second copy of every test.
+  // NVMF_E2E_SRQ=off runs a suite with per-queue receives (--srq off) instead of the shared
+  // receive queue (the default; NVMF_E2E_SRQ=on asks for it explicitly), to check it both ways
+  // without a second copy of every test (ci/run-rxe-tests.sh runs the suites both ways).
   if (const char* srq = std::getenv("NVMF_E2E_SRQ"); srq != nullptr) {
     o.srq = std::string(srq) == "on";
   }

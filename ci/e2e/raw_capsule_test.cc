@@ -34,8 +34,8 @@ constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:raw-capsule";
 constexpr int kTimeoutMs = 30000;  // a bound against hangs, never asserted as a duration
 constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:raw-capsule";
 
-// Every case runs with the shared receive queue (--srq on) and without (per-queue receives, the
-// default): the suite the SRQ's receive accounting is checked by (issue 12).
+// Every case runs with the shared receive queue (--srq on, the default) and without (per-queue
+// receives): the suite the SRQ's receive accounting is checked by (issue 12).
 class RawCapsuleTest : public ::testing::TestWithParam<bool> {
  protected:
   bool srq() const { return GetParam(); }

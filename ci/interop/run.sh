@@ -9,7 +9,8 @@
 # Usage: ci/rxe-run --results DIR ci/interop/run.sh && ci/interop/judge.py DIR
 #   (env: NVMF_TARGET_ADDR, NVMF_HOST_ADDR, NVMF_RESULTS_DIR from ci/rxe-run;
 #    NVMF_BIN_DIR = bazel-bin, default <repo>/bazel-bin; NVMF_INTEROP_SIZES, default "0 4096 16384";
-#    NVMF_INTEROP_ONLY=file: only the file and block-device checks of ci/interop/file-backend.sh)
+#    NVMF_INTEROP_ONLY=file: only the file and block-device checks of ci/interop/file-backend.sh;
+#    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -93,7 +94,7 @@ JSON
 
 start_target() { # start_target CONFIG TAG [nvmf-target flags...]
   start_listening "$out/target-$2.log" "$target_bin" --config "$1" --json "$out/target-$2.json" \
-    "${@:3}"
+    ${NVMF_INTEROP_SRQ:+--srq "$NVMF_INTEROP_SRQ"} "${@:3}"
 }
 
 stop_target() {
