@@ -22,8 +22,8 @@ CLI::Option* add_hidden_alias(CLI::App& app, const std::string& names, T& value,
                               CLI::Option* current, CLI::Validator check = CLI::Validator()) {
   auto store = [&value, current, names, check](const std::string& text) {
     if (current->count() > 0) {
-      throw CLI::ValidationError(names, "the older spelling of " + current->get_name() +
-                                            ": give one of them");
+      throw CLI::ValidationError(
+          names, "the older spelling of " + current->get_name() + ": give one of them");
     }
     std::string checked = text;
     if (std::string why = check(checked); !why.empty()) throw CLI::ValidationError(names, why);
