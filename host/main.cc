@@ -434,8 +434,9 @@ int unknown_argument(const std::vector<std::string>& extras) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, bench, discover)",
-               "nvmf-host"};
+  CLI::App app{
+      "nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, bench, discover, conform)",
+      "nvmf-host"};
   app.require_subcommand(0, 1);
   app.fallthrough();
   app.allow_extras();  // before the subcommands, which inherit it: unknown_argument() names them

@@ -214,8 +214,11 @@ int main(int argc, char** argv) {
   TargetOptions o;
   std::string size, ram_size, json_path, config_path, log_level = "info";
   bool verbose = false;
-  CLI::App app{"nvmf-target: NVMe over Fabrics RDMA target (one subsystem, namespace 1)",
-               "nvmf-target"};
+  CLI::App app{
+      "nvmf-target: NVMe over Fabrics RDMA target (a subsystem and its namespaces from the "
+      "options, or the ports and subsystems of an nvmetcli --config)",
+      "nvmf-target"};
+  app.allow_extras();  // the first argument CLI11 does not know is named below
   CLI::Option* config = app.add_option(
       "--config", config_path,
       "the JSON nvmetcli saves (/etc/nvmet/config.json): its ports, their subsystems (one "
@@ -344,6 +347,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::cerr << "nvmf-target: usage: " << e.what() << " (try --help)\n";
+    return kExitUsage;
+  }
+  if (!app.remaining().empty()) {
+    const std::string& first = app.remaining().front();
+    std::cerr << "nvmf-target: usage: "
+              << (first.rfind('-', 0) == 0 ? "unknown option '" : "unexpected argument '") << first
+              << "' (nvmf-target takes options only; try --help)\n";
     return kExitUsage;
   }
   if (json->count() > 0 && json_path.empty()) json_path = "-";
