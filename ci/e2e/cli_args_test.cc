@@ -5,10 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -213,12 +213,20 @@ std::vector<std::string> help_subcommands(const std::string& help_text) {
   return out;
 }
 
-// Every option spelled in `text` ("`-d, --data FILE`" gives -d and --data).
+// Every option spelled in `text` ("`-d, --data FILE`" gives -d and --data): one or two dashes
+// not inside a word, a letter, then letters, digits, '_' or '-'.
 std::set<std::string> options_in(const std::string& text) {
-  static const std::regex kOption("(^|[^A-Za-z0-9_-])(--?[A-Za-z][A-Za-z0-9_-]*)");
+  auto word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  };
   std::set<std::string> out;
-  for (std::sregex_iterator it(text.begin(), text.end(), kOption), end; it != end; ++it) {
-    out.insert((*it)[2].str());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '-' || (i > 0 && word(text[i - 1]))) continue;
+    size_t j = i + (i + 1 < text.size() && text[i + 1] == '-' ? 2 : 1);
+    if (j >= text.size() || !std::isalpha(static_cast<unsigned char>(text[j]))) continue;
+    while (j < text.size() && word(text[j])) ++j;
+    out.insert(text.substr(i, j - i));
+    i = j;
   }
   return out;
 }
