@@ -350,7 +350,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (!app.remaining().empty()) {
-    const std::string& first = app.remaining().front();
+    const std::string first = app.remaining().front();  // remaining() returns a copy
     std::cerr << "nvmf-target: usage: "
               << (first.rfind('-', 0) == 0 ? "unknown option '" : "unexpected argument '") << first
               << "' (nvmf-target takes options only; try --help)\n";
