@@ -31,14 +31,14 @@ host=("$bin/host/nvmf-host")
 common=(-a "$NVMF_TARGET_ADDR" -w "$NVMF_HOST_ADDR" -n "$nqn")
 rc=0
 timeout 120 "${host[@]}" identify "${common[@]}" --json >"$out/identify.json" 2>"$out/identify.log" || rc=1
-timeout 300 "${host[@]}" write "${common[@]}" --input "$input" --offset 0 \
+timeout 300 "${host[@]}" write "${common[@]}" --data "$input" --offset 0 \
   --json "$out/write.json" 2>"$out/write.log" || rc=1
 # A second, small write: the input's first 4 KiB again (same bytes, same place), which goes
 # in-capsule whenever the target takes 4 KiB of in-capsule data, so the report shows both paths.
 head -c 4096 "$input" >"$work/head"
-timeout 120 "${host[@]}" write "${common[@]}" --input "$work/head" --offset 0 \
+timeout 120 "${host[@]}" write "${common[@]}" --data "$work/head" --offset 0 \
   --json "$out/write-small.json" 2>"$out/write-small.log" || rc=1
-timeout 300 "${host[@]}" read "${common[@]}" --output "$work/readback" --offset 0 \
+timeout 300 "${host[@]}" read "${common[@]}" --data "$work/readback" --offset 0 \
   --length "$size" --json "$out/read.json" 2>"$out/read.log" || rc=1
 for f in identify write write-small read; do sed "s/^/$f: /" "$out/$f.log" >&2; done
 

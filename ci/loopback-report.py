@@ -74,7 +74,7 @@ def main(path):
                 else f"; a whole number of {lba}-byte LBAs")
     if r.get("input_generated"):
         print(f"  input            generated: {size} random bytes{tail}"
-              " (--input FILE to write your own)")
+              " (--data FILE to write your own)")
     else:
         print(f"  input            {r.get('input')} ({size} bytes{tail})")
     print(f"  IOCCSZ           {n.get('ioccsz')} (16-byte units)")

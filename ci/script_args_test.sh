@@ -98,9 +98,16 @@ refused scripts/loopback.sh "loopback.sh: --json needs a value" --lba-size 512 -
 refused scripts/loopback.sh "loopback.sh: unknown option '--frobnicate'" --frobnicate
 refused scripts/loopback.sh "loopback.sh: unknown option 'extra'" extra
 refused scripts/loopback.sh \
-  "loopback.sh: --input-size must be a byte count from 1 to 1073741824, not '0'" --input-size 0
-refused scripts/loopback.sh "loopback.sh: --input: no such readable file: /nonexistent" \
-  --input /nonexistent
+  "loopback.sh: --data-size must be a byte count from 1 to 1073741824, not '0'" --data-size 0
+refused scripts/loopback.sh "loopback.sh: --data: no such readable file: /nonexistent" \
+  --data /nonexistent
+# The older spellings still work, checked the same way.
+refused scripts/loopback.sh \
+  "loopback.sh: --data-size must be a byte count from 1 to 1073741824, not 'x'" --input-size x
+refused scripts/loopback.sh "loopback.sh: --data: no such readable file: /nonexistent" \
+  --input=/nonexistent
+refused scripts/loopback.sh "loopback.sh: --data and --data-size exclude each other" \
+  --data /etc/hostname --data-size 4096
 reached scripts/loopback.sh setup --lba-size 4096
 
 # ci/bench-compare.sh (--reps with no value was a raw "2: parameter null or not set").
@@ -134,8 +141,8 @@ refused ci/fuzz.sh "fuzz.sh: no fuzzer selected (--only: nope)" --only nope
 reached ci/fuzz.sh bazel --only sgl_fuzzer --runs 1
 
 echo "$checked command lines checked"
-[ "$checked" -eq 24 ] || {
-  echo "FAIL: $checked command lines checked, want 24"
+[ "$checked" -eq 27 ] || {
+  echo "FAIL: $checked command lines checked, want 27"
   fail=1
 }
 exit "$fail"

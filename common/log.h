@@ -22,10 +22,12 @@
 
 namespace nvmf {
 
+// Severity of a log line, lowest first; a line is emitted when its level >= log_level().
 enum class LogLevel : int { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
 
 // Sets the global minimum level (default kInfo). Thread-safe.
 void set_log_level(LogLevel level);
+// The current minimum level. Thread-safe (a relaxed atomic load).
 LogLevel log_level();
 // True when a statement at `level` would be emitted.
 inline bool log_enabled(LogLevel level);

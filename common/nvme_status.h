@@ -29,6 +29,9 @@ constexpr uint16_t generic_status(uint8_t sc, bool dnr = true) {
 
 inline constexpr uint16_t kStatusSuccess = 0;
 
+// Fields of a 16-bit CQE status field (CQE DW3 bits 31:16; Base 2.0 §4.6.1): bit 0 the phase
+// tag (P), bits 8:1 the Status Code (SC), 11:9 the Status Code Type (SCT), 13:12 the Command
+// Retry Delay (CRD), bit 14 More (M), bit 15 Do Not Retry (DNR).
 constexpr uint8_t status_sc(uint16_t status) {
   return static_cast<uint8_t>((status & proto::kStatusScMask) >> proto::kStatusScShift);
 }

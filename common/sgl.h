@@ -46,6 +46,7 @@ enum class DataDirection : uint8_t {
   kControllerToHost = 2,
   kBidirectional = 3,
 };
+// The direction `sqe` declares (see above); pure, no allocation.
 DataDirection data_direction(const proto::Sqe& sqe);
 
 // PSDT check: a command on NVMe-oF must set PSDT = 01b (flags byte 0x40, SGL with a contiguous
@@ -63,11 +64,13 @@ struct SglDecodeContext {
   uint32_t in_capsule_received_bytes = 0;
 };
 
+// Where an SGL1 data buffer lives (decode_command_sgl).
 enum class SglKind : uint8_t {
   kKeyed,      // remote host memory: RDMA READ/WRITE at (addr, rkey)
   kInCapsule,  // data already in the receive buffer at `addr` bytes into the in-capsule area
 };
 
+// SGL1 of a command after decode_command_sgl checked it. Base 2.0 §4.3.2; RDMA 1.0 §3.
 struct DecodedSgl {
   SglKind kind = SglKind::kKeyed;
   uint64_t addr = 0;        // keyed: host virtual address; in-capsule: offset in the area (bytes)
@@ -76,6 +79,8 @@ struct DecodedSgl {
   bool invalidate = false;  // keyed 0x4F: answer with SEND with Invalidate of rkey
 };
 
+// decode_command_sgl's answer: a status to complete the command with (non-zero: the SGL is
+// refused and `sgl` is meaningless), else the decoded SGL.
 struct SglDecodeResult {
   uint16_t status = 0;  // 0: `sgl` is valid; otherwise the status field to complete with
   DecodedSgl sgl;

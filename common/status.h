@@ -38,7 +38,8 @@ class [[nodiscard]] Status {
   // An error (or ok when code == kOk; the message is then dropped).
   Status(StatusCode code, std::string message);
 
-  // Factories, one per code. Messages should name the operation, e.g. "resolve 10.0.0.1:4420".
+  // Factories, one per code (their meanings at StatusCode). Messages should name the operation,
+  // e.g. "resolve 10.0.0.1:4420".
   static Status invalid_argument(std::string message);
   static Status unavailable(std::string message);
   static Status timeout(std::string message);

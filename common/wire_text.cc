@@ -3,7 +3,6 @@
 #include "common/wire_text.h"
 
 #include <cstdint>
-#include <cstdio>
 
 namespace nvmf {
 namespace {
@@ -47,22 +46,27 @@ bool needs_u_escape(uint32_t cp) {
          cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+// Appends `prefix` and the low `digits` hex digits of `value` (lowercase): a fixed width, so an
+// escape is always 4 (\xNN) or 6 (\uNNNN) bytes, whatever the value.
+void append_escape(std::string& out, const char* prefix, uint32_t value, int digits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += prefix;
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += kHex[(value >> shift) & 0xF];
+}
+
 }  // namespace
 
 std::string escape_wire_text(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());
-  char esc[8];
   while (!bytes.empty()) {
     uint32_t cp = 0;
     size_t n = decode_utf8(bytes, &cp);
     if (n == 0 || cp < 0x20 || cp == 0x7F) {
-      std::snprintf(esc, sizeof(esc), "\\x%02x", static_cast<uint8_t>(bytes[0]));
-      out += esc;
+      append_escape(out, "\\x", static_cast<uint8_t>(bytes[0]), 2);
       n = 1;
-    } else if (needs_u_escape(cp)) {
-      std::snprintf(esc, sizeof(esc), "\\u%04x", static_cast<unsigned>(cp));
-      out += esc;
+    } else if (needs_u_escape(cp)) {  // every such code point is below U+10000: 4 digits
+      append_escape(out, "\\u", cp, 4);
     } else {
       out.append(bytes.data(), n);
     }

@@ -29,7 +29,9 @@ namespace nvmf::host {
 enum class RwMode { kRead, kWrite, kRandRead, kRandWrite, kRandRw };
 // "read"... ; kInvalidArgument "--rw 'x' is not one of read, write, randread, randwrite, randrw".
 Result<RwMode> parse_rw(std::string_view text);
+// fio's spelling of `mode` ("randread"), as parse_rw() takes it and the JSON report prints it.
 const char* rw_name(RwMode mode);
+// Whether `mode` issues Reads (read, randread, randrw) / Writes (write, randwrite, randrw).
 bool rw_reads(RwMode mode);
 bool rw_writes(RwMode mode);
 
@@ -44,13 +46,14 @@ inline constexpr double kPercentiles[] = {1,  5,  10, 20, 30,   40,   50,    60,
 // fio's key for a percentile: "%f", e.g. "99.900000".
 std::string percentile_key(double percent);
 
+// One bench run, as `nvmf-host bench` takes it (fio's names; host/bench_cli.h parses them).
 struct BenchOptions {
   RwMode rw = RwMode::kRandRead;
   int rwmixread = 50;  // % of reads for randrw
   std::vector<uint32_t> bs = {4096};
-  uint32_t iodepth = 1;  // commands in flight per job
-  uint32_t numjobs = 1;  // jobs = threads = I/O queues
-  double runtime_s = 10;
+  uint32_t iodepth = 1;    // commands in flight per job
+  uint32_t numjobs = 1;    // jobs = threads = I/O queues
+  double runtime_s = 10;   // measured seconds per block size
   double ramp_time_s = 0;  // I/O before measuring starts
   uint64_t size = 0;       // bytes per job region; 0 = namespace / numjobs
   bool verify = false;
@@ -70,6 +73,7 @@ class IoPattern {
   };
   IoPattern(RwMode mode, int rwmixread, uint64_t region_offset, uint64_t region_bytes, uint32_t bs,
             uint64_t seed);
+  // The next command's direction and byte offset (a multiple of bs inside the region).
   Io next();
 
  private:
@@ -106,6 +110,7 @@ struct PathCounters {
   uint64_t reads = 0;
   uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE
   uint64_t capsules_by_reference = 0;  // posted from the registered SQE buffer
+  // Adds every counter of `o` (sums over jobs).
   void add(const PathCounters& o);
 };
 
@@ -116,14 +121,16 @@ struct DirectionStats {
   LatencyHistogram clat;  // ns from just before ibv_post_send to the completed slot
 };
 
+// One job (one thread, one I/O queue) at one block size, over the measured window; fio's
+// "jobs" entry.
 struct JobResult {
   uint32_t jobid = 0;
   uint16_t qid = 0;
   double runtime_s = 0;  // measured window
   DirectionStats read, write;
   PathCounters path;
-  uint64_t verify_checked = 0;  // reads whose data was checked
-  uint64_t verify_errors = 0;
+  uint64_t verify_checked = 0;     // reads whose data was checked
+  uint64_t verify_errors = 0;      // reads whose data did not verify
   std::string verify_first_error;  // formatted after the run
   // Commands in flight when the association was lost, sent again after the reconnect (their
   // latency runs from the first post: the gap shows in clat max).
@@ -136,12 +143,14 @@ struct JobResult {
   Status status;  // transport/NVMe error that ended the job early
 };
 
+// Every job at one block size of the --bs list.
 struct BsResult {
-  uint32_t bs = 0;
+  uint32_t bs = 0;  // bytes
   std::vector<JobResult> jobs;
   JobResult all;  // sums and merged histograms; runtime = the longest job's
 };
 
+// What run_bench() measured: bench_text() and bench_json() print it.
 struct BenchReport {
   BenchOptions options;
   uint32_t lba_size = 0;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/status.h"
 #include "host/options.h"
 
 namespace nvmf::host {
@@ -23,11 +24,16 @@ struct BenchArgs {
   bool verify = false;
   std::string poll = "busy";
   std::string output_format = "normal";
-  std::string output;  // file; empty = stdout
+  std::string output;      // --json FILE: the JSON report's file; empty = stdout
+  std::string old_output;  // the refused --output (check_bench_args())
 };
 
 // Adds the `bench` subcommand to `app`; the values land in `args`.
 CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& args);
+
+// After parsing: --json [FILE] selects the JSON report (into FILE; without FILE or with "-" on
+// stdout). kInvalidArgument naming --json when the removed --output was given.
+Status check_bench_args(const CLI::App& bench, BenchArgs& args);
 
 // Connects (one I/O queue per job, queue size >= iodepth + 1, --poll), runs, prints, disconnects.
 // Exit 0; 1 on connection/I/O errors or a verify mismatch; 2 on bad options.

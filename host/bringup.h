@@ -19,6 +19,7 @@ namespace nvmf::host {
 
 // Sleeps between property polls; tests replace it.
 using SleepFn = std::function<void(std::chrono::milliseconds)>;
+// std::this_thread::sleep_for(ms).
 void default_sleep(std::chrono::milliseconds ms);
 
 // Sends Connect for `qid` (SQSIZE = queue_size - 1, KATO on the admin queue) with `data`, and
@@ -29,7 +30,10 @@ Result<uint16_t> fabrics_connect(CommandChannel& ch, uint16_t qid, uint16_t queu
                                  uint32_t kato_ms, const proto::ConnectData& data,
                                  bool allow_in_capsule);
 
-// Property Get (4 or 8 bytes) / Property Set (4 bytes). Errors name the property offset.
+// Property Get (4 or 8 bytes, `eight_bytes`; the value from CQE DW0, and DW1 for 8 bytes) /
+// Property Set (4 bytes) of the property at byte offset `ofst` (CAP 0h, VS 8h, CC 14h, CSTS
+// 1Ch). A CQE status other than success is kNvmeError naming the offset and the status;
+// transport failures as CommandChannel::run. Base 2.0 §3.1.3 (properties), §6.5, §6.6.
 Result<uint64_t> property_get(CommandChannel& ch, uint32_t ofst, bool eight_bytes);
 Status property_set(CommandChannel& ch, uint32_t ofst, uint32_t value);
 

@@ -80,13 +80,20 @@ constexpr uint64_t padding_bytes(uint64_t bytes, uint32_t lba_size) {
 // min(total, `cap` rounded down to whole LBAs), at least one LBA.
 uint64_t cli_buffer_bytes(uint64_t total, uint32_t lba_size, uint64_t cap = kMaxCliBufferBytes);
 
-// JSON reports (for --json).
+// JSON reports (for --json); the field names are the struct members' (units as documented in
+// host/controller.h: bytes, counts). negotiation_json: what was negotiated (CNTLID, IOCCSZ in
+// 16-byte units as Identify gives it, in-capsule size in bytes and why it is off, MDTS and
+// max_command_bytes in bytes, and per queue the inline send sizes and capsule counts).
 nlohmann::json negotiation_json(const Negotiation& n);
+// The host's counters: writes in-capsule and keyed (commands and bytes), reads, flushes,
+// capsules inline / by reference / with in-capsule data, Keep Alives sent and failed.
 nlohmann::json stats_json(const HostStats& s);
 // {"state": "live", "reconnect_delay", "ctrl_loss_tmo", "fast_io_fail_tmo" (s, nvme-cli's
 // names), "losses", "reconnect_attempts", "reconnects", "retried_transfers", "path_errors",
 // "longest_outage_ms", "last_loss"}.
 nlohmann::json recovery_json(ControllerState state, const RecoveryStats& r, const HostOptions& o);
+// {"controller": Identify Controller fields (strings escaped, escape_wire_text), "namespace":
+// {"nsid", "nsze", "ncap" (LBAs), "lba_size", "nmic", "size_bytes"}, "negotiation": ...}.
 nlohmann::json identify_json(const proto::IdentifyController& id, const NamespaceInfo& ns,
                              const Negotiation& n);
 

@@ -21,6 +21,8 @@ namespace nvmf::host {
 // Admin queue depth, as the Linux host uses (NVME_AQ_DEPTH 32): CM hrqsize 32, hsqsize 31.
 inline constexpr uint16_t kAdminQueueSize = 32;
 
+// The 128-bit Host Identifier of Connect data (HOSTID, bytes 0..15), as stored on the wire.
+// Base 2.0 §6.3 (Connect data).
 using HostId = std::array<uint8_t, 16>;
 
 // A random RFC 4122 version 4 UUID from /dev/urandom (std::random_device). Setup path only.

@@ -39,6 +39,7 @@ struct Outcome {
   Verdict verdict = Verdict::kFail;
   std::string got;
 };
+// Outcomes with their verdict; `got` / `why` is what the reports print.
 inline Outcome pass(std::string got) { return {Verdict::kPass, std::move(got)}; }
 inline Outcome fail(std::string got) { return {Verdict::kFail, std::move(got)}; }
 inline Outcome not_applicable(std::string why) { return {Verdict::kNotApplicable, std::move(why)}; }
@@ -49,6 +50,7 @@ struct StatusExpect {
   uint8_t sc = 0;
   bool dnr = false;
 };
+// A Generic Command Status (SCT 0h) / Command Specific Status (SCT 1h) expectation.
 constexpr StatusExpect generic(uint8_t sc, bool dnr = false) { return {0, sc, dnr}; }
 constexpr StatusExpect specific(uint8_t sc, bool dnr = false) { return {1, sc, dnr}; }
 inline constexpr StatusExpect kSuccess{0, 0, false};
@@ -58,12 +60,15 @@ inline constexpr StatusExpect kSuccess{0, 0, false};
 bool status_matches(uint16_t status, const StatusExpect& e);
 // "SCT 0h SC 0Fh Data SGL Length Invalid DNR", "success".
 std::string status_text(uint16_t status);
+// The same wording for an expectation: "SCT 1h SC 82h Connect Invalid Parameters DNR",
+// "success".
 std::string expect_text(const StatusExpect& e);
 // Pass when `status` matches any of `any_of`; `got` is status_text(status).
 Outcome judge_status(uint16_t status, std::initializer_list<StatusExpect> any_of);
 Outcome judge_status(uint16_t status, const std::vector<StatusExpect>& any_of);
 
 class Session;
+// A case's body: runs against the target through `Session` and judges what came back.
 using CaseFn = Outcome (*)(Session&);
 
 // One catalogue entry. Every field but `run` is text for the reports.
@@ -81,6 +86,7 @@ struct Case {
 // The catalogue, in run order (host/conform_cases.cc).
 const std::vector<Case>& catalogue();
 
+// One conform run (nvmf-host conform's options and the connection options it uses).
 struct ConformOptions {
   std::string traddr;
   std::string trsvcid = "4420";
@@ -95,8 +101,8 @@ struct ConformOptions {
 
 // What the preflight association learned about the target; cases read it.
 struct TargetFacts {
-  uint64_t cap = 0;
-  uint32_t vs = 0;
+  uint64_t cap = 0;  // CAP property (Base 2.0 §3.1.3.1)
+  uint32_t vs = 0;   // VS property (Base 2.0 §3.1.3.2)
   proto::IdentifyController ctrl{};
   uint32_t nsid = 0;  // first active namespace
   uint64_t nsze = 0;  // LBAs
@@ -118,6 +124,8 @@ struct Association {
 // The runner's handle for cases: options, target facts and helpers that build associations.
 class Session {
  public:
+  // Connects nothing yet; picks a random host id and, when options.hostnqn is empty, its
+  // default NQN. preflight() fills facts().
   explicit Session(ConformOptions options);
   const ConformOptions& options() const { return options_; }
   const TargetFacts& facts() const { return facts_; }
@@ -166,19 +174,21 @@ class Session {
 // "got" text for a failed transport step: "no answer in 1500 ms", "connection lost: ...".
 std::string transport_text(const Status& s);
 
+// One case as it ran: its catalogue entry, what it found, how long it took (ms, wall clock).
 struct CaseReport {
   const Case* c = nullptr;
   Outcome outcome;
   double ms = 0;
 };
 
+// A whole run: the target (address, subsystem, what Identify said) and every selected case.
 struct RunReport {
   std::string traddr, trsvcid, subnqn;
-  std::string model, firmware;  // from Identify Controller, trimmed
-  uint32_t ioccsz = 0;
-  uint32_t in_capsule_bytes = 0;
+  std::string model, firmware;    // from Identify Controller, trimmed
+  uint32_t ioccsz = 0;            // 16-byte units, as Identify Controller has it
+  uint32_t in_capsule_bytes = 0;  // IOCCSZ * 16 - 64
   std::vector<CaseReport> cases;
-  double seconds = 0;
+  double seconds = 0;  // the whole run, preflight included
   // After a case whose target did not serve a new association any more: that case's id.
   std::string unusable_after;
 };
@@ -193,9 +203,11 @@ Result<RunReport> run(const ConformOptions& options);
 
 // 0 when every must case that ran passed (n/a and not run do not count), 1 otherwise.
 int exit_code(const RunReport& r);
+// Cases per verdict; must_fail + should_fail == fail.
 struct Counts {
   int pass = 0, fail = 0, not_applicable = 0, not_run = 0, must_fail = 0, should_fail = 0;
 };
+// The verdicts of `r` counted (the summary line of table_text() and to_json()).
 Counts count(const RunReport& r);
 // The stdout table: id, level, verdict, what came back, what was expected; then a summary.
 std::string table_text(const RunReport& r);

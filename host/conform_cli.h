@@ -10,12 +10,13 @@
 
 namespace nvmf::host {
 
+// The `conform` options as typed (README "nvmf-host conform").
 struct ConformArgs {
   std::string cases;  // comma-separated ids; empty: all
   bool list = false;
-  std::string json;   // report file, "-" for stdout
-  std::string junit;  // JUnit XML file
-  std::string suite = "conform";
+  std::string json;               // report file, "-" for stdout
+  std::string junit;              // JUnit XML file
+  std::string suite = "conform";  // JUnit testsuite name
   bool include_dangerous = false;
   bool progress = false;
 };

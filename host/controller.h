@@ -206,14 +206,20 @@ class Controller {
   RecoveryStats recovery_stats() const;  // from the caller's thread
   const HostOptions& options() const { return options_; }
 
+  // What connect() read: Identify Controller, the namespace used (host/identify.h), its LBA
+  // size in bytes, and the CAP and VS properties (Base 2.0 §3.1.3.1, §3.1.3.2).
   const proto::IdentifyController& identify_controller() const { return identify_.ctrl; }
   const NamespaceInfo& namespace_info() const { return identify_.ns; }
   uint32_t lba_size() const { return identify_.ns.lba_size; }
   uint64_t cap() const { return cap_; }
   uint32_t vs() const { return vs_; }
+  // The Host Identifier and host NQN sent in every Connect of this controller.
   const HostId& hostid() const { return hostid_; }
   const std::string& hostnqn() const { return hostnqn_; }
+  // What was negotiated (Negotiation above), per queue included. Takes the admin lock; the
+  // queues' counters are read as they are, so call it while no other thread does I/O.
   Negotiation negotiation() const;
+  // The host's counters so far (HostStats above); the same lock and the same condition.
   HostStats stats() const;
 
   // Recovery for callers that drive the I/O queues themselves (the benchmark): after they saw a

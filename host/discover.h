@@ -35,10 +35,11 @@ struct DiscoveryEntry {
   uint16_t rdma_pkey = 0;
 };
 
+// A Discovery Log Page (Base 2.0 §5.16.1.23): the header and its entries.
 struct DiscoveryLog {
-  uint64_t genctr = 0;
-  uint64_t numrec = 0;
-  uint16_t recfmt = 0;
+  uint64_t genctr = 0;  // GENCTR: changes whenever the log changes
+  uint64_t numrec = 0;  // NUMREC: entries in the log
+  uint16_t recfmt = 0;  // RECFMT: 0 is the only format defined
   std::vector<DiscoveryEntry> entries;
   // The discovery controller's Identify (CNTRLTYPE, SUBNQN, SN/MN/FR).
   proto::IdentifyController identify{};
@@ -65,8 +66,10 @@ Result<DiscoveryLog> read_discovery_log(CommandChannel& admin);
 // Controller::connect plus those above.
 Result<DiscoveryLog> discover(const HostOptions& options);
 
-// Names as nvme-cli prints them: "rdma", "ipv4", "nvme subsystem", "not specified",
-// "connected", "not specified", "rdma-cm"; "unrecognized (N)" otherwise.
+// Names of a Discovery Log entry's TRTYPE, ADRFAM, SUBTYPE, TREQ, RDMA QPTYPE, PRTYPE and CMS
+// as nvme-cli prints them (in this order, e.g.: "rdma", "ipv4", "nvme subsystem",
+// "not specified", "connected", "not specified", "rdma-cm"); "unrecognized (N)" otherwise.
+// Base 2.0 §5.16.1.23; RDMA 1.0 §3.1.2 (TSAS).
 std::string trtype_name(uint8_t v);
 std::string adrfam_name(uint8_t v);
 std::string subtype_name(uint8_t v);

@@ -29,9 +29,10 @@ class LatencyHistogram {
   void record(uint64_t ns);
   // Adds every sample of `other` (exact count/min/max/mean/stddev: parallel Welford merge).
   void merge(const LatencyHistogram& other);
+  // Forgets every sample.
   void reset();
 
-  uint64_t count() const { return count_; }
+  uint64_t count() const { return count_; }                // samples recorded
   uint64_t min() const { return count_ == 0 ? 0 : min_; }  // ns, exact; 0 when empty
   uint64_t max() const { return max_; }                    // ns, exact
   double mean() const { return mean_; }                    // ns, exact (up to double rounding)

@@ -20,10 +20,10 @@ Status validate_identify_controller(const proto::IdentifyController& id);
 // What the host keeps from Identify Namespace.
 struct NamespaceInfo {
   uint32_t nsid = 0;
-  uint64_t nsze = 0;      // size in logical blocks
-  uint64_t ncap = 0;      // capacity in logical blocks
-  uint32_t lba_size = 0;  // bytes, 2^LBADS of the format FLBAS selects
-  uint16_t metadata_size = 0;
+  uint64_t nsze = 0;           // size in logical blocks
+  uint64_t ncap = 0;           // capacity in logical blocks
+  uint32_t lba_size = 0;       // bytes, 2^LBADS of the format FLBAS selects
+  uint16_t metadata_size = 0;  // bytes per LBA (MS of the LBA format); 0: none
   uint8_t nmic = 0;  // NMIC: bit 0 = shared (other controllers of the subsystem reach it too)
 };
 

@@ -37,6 +37,8 @@ struct TransferLimits {
 // Base 2.0 §5.17.2.1 (MDTS), §4.3.2 (keyed length), NVM CS 1.0 §3.2.6 (NLB).
 uint32_t max_command_bytes(uint64_t mdts_bytes, uint32_t lba_size);
 
+// How a write's data reaches the target: inside the command capsule (SGL Data Block, offset
+// subtype) or fetched by the target's RDMA READ (keyed SGL). Base 2.0 §4.3.2; RDMA 1.0 §3.
 enum class WritePath : uint8_t { kInCapsule, kKeyed };
 std::string_view write_path_name(WritePath path);  // "in-capsule" / "keyed"
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_alias.h"
 #include "common/log.h"
 #include "common/status.h"
 #include "common/wire_text.h"
@@ -371,11 +372,14 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode,
                  "Error); -1 = forever, 0 = no reconnect")
       ->capture_default_str()
       ->check(CLI::Range(-1, 86400 * 365));
-  app.add_option("--fast-io-fail-tmo,--fast_io_fail_tmo", o.fast_io_fail_tmo_s,
-                 "seconds after a loss after which I/O fails with Host Pathing Error while "
-                 "reconnecting goes on; -1 = off")
-      ->capture_default_str()
-      ->check(CLI::Range(-1, 86400 * 365));
+  CLI::Option* fast_io_fail =
+      app.add_option("--fast-io-fail-tmo", o.fast_io_fail_tmo_s,
+                     "seconds after a loss after which I/O fails with Host Pathing Error while "
+                     "reconnecting goes on; -1 = off")
+          ->capture_default_str()
+          ->check(CLI::Range(-1, 86400 * 365));
+  add_hidden_alias(app, "--fast_io_fail_tmo", o.fast_io_fail_tmo_s, fast_io_fail,
+                   CLI::Range(-1, 86400 * 365));
   app.add_option("--timeout-ms", o.timeout_ms, "per command and CM step timeout")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
@@ -383,12 +387,12 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode,
                  "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of command "
                  "capsules; 0 = never; a refused size falls back to 0")
       ->capture_default_str();
-  app.add_option("--poll", poll_mode,
-                 "event: sleep until a completion event; busy: poll the CQ without sleeping")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"busy", "event"}));
-  // The older name, kept working but not shown.
-  app.add_option("--poll-mode", poll_mode)->group("");
+  CLI::Option* poll =
+      app.add_option("--poll", poll_mode,
+                     "event: sleep until a completion event; busy: poll the CQ without sleeping")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"busy", "event"}));
+  add_hidden_alias(app, "--poll-mode", poll_mode, poll, CLI::IsMember({"busy", "event"}));
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   app.add_flag("-v,--verbose", verbose, "debug logging (--log-level debug)");
 }
@@ -430,8 +434,9 @@ int unknown_argument(const std::vector<std::string>& extras) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, bench, discover)",
-               "nvmf-host"};
+  CLI::App app{
+      "nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, bench, discover, conform)",
+      "nvmf-host"};
   app.require_subcommand(0, 1);
   app.fallthrough();
   app.allow_extras();  // before the subcommands, which inherit it: unknown_argument() names them
@@ -446,8 +451,10 @@ int run(int argc, char** argv) {
   id_json.add(identify);
   IoArgs w, r;
   CLI::App* write = app.add_subcommand("write", "write a file at a byte offset");
-  // -d/--data as in nvme-cli's write and read; --input/--output kept.
-  write->add_option("-i,-d,--input,--data", w.file, "input file")->required();
+  // -d/--data as in nvme-cli's write and read (the data file); -i/--input kept, hidden.
+  CLI::Option* w_data = write->add_option(
+      "-d,--data", w.file, "the file to write (required); a partial last LBA is padded with zeros");
+  add_hidden_alias(*write, "-i,--input", w.file, w_data);
   write->add_option("-o,--offset", w.offset, "byte offset (multiple of the LBA size)");
   w_json.add(write);
   write
@@ -456,18 +463,14 @@ int run(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1u, kMaxCliSegments));
   CLI::App* read = app.add_subcommand("read", "read bytes at an offset into a file");
-  read->add_option("-f,-d,--output,--data", r.file, "output file")->required();
+  CLI::Option* r_data =
+      read->add_option("-d,--data", r.file, "the file the bytes are written to (required)");
+  add_hidden_alias(*read, "-f,--output", r.file, r_data);
   read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");
   read->add_option("-l,--length", r.length, "bytes to read")->required();
   r_json.add(read);
   BenchArgs bench_args;
   CLI::App* bench = add_bench_subcommand(app, bench_args);
-  // bench has fio's --output-format and --output; --json [FILE] means the same as elsewhere.
-  std::string bench_json_file;
-  CLI::Option* bench_json =
-      bench->add_option("--json", bench_json_file, "JSON report into FILE; no FILE or - : stdout")
-          ->expected(0, 1)
-          ->type_name("[FILE]");
   CLI::App* disc = app.add_subcommand("discover", "read the Discovery Log Page (nvme discover)");
   disc_json.add(disc);
   ConformArgs conform_args;
@@ -502,6 +505,25 @@ int run(int argc, char** argv) {
                  "discover or conform (try --help)\n");
     return kExitUsage;
   }
+  // The data file of write and read: -d/--data (or its hidden older spelling).
+  for (auto [sub, file] : {std::pair{write, &w.file}, std::pair{read, &r.file}}) {
+    if (sub->parsed() && file->empty()) {
+      std::fprintf(stderr, "nvmf-host: %s: usage: -d,--data FILE is required (try %s --help)\n",
+                   sub->get_name().c_str(), sub->get_name().c_str());
+      return kExitUsage;
+    }
+  }
+  if (bench->parsed()) {
+    if (Status st = check_bench_args(*bench, bench_args); !st.ok()) {
+      std::fprintf(stderr, "nvmf-host: bench: usage: %s\n", st.message().c_str());
+      return kExitUsage;
+    }
+    // bench polls busy unless told: a --poll given before the subcommand counts too.
+    if (bench->get_option("--poll")->count() == 0 &&
+        (app.get_option("--poll")->count() > 0 || app.get_option("--poll-mode")->count() > 0)) {
+      bench_args.poll = poll_mode;
+    }
+  }
   if (conform_json->count() > 0 && conform_args.json.empty()) conform_args.json = "-";
   if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
   if (opts.traddr.empty()) {
@@ -514,11 +536,6 @@ int run(int argc, char** argv) {
   }
   if (Status st = check_connection_options(opts); !st.ok()) {
     std::fprintf(stderr, "nvmf-host: usage: %s\n", st.message().c_str());
-    return kExitUsage;
-  }
-  if (poll_mode != "busy" && poll_mode != "event") {  // only the hidden --poll-mode gets here
-    std::fprintf(stderr, "nvmf-host: usage: --poll-mode (now --poll): '%s' is not busy or event\n",
-                 poll_mode.c_str());
     return kExitUsage;
   }
   opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;
@@ -550,13 +567,7 @@ int run(int argc, char** argv) {
   w.json = w_json.target();
   r.json = r_json.target();
   if (write->parsed()) return cmd_write(opts, w);
-  if (bench->parsed()) {
-    if (bench_json->count() > 0) {
-      bench_args.output_format = "json";
-      if (!bench_json_file.empty() && bench_json_file != "-") bench_args.output = bench_json_file;
-    }
-    return cmd_bench(opts, bench_args);
-  }
+  if (bench->parsed()) return cmd_bench(opts, bench_args);
   return cmd_read(opts, r);
 }
 

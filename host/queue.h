@@ -76,12 +76,17 @@ class Queue : public CommandChannel {
   Queue& operator=(const Queue&) = delete;
 
   uint16_t qid() const { return qid_; }
+  // Entries (SQSIZE + 1 as sent in Connect).
   uint16_t queue_size() const { return queue_size_; }
+  // Bytes of max_inline_data the QP got, and whether the asked size was refused and 0 used
+  // instead (common/verbs/queue_pair.h).
   uint32_t granted_max_inline_data() const { return qp_->granted_max_inline_data(); }
   bool inline_fallback() const { return qp_->inline_fallback(); }
   // The IBV_SEND_INLINE ceiling (common/inline_send.h usable_max_inline_data()).
   uint32_t usable_max_inline_data() const { return qp_->usable_max_inline_data(); }
+  // SGEs per SEND the QP got (the SQE plus in-capsule pieces must fit).
   uint32_t granted_max_send_sge() const { return qp_->granted_max_send_sge(); }
+  // Posts and completions of this queue (the caller's thread only).
   const QueueCounters& counters() const { return counters_; }
   // Set after connect by the controller once Identify says what in-capsule data the target takes.
   // Also used for the I/O queue's Connect data (sent in-capsule when it fits, like Linux).
@@ -89,6 +94,7 @@ class Queue : public CommandChannel {
   const HostInCapsulePolicy& in_capsule_policy() const { return in_capsule_; }
   // Slots available for concurrent commands (queue_size - 1).
   uint16_t num_slots() const { return slots_ ? slots_->size() : 0; }
+  // Slots not in flight now.
   uint16_t free_slots() const { return slots_ ? slots_->free_count() : 0; }
 
   // Fast path. Copies `sqe` into a free slot's registered SQE buffer, sets CID = slot index and

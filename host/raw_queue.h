@@ -27,6 +27,7 @@
 
 namespace nvmf::host {
 
+// Where a RawQueue connects and how big it is.
 struct RawQueueParams {
   std::string traddr;
   std::string trsvcid = "4420";
@@ -56,6 +57,7 @@ struct CmOutcome {
 // RDMA 1.0 §3.3 CM REQUEST private data: RECFMT 0, `qid`, HRQSIZE `hrqsize`, HSQSIZE `hsqsize`
 // (0-based), exactly as given (no bound checked: the caller may be testing the target's).
 proto::CmRequestPrivateData cm_request(uint16_t qid, uint16_t hrqsize, uint16_t hsqsize);
+// The 32 bytes of `p` as connect() takes them.
 inline std::span<const uint8_t> cm_bytes(const proto::CmRequestPrivateData& p) {
   return {reinterpret_cast<const uint8_t*>(&p), sizeof(p)};
 }
@@ -78,6 +80,9 @@ proto::ConnectData connect_data_for(const ConnectSpec& spec);
 // The Connect SQE `spec` describes (CID 0, SGL1 zero: the caller sets both).
 proto::Sqe connect_sqe_for(const ConnectSpec& spec);
 
+// A host queue with no protocol of its own, for the conformance checker and the hostile-host
+// tests: it sends exactly the CM private data, capsules and Connects it is given (malformed
+// ones included) and returns what came back, judging nothing. Not thread-safe; setup path only.
 class RawQueue {
  public:
   static constexpr uint32_t kSlots = 64;                   // send slots and CQE receives
@@ -123,6 +128,7 @@ class RawQueue {
   Status send_connect(const ConnectSpec& spec, bool in_capsule, uint16_t cid);
   // Like run() for the Connect `spec`.
   Result<proto::Cqe> run_connect(const ConnectSpec& spec, bool in_capsule, int timeout_ms);
+  // Byte offset in data() of the keyed Connect data send_connect() uses (the last 4 KiB).
   size_t connect_data_offset() const { return data_.size() - 4096; }
 
   // True once the CM reports the connection gone (DISCONNECTED, or a work completion error

@@ -16,9 +16,10 @@ namespace nvmf::host {
 // until then. Storage is allocated in the constructor; the other calls allocate nothing.
 class SlotTable {
  public:
+  // `slots` slots (a queue's queue_size - 1), all free; CID i is slot i.
   explicit SlotTable(uint16_t slots);
 
-  uint16_t size() const { return static_cast<uint16_t>(state_.size()); }
+  uint16_t size() const { return static_cast<uint16_t>(state_.size()); }  // slots in all
   uint16_t free_count() const { return static_cast<uint16_t>(free_count_); }
 
   // A free slot, now in flight; nullopt when all are busy. The lowest-numbered slots are

@@ -2,11 +2,11 @@
 # The main job: our target and our host over soft-RoCE write a real file, read it back,
 # compare, and report what was negotiated.
 #
-# Usage: scripts/loopback.sh [--json FILE] [--input FILE | --input-size BYTES]
+# Usage: scripts/loopback.sh [--json FILE] [--data FILE | --data-size BYTES]
 #                            [--inline-data-size N] [--lba-size N]
 #   --json FILE              also write the report as JSON to FILE
-#   --input FILE             the file to write (default: a generated file, see --input-size)
-#   --input-size BYTES       size of the generated input (default 3146728 = 3 MiB + 1000: the
+#   --data FILE              the file to write (default: a generated file, see --data-size)
+#   --data-size BYTES        size of the generated file (default 3146728 = 3 MiB + 1000: the
 #                            tail ends inside an LBA, so the host's padding of the last LBA runs)
 #   --inline-data-size N     the target's in-capsule data size (nvmet meaning; default -1 = page)
 #   --lba-size N             namespace LBA size, 512 (default) or 4096
@@ -16,7 +16,7 @@
 set -euo pipefail
 
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
-prog=loopback.sh usage="scripts/loopback.sh [--json FILE] [--input FILE | --input-size BYTES] [--inline-data-size N] [--lba-size 512|4096] (--help)"
+prog=loopback.sh usage="scripts/loopback.sh [--json FILE] [--data FILE | --data-size BYTES] [--inline-data-size N] [--lba-size 512|4096] (--help)"
 # shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
 . "$(dirname "$0")/../ci/lib/args.sh"
 json_out=
@@ -28,7 +28,7 @@ lba_size=512
 while [ $# -gt 0 ]; do
   opt=$1
   case "$opt" in
-    --json | --input | --input-size | --inline-data-size | --lba-size)
+    --json | --data | --data-size | --input | --input-size | --inline-data-size | --lba-size)
       if [ $# -lt 2 ] || [ -z "$2" ]; then usage_error "$opt needs a value"; fi
       val=$2
       shift 2
@@ -47,8 +47,9 @@ while [ $# -gt 0 ]; do
   esac
   case "$opt" in
     --json) json_out=$val ;;
-    --input) input=$val ;;
-    --input-size) input_size=$val input_size_set=1 ;;
+    # --input and --input-size: the older spellings (nvmf-host's write said --input too).
+    --data | --input) input=$val ;;
+    --data-size | --input-size) input_size=$val input_size_set=1 ;;
     --inline-data-size) inline_data_size=$val ;;
     --lba-size) lba_size=$val ;;
     *) usage_error "unknown option '$opt'" ;;
@@ -58,14 +59,14 @@ case "$lba_size" in 512 | 4096) ;; *) usage_error "--lba-size must be 512 or 409
 [[ $inline_data_size =~ ^(-1|[0-9]+)$ ]] ||
   usage_error "--inline-data-size must be -1 (one page), 0 (off) or a byte count, not '$inline_data_size'"
 if ! [[ $input_size =~ ^[1-9][0-9]{0,9}$ ]] || [ "$input_size" -gt 1073741824 ]; then
-  usage_error "--input-size must be a byte count from 1 to 1073741824, not '$input_size'"
+  usage_error "--data-size must be a byte count from 1 to 1073741824, not '$input_size'"
 fi
-[ -z "$input" ] || [ -z "$input_size_set" ] || usage_error "--input and --input-size exclude each other"
+[ -z "$input" ] || [ -z "$input_size_set" ] || usage_error "--data and --data-size exclude each other"
 
 # Paths the user gives are relative to where they ran us, not to the repository.
 if [ -n "$input" ]; then
-  if ! [ -f "$input" ] || ! [ -r "$input" ]; then usage_error "--input: no such readable file: $input"; fi
-  [ -s "$input" ] || usage_error "--input: $input is empty"
+  if ! [ -f "$input" ] || ! [ -r "$input" ]; then usage_error "--data: no such readable file: $input"; fi
+  [ -s "$input" ] || usage_error "--data: $input is empty"
   input=$(realpath "$input")
 fi
 if [ -n "$json_out" ]; then

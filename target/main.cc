@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli_alias.h"
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/wire_text.h"
@@ -213,12 +214,16 @@ int main(int argc, char** argv) {
   TargetOptions o;
   std::string size, ram_size, json_path, config_path, log_level = "info";
   bool verbose = false;
-  CLI::App app{"nvmf-target: NVMe over Fabrics RDMA target (one subsystem, namespace 1)",
-               "nvmf-target"};
+  CLI::App app{
+      "nvmf-target: NVMe over Fabrics RDMA target (a subsystem and its namespaces from the "
+      "options, or the ports and subsystems of an nvmetcli --config)",
+      "nvmf-target"};
+  app.allow_extras();  // the first argument CLI11 does not know is named below
   CLI::Option* config = app.add_option(
       "--config", config_path,
-      "the JSON nvmetcli saves (/etc/nvmet/config.json): one port, its subsystems and their "
-      "allowed hosts; see the README");
+      "the JSON nvmetcli saves (/etc/nvmet/config.json): its ports, their subsystems (one "
+      "namespace each) and allowed hosts; excludes -a, -s, -n, --file, --size, --ram-size and "
+      "--inline-data-size");
   CLI::Option* traddr = app.add_option("-a,--traddr", o.traddr, "local address to listen on");
   CLI::Option* trsvcid = app.add_option("-s,--trsvcid", o.trsvcid, "port")->capture_default_str();
   CLI::Option* nqn = app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->capture_default_str();
@@ -260,11 +265,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-io-queues", o.max_io_queues, "I/O queues per controller")
       ->capture_default_str();
-  // --requested-max-inline-data: the older name, kept as an alias.
-  app.add_option("--max-inline-data,--requested-max-inline-data", o.requested_max_inline_data,
-                 "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of the "
-                 "16-byte responses; 0 = never; a refused size falls back to 0")
-      ->capture_default_str();
+  CLI::Option* max_inline =
+      app.add_option("--max-inline-data", o.requested_max_inline_data,
+                     "max_inline_data asked of each QP for inline send (IBV_SEND_INLINE) of the "
+                     "16-byte responses; 0 = never; a refused size falls back to 0")
+          ->capture_default_str();
+  // The older name, kept working but not shown (CLI11 hides group "").
+  nvmf::add_hidden_alias(app, "--requested-max-inline-data", o.requested_max_inline_data,
+                         max_inline);
   app.add_option("--max-rdma-read-depth", o.max_rdma_read_depth,
                  "RDMA READs outstanding per queue, at most (also capped by the host's "
                  "responder_resources and the device); more wait in arrival order")
@@ -308,13 +316,15 @@ int main(int argc, char** argv) {
                  "one it starts on) or a CPU number")
       ->capture_default_str();
   std::string poll = "event";
-  app.add_option("--poll", poll,
-                 "event: sleep in epoll when idle, like nvmet-rdma; busy: poll the CQs and never "
-                 "sleep, one core at 100%, like SPDK")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"busy", "event"}));
+  CLI::Option* poll_opt =
+      app.add_option(
+             "--poll", poll,
+             "event: sleep in epoll when idle, like nvmet-rdma; busy: poll the CQs and never "
+             "sleep, one core at 100%, like SPDK")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"busy", "event"}));
   // nvmf-host's older name for the same option, kept working but not shown.
-  app.add_option("--poll-mode", poll)->group("");
+  nvmf::add_hidden_alias(app, "--poll-mode", poll, poll_opt, CLI::IsMember({"busy", "event"}));
   CLI::Option* busy_poll_us =
       app.add_option("--busy-poll-us", o.busy_poll_us,
                      "--poll event: microseconds to keep polling after the last completion "
@@ -340,9 +350,11 @@ int main(int argc, char** argv) {
     std::cerr << "nvmf-target: usage: " << e.what() << " (try --help)\n";
     return kExitUsage;
   }
-  if (poll != "busy" && poll != "event") {  // only the hidden --poll-mode gets here
-    std::cerr << "nvmf-target: usage: --poll-mode (now --poll): '" << poll
-              << "' is not busy or event\n";
+  if (!app.remaining().empty()) {
+    const std::string first = app.remaining().front();  // remaining() returns a copy
+    std::cerr << "nvmf-target: usage: "
+              << (first.rfind('-', 0) == 0 ? "unknown option '" : "unexpected argument '") << first
+              << "' (nvmf-target takes options only; try --help)\n";
     return kExitUsage;
   }
   if (json->count() > 0 && json_path.empty()) json_path = "-";

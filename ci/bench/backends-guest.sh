@@ -203,8 +203,8 @@ fdev=$(kconnect "$pfx-flush" 4430) || say "connect to the flush subsystem failed
 qd1_read() { # rep label
   local f=$out/r$1-flush-ours-$2.json rc=0
   timeout 120 "$bin/host/nvmf-host" bench -a "$taddr" -s 4430 -w "$haddr" -n "$pfx-read" \
-    --rw randread --bs 4k --iodepth 1 --runtime "$3" --size 32m --output-format json \
-    --output "$f" 2>"$f.err" || rc=$?
+    --rw randread --bs 4k --iodepth 1 --runtime "$3" --size 32m --json "$f" \
+    2>"$f.err" || rc=$?
   record "$1" flush ours "$2" "$f" "$rc"
 }
 for ((rep = 1; rep <= reps; rep++)); do

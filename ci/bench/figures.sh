@@ -70,7 +70,7 @@ cell() { # rep name port rw bs [extra]
   shift 5
   timeout 120 "$bin/host/nvmf-host" bench -a "$t" -s "$port" -w "$NVMF_HOST_ADDR" -n "$nqn" \
     --rw "$rw" --bs "$bs" --iodepth 1 --runtime "$runtime" --ramp_time 0.5 --size 64m \
-    --poll event --output-format json --output "$out/r$rep-$name.json" "$@" 2>"$out/r$rep-$name.err"
+    --poll event --json "$out/r$rep-$name.json" "$@" 2>"$out/r$rep-$name.err"
 }
 for rep in $(seq 1 "$reps"); do
   cells=("w4096 4420 randwrite 8k" "w16384 4421 randwrite 8k"

@@ -175,7 +175,7 @@ ours() { # rep group cell port nqn rw bs iodepth [extra bench options]
   local f=$out/r$rep-g$group-$cell.json rc=0
   timeout $((120 + 2 * ${runtime%.*})) "$bin/host/nvmf-host" bench -a "$taddr" -s "$port" \
     -w "$haddr" -n "$nqn" --rw "$rw" --bs "$bs" --iodepth "$qd" --runtime "$runtime" \
-    --ramp_time "$ramp" --size 64m --poll "${CELL_POLL:-$poll}" --output-format json --output "$f" "$@" \
+    --ramp_time "$ramp" --size 64m --poll "${CELL_POLL:-$poll}" --json "$f" "$@" \
     2>"$f.err" || rc=$?
   record "$rep" "$group" "$cell" ours "$f" "$rc"
 }

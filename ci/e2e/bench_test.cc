@@ -36,14 +36,13 @@ class BenchTest : public CliFixture {
     return CliFixture::start_target(extra);
   }
 
-  // Runs `nvmf-host bench ARGS --output-format json --output FILE`; returns the exit status and
+  // Runs `nvmf-host bench ARGS --json FILE`; returns the exit status and
   // fills `report` when the file parses.
   int bench(int port, const std::string& args, nlohmann::json& report) {
     std::string out = tmpdir() + "/bench.json";
     std::string err = tmpdir() + "/bench.err";
     unlink(out.c_str());
-    int rc = run(host("bench", port, args) + " --output-format json --output '" + out + "' 2>'" +
-                 err + "'");
+    int rc = run(host("bench", port, args) + " --json '" + out + "' 2>'" + err + "'");
     std::string text = slurp(out);
     report = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (rc != 0) ADD_FAILURE() << "bench exited " << rc << ":\n" << slurp(err);
@@ -264,7 +263,7 @@ TEST_F(BenchTest, TargetGoneLongerThanCtrlLossTmoEndsTheBenchWithAnError) {
     rc = run(host("bench", port,
                   "--reconnect-delay 1 --ctrl-loss-tmo 3 -k 2 --rw randread --bs 4k --iodepth 4 "
                   "--runtime 60 --poll event") +
-             " --output-format json --output '" + out + "' 2>'" + err + "'");
+             " --json '" + out + "' 2>'" + err + "'");
   });
   // Kill once the bench is connected (its admin and I/O queues accepted: starting took over 8 s
   // on a loaded emulated machine) and has read for 2 s.

@@ -5,10 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace nvmf::e2e {
 namespace {
@@ -58,10 +62,17 @@ TEST(CliArgs, TargetRefusesBadOptions) {
       {"", 2, "--traddr"},
       {"-a 192.0.2.1", 2, "--file PATH or --ram-size"},
       {"-a 192.0.2.1 --ram-size 10x", 2, "--ram-size"},
-      {"-a 192.0.2.1 --ram-size 1m --frob", 2, "--frob"},
-      {"-a 192.0.2.1 --ram-size 1m frobnicate", 2, "frobnicate"},
+      {"-a 192.0.2.1 --ram-size 1m --frob", 2, "usage: unknown option '--frob'"},
+      {"-a 192.0.2.1 --ram-size 1m frobnicate", 2, "usage: unexpected argument 'frobnicate'"},
+      {"frobnicate", 2, "usage: unexpected argument 'frobnicate'"},
+      {"--frob 5 --lba-size 7", 2, "usage: unknown option '--frob'"},
       {"-a 192.0.2.1 --ram-size 1m --log-level loud", 2, "--log-level"},
       {"-a 192.0.2.1 --ram-size 1m --poll-mode fast", 2, "--poll-mode"},
+      {"-a 192.0.2.1 --ram-size 1m --poll busy --poll-mode busy", 2, "--poll"},
+      {"-a 192.0.2.1 --ram-size 1m --requested-max-inline-data x", 2,
+       "--requested-max-inline-data"},
+      {"-a 192.0.2.1 --ram-size 1m --max-inline-data 0 --requested-max-inline-data 0", 2,
+       "--max-inline-data"},
       {"-v -a 192.0.2.1 --ram-size 1m --lba-size 7", 2, "--lba-size"},
       {"-a 192.0.2.1 --ram-size 1m --json /nonexistent-dir/t.json", 1, "--json"},
       {"-a 192.0.2.1 --ram-size -1", 2, "--ram-size"},
@@ -149,13 +160,167 @@ TEST(CliArgs, BothBinariesShareOneVocabulary) {
     EXPECT_NE(h.find("--json [FILE]"), std::string::npos) << sub << ": " << h;
     EXPECT_NE(h.find("--output-format"), std::string::npos) << sub << ": " << h;
   }
-  // Hidden aliases are not shown.
-  EXPECT_EQ(host.find("--poll-mode"), std::string::npos) << host;
-  EXPECT_EQ(target.find("--poll-mode"), std::string::npos) << target;
+  // Hidden aliases are not shown, in any help; nor an "Excludes:" naming them.
+  std::vector<std::string> texts = {host, target};
+  for (const char* sub : {"identify", "write", "read", "bench", "discover", "conform"}) {
+    texts.push_back(help("host/nvmf-host", std::string(sub) + " --help"));
+  }
+  for (const std::string& text : texts) {
+    for (const char* old : {"--poll-mode", "--requested-max-inline-data", "--input", "--output ",
+                            "-i,", "-f,", "--fast_io_fail_tmo", "--queues", "Excludes: \n"}) {
+      EXPECT_EQ(text.find(old), std::string::npos) << old << " shown in: " << text;
+    }
+  }
   for (const std::string& text : {host, target}) {
     EXPECT_EQ(text.find(".h)"), std::string::npos) << text;
     EXPECT_EQ(text.find(".cc"), std::string::npos) << text;
     EXPECT_EQ(text.find("bazel-out"), std::string::npos) << text;
+  }
+}
+
+// The options a --help shows: the names before the first space of each "  -x,--name TYPE  text"
+// line; -h,--help (every CLI11 help has it) left out.
+std::set<std::string> help_options(const std::string& help_text) {
+  std::set<std::string> out;
+  std::istringstream lines(help_text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  -", 0) != 0) continue;
+    std::istringstream names(line.substr(2, line.find(' ', 2) - 2));
+    for (std::string name; std::getline(names, name, ',');) {
+      if (name != "-h" && name != "--help") out.insert(name);
+    }
+  }
+  return out;
+}
+
+// The subcommands a --help lists (the lines after "Subcommands:" up to a blank one).
+std::vector<std::string> help_subcommands(const std::string& help_text) {
+  std::vector<std::string> out;
+  std::istringstream lines(help_text);
+  bool in = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line == "Subcommands:") {
+      in = true;
+    } else if (in && line.empty()) {
+      break;
+    } else if (in) {
+      std::istringstream words(line);
+      std::string word;
+      words >> word;
+      out.push_back(word);
+    }
+  }
+  return out;
+}
+
+// Every option spelled in `text` ("`-d, --data FILE`" gives -d and --data): one or two dashes
+// not inside a word, a letter, then letters, digits, '_' or '-'.
+std::set<std::string> options_in(const std::string& text) {
+  auto word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  };
+  std::set<std::string> out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '-' || (i > 0 && word(text[i - 1]))) continue;
+    size_t j = i + (i + 1 < text.size() && text[i + 1] == '-' ? 2 : 1);
+    if (j >= text.size() || !std::isalpha(static_cast<unsigned char>(text[j]))) continue;
+    while (j < text.size() && word(text[j])) ++j;
+    out.insert(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+// A markdown table row's cells ("\|" inside a cell is not a separator).
+std::vector<std::string> cells(const std::string& row) {
+  std::vector<std::string> out;
+  std::string cell;
+  for (size_t i = 1; i < row.size(); ++i) {
+    if (row[i] == '\\' && i + 1 < row.size() && row[i + 1] == '|') {
+      cell += '|';
+      ++i;
+    } else if (row[i] == '|') {
+      out.push_back(cell);
+      cell.clear();
+    } else {
+      cell += row[i];
+    }
+  }
+  return out;
+}
+
+std::string join(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+// README "Command-line options": one table per binary and per nvmf-host subcommand, under a
+// heading "### `nvmf-target`", "### `nvmf-host`", "### `nvmf-host SUB`", must list exactly the
+// options that binary's `--help` (or `nvmf-host SUB --help`) shows; every nvmf-host subcommand
+// has its table; the shared vocabulary table above them names only options some --help shows.
+TEST(CliArgs, ReadmeTablesMatchEveryHelp) {
+  const std::string readme = slurp(runfile("README.md"));
+  const size_t start = readme.find("\n## Command-line options\n");
+  ASSERT_NE(start, std::string::npos) << "README has no Command-line options section";
+  const size_t stop = readme.find("\n## ", start + 1);
+  std::istringstream lines(readme.substr(start, stop - start));
+  std::map<std::string, std::set<std::string>> tables;  // heading -> options in its first column
+  std::set<std::string> vocabulary;                     // options in the shared table
+  std::string heading;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("### `", 0) == 0) {
+      heading = line.substr(5, line.find('`', 5) - 5);
+      EXPECT_EQ(tables.count(heading), 0u) << "two tables for " << heading;
+      tables[heading];
+    } else if (line.rfind("| `", 0) == 0) {
+      std::vector<std::string> row = cells(line);
+      ASSERT_GE(row.size(), 2u) << line;
+      if (heading.empty()) {
+        for (const std::string& cell : row) vocabulary.merge(options_in(cell));
+      } else {
+        std::set<std::string> names = options_in(row[0]);
+        EXPECT_FALSE(names.empty()) << heading << ": a row without an option: " << line;
+        tables[heading].merge(names);
+      }
+    }
+  }
+  const std::string host_help = help("host/nvmf-host", "--help");
+  const std::vector<std::string> subcommands = help_subcommands(host_help);
+  ASSERT_GE(subcommands.size(), 6u) << host_help;  // identify write read bench discover conform
+  std::map<std::string, std::string> helps = {{"nvmf-target", help("target/nvmf-target", "--help")},
+                                              {"nvmf-host", host_help}};
+  for (const std::string& sub : subcommands) {
+    helps["nvmf-host " + sub] = help("host/nvmf-host", sub + " --help");
+  }
+  std::set<std::string> every_shown;
+  for (const auto& [name, text] : helps) {
+    const std::set<std::string> shown = help_options(text);
+    EXPECT_FALSE(shown.empty()) << name << " --help shows no option: " << text;
+    every_shown.insert(shown.begin(), shown.end());
+    auto table = tables.find(name);
+    if (table == tables.end()) {
+      ADD_FAILURE() << "README has no table \"### `" << name << "`\" for: " << join(shown);
+      continue;
+    }
+    std::set<std::string> missing, stale;
+    for (const std::string& o : shown) {
+      if (table->second.count(o) == 0) missing.insert(o);
+    }
+    for (const std::string& o : table->second) {
+      if (shown.count(o) == 0) stale.insert(o);
+    }
+    EXPECT_TRUE(missing.empty()) << name
+                                 << " --help shows, the README table lacks: " << join(missing);
+    EXPECT_TRUE(stale.empty()) << "the README table of " << name
+                               << " lists, --help does not show: " << join(stale);
+  }
+  for (const auto& [name, options] : tables) {
+    EXPECT_EQ(helps.count(name), 1u) << "README table for " << name << ", which has no --help";
+  }
+  EXPECT_GE(vocabulary.size(), 10u) << "the shared vocabulary table was not found";
+  for (const std::string& o : vocabulary) {
+    EXPECT_EQ(every_shown.count(o), 1u) << "the shared table names " << o << ", no --help shows";
   }
 }
 
@@ -191,18 +356,34 @@ TEST(CliArgs, HostRefusesBadOptions) {
       {"-a 192.0.2.1 -n nqn.x identify --output-format yaml", 2, "--output-format"},
       {"-a 192.0.2.1 -n nqn.2014-08.org.nvmexpress.discovery identify", 2,
        "use 'nvmf-host discover'"},
-      {"-a 192.0.2.1 -n nqn.x write", 2, "--input"},
+      {"-a 192.0.2.1 -n nqn.x write", 2, "write: usage: -d,--data FILE is required"},
+      {"write", 2, "write: usage: -d,--data FILE is required"},
+      {"-a 192.0.2.1 -n nqn.x write -d /nonexistent-dir/in", 1, "/nonexistent-dir/in"},
+      {"-a 192.0.2.1 -n nqn.x write --data /dev/null", 1, "/dev/null"},
+      {"-a 192.0.2.1 -n nqn.x read -l 512", 2, "read: usage: -d,--data FILE is required"},
+      {"-a 192.0.2.1 -n nqn.x read -d x -l 0", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -d x -l 10x", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -d x -l -1", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -d x", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -d x -l 512 -l 1024", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -d x -l 0xffffffffffffffff", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read -d x -l 512 -o 0xfffffffffffffe00", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x read --data x -l 512 -o 5x", 2, "--offset"},
+      {"-a 192.0.2.1 -n nqn.x read -d x -l 512 --json /nonexistent-dir/r.json", 1, "--json"},
+      // The older spellings still work (the same checks answer them), hidden from --help...
       {"-a 192.0.2.1 -n nqn.x write -i /nonexistent-dir/in", 1, "/nonexistent-dir/in"},
-      {"-a 192.0.2.1 -n nqn.x write -i /dev/null", 1, "/dev/null"},
-      {"-a 192.0.2.1 -n nqn.x read -f x -l 0", 2, "--length"},
-      {"-a 192.0.2.1 -n nqn.x read -f x -l 10x", 2, "--length"},
-      {"-a 192.0.2.1 -n nqn.x read -f x -l -1", 2, "--length"},
-      {"-a 192.0.2.1 -n nqn.x read -f x", 2, "--length"},
-      {"-a 192.0.2.1 -n nqn.x read -f x -l 512 -l 1024", 2, "--length"},
-      {"-a 192.0.2.1 -n nqn.x read -f x -l 0xffffffffffffffff", 2, "--length"},
-      {"-a 192.0.2.1 -n nqn.x read -f x -l 512 -o 0xfffffffffffffe00", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x write --input /nonexistent-dir/in", 1, "/nonexistent-dir/in"},
       {"-a 192.0.2.1 -n nqn.x read -f x -l 512 -o 5x", 2, "--offset"},
-      {"-a 192.0.2.1 -n nqn.x read -f x -l 512 --json /nonexistent-dir/r.json", 1, "--json"},
+      {"-a 192.0.2.1 -n nqn.x read --output x -l 10x", 2, "--length"},
+      {"-a 192.0.2.1 -n nqn.x --fast_io_fail_tmo x identify", 2, "--fast_io_fail_tmo"},
+      {"-a 192.0.2.1 -n nqn.x bench --queues 0", 2, "--queues"},
+      // ...but not next to the new one.
+      {"-a 192.0.2.1 -n nqn.x write -d a -i b", 2, "--data"},
+      {"-a 192.0.2.1 -n nqn.x read -d a -f b -l 512", 2, "--data"},
+      {"-a 192.0.2.1 -n nqn.x --poll busy --poll-mode busy identify", 2, "--poll"},
+      // bench's report file is --json FILE; its old --output (read's data file) is refused.
+      {"-a 192.0.2.1 -n nqn.x bench --output r.json", 2, "the report file is --json FILE"},
+      {"-a 192.0.2.1 -n nqn.x bench --json /nonexistent-dir/b.json", 1, "--json"},
   };
   for (const Case& c : cases) {
     Outcome o = run("host/nvmf-host", c.args);
@@ -210,10 +391,10 @@ TEST(CliArgs, HostRefusesBadOptions) {
     EXPECT_NE(o.err.find(c.names), std::string::npos) << c.args << ": " << o.err;
   }
   for (const std::string& args :
-       {h + "write -i '" + dir + "'", h + "write -i '" + input + "' -o 10x",
-        h + "write -i '" + input + "' -o -512",
-        h + "write -i '" + input + "' -o 0xffffffffffffffff",
-        h + "write -i '" + input + "' --json /nonexistent-dir/w.json"}) {
+       {h + "write -d '" + dir + "'", h + "write -d '" + input + "' -o 10x",
+        h + "write -d '" + input + "' -o -512",
+        h + "write -d '" + input + "' -o 0xffffffffffffffff",
+        h + "write -d '" + input + "' --json /nonexistent-dir/w.json"}) {
     Outcome o = run("host/nvmf-host", args);
     EXPECT_NE(o.exit_code, 0) << args << ": " << o.err;
     EXPECT_NE(o.exit_code, -1) << args << ": " << o.err;

@@ -62,7 +62,7 @@ TEST_F(CliInCapsuleTest, SegmentedWritesGoInCapsuleAndReadBack) {
   const std::string small = dir + "/small.bin", small_back = dir + "/small.back";
   make_file(small, 12800, 1);
   ASSERT_EQ(run(host("write", port,
-                     "--input '" + small + "' --segments 3 --json " + dir + "/w-small.json 2> " +
+                     "--data '" + small + "' --segments 3 --json " + dir + "/w-small.json 2> " +
                          dir + "/w-small.log")),
             0)
       << slurp(dir + "/w-small.log");
@@ -78,7 +78,7 @@ TEST_F(CliInCapsuleTest, SegmentedWritesGoInCapsuleAndReadBack) {
   const std::string big = dir + "/big.bin", big_back = dir + "/big.back";
   make_file(big, 40000, 2);
   ASSERT_EQ(run(host("write", port,
-                     "--input '" + big + "' --offset 1m --segments 4 --json " + dir +
+                     "--data '" + big + "' --offset 1m --segments 4 --json " + dir +
                          "/w-big.json 2> " + dir + "/w-big.log")),
             0)
       << slurp(dir + "/w-big.log");
@@ -88,8 +88,8 @@ TEST_F(CliInCapsuleTest, SegmentedWritesGoInCapsuleAndReadBack) {
   EXPECT_EQ(w["stats"]["writes_keyed"], 2) << w.dump(2);
   EXPECT_EQ(w["stats"]["bytes_keyed"], 7680) << w.dump(2);
 
-  ASSERT_EQ(run(host("read", port, "--output '" + small_back + "' --length 12800")), 0);
-  ASSERT_EQ(run(host("read", port, "--output '" + big_back + "' --offset 1m --length 40000")), 0);
+  ASSERT_EQ(run(host("read", port, "--data '" + small_back + "' --length 12800")), 0);
+  ASSERT_EQ(run(host("read", port, "--data '" + big_back + "' --offset 1m --length 40000")), 0);
   ASSERT_EQ(stop_target(), 0) << slurp(target_log_);
   EXPECT_EQ(sha256(small_back), sha256(small));
   EXPECT_EQ(sha256(big_back), sha256(big));
@@ -141,15 +141,15 @@ TEST_F(CliInCapsuleTest, InCapsuleOffSaysWhyAndRefusesUnalignedPieces) {
   // Pieces of 2133, 4266 and 6401 bytes: the LBA at byte 2048 straddles pieces 0 and 1, and no
   // keyed descriptor (MSDBD 1) can carry it: refused, naming why.
   const std::string log = dir + "/off-3.log";
-  EXPECT_EQ(run(host("write", port, "--input '" + file + "' --segments 3 2> " + log)), 1);
+  EXPECT_EQ(run(host("write", port, "--data '" + file + "' --segments 3 2> " + log)), 1);
   EXPECT_NE(slurp(log).find("ends inside the LBA at byte 2048"), std::string::npos) << slurp(log);
   EXPECT_NE(slurp(log).find("in-capsule data is off"), std::string::npos) << slurp(log);
   // One piece goes keyed and lands.
-  ASSERT_EQ(run(host("write", port, "--input '" + file + "' --json " + dir + "/w-off.json")), 0);
+  ASSERT_EQ(run(host("write", port, "--data '" + file + "' --json " + dir + "/w-off.json")), 0);
   nlohmann::json w = json_file(dir + "/w-off.json");
   EXPECT_EQ(w["stats"]["writes_keyed"], 1) << w.dump(2);
   EXPECT_EQ(w["stats"]["writes_in_capsule"], 0) << w.dump(2);
-  ASSERT_EQ(run(host("read", port, "--output '" + back + "' --length 12800")), 0);
+  ASSERT_EQ(run(host("read", port, "--data '" + back + "' --length 12800")), 0);
   EXPECT_EQ(sha256(back), sha256(file));
   EXPECT_EQ(stop_target(), 0) << slurp(target_log_);
 }

@@ -45,14 +45,14 @@ TEST_F(CliTest, WritesAndReadsBackARealFileWithMatchingSha256) {
   ASSERT_GT(port, 0);
 
   ASSERT_EQ(run(host("write", port,
-                     "--input '" + input + "' --offset 4096 2> " + tmpdir() + "/write.log")),
+                     "--data '" + input + "' --offset 4096 2> " + tmpdir() + "/write.log")),
             0)
       << slurp(tmpdir() + "/write.log");
   EXPECT_NE(slurp(tmpdir() + "/write.log").find("pad"), std::string::npos)
       << "the CLI must say it padded the last LBA:\n"
       << slurp(tmpdir() + "/write.log");
   ASSERT_EQ(run(host("read", port,
-                     "--output '" + readback + "' --offset 4096 --length " + std::to_string(size) +
+                     "--data '" + readback + "' --offset 4096 --length " + std::to_string(size) +
                          " 2> " + tmpdir() + "/read.log")),
             0)
       << slurp(tmpdir() + "/read.log");
@@ -77,7 +77,7 @@ TEST_F(CliTest, ReadPastTheEndNamesLbaOutOfRange) {
   ASSERT_GT(port, 0);
   const std::string log = tmpdir() + "/oor.log";
   EXPECT_NE(run(host("read", port,
-                     "--output /dev/null --offset " + std::to_string((1 << 20) - 512) +
+                     "--data /dev/null --offset " + std::to_string((1 << 20) - 512) +
                          " --length 1024 2> " + log)),
             0);
   EXPECT_NE(slurp(log).find("LBA Out of Range"), std::string::npos) << slurp(log);
@@ -92,8 +92,8 @@ TEST_F(CliTest, WritePastTheEndLandsNothing) {
   const std::string log = tmpdir() + "/wpe.log";
   // The first LBA would fit, the second would not: nothing may be written.
   EXPECT_EQ(run(host("write", port,
-                     "--input '" + input + "' --offset " + std::to_string((1 << 20) - 512) +
-                         " 2> " + log)),
+                     "--data '" + input + "' --offset " + std::to_string((1 << 20) - 512) + " 2> " +
+                         log)),
             2);
   EXPECT_NE(slurp(log).find("past the namespace end"), std::string::npos) << slurp(log);
   ASSERT_EQ(stop_target(), 0) << slurp(target_log_);

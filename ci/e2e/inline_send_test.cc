@@ -321,12 +321,12 @@ TEST_F(InlineSendCliTest, MaxInlineDataKnobsDriveTheFallbackOnBothSides) {
   ASSERT_GT(port, 0);
   const std::string wlog = tmpdir() + "/write.log", wjson = tmpdir() + "/write.json";
   ASSERT_EQ(run(host("write", port,
-                     knob + " --input '" + input + "' --json '" + wjson + "' 2> '" + wlog + "'")),
+                     knob + " --data '" + input + "' --json '" + wjson + "' 2> '" + wlog + "'")),
             0)
       << slurp(wlog);
   const std::string rlog = tmpdir() + "/read.log", rjson = tmpdir() + "/read.json";
   ASSERT_EQ(run(host("read", port,
-                     knob + " --output '" + readback + "' --length " + std::to_string(size) +
+                     knob + " --data '" + readback + "' --length " + std::to_string(size) +
                          " --json '" + rjson + "' 2> '" + rlog + "'")),
             0)
       << slurp(rlog);
@@ -375,7 +375,7 @@ TEST_F(InlineSendCliTest, DefaultsPostInlineAndTheOldTargetOptionNameStillWorks)
       start_target({"--ram-size", "4m", "--json", report, "--requested-max-inline-data", "16"});
   ASSERT_GT(port, 0);
   const std::string rjson = tmpdir() + "/read.json";
-  ASSERT_EQ(run(host("read", port, "--output /dev/null --length 64k --json '" + rjson + "'")), 0);
+  ASSERT_EQ(run(host("read", port, "--data /dev/null --length 64k --json '" + rjson + "'")), 0);
   ASSERT_EQ(stop_target(), 0) << slurp(target_log_);
   nlohmann::json r = nlohmann::json::parse(slurp(rjson));
   EXPECT_GT(r["stats"]["capsules_inline"].get<uint64_t>(), 0u) << r.dump(2);

@@ -507,11 +507,11 @@ for size in $sizes; do
   head -c 262144 /dev/urandom >"$out/data-$size.bin"
   head -c 12288 /dev/urandom >"$out/small-$size.bin"
   check "$s" write_read_compare bash -c "
-    '$host_bin' -a '$T' -w '$H' -n '$NQN' --hostnqn '$HOST_OK' write -i '$out/data-$size.bin' -o 1m --json - &&
-    '$host_bin' -a '$T' -w '$H' -n '$NQN' --hostnqn '$HOST_OK' read -f '$out/back-$size.bin' -o 1m -l 262144 &&
+    '$host_bin' -a '$T' -w '$H' -n '$NQN' --hostnqn '$HOST_OK' write -d '$out/data-$size.bin' -o 1m --json - &&
+    '$host_bin' -a '$T' -w '$H' -n '$NQN' --hostnqn '$HOST_OK' read -d '$out/back-$size.bin' -o 1m -l 262144 &&
     cmp '$out/data-$size.bin' '$out/back-$size.bin' &&
-    '$host_bin' -a '$T' -w '$H' -n '$NQN' --hostnqn '$HOST_OK' write -i '$out/small-$size.bin' -o 4m --json - &&
-    '$host_bin' -a '$T' -w '$H' -n '$NQN' --hostnqn '$HOST_OK' read -f '$out/sback-$size.bin' -o 4m -l 12288 &&
+    '$host_bin' -a '$T' -w '$H' -n '$NQN' --hostnqn '$HOST_OK' write -d '$out/small-$size.bin' -o 4m --json - &&
+    '$host_bin' -a '$T' -w '$H' -n '$NQN' --hostnqn '$HOST_OK' read -d '$out/sback-$size.bin' -o 4m -l 12288 &&
     cmp '$out/small-$size.bin' '$out/sback-$size.bin' && echo 'read back equal'"
   if [ "$size" = 4096 ]; then
     check "$s" host_not_allowed_same_status bash -c "

@@ -24,6 +24,7 @@ constexpr uint64_t encode_wr_id(WrKind kind, uint32_t index) {
   return (uint64_t{static_cast<uint8_t>(kind)} << 32) | index;
 }
 
+// A decoded wr_id (decode_wr_id).
 struct WrId {
   WrKind kind;
   uint32_t index;
@@ -36,6 +37,7 @@ constexpr WrId decode_wr_id(uint64_t wr_id) {
   return WrId{kind > 0xFF ? WrKind{0} : static_cast<WrKind>(kind), static_cast<uint32_t>(wr_id)};
 }
 
+// True for the four kinds above; false for any other byte (a corrupt or foreign wr_id).
 constexpr bool valid_wr_kind(WrKind kind) {
   return kind == WrKind::kRecv || kind == WrKind::kRead || kind == WrKind::kSend ||
          kind == WrKind::kWrite;
