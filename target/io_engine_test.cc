@@ -27,6 +27,18 @@ struct Collector : IoCompletion {
   std::vector<IoRequest*> done;
 };
 
+IoRequest make_io(IoOp kind, int fd, uint64_t offset, uint64_t length, uint8_t* data,
+                  IoCompletion* done) {
+  IoRequest io;
+  io.op = kind;
+  io.fd = fd;
+  io.offset = offset;
+  io.length = length;
+  io.data = data;
+  io.done = done;
+  return io;
+}
+
 class IoEngineTest : public ::testing::TestWithParam<IoEngineKind> {
  protected:
   void SetUp() override {
@@ -47,14 +59,7 @@ class IoEngineTest : public ::testing::TestWithParam<IoEngineKind> {
   }
 
   IoRequest op(IoOp kind, uint64_t offset, uint64_t length, uint8_t* data, int fd = -1) {
-    IoRequest io;
-    io.op = kind;
-    io.fd = fd < 0 ? fd_ : fd;
-    io.offset = offset;
-    io.length = length;
-    io.data = data;
-    io.done = &collector_;
-    return io;
+    return make_io(kind, fd < 0 ? fd_ : fd, offset, length, data, &collector_);
   }
   // Submits and reaps until `ios` completed (5 s at most); returns the result of the last.
   void run(std::vector<IoRequest*> ios) {
@@ -204,14 +209,7 @@ class UringSetupTest : public ::testing::Test {
     return e.ok() ? std::move(e).value() : nullptr;
   }
   IoRequest op(IoOp kind, uint64_t offset, uint64_t length, uint8_t* data, int fd = -1) {
-    IoRequest io;
-    io.op = kind;
-    io.fd = fd < 0 ? fd_ : fd;
-    io.offset = offset;
-    io.length = length;
-    io.data = data;
-    io.done = &collector_;
-    return io;
+    return make_io(kind, fd < 0 ? fd_ : fd, offset, length, data, &collector_);
   }
   // Submits, then waits on the eventfd (as the event loop sleeps in epoll) before each reap: a
   // completion the kernel holds (deferred task work) must still signal it.
