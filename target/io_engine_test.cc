@@ -183,6 +183,14 @@ INSTANTIATE_TEST_SUITE_P(Kinds, IoEngineTest,
 constexpr uint32_t kDefer =
     IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
 
+// Deferred task work and fixed buffers asked for (the target's defaults have them off).
+UringSetupOptions all_on() {
+  UringSetupOptions o;
+  o.defer_taskrun = true;
+  o.fixed_buffers = true;
+  return o;
+}
+
 class UringSetupTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -244,8 +252,16 @@ class UringSetupTest : public ::testing::Test {
   Collector collector_;
 };
 
-TEST_F(UringSetupTest, DefaultIsTheFirstSetupThisKernelAccepts) {
+TEST_F(UringSetupTest, DefaultIsThePlainSetupWithoutFixedBuffers) {
   auto e = make({});
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->setup_flags(), 0u);
+  EXPECT_FALSE(e->register_memory(mem_, kRegion));
+  round_trip(*e, mem_, 0);
+}
+
+TEST_F(UringSetupTest, AskedForItIsTheFirstSetupThisKernelAccepts) {
+  auto e = make(all_on());
   ASSERT_NE(e, nullptr);
   const uint32_t f = e->setup_flags();
   EXPECT_TRUE(f == kDefer || f == IORING_SETUP_SINGLE_ISSUER || f == 0) << f;
@@ -254,7 +270,7 @@ TEST_F(UringSetupTest, DefaultIsTheFirstSetupThisKernelAccepts) {
 }
 
 TEST_F(UringSetupTest, DeferTaskrunRefusedFallsBackToSingleIssuerThenPlain) {
-  UringSetupOptions opt;
+  UringSetupOptions opt = all_on();
   opt.refuse_flags = IORING_SETUP_DEFER_TASKRUN;  // as a 6.0 kernel answers
   auto e = make(opt);
   ASSERT_NE(e, nullptr);
@@ -279,7 +295,7 @@ TEST_F(UringSetupTest, OffStartsAtThePlainSetup) {
 }
 
 TEST_F(UringSetupTest, EveryFlagRefusedIsAnErrorForUringAndThreadsForAuto) {
-  UringSetupOptions opt;
+  UringSetupOptions opt = all_on();
   opt.refuse_flags = IORING_SETUP_CQSIZE;  // in every setup: nothing left to try
   auto u = IoEngine::create(IoEngineKind::kUring, 8, opt);
   ASSERT_FALSE(u.ok());
@@ -294,7 +310,7 @@ TEST_F(UringSetupTest, EveryFlagRefusedIsAnErrorForUringAndThreadsForAuto) {
 TEST_F(UringSetupTest, CreatedOnOneThreadUsedOnAnother) {
   // The target may build the engine on its main thread and run the loop on another: with
   // SINGLE_ISSUER the ring's issuer is the thread that first uses it.
-  auto e = make({});
+  auto e = make(all_on());
   ASSERT_NE(e, nullptr);
   std::thread user([&] { round_trip(*e, mem_, 16384); });
   user.join();
@@ -307,7 +323,7 @@ TEST_F(UringSetupTest, ODirectCompletionsSignalTheEventFd) {
   int direct = ::open(path_.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
   if (direct < 0) GTEST_SKIP() << "O_DIRECT: " << std::strerror(errno);
   for (bool defer : {true, false}) {
-    UringSetupOptions opt;
+    UringSetupOptions opt = all_on();
     opt.defer_taskrun = defer;
     auto e = make(opt);
     ASSERT_NE(e, nullptr);
@@ -317,7 +333,7 @@ TEST_F(UringSetupTest, ODirectCompletionsSignalTheEventFd) {
 }
 
 TEST_F(UringSetupTest, FixedBuffersForDataInsideARegisteredRegion) {
-  auto e = make({});
+  auto e = make(all_on());
   ASSERT_NE(e, nullptr);
   if (e->describe().find("no fixed buffers") != std::string::npos) {
     GTEST_SKIP() << "this kernel has no sparse fixed-buffer table (Linux < 5.19)";
@@ -339,7 +355,7 @@ TEST_F(UringSetupTest, FixedBuffersForDataInsideARegisteredRegion) {
 }
 
 TEST_F(UringSetupTest, FixedBufferTableHasALimitAndCanBeTurnedOff) {
-  auto e = make({});
+  auto e = make(all_on());
   ASSERT_NE(e, nullptr);
   if (e->describe().find("no fixed buffers") != std::string::npos) {
     GTEST_SKIP() << "this kernel has no sparse fixed-buffer table (Linux < 5.19)";
@@ -359,7 +375,7 @@ TEST_F(UringSetupTest, FixedBufferTableHasALimitAndCanBeTurnedOff) {
   e.reset();
   ::munmap(p, (n + 1) * page);
 
-  UringSetupOptions off;
+  UringSetupOptions off = all_on();
   off.fixed_buffers = false;
   e = make(off);
   ASSERT_NE(e, nullptr);
