@@ -75,6 +75,8 @@ class BufferPool {
   ChunkList& chunks() { return chunks_; }
   uint32_t lkey() const { return buffer_.lkey(); }
   uint64_t registered_bytes() const { return buffer_.size(); }
+  // The start of the registered_bytes() every chunk lies in.
+  uint8_t* data() { return buffer_.data(); }
 
  private:
   explicit BufferPool(verbs::RegisteredBuffer buffer, uint32_t count, uint32_t chunk_bytes)

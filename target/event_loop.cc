@@ -93,6 +93,7 @@ EventLoop::~EventLoop() {
   shutdown();
   for (auto& d : devices_) {
     if (d->srq != nullptr) first_port().discovery().registry().remove_srq(&d->srq->counters());
+    if (d->pool != nullptr && engine_ != nullptr) engine_->unregister_memory(d->pool->data());
   }
   devices_.clear();
   if (wake_fd_ >= 0) ::close(wake_fd_);
@@ -582,6 +583,13 @@ void EventLoop::sweep() {
 void EventLoop::housekeeping() {
   if (Status st = drain_cm_events(); !st.ok()) {
     NVMF_LOG(ERROR, "target") << "rdma_cm events: " << st.to_string();
+  }
+  // A device's shared data buffers (made by its first Connect) become io_uring fixed buffers
+  // (no-op once registered, or for the thread engine).
+  for (auto& d : devices_) {
+    if (d->pool != nullptr && engine_ != nullptr) {
+      (void)engine_->register_memory(d->pool->data(), d->pool->registered_bytes());
+    }
   }
   maintain_srqs();
   (void)expire_keep_alives();  // sweeps

@@ -6,6 +6,7 @@
 #include <linux/falloc.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -70,19 +71,44 @@ void read_eventfd(int fd) {
 
 // ------------------------------------------------------------------------------- io_uring --
 
+struct UringSetup {
+  uint32_t flags;
+  const char* what;
+};
+constexpr UringSetup kUringSetups[] = {
+    {IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+     "single issuer, deferred task work"},
+    {IORING_SETUP_SINGLE_ISSUER, "single issuer"},
+    {0, "task work on return to user space"},
+};
+
 class UringEngine final : public IoEngine {
  public:
-  static Result<std::unique_ptr<IoEngine>> create(uint32_t depth) {
+  static Result<std::unique_ptr<IoEngine>> create(uint32_t depth, const UringSetupOptions& opt) {
     std::unique_ptr<UringEngine> e(new UringEngine());
-    io_uring_params params{};
-    // Room in the CQ for every operation we let into the kernel (capped at cq_capacity_), so
-    // completions are never dropped or held back by the kernel.
-    params.flags = IORING_SETUP_CQSIZE;
-    params.cq_entries = depth * 2;
-    int err = io_uring_queue_init_params(depth, &e->ring_, &params);
+    int err = -EINVAL;
+    for (const UringSetup& setup : kUringSetups) {
+      if (!opt.defer_taskrun && setup.flags != 0) continue;
+      io_uring_params params{};
+      // Room in the CQ for every operation we let into the kernel (capped at cq_capacity_), so
+      // completions are never dropped or held back by the kernel.
+      params.flags = IORING_SETUP_CQSIZE | setup.flags;
+      // One issuer: the thread that enables the ring (first use), not necessarily this one.
+      if ((setup.flags & IORING_SETUP_SINGLE_ISSUER) != 0) params.flags |= IORING_SETUP_R_DISABLED;
+      params.cq_entries = depth * 2;
+      err = (params.flags & opt.refuse_flags) != 0
+                ? -EINVAL
+                : io_uring_queue_init_params(depth, &e->ring_, &params);
+      if (err == 0) {
+        e->setup_ = setup;
+        e->enabled_ = (params.flags & IORING_SETUP_R_DISABLED) == 0;
+        e->cq_capacity_ = params.cq_entries;
+        break;
+      }
+      if (err != -EINVAL) break;  // not a flag the kernel lacks: the next would fail alike
+    }
     if (err < 0) return Status::from_errno("io_uring_queue_init", -err);
     e->ring_ok_ = true;
-    e->cq_capacity_ = params.cq_entries;
     io_uring_probe* probe = io_uring_get_probe_ring(&e->ring_);
     bool complete = probe != nullptr;
     for (int op : {IORING_OP_READ, IORING_OP_WRITE, IORING_OP_FSYNC, IORING_OP_FALLOCATE}) {
@@ -96,6 +122,9 @@ class UringEngine final : public IoEngine {
     if (e->event_fd_ < 0) return Status::from_errno("eventfd", errno);
     err = io_uring_register_eventfd(&e->ring_, e->event_fd_);
     if (err < 0) return Status::from_errno("io_uring_register_eventfd", -err);
+    // A table of empty slots for register_memory() (Linux 5.19); without it, no fixed buffers.
+    e->fixed_ok_ =
+        opt.fixed_buffers && io_uring_register_buffers_sparse(&e->ring_, kMaxFixedRegions) == 0;
     return std::unique_ptr<IoEngine>(std::move(e));
   }
 
@@ -108,6 +137,7 @@ class UringEngine final : public IoEngine {
     io.done_bytes = 0;
     io.result = 0;
     ++in_flight_;
+    if (!enabled_) enable();
     if (!overflow_.empty() || !prepare(io)) overflow_.push(&io);
   }
 
@@ -120,7 +150,10 @@ class UringEngine final : public IoEngine {
 
   int reap() override {
     int delivered = 0;
+    if (in_kernel_ == 0 && overflow_.empty()) return 0;
     io_uring_cqe* cqe = nullptr;
+    // With TASKRUN_FLAG, io_uring_peek_cqe enters the kernel (GETEVENTS, no wait) only when the
+    // SQ ring's IORING_SQ_TASKRUN says completions are held; otherwise it reads the CQ ring.
     while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
       auto* io = static_cast<IoRequest*>(io_uring_cqe_get_data(cqe));
       int res = cqe->res;
@@ -149,6 +182,7 @@ class UringEngine final : public IoEngine {
   void clear_event() override { read_eventfd(event_fd_); }
 
   void drain() override {
+    if (in_flight_ > 0 && !enabled_) enable();
     while (in_flight_ > 0) {
       flush_submissions();
       reap();
@@ -165,9 +199,80 @@ class UringEngine final : public IoEngine {
 
   uint64_t in_flight() const override { return in_flight_; }
   const char* name() const override { return "io_uring"; }
+  std::string describe() const override {
+    std::string s = std::string("io_uring (") + setup_.what;
+    if (!fixed_ok_) s += "; no fixed buffers";
+    return s + ")";
+  }
+  uint32_t setup_flags() const override { return setup_.flags; }
+
+  bool register_memory(uint8_t* base, uint64_t bytes) override {
+    if (!fixed_ok_ || base == nullptr || bytes == 0 || bytes > (uint64_t{1} << 30)) return false;
+    if (!enabled_) enable();  // with SINGLE_ISSUER, registration is the issuer's
+    FixedRegion* slot = nullptr;
+    for (FixedRegion& r : regions_) {
+      if (r.base == base && r.end == base + bytes) return true;
+      if (slot == nullptr && r.base == nullptr) slot = &r;
+    }
+    if (slot == nullptr) return false;
+    iovec iov{base, static_cast<size_t>(bytes)};
+    __u64 tag = 0;
+    const auto index = static_cast<unsigned>(slot - regions_);
+    int err = io_uring_register_buffers_update_tag(&ring_, index, &iov, &tag, 1);
+    if (err < 0) {
+      fixed_ok_ = false;  // asked once: the kernel would refuse the next region alike
+      NVMF_LOG(INFO, "target") << "io_uring: " << bytes << " bytes not registered as a fixed "
+                               << "buffer (" << errno_string(-err) << "); plain reads and writes";
+      return false;
+    }
+    *slot = FixedRegion{base, base + bytes};
+    return true;
+  }
+
+  void unregister_memory(uint8_t* base) override {
+    for (FixedRegion& r : regions_) {
+      if (r.base != base || base == nullptr) continue;
+      iovec none{nullptr, 0};  // an empty slot (the kernel drops its page references when
+      __u64 tag = 0;           // the operations submitted on it have finished)
+      const auto index = static_cast<unsigned>(&r - regions_);
+      (void)io_uring_register_buffers_update_tag(&ring_, index, &none, &tag, 1);
+      r = FixedRegion{};
+    }
+  }
+
+  uint64_t fixed_operations() const override { return fixed_ops_; }
 
  private:
+  struct FixedRegion {
+    uint8_t* base = nullptr;
+    uint8_t* end = nullptr;
+  };
+
   UringEngine() = default;
+
+  // The first use: enables a ring created disabled, which makes this thread its one issuer.
+  void enable() {
+    enabled_ = true;
+    // IORING_REGISTER_ENABLE_RINGS by hand: liburing 2.3's shared library does not export
+    // io_uring_enable_rings (declared, missing from its symbol map).
+    if (::syscall(__NR_io_uring_register, ring_.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) <
+        0) {
+      // Submissions then fail with EBADFD and come back as that error (Internal Error).
+      NVMF_LOG(ERROR, "target") << "io_uring enable rings: " << errno_string(errno);
+    }
+  }
+
+  // The fixed-buffer slot holding [data, data + length), or -1.
+  int fixed_index(const uint8_t* data, uint64_t length) const {
+    for (uint32_t i = 0; i < kMaxFixedRegions; ++i) {
+      const FixedRegion& r = regions_[i];
+      if (r.base != nullptr && data >= r.base && data < r.end &&
+          length <= static_cast<uint64_t>(r.end - data)) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  }
 
   // Fills one SQE for `io` (from io.done_bytes on); false when the SQ or the CQ budget is full.
   bool prepare(IoRequest& io) {
@@ -179,14 +284,23 @@ class UringEngine final : public IoEngine {
       if (sqe == nullptr) return false;
     }
     const uint64_t done = io.done_bytes;
+    const int fixed = moves_data(io.op) ? fixed_index(io.data + done, io.length - done) : -1;
+    if (fixed >= 0) ++fixed_ops_;
+    const auto bytes = static_cast<unsigned>(io.length - done);
     switch (io.op) {
       case IoOp::kRead:
-        io_uring_prep_read(sqe, io.fd, io.data + done, static_cast<unsigned>(io.length - done),
-                           io.offset + done);
+        if (fixed >= 0) {
+          io_uring_prep_read_fixed(sqe, io.fd, io.data + done, bytes, io.offset + done, fixed);
+        } else {
+          io_uring_prep_read(sqe, io.fd, io.data + done, bytes, io.offset + done);
+        }
         break;
       case IoOp::kWrite:
-        io_uring_prep_write(sqe, io.fd, io.data + done, static_cast<unsigned>(io.length - done),
-                            io.offset + done);
+        if (fixed >= 0) {
+          io_uring_prep_write_fixed(sqe, io.fd, io.data + done, bytes, io.offset + done, fixed);
+        } else {
+          io_uring_prep_write(sqe, io.fd, io.data + done, bytes, io.offset + done);
+        }
         sqe->rw_flags = io.fua ? RWF_DSYNC : 0;
         break;
       case IoOp::kFlush:
@@ -207,6 +321,11 @@ class UringEngine final : public IoEngine {
 
   io_uring ring_{};
   bool ring_ok_ = false;
+  bool enabled_ = true;    // false while a ring created with R_DISABLED waits for its issuer
+  bool fixed_ok_ = false;  // the sparse fixed-buffer table is registered
+  UringSetup setup_{0, ""};
+  FixedRegion regions_[kMaxFixedRegions];
+  uint64_t fixed_ops_ = 0;
   int event_fd_ = -1;
   uint32_t cq_capacity_ = 0;
   uint32_t in_kernel_ = 0;    // SQEs prepared and not yet reaped
@@ -384,14 +503,16 @@ const char* io_engine_kind_name(IoEngineKind kind) {
   return "?";
 }
 
-Result<std::unique_ptr<IoEngine>> IoEngine::create(IoEngineKind kind, uint32_t depth) {
+Result<std::unique_ptr<IoEngine>> IoEngine::create(IoEngineKind kind, uint32_t depth,
+                                                   const UringSetupOptions& uring_options) {
   if (kind == IoEngineKind::kThreads) return ThreadEngine::create();
-  auto uring = UringEngine::create(depth);
+  auto uring = UringEngine::create(depth, uring_options);
   if (uring.ok() || kind == IoEngineKind::kUring) {
     if (!uring.ok()) {
       return Status::invalid_argument("--io-engine uring: io_uring is not available here: " +
                                       uring.status().to_string());
     }
+    NVMF_LOG(INFO, "target") << "io_uring set up: " << (*uring)->describe();
     return uring;
   }
   NVMF_LOG(WARN, "target") << "io_uring is not available (" << uring.status().to_string()

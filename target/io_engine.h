@@ -60,13 +60,45 @@ struct IoRequest {
 enum class IoEngineKind : uint8_t { kAuto, kUring, kThreads };
 const char* io_engine_kind_name(IoEngineKind kind);  // "auto", "uring", "threads"
 
+// How the io_uring engine sets its ring up; the defaults are what the target uses (today: the
+// plain setup, 3. below, and no fixed buffers).
+//
+// io_uring_setup(2) flags, tried in this order until the kernel accepts one (each with
+// IORING_SETUP_CQSIZE); a kernel that does not know a flag answers EINVAL, then the next is
+// tried, any other error ends the search:
+//   1. SINGLE_ISSUER | DEFER_TASKRUN | TASKRUN_FLAG (Linux 6.1): completions are not run as task
+//      work that interrupts the event-loop thread (an IPI while it polls its CQs) but held until
+//      the loop asks; TASKRUN_FLAG makes the kernel set IORING_SQ_TASKRUN in the SQ ring when
+//      some are held, so reap() enters the kernel (io_uring_enter GETEVENTS, non-blocking) only
+//      then. The registered eventfd is still signalled when a completion is held (Linux
+//      io_req_local_work_add), so the loop's epoll sleep is woken.
+//   2. SINGLE_ISSUER (Linux 6.0): lets the kernel skip its submission lock.
+//   3. none (Linux 5.6+): completions run as task work on the next return to user space.
+// Not used: COOP_TASKRUN (5.19): task work is then only flagged, without waking a task asleep
+// in epoll_wait, and the eventfd is signalled only once it ran, so a sleeping loop would not
+// wake. With SINGLE_ISSUER the ring is created disabled (IORING_SETUP_R_DISABLED) and enabled
+// by the first submit(), reap() or drain(): the kernel takes the enabling thread as the one
+// issuer, so the engine may be created on another thread than the one that uses it.
+struct UringSetupOptions {
+  // Off by default until measured and checked on the soft-RoCE guest's 6.1 (whether its
+  // eventfd wakes a loop asleep in epoll for a held completion is not verified there yet).
+  bool defer_taskrun = false;  // true: try 1. (and 2.); false: start at 3.
+  // Tests: flags to treat as unknown to the kernel (EINVAL without calling it), to reach the
+  // fallbacks on any kernel.
+  uint32_t refuse_flags = 0;
+  // Reads and writes into memory given to register_memory() use READ_FIXED / WRITE_FIXED.
+  // Off by default for the same reason (checked by unit tests on the host kernel only).
+  bool fixed_buffers = false;
+};
+
 // Event-loop thread only (the thread fallback's workers are internal to it).
 class IoEngine {
  public:
   // `depth` bounds the submissions queued in the kernel at once (io_uring SQ entries); more are
   // held in an overflow list and submitted as completions free entries. Errors: kInvalidArgument
   // for kUring when io_uring cannot be set up (with the reason), errno of eventfd/pthread.
-  static Result<std::unique_ptr<IoEngine>> create(IoEngineKind kind, uint32_t depth = 256);
+  static Result<std::unique_ptr<IoEngine>> create(IoEngineKind kind, uint32_t depth = 256,
+                                                  const UringSetupOptions& uring = {});
   virtual ~IoEngine() = default;
 
   // Queues `io`; its completion is delivered by a later reap() (never from inside submit()).
@@ -85,6 +117,24 @@ class IoEngine {
   virtual uint64_t in_flight() const = 0;
   // "io_uring" or "threads".
   virtual const char* name() const = 0;
+  // name() and how it was set up, for the log: "io_uring (single issuer, deferred task work)".
+  virtual std::string describe() const { return name(); }
+  // The io_uring_setup(2) flags the kernel accepted (0 for the thread engine).
+  virtual uint32_t setup_flags() const { return 0; }
+
+  // Registers [base, base + bytes) with the kernel as a fixed buffer (io_uring_register_buffers,
+  // at most kMaxFixedRegions regions, each up to 1 GiB): reads and writes whose data lies inside
+  // one region then use READ_FIXED / WRITE_FIXED, which skip pinning the pages per operation
+  // (O_DIRECT). True when registered now or already; false when not (the thread engine, the
+  // table full, the kernel refusing: ENOMEM under RLIMIT_MEMLOCK), and then plain reads and
+  // writes are used, so a false is never an error. The memory must stay mapped until
+  // unregister_memory(base) (the kernel holds a reference on its pages until then).
+  static constexpr uint32_t kMaxFixedRegions = 16;
+  virtual bool register_memory(uint8_t* /*base*/, uint64_t /*bytes*/) { return false; }
+  // Forgets a region register_memory() took; operations already submitted finish on it.
+  virtual void unregister_memory(uint8_t* /*base*/) {}
+  // Reads and writes submitted with a fixed buffer so far (for tests and counters).
+  virtual uint64_t fixed_operations() const { return 0; }
 };
 
 }  // namespace nvmf::target

@@ -1,11 +1,14 @@
 // Unit tests for IoEngine, both kinds, against real files in TEST_TMPDIR: data round trips,
 // short transfers at the end of a file, errors as -errno, more operations than the ring holds,
-// the eventfd, drain().
+// the eventfd, drain(); the io_uring setup fallbacks (flags refused as by an older kernel), a
+// ring created on one thread and used on another, fixed buffers (register_memory).
 #include "target/io_engine.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <liburing.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace nvmf::target {
@@ -22,6 +26,18 @@ struct Collector : IoCompletion {
   void io_done(IoRequest& io) override { done.push_back(&io); }
   std::vector<IoRequest*> done;
 };
+
+IoRequest make_io(IoOp kind, int fd, uint64_t offset, uint64_t length, uint8_t* data,
+                  IoCompletion* done) {
+  IoRequest io;
+  io.op = kind;
+  io.fd = fd;
+  io.offset = offset;
+  io.length = length;
+  io.data = data;
+  io.done = done;
+  return io;
+}
 
 class IoEngineTest : public ::testing::TestWithParam<IoEngineKind> {
  protected:
@@ -43,14 +59,7 @@ class IoEngineTest : public ::testing::TestWithParam<IoEngineKind> {
   }
 
   IoRequest op(IoOp kind, uint64_t offset, uint64_t length, uint8_t* data, int fd = -1) {
-    IoRequest io;
-    io.op = kind;
-    io.fd = fd < 0 ? fd_ : fd;
-    io.offset = offset;
-    io.length = length;
-    io.data = data;
-    io.done = &collector_;
-    return io;
+    return make_io(kind, fd < 0 ? fd_ : fd, offset, length, data, &collector_);
   }
   // Submits and reaps until `ios` completed (5 s at most); returns the result of the last.
   void run(std::vector<IoRequest*> ios) {
@@ -168,6 +177,214 @@ TEST_P(IoEngineTest, EventFdSignalsAndDrainDelivers) {
 INSTANTIATE_TEST_SUITE_P(Kinds, IoEngineTest,
                          ::testing::Values(IoEngineKind::kUring, IoEngineKind::kThreads),
                          [](const auto& info) { return io_engine_kind_name(info.param); });
+
+// ------------------------------------------------------------------ io_uring set-up choices --
+
+constexpr uint32_t kDefer =
+    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+
+// Deferred task work and fixed buffers asked for (the target's defaults have them off).
+UringSetupOptions all_on() {
+  UringSetupOptions o;
+  o.defer_taskrun = true;
+  o.fixed_buffers = true;
+  return o;
+}
+
+class UringSetupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* dir = std::getenv("TEST_TMPDIR");
+    path_ =
+        std::string(dir != nullptr ? dir : "/tmp") + "/uring_setup" + std::to_string(::getpid());
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(fd_, 0);
+    ASSERT_EQ(::ftruncate(fd_, 1 << 20), 0);
+    // Page-aligned (O_DIRECT, fixed buffers), two regions' worth.
+    void* p =
+        ::mmap(nullptr, 2 * kRegion, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(p, MAP_FAILED);
+    mem_ = static_cast<uint8_t*>(p);
+  }
+  void TearDown() override {
+    ::munmap(mem_, 2 * kRegion);
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  std::unique_ptr<IoEngine> make(const UringSetupOptions& opt) {
+    auto e = IoEngine::create(IoEngineKind::kUring, 8, opt);
+    EXPECT_TRUE(e.ok()) << e.status().to_string();
+    return e.ok() ? std::move(e).value() : nullptr;
+  }
+  IoRequest op(IoOp kind, uint64_t offset, uint64_t length, uint8_t* data, int fd = -1) {
+    return make_io(kind, fd < 0 ? fd_ : fd, offset, length, data, &collector_);
+  }
+  // Submits, then waits on the eventfd (as the event loop sleeps in epoll) before each reap: a
+  // completion the kernel holds (deferred task work) must still signal it.
+  static void run(IoEngine& e, Collector& c, IoRequest& io) {
+    size_t before = c.done.size();
+    e.submit(io);
+    e.flush_submissions();
+    for (int i = 0; i < 50 && c.done.size() == before; ++i) {
+      if (e.reap() > 0) break;
+      pollfd p{e.event_fd(), POLLIN, 0};
+      ASSERT_EQ(::poll(&p, 1, 5000), 1) << "no eventfd signal with an operation in flight";
+      e.clear_event();
+    }
+    ASSERT_EQ(c.done.size(), before + 1);
+  }
+  // Writes a pattern through `e` at `offset` from `buf`, reads it back into buf + 4096.
+  void round_trip(IoEngine& e, uint8_t* buf, uint64_t offset, int fd = -1) {
+    for (int i = 0; i < 4096; ++i) buf[i] = static_cast<uint8_t>(i * 7 + offset / 4096);
+    IoRequest w = op(IoOp::kWrite, offset, 4096, buf, fd);
+    ASSERT_NO_FATAL_FAILURE(run(e, collector_, w));
+    EXPECT_EQ(w.result, 4096);
+    IoRequest r = op(IoOp::kRead, offset, 4096, buf + 4096, fd);
+    ASSERT_NO_FATAL_FAILURE(run(e, collector_, r));
+    EXPECT_EQ(r.result, 4096);
+    EXPECT_EQ(std::memcmp(buf, buf + 4096, 4096), 0);
+  }
+
+  static constexpr uint64_t kRegion = 1 << 16;
+  std::string path_;
+  int fd_ = -1;
+  uint8_t* mem_ = nullptr;
+  Collector collector_;
+};
+
+TEST_F(UringSetupTest, DefaultIsThePlainSetupWithoutFixedBuffers) {
+  auto e = make({});
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->setup_flags(), 0u);
+  EXPECT_FALSE(e->register_memory(mem_, kRegion));
+  round_trip(*e, mem_, 0);
+}
+
+TEST_F(UringSetupTest, AskedForItIsTheFirstSetupThisKernelAccepts) {
+  auto e = make(all_on());
+  ASSERT_NE(e, nullptr);
+  const uint32_t f = e->setup_flags();
+  EXPECT_TRUE(f == kDefer || f == IORING_SETUP_SINGLE_ISSUER || f == 0) << f;
+  EXPECT_NE(e->describe().find("io_uring ("), std::string::npos) << e->describe();
+  round_trip(*e, mem_, 0);
+}
+
+TEST_F(UringSetupTest, DeferTaskrunRefusedFallsBackToSingleIssuerThenPlain) {
+  UringSetupOptions opt = all_on();
+  opt.refuse_flags = IORING_SETUP_DEFER_TASKRUN;  // as a 6.0 kernel answers
+  auto e = make(opt);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->setup_flags() & IORING_SETUP_DEFER_TASKRUN, 0u);
+  EXPECT_TRUE(e->setup_flags() == IORING_SETUP_SINGLE_ISSUER || e->setup_flags() == 0);
+  round_trip(*e, mem_, 4096);
+  opt.refuse_flags = IORING_SETUP_SINGLE_ISSUER;  // as a 5.x kernel answers
+  e = make(opt);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->setup_flags(), 0u);
+  EXPECT_NE(e->describe().find("return to user space"), std::string::npos) << e->describe();
+  round_trip(*e, mem_, 8192);
+}
+
+TEST_F(UringSetupTest, OffStartsAtThePlainSetup) {
+  UringSetupOptions opt;
+  opt.defer_taskrun = false;
+  opt.refuse_flags = IORING_SETUP_SINGLE_ISSUER;  // would fail the test if it were tried
+  auto e = make(opt);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->setup_flags(), 0u);
+}
+
+TEST_F(UringSetupTest, EveryFlagRefusedIsAnErrorForUringAndThreadsForAuto) {
+  UringSetupOptions opt = all_on();
+  opt.refuse_flags = IORING_SETUP_CQSIZE;  // in every setup: nothing left to try
+  auto u = IoEngine::create(IoEngineKind::kUring, 8, opt);
+  ASSERT_FALSE(u.ok());
+  EXPECT_NE(u.status().to_string().find("io_uring is not available"), std::string::npos)
+      << u.status().to_string();
+  auto a = IoEngine::create(IoEngineKind::kAuto, 8, opt);
+  ASSERT_TRUE(a.ok()) << a.status().to_string();
+  EXPECT_STREQ((*a)->name(), "threads");
+  round_trip(**a, mem_, 12288);
+}
+
+TEST_F(UringSetupTest, CreatedOnOneThreadUsedOnAnother) {
+  // The target may build the engine on its main thread and run the loop on another: with
+  // SINGLE_ISSUER the ring's issuer is the thread that first uses it.
+  auto e = make(all_on());
+  ASSERT_NE(e, nullptr);
+  std::thread user([&] { round_trip(*e, mem_, 16384); });
+  user.join();
+  EXPECT_EQ(collector_.done.size(), 2u);
+}
+
+TEST_F(UringSetupTest, ODirectCompletionsSignalTheEventFd) {
+  // O_DIRECT completes from the device's interrupt, not inline: the path where deferred task
+  // work is held until the loop asks. Skipped where TEST_TMPDIR's file system lacks O_DIRECT.
+  int direct = ::open(path_.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
+  if (direct < 0) GTEST_SKIP() << "O_DIRECT: " << std::strerror(errno);
+  for (bool defer : {true, false}) {
+    UringSetupOptions opt = all_on();
+    opt.defer_taskrun = defer;
+    auto e = make(opt);
+    ASSERT_NE(e, nullptr);
+    round_trip(*e, mem_, defer ? 65536 : 131072, direct);
+  }
+  ::close(direct);
+}
+
+TEST_F(UringSetupTest, FixedBuffersForDataInsideARegisteredRegion) {
+  auto e = make(all_on());
+  ASSERT_NE(e, nullptr);
+  if (e->describe().find("no fixed buffers") != std::string::npos) {
+    GTEST_SKIP() << "this kernel has no sparse fixed-buffer table (Linux < 5.19)";
+  }
+  ASSERT_TRUE(e->register_memory(mem_, kRegion));
+  EXPECT_TRUE(e->register_memory(mem_, kRegion)) << "registering again is a no-op";
+  round_trip(*e, mem_ + 8192, 0);  // both operations inside the region
+  EXPECT_EQ(e->fixed_operations(), 2u);
+  round_trip(*e, mem_ + kRegion, 4096);  // outside: plain reads and writes
+  EXPECT_EQ(e->fixed_operations(), 2u);
+  // An operation that starts inside and ends outside is not fixed either.
+  IoRequest straddle = op(IoOp::kWrite, 0, 8192, mem_ + kRegion - 4096);
+  ASSERT_NO_FATAL_FAILURE(run(*e, collector_, straddle));
+  EXPECT_EQ(straddle.result, 8192);
+  EXPECT_EQ(e->fixed_operations(), 2u);
+  e->unregister_memory(mem_);
+  round_trip(*e, mem_ + 8192, 8192);
+  EXPECT_EQ(e->fixed_operations(), 2u);
+}
+
+TEST_F(UringSetupTest, FixedBufferTableHasALimitAndCanBeTurnedOff) {
+  auto e = make(all_on());
+  ASSERT_NE(e, nullptr);
+  if (e->describe().find("no fixed buffers") != std::string::npos) {
+    GTEST_SKIP() << "this kernel has no sparse fixed-buffer table (Linux < 5.19)";
+  }
+  const uint32_t n = IoEngine::kMaxFixedRegions;
+  const uint64_t page = 4096;
+  void* p =
+      ::mmap(nullptr, (n + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto* pages = static_cast<uint8_t*>(p);
+  for (uint32_t i = 0; i < n; ++i) EXPECT_TRUE(e->register_memory(pages + i * page, page)) << i;
+  EXPECT_FALSE(e->register_memory(pages + n * page, page)) << "the table is full";
+  e->unregister_memory(pages);
+  EXPECT_TRUE(e->register_memory(pages + n * page, page)) << "a freed slot is reused";
+  EXPECT_FALSE(e->register_memory(nullptr, page));
+  EXPECT_FALSE(e->register_memory(pages, 0));
+  e.reset();
+  ::munmap(p, (n + 1) * page);
+
+  UringSetupOptions off = all_on();
+  off.fixed_buffers = false;
+  e = make(off);
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->register_memory(mem_, kRegion));
+  EXPECT_NE(e->describe().find("no fixed buffers"), std::string::npos);
+  auto t = IoEngine::create(IoEngineKind::kThreads);
+  ASSERT_TRUE(t.ok());
+  EXPECT_FALSE((*t)->register_memory(mem_, kRegion)) << "the thread engine has none";
+}
 
 }  // namespace
 }  // namespace nvmf::target
