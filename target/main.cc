@@ -133,6 +133,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"busy_poll_us", options.busy_poll_us},
       {"stall_warn_ms", options.stall_warn_ms},
       {"cpu", options.cpu},
+      {"poll_groups", options.poll_groups},
       {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
@@ -306,6 +307,11 @@ int main(int argc, char** argv) {
                  "CPU of the event loop thread: none (the scheduler's choice), auto (the "
                  "one it starts on) or a CPU number")
       ->capture_default_str();
+  app.add_option("--poll-groups", o.poll_groups,
+                 "poll group threads, each owning a set of queues (new queues go to the "
+                 "least-loaded group); 1..64")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, nvmf::target::kMaxPollGroups));
   std::string poll = "event";
   app.add_option("--poll", poll,
                  "event: sleep in epoll when idle, like nvmet-rdma; busy: poll the CQs and never "
