@@ -154,15 +154,6 @@ while IFS= read -r bin; do
   run_gtest loopback_test.by_reference "$bin" NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0
 done <"$list"
 
-# The hostile-host and keep-alive suites once more with two poll groups (target/event_loop.h):
-# queues of one host land in both groups, so controller teardown, keep-alive expiry and
-# disconnects cross threads.
-while IFS= read -r bin; do
-  case "$(basename "$bin")" in
-    hostile_host_test | keep_alive_test) run_gtest "$(basename "$bin").poll_groups2" "$bin" NVMF_E2E_POLL_GROUPS=2 ;;
-  esac
-done <"$list"
-
 # The in-process tests (target and host libraries in one process) once more, built with
 # --config=asan: ASan + UBSan with -fno-sanitize-recover, so any report (a leak at exit included)
 # aborts the binary and fails it. Counted as asan.rxe.NAME (scripts/test.sh moves asan/ next to

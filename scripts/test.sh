@@ -115,9 +115,6 @@ if [ $run_rxe -eq 1 ]; then
   for t in "${rxe_tests[@]}"; do
     echo "${t##*:}" >>"$expected"
     [ "${t##*:}" != loopback_test ] || echo loopback_test.by_reference >>"$expected"
-    case "${t##*:}" in
-      hostile_host_test | keep_alive_test) echo "${t##*:}.poll_groups2" >>"$expected" ;;
-    esac
   done
   echo interop >>"$expected"
   # nvmf-host conform (ci/conform/run.sh): one XML per in-capsule size, one for nvmet-rdma.
