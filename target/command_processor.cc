@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "target/control_lock.h"
 #include "target/log_limiter.h"
 #include "target/port.h"
 
@@ -49,17 +50,23 @@ CommandProcessor::CommandProcessor(Subsystem& subsystem, QueueLink& link, QueueC
 CommandProcessor::~CommandProcessor() { detach(); }
 
 void CommandProcessor::detach() {
-  Controller* ctrl = controller_;
-  if (ctrl == nullptr) return;
+  if (controller_ == nullptr) return;
+  ControlLock lock(control_mutex());
+  std::shared_ptr<Controller> ctrl = std::move(controller_);
   controller_ = nullptr;
+  if (freed_.load(std::memory_order_relaxed)) return;  // freed by another group: already left
   ctrl->detach(qid_, this);
   if (qid_ == 0) subsystem_->free_controller(ctrl->cntlid(), "admin queue gone");
 }
 
 void CommandProcessor::controller_freed() {
-  if (controller_ == nullptr) return;
+  if (controller_ == nullptr || freed_.load(std::memory_order_relaxed)) return;
   controller_->detach(qid_, this);
-  controller_ = nullptr;
+  if (link_.on_owner_thread()) {
+    controller_ = nullptr;
+  } else {
+    freed_.store(true, std::memory_order_release);
+  }
   if (qid_ != 0) link_.request_disconnect("controller freed");
 }
 
@@ -70,7 +77,7 @@ void CommandProcessor::bind(Subsystem& chosen, Controller* ctrl, uint16_t sqsize
   state_ = ConnectState::kConnected;
   sq_entries_ = uint32_t{sqsize} + 1;
   sq_head_ = static_cast<uint16_t>(sq_head_ % sq_entries_);
-  controller_ = ctrl;
+  controller_ = chosen.shared_controller(ctrl->cntlid());
   ctrl->note_traffic();  // nvmet_install_queue: a queue connecting counts as traffic
   ctrl->attach(qid_, this);
   subsystem_->registry().set_queue_controller(&counters_, ctrl->cntlid());
@@ -95,13 +102,25 @@ NextStep CommandProcessor::begin(Request& r) {
   r.fallback_tried = false;
   if ((sqe.flags & proto::kFlagsFuseMask) != 0) return complete(r, kInvalidField);
   if (uint16_t st = check_psdt(sqe); st != kStatusSuccess) return complete(r, st);
-  if (controller_ == nullptr) return begin_unconnected(r);
+  // The NVM I/O path: a connected I/O queue's non-Fabrics command, without the control lock.
+  if (qid_ != 0 && controller_ != nullptr && sqe.opcode != proto::kOpcodeFabrics &&
+      !freed_.load(std::memory_order_acquire)) {
+    controller_->note_traffic();
+    if (!controller_->enabled()) {
+      return complete(r, generic_status(proto::kScCommandSequenceError));
+    }
+    return begin_io(r);
+  }
+  ControlLock lock(control_mutex());
+  if (controller_ == nullptr || freed_.load(std::memory_order_relaxed)) {
+    return begin_unconnected(r);
+  }
   controller_->note_traffic();
   if (sqe.opcode == proto::kOpcodeFabrics) return begin_fabrics(r);
   if (!controller_->enabled()) {
     return complete(r, generic_status(proto::kScCommandSequenceError));
   }
-  return qid_ == 0 ? begin_admin(r) : begin_io(r);
+  return begin_admin(r);
 }
 
 NextStep CommandProcessor::begin_unconnected(Request& r) {
@@ -172,7 +191,11 @@ NextStep CommandProcessor::receive_data(Request& r, uint32_t bytes, PendingOp op
   return NextStep::kReadFromHost;
 }
 
-NextStep CommandProcessor::data_arrived(Request& r) { return finish_pending(r, r.buffer.data()); }
+NextStep CommandProcessor::data_arrived(Request& r) {
+  if (qid_ != 0 && r.pending != PendingOp::kConnect) return finish_pending(r, r.buffer.data());
+  ControlLock lock(control_mutex());  // Connect data, or an admin command's
+  return finish_pending(r, r.buffer.data());
+}
 
 NextStep CommandProcessor::finish_pending(Request& r, const uint8_t* contiguous) {
   PendingOp op = r.pending;

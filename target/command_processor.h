@@ -4,7 +4,9 @@
 #ifndef NVMF_TARGET_COMMAND_PROCESSOR_H_
 #define NVMF_TARGET_COMMAND_PROCESSOR_H_
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "proto/fabrics.h"
 #include "target/controller.h"
 #include "target/counters.h"
+#include "target/io_engine.h"
 #include "target/io_status.h"
 #include "target/queue_link.h"
 #include "target/request.h"
@@ -19,7 +22,9 @@
 
 namespace nvmf::target {
 
-// One per connected queue; event-loop thread only.
+// One per connected queue; its poll group's thread only, except controller_freed(). Connect,
+// Admin and Fabrics commands and detach() run under the control lock (target/control_lock.h);
+// NVM I/O commands on a connected I/O queue do not take it.
 //
 // Protocol errors become CQE status values (common/nvme_status.h), never logs. Check order for
 // every command: PSDT/FUSE, then Connect-first (a queue without controller accepts only
@@ -70,9 +75,15 @@ class CommandProcessor {
   // The queue is going away (disconnect, error, stop): an I/O queue leaves its controller; the
   // admin queue frees its controller (which disconnects the I/O queues). Idempotent.
   void detach();
-  // Called by Subsystem::free_controller(): forget the controller and, for an I/O queue, ask
-  // the transport to disconnect.
+  // Called by Subsystem::free_controller() (control lock held, from any poll group): leave the
+  // controller and, for an I/O queue, ask the transport to disconnect. On the queue's own
+  // thread (QueueLink::on_owner_thread) the controller is forgotten at once; from another poll
+  // group it is only marked freed (an atomic the queue's next command reads) and the queue keeps
+  // the Controller alive until it goes away, so NVM I/O running meanwhile never sees it freed
+  // under it.
   void controller_freed();
+  // The poll group's IoEngine for file-backed namespaces (null: the namespace's own).
+  void set_engine(IoEngine* engine) { engine_ = engine; }
 
   // True once a Connect succeeded on this queue (it stays true after the controller is freed).
   bool connected() const { return state_ == ConnectState::kConnected; }
@@ -81,7 +92,9 @@ class CommandProcessor {
 
   uint16_t qid() const { return qid_; }
   uint32_t queue_size() const { return queue_size_; }
-  Controller* controller() const { return controller_; }
+  Controller* controller() const {
+    return freed_.load(std::memory_order_acquire) ? nullptr : controller_.get();
+  }
   QueueLink& link() { return link_; }
   QueueCounters& counters() { return counters_; }
 
@@ -169,7 +182,11 @@ class CommandProcessor {
   ConnectState state_ = ConnectState::kNone;
   std::vector<Request*> held_aers_;  // capacity AERL + 1, reserved up front (admin queue)
   uint32_t io_errors_logged_ = 0;
-  Controller* controller_ = nullptr;
+  std::shared_ptr<Controller> controller_;
+  // controller_freed() from another poll group: treat controller_ as null (it stays set only to
+  // keep the Controller alive until this queue goes).
+  std::atomic<bool> freed_{false};
+  IoEngine* engine_ = nullptr;
 };
 
 }  // namespace nvmf::target

@@ -23,7 +23,7 @@ Controller::Controller(uint16_t cntlid, std::string hostnqn, const std::array<ui
 void Controller::set_kato_ms(uint32_t ms, Clock::time_point now) {
   kato_ms_ = ms;
   keep_alive_at_ = now;
-  traffic_ = false;
+  traffic_.store(false, std::memory_order_relaxed);
 }
 
 std::optional<Controller::Clock::time_point> Controller::keep_alive_deadline() const {
@@ -33,8 +33,7 @@ std::optional<Controller::Clock::time_point> Controller::keep_alive_deadline() c
 }
 
 bool Controller::restart_for_traffic(Clock::time_point now) {
-  if (!traffic_) return false;
-  traffic_ = false;
+  if (!traffic_.exchange(false, std::memory_order_relaxed)) return false;
   keep_alive_at_ = now;
   return true;
 }

@@ -4,6 +4,7 @@
 #define NVMF_TARGET_CONTROLLER_H_
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,7 +18,9 @@ namespace nvmf::target {
 class CommandProcessor;
 
 // State shared by the admin queue and the I/O queues of one association. Owned by the
-// Subsystem; used from the event-loop thread only.
+// Subsystem (shared_ptr: a queue of another poll group keeps it until it saw it freed).
+// Everything is under the control lock (target/control_lock.h) except what NVM I/O reads on
+// any poll group without it: enabled() and note_traffic() (atomics).
 class Controller {
  public:
   // `max_io_queues`: I/O qids 1..max_io_queues may connect. `io_queue_size`: CAP.MQES + 1.
@@ -46,7 +49,7 @@ class Controller {
   // Traffic Based Keep Alive (CTRATT.TBKAS, as nvmet's reset_tbkas): any command on any queue
   // marks the controller; a timer that expires over a mark restarts instead (one store per
   // command, no clock read on the I/O path).
-  void note_traffic() { traffic_ = true; }
+  void note_traffic() { traffic_.store(true, std::memory_order_relaxed); }
   // At or after keep_alive_deadline(): true when traffic was seen since the timer last
   // (re)started, in which case the timer restarts at `now`.
   bool restart_for_traffic(Clock::time_point now);
@@ -80,7 +83,7 @@ class Controller {
   std::array<uint8_t, 16> hostid_;
   uint32_t kato_ms_;
   Clock::time_point keep_alive_at_;
-  bool traffic_ = false;
+  std::atomic<bool> traffic_{false};  // set by any poll group, cleared under the control lock
   uint16_t max_io_queues_;
   ControllerRegisters registers_;
   uint32_t async_event_config_ = 0;

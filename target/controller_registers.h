@@ -3,6 +3,7 @@
 #ifndef NVMF_TARGET_CONTROLLER_REGISTERS_H_
 #define NVMF_TARGET_CONTROLLER_REGISTERS_H_
 
+#include <atomic>
 #include <cstdint>
 
 namespace nvmf::target {
@@ -60,8 +61,10 @@ class ControllerRegisters {
 
   uint64_t cap_;
   uint32_t vs_;
-  uint32_t cc_ = 0;
-  uint32_t csts_ = 0;
+  // Atomic: written by the admin queue's poll group (under the control lock), read without it
+  // by the I/O queues' groups (Controller::enabled() on every NVM command).
+  std::atomic<uint32_t> cc_{0};
+  std::atomic<uint32_t> csts_{0};
 };
 
 }  // namespace nvmf::target

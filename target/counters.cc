@@ -61,9 +61,15 @@ void StatusCounters::add(uint16_t status) {
 }
 
 std::vector<StatusCount> StatusCounters::snapshot() const {
+  const StatusCounters* self = this;
+  return snapshot_sum({&self, 1});
+}
+
+std::vector<StatusCount> StatusCounters::snapshot_sum(std::span<const StatusCounters* const> all) {
   std::vector<StatusCount> out;
-  for (size_t i = 1; i < by_sct_sc_.size(); ++i) {
-    uint64_t n = by_sct_sc_[i].get();
+  for (size_t i = 1; i < std::tuple_size_v<decltype(by_sct_sc_)>; ++i) {
+    uint64_t n = 0;
+    for (const StatusCounters* c : all) n += c->by_sct_sc_[i].get();
     if (n == 0) continue;
     out.push_back({make_status(static_cast<uint8_t>(i / 256), static_cast<uint8_t>(i % 256)), n});
   }

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "target/request_state.h"
@@ -91,12 +92,14 @@ struct SrqCounters {
   Gauge limit;           // srq_limit armed (receives)
 };
 
-// Completions per status field (SCT and SC; DNR, M, CRD and P ignored), target-wide.
+// Completions per status field (SCT and SC; DNR, M, CRD and P ignored), per poll group.
 class StatusCounters {
  public:
   void add(uint16_t status);
   // Non-zero counts, ascending by status (reported with DNR clear).
   std::vector<StatusCount> snapshot() const;
+  // The same over several (one per poll group, each with its own writer), summed per status.
+  static std::vector<StatusCount> snapshot_sum(std::span<const StatusCounters* const> all);
 
  private:
   std::array<Counter, 8 * 256> by_sct_sc_;  // index SCT * 256 + SC

@@ -20,7 +20,9 @@
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
 #include "target/cm_request.h"
+#include "target/control_lock.h"
 #include "target/log_limiter.h"
+#include "target/poll_group.h"
 #include "target/port.h"
 
 namespace nvmf::target {
@@ -44,21 +46,26 @@ std::string peer_of(const verbs::CmId& id) {
 }  // namespace
 
 EventLoop::EventLoop(const TargetOptions& options, StatusCounters& statuses,
-                     verbs::EventChannel channel, IoEngine* engine, std::vector<Port*> ports)
-    : options_(options), statuses_(statuses), engine_(engine), cm_channel_(std::move(channel)) {
+                     verbs::EventChannel channel, IoEngine* engine, std::vector<Port*> ports,
+                     size_t group)
+    : options_(options),
+      group_(group),
+      statuses_(statuses),
+      engine_(engine),
+      cm_channel_(std::move(channel)) {
   for (Port* p : ports) listeners_.push_back(Listener{p, std::nullopt, 0, {}});
 }
 
 Result<std::unique_ptr<EventLoop>> EventLoop::create(const TargetOptions& options,
                                                      StatusCounters& statuses, IoEngine* engine,
-                                                     std::vector<Port*> ports) {
+                                                     std::vector<Port*> ports, size_t group) {
   if (ports.empty() || ports.size() > kMaxPorts) {
     return Status::invalid_argument(std::to_string(ports.size()) + " ports: give 1.." +
                                     std::to_string(kMaxPorts));
   }
   NVMF_ASSIGN_OR_RETURN(auto channel, verbs::EventChannel::create());
   std::unique_ptr<EventLoop> loop(
-      new EventLoop(options, statuses, std::move(channel), engine, std::move(ports)));
+      new EventLoop(options, statuses, std::move(channel), engine, std::move(ports), group));
   NVMF_RETURN_IF_ERROR(loop->open(options));
   return loop;
 }
@@ -66,6 +73,7 @@ Result<std::unique_ptr<EventLoop>> EventLoop::create(const TargetOptions& option
 Status EventLoop::open(const TargetOptions& /*options*/) {
   NVMF_RETURN_IF_ERROR(cm_channel_.set_nonblocking());
   for (Listener& l : listeners_) {
+    if (group_ != 0) break;  // the listeners are group 0's
     const DiscoveryAddress& a = l.port->address();
     NVMF_ASSIGN_OR_RETURN(auto addr, verbs::SocketAddress::parse(a.traddr, a.trsvcid));
     NVMF_ASSIGN_OR_RETURN(auto id, verbs::CmId::create(cm_channel_));
@@ -84,12 +92,17 @@ Status EventLoop::open(const TargetOptions& /*options*/) {
   NVMF_RETURN_IF_ERROR(add_fd(wake_fd_, kTagWake));
   if (engine_ != nullptr) NVMF_RETURN_IF_ERROR(add_fd(engine_->event_fd(), kTagEngine));
   for (Listener& l : listeners_) {
-    if (l.id->verbs() != nullptr) NVMF_RETURN_IF_ERROR(device_for(l.id->verbs()));
+    if (l.id && l.id->verbs() != nullptr) NVMF_RETURN_IF_ERROR(device_for(l.id->verbs()));
   }
   return ok_status();
 }
 
 EventLoop::~EventLoop() {
+  {
+    // Connections handed over and never taken (stopped first): their ids go before the channel.
+    std::lock_guard lock(inbox_mutex_);
+    inbox_.clear();
+  }
   shutdown();
   for (auto& d : devices_) {
     if (d->srq != nullptr) first_port().discovery().registry().remove_srq(&d->srq->counters());
@@ -108,6 +121,46 @@ Status EventLoop::add_fd(int fd, uint64_t tag) {
     return Status::from_errno("epoll_ctl(ADD)", errno);
   }
   return ok_status();
+}
+
+void EventLoop::post(std::function<void()> task) {
+  {
+    std::lock_guard lock(inbox_mutex_);
+    inbox_.push_back(std::move(task));
+  }
+  inbox_pending_.store(true, std::memory_order_release);
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
+}
+
+void EventLoop::drain_inbox() {
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    inbox_pending_.store(false, std::memory_order_relaxed);
+    tasks.swap(inbox_);
+  }
+  for (auto& task : tasks) task();
+}
+
+void EventLoop::unassign(const RdmaQueue& q) {
+  queues_assigned_.fetch_sub(1, std::memory_order_relaxed);
+  if (q.params().qid != 0) io_queues_assigned_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void EventLoop::publish_pending() {
+  if (options_.poll_groups > 1)
+    pending_published_.store(pending_connections(), std::memory_order_relaxed);
+}
+
+size_t EventLoop::pending_connections_all() const {
+  size_t n = pending_connections();
+  for (const EventLoop* g : groups_) {
+    if (g == this) continue;
+    n += g->pending_published_.load(std::memory_order_relaxed) +
+         g->inbound_.load(std::memory_order_relaxed);
+  }
+  return n;
 }
 
 void EventLoop::stop() {
@@ -137,7 +190,7 @@ Result<DeviceContext*> EventLoop::device_for(ibv_context* context) {
   NVMF_ASSIGN_OR_RETURN(dev->async_events, AsyncEventThread::start(context));
   NVMF_RETURN_IF_ERROR(add_fd(dev->channel.fd(), kTagDeviceBase + devices_.size()));
   devices_.push_back(std::move(dev));
-  if (!resolved_) resolve_negotiation(*devices_.back());
+  if (!resolved_ && group_ == 0) resolve_negotiation(*devices_.back());
   // At start-up when the listen address is on an RDMA device (as SPDK makes its SRQs when the
   // poll group adds the device): a device-wide cost paid before any host connects, not by the
   // first connection.
@@ -151,8 +204,10 @@ void EventLoop::ensure_srq(DeviceContext& dev) {
   for (const Listener& l : listeners_) {
     in_capsule = std::max(in_capsule, l.port->in_capsule_data_size());
   }
-  auto srq = SharedReceiveQueue::create(dev.pd.get(), dev.attr, options_.max_srq_depth, in_capsule,
-                                        page_size());
+  // Each poll group's SRQ on the device gets its share of the receives.
+  const uint32_t groups = std::max<uint32_t>(options_.poll_groups, 1);
+  const uint32_t depth = std::max<uint32_t>(16, (options_.max_srq_depth + groups - 1) / groups);
+  auto srq = SharedReceiveQueue::create(dev.pd.get(), dev.attr, depth, in_capsule, page_size());
   if (!srq.ok()) {
     dev.srq_unavailable = true;  // once per device
     NVMF_LOG(WARN, "target") << "device " << verbs::device_name(dev.context)
@@ -232,10 +287,20 @@ void EventLoop::close_requested_listeners() {
       NVMF_LOG(INFO, "target") << "port " << l.port->address().portid << " (" << l.address
                                << "): removed; disconnecting its queues";
       l.id.reset();
+      ControlLock lock(control_mutex());
       l.port->disable();
     }
     for (auto& [id, q] : queues_) {
       if (q->params().port == l.port) q->request_disconnect("port removed");
+    }
+    Port* removed = l.port;
+    for (EventLoop* g : groups_) {
+      if (g == this) continue;
+      g->post([g, removed] {
+        for (auto& [id, q] : g->queues_) {
+          if (q->params().port == removed) q->request_disconnect("port removed");
+        }
+      });
     }
   }
   sweep();
@@ -317,12 +382,65 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
   // Connections waiting for their Connect: bounded, refused at the CM before anything is
   // allocated for them.
-  if (size_t pending = pending_connections(); pending >= options_.max_pending_connections) {
+  if (size_t pending = pending_connections_all(); pending >= options_.max_pending_connections) {
     return reject(id, proto::kCmRejectNoResources, peer,
                   std::to_string(pending) +
                       " connections are waiting for their Connect, the limit "
                       "(--max-pending-connections " +
                       std::to_string(options_.max_pending_connections) + ")");
+  }
+  // The listener's device context first: it resolves the ports' in-capsule sizes (once) before
+  // any group sizes a queue by them.
+  if (auto dev = device_for(id.verbs()); !dev.ok()) {
+    return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
+  }
+  Handoff h{std::move(id), port, check.qid, check.hrqsize, check.queue_size, param, peer};
+  size_t target = 0;
+  if (groups_.size() > 1) {
+    std::vector<GroupLoad> loads;
+    for (const EventLoop* g : groups_)
+      loads.push_back({g->queues_assigned(), g->io_queues_assigned()});
+    target = least_loaded_group(loads, check.qid);
+  }
+  EventLoop* g = groups_.empty() ? this : groups_[target];
+  g->queues_assigned_.fetch_add(1, std::memory_order_relaxed);
+  if (check.qid != 0) g->io_queues_assigned_.fetch_add(1, std::memory_order_relaxed);
+  if (g == this) return accept_connection(h);
+  // The id's events (ESTABLISHED, DISCONNECTED) go to the group's channel from now on.
+  if (Status st = h.id.migrate(g->cm_channel_); !st.ok()) {
+    g->queues_assigned_.fetch_sub(1, std::memory_order_relaxed);
+    if (check.qid != 0) g->io_queues_assigned_.fetch_sub(1, std::memory_order_relaxed);
+    return reject(h.id, proto::kCmRejectNoResources, peer, st.to_string());
+  }
+  g->inbound_.fetch_add(1, std::memory_order_relaxed);
+  auto moved = std::make_shared<Handoff>(std::move(h));
+  g->post([g, moved] {
+    g->accept_connection(*moved);
+    g->publish_pending();
+    g->inbound_.fetch_sub(1, std::memory_order_relaxed);
+  });
+}
+
+void EventLoop::accept_connection(Handoff& h) {
+  verbs::CmId& id = h.id;
+  const std::string& peer = h.peer;
+  Port* port = h.port;
+  const rdma_conn_param& param = h.param;
+  const PortLimits& limits = port->limits();
+  // Every way out below but an accepted queue gives the queue back to the group's load.
+  bool accepted = false;
+  struct Unassign {
+    EventLoop* loop;
+    uint16_t qid;
+    bool* accepted;
+    ~Unassign() {
+      if (*accepted) return;
+      loop->queues_assigned_.fetch_sub(1, std::memory_order_relaxed);
+      if (qid != 0) loop->io_queues_assigned_.fetch_sub(1, std::memory_order_relaxed);
+    }
+  } unassign_on_refusal{this, h.qid, &accepted};
+  if (stop_requested_.load(std::memory_order_relaxed)) {
+    return reject(id, proto::kCmRejectNoResources, peer, "target stopping");
   }
   auto dev = device_for(id.verbs());
   if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
@@ -344,19 +462,24 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   ensure_srq(**dev);
   uint32_t page = page_size();
   RdmaQueueParams p;
-  p.qid = check.qid;
-  p.queue_size = check.queue_size;
-  p.hrqsize = check.hrqsize;
+  p.qid = h.qid;
+  p.queue_size = h.queue_size;
+  p.hrqsize = h.hrqsize;
   p.in_capsule_bytes = port->in_capsule_data_size();
   p.port = port;
   p.page_size = page;
   p.max_transfer_bytes = limits.max_transfer_bytes();
-  p.shared_buffers = options_.num_shared_buffers;
+  // Each poll group's pool on the device gets its share of the chunks.
+  const uint32_t groups = std::max<uint32_t>(options_.poll_groups, 1);
+  p.shared_buffers = (options_.num_shared_buffers + groups - 1) / groups;
   p.requested_max_inline_data = options_.requested_max_inline_data;
-  p.held_slots = check.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
+  p.held_slots = h.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
   p.stall_warn_ms = options_.stall_warn_ms;
   p.peer = peer;
   p.srq = (*dev)->srq.get();
+  p.wake_fd = wake_fd_;
+  p.engine = engine_;
+  p.buffer_gauges = &first_port().discovery().registry().shared_buffers(group_);
   auto queue = RdmaQueue::create(id, **dev, p, port->discovery(), statuses_);
   if (!queue.ok()) {
     return reject(id, proto::kCmRejectNoResources, peer, queue.status().to_string());
@@ -379,6 +502,7 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
                              << describe_qp(q->stall_snapshot()) << ")"
                              << suppressed_note(suppressed);
   }
+  accepted = true;
   queues_[q->cm_id()] = std::move(q);
 }
 
@@ -490,7 +614,10 @@ int EventLoop::expire_keep_alives() {
     auto d = s.expire_keep_alives(now);
     if (d && (!next || *d < *next)) next = d;
   };
-  for (Subsystem* s : listeners_.front().port->served()) visit(*s);
+  if (group_ == 0) {  // the keep-alive timers are group 0's, whichever group got the traffic
+    ControlLock lock(control_mutex());
+    for (Subsystem* s : listeners_.front().port->served()) visit(*s);
+  }
   sweep();  // the freed controllers' queues
   if (!next) return -1;
   auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
@@ -552,6 +679,7 @@ int EventLoop::wait_idle() {
 }
 
 void EventLoop::sweep() {
+  for (auto& [id, q] : queues_) q->take_remote_disconnect();
   bool removed = false;
   for (bool again = true; again;) {
     again = false;
@@ -563,6 +691,7 @@ void EventLoop::sweep() {
       }
       std::unique_ptr<RdmaQueue> q = std::move(it->second);
       queues_.erase(it);
+      unassign(*q);
       q->disconnect();
       if (uint64_t suppressed = 0; connection_log_limiter().allow(
               "disconnected", std::chrono::steady_clock::now(), &suppressed)) {
@@ -578,6 +707,7 @@ void EventLoop::sweep() {
   // freed with it back to the system, so that many short-lived connections (hosts that never
   // Connect, reconnect storms) leave the RSS where it was. Only when a queue went away.
   if (removed) ::malloc_trim(0);
+  publish_pending();
 }
 
 void EventLoop::housekeeping() {
@@ -622,7 +752,22 @@ bool EventLoop::buffer_waiters_can_start() const {
 
 void EventLoop::pin_thread() {
   if (options_.cpu == kCpuNone) return;
-  const int cpu = options_.cpu == kCpuAuto ? ::sched_getcpu() : options_.cpu;
+  int cpu = options_.cpu == kCpuAuto ? ::sched_getcpu() : options_.cpu;
+  if (options_.cpu == kCpuAuto && options_.poll_groups > 1) {
+    // Group i on the i-th CPU the thread may run on (wrapping when groups outnumber them).
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+      size_t nth = group_ % static_cast<size_t>(CPU_COUNT(&allowed));
+      for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (!CPU_ISSET(c, &allowed)) continue;
+        if (nth-- == 0) {
+          cpu = c;
+          break;
+        }
+      }
+    }
+  }
   if (cpu < 0 || cpu >= CPU_SETSIZE) {
     NVMF_LOG(WARN, "target") << "event loop: no CPU to pin to (sched_getcpu: "
                              << errno_string(errno) << "); left to the scheduler";
@@ -636,7 +781,7 @@ void EventLoop::pin_thread() {
                              << "; left to the scheduler";
     return;
   }
-  NVMF_LOG(INFO, "target") << "event loop pinned to CPU " << cpu
+  NVMF_LOG(INFO, "target") << "poll group " << group_ << " pinned to CPU " << cpu
                            << (options_.cpu == kCpuAuto ? " (--cpu auto)" : "");
 }
 
@@ -650,6 +795,7 @@ Status EventLoop::run() {
   Clock::time_point last_work = Clock::now();
   while (!stop_requested_.load(std::memory_order_relaxed)) {
     if (close_requests_.load(std::memory_order_relaxed) != 0) close_requested_listeners();
+    if (inbox_pending_.load(std::memory_order_acquire)) drain_inbox();
     int n = poll_queues();
     sweep();
     if (n > 0) {
@@ -673,7 +819,12 @@ Status EventLoop::run() {
       }
     }
     if (options_.poll_mode == PollMode::kBusy) {
-      // Never sleep: look for connects and disconnects without blocking now and then.
+      // Never sleep: look for connects and disconnects without blocking now and then. With
+      // several poll groups, give the CPU to another runnable thread (another group, the
+      // host's threads in-process) once per kIdleSpins empty polls: groups that outnumber the
+      // free CPUs would otherwise starve each other, and group 0's listener and keep-alive
+      // timers with them.
+      if (options_.poll_groups > 1) ::sched_yield();
       if (++rounds % kCmCheckRounds == 0) housekeeping();
       continue;
     }
@@ -699,6 +850,7 @@ void EventLoop::shutdown() {
   if (engine_ != nullptr) engine_->drain();
   while (!queues_.empty()) {
     auto node = queues_.extract(queues_.begin());
+    unassign(*node.mapped());
     node.mapped()->disconnect();
     NVMF_LOG(INFO, "target") << node.mapped()->describe() << ": disconnected ("
                              << node.mapped()->disconnect_reason() << ")";

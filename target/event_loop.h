@@ -1,5 +1,6 @@
-// EventLoop: the target's single thread: the rdma_cm listener, every queue's CQ, and the wake-up
-// eventfd, multiplexed with epoll; CQs are drained by polling and the loop sleeps only when idle.
+// EventLoop: one poll group's thread: its queues' CQs, its rdma_cm channel and the wake-up eventfd,
+// multiplexed with epoll; CQs are drained by polling and the loop sleeps only when idle. Group 0
+// also owns the rdma_cm listeners and the keep-alive timers.
 #ifndef NVMF_TARGET_EVENT_LOOP_H_
 #define NVMF_TARGET_EVENT_LOOP_H_
 
@@ -7,11 +8,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -28,7 +31,18 @@
 
 namespace nvmf::target {
 
-// Owns the RDMA side of the target. Not thread-safe except stop().
+// Owns the RDMA side of one poll group (TargetOptions::poll_groups; group 0 alone by default).
+// Not thread-safe except stop(), close_listener() and post().
+//
+// Poll groups: group 0 listens. It checks a CONNECT_REQUEST (private data, the pending-Connect
+// limit over every group, the device, which resolves the ports' in-capsule sizes once), then
+// gives the connection to the group with the fewest queues (admin queue) or the fewest I/O queues
+// (I/O queue), counting connections given and not yet gone: when that is another group, the id
+// moves to that group's CM channel (rdma_migrate_id) and the group creates and accepts the queue
+// on its own thread (post()). Each group has its own per-device PD, completion channel, SRQ,
+// shared buffer pool and async event thread, and its own IoEngine. Controller and subsystem state
+// goes through the control lock (target/control_lock.h); a queue of another group is asked to
+// disconnect through RdmaQueue::request_disconnect (an atomic flag and this group's eventfd).
 //
 // Loop: deliver the IoEngine's finished backend operations, poll every queue's CQ, then hand
 // the backend operations that round produced to the kernel (one io_uring_enter); while there is
@@ -50,9 +64,19 @@ class EventLoop {
   // sized and checked by their port's limits (PortLimits); a new queue starts on the port's
   // discovery subsystem until its Connect picks one by SUBNQN through the port. `engine` (null
   // when no namespace is file-backed) and `ports` must outlive the loop.
+  // `group` > 0: a poll group without listeners (serving the same ports' queues).
   static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options,
                                                    StatusCounters& statuses, IoEngine* engine,
-                                                   std::vector<Port*> ports);
+                                                   std::vector<Port*> ports, size_t group = 0);
+  // Group 0: every poll group, itself first (they must outlive it). Call before run().
+  void set_groups(std::vector<EventLoop*> groups) { groups_ = std::move(groups); }
+  // Runs `task` on this group's thread at its next round (thread-safe; wakes it up).
+  void post(std::function<void()> task);
+  size_t group() const { return group_; }
+  // Queues given to this group and not yet gone (admin and I/O; I/O only): the load the listener
+  // places new queues by. Any thread.
+  size_t queues_assigned() const { return queues_assigned_.load(std::memory_order_relaxed); }
+  size_t io_queues_assigned() const { return io_queues_assigned_.load(std::memory_order_relaxed); }
   // Waits for the backend operations in flight, then disconnects and destroys every queue, then
   // the devices, the listener and the channel.
   ~EventLoop();
@@ -81,7 +105,7 @@ class EventLoop {
   };
 
   EventLoop(const TargetOptions& options, StatusCounters& statuses, verbs::EventChannel channel,
-            IoEngine* engine, std::vector<Port*> ports);
+            IoEngine* engine, std::vector<Port*> ports, size_t group);
   Status open(const TargetOptions& options);
   Status add_fd(int fd, uint64_t tag);
 
@@ -89,6 +113,25 @@ class EventLoop {
   Status drain_cm_events();
   void handle_cm_event(verbs::CmEvent& event);
   void on_connect_request(verbs::CmEvent& event);
+  // A connection the listener checked and gave to this group: create the queue and accept.
+  struct Handoff {
+    verbs::CmId id;
+    Port* port = nullptr;
+    uint16_t qid = 0;
+    uint16_t hrqsize = 0;
+    uint32_t queue_size = 0;
+    rdma_conn_param param{};
+    std::string peer;
+  };
+  void accept_connection(Handoff& h);
+  void drain_inbox();
+  // The queues a departing queue was counted in (queues_assigned_ / io_queues_assigned_).
+  void unassign(const RdmaQueue& q);
+  // Publishes pending_connections() for the listener (several groups only).
+  void publish_pending();
+  // Pending Connects over every group: this one's exact count, the others' published ones and
+  // the connections given to them not yet accepted.
+  size_t pending_connections_all() const;
   void reject(verbs::CmId& id, uint16_t sts, std::string_view peer, std::string_view reason);
   Result<DeviceContext*> device_for(ibv_context* context);
   // A device's shared buffer pool has free chunks and commands waiting for one.
@@ -143,6 +186,15 @@ class EventLoop {
   Port& first_port() const { return *listeners_.front().port; }
 
   const TargetOptions options_;
+  const size_t group_;
+  std::vector<EventLoop*> groups_;  // group 0: every group, itself first
+  std::atomic<size_t> queues_assigned_{0};
+  std::atomic<size_t> io_queues_assigned_{0};
+  std::atomic<size_t> pending_published_{0};
+  std::atomic<size_t> inbound_{0};  // handed to this group, not yet accepted or refused
+  std::mutex inbox_mutex_;
+  std::vector<std::function<void()>> inbox_;  // guarded by inbox_mutex_
+  std::atomic<bool> inbox_pending_{false};
   StatusCounters& statuses_;
   IoEngine* engine_;
   verbs::EventChannel cm_channel_;  // destroyed last

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "target/command_processor.h"
+#include "target/control_lock.h"
 #include "target/io_engine.h"
 #include "target/lba_range.h"
 
@@ -103,7 +104,7 @@ NextStep CommandProcessor::submit_io(Request& r, Namespace& ns, IoOp op, uint64_
   r.io.length = length;
   r.io.data = data;
   r.io.fua = op == IoOp::kWrite && r.fua;
-  ns.engine()->submit(r.io);
+  (engine_ != nullptr ? engine_ : ns.engine())->submit(r.io);
   return NextStep::kBackend;
 }
 
@@ -290,6 +291,7 @@ NextStep CommandProcessor::io_failed(Request& r, IoCommand command) {
 NextStep CommandProcessor::io_done(Request& r) {
   const IoRequest& io = r.io;
   if (r.sqe->opcode == proto::kOpcodeFabrics) {  // the CC.SHN flush
+    ControlLock lock(control_mutex());
     if (io.result < 0) {
       NVMF_LOG(WARN, "target") << link_.describe() << ": flush at shutdown failed: "
                                << errno_string(static_cast<int>(-io.result));

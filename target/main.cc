@@ -134,6 +134,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"busy_poll_us", options.busy_poll_us},
       {"stall_warn_ms", options.stall_warn_ms},
       {"cpu", options.cpu},
+      {"poll_groups", options.poll_groups},
       {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
@@ -315,6 +316,11 @@ int main(int argc, char** argv) {
                  "CPU of the event loop thread: none (the scheduler's choice), auto (the "
                  "one it starts on) or a CPU number")
       ->capture_default_str();
+  app.add_option("--poll-groups", o.poll_groups,
+                 "poll group threads, each owning a set of queues (new queues go to the "
+                 "least-loaded group); 1..64")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, nvmf::target::kMaxPollGroups));
   std::string poll = "event";
   CLI::Option* poll_opt =
       app.add_option(

@@ -14,7 +14,8 @@ class QueueLink {
  public:
   virtual ~QueueLink() = default;
   // Tear this queue down soon (not from inside this call): the controller it served is gone,
-  // or a new connection replaced it. Idempotent.
+  // or a new connection replaced it. Idempotent. From another poll group's thread: thread-safe,
+  // carried out by the owner at its next round.
   virtual void request_disconnect(std::string_view reason) = 0;
   // "10.0.0.2:51234 qid 1", for logs.
   virtual std::string describe() const = 0;
@@ -28,6 +29,10 @@ class QueueLink {
   // and completed later: `r.cqe` is filled in; its receive was already given back when it was
   // held. The default drops it (a fake without responses).
   virtual void respond_held(Request& r) { (void)r; }
+  // True on the thread that owns the queue (its poll group's). request_disconnect() may be
+  // called from any thread (under the control lock); everything else only from the owner. The
+  // default: single-threaded fakes.
+  virtual bool on_owner_thread() const { return true; }
 };
 
 }  // namespace nvmf::target

@@ -1,6 +1,8 @@
 // RdmaQueue: buffers, work requests and the completion handling of one queue.
 #include "target/rdma_queue.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -111,6 +113,7 @@ Status RdmaQueue::setup() {
   processor_.emplace(subsystem_, *this, counters_, statuses_, params_.qid, params_.queue_size,
                      params_.in_capsule_bytes);
   processor_->set_port(params_.port);
+  processor_->set_engine(params_.engine);
   return ok_status();
 }
 
@@ -240,7 +243,9 @@ bool RdmaQueue::connect_accepted() {
   const uint32_t sges = 1 + pages_per_recv_;
   if (params_.shared_buffers > 0 && dev_.pool == nullptr) {
     auto pool = BufferPool::create(pd, params_.shared_buffers, params_.max_transfer_bytes,
-                                   &subsystem_.registry().shared_buffers());
+                                   params_.buffer_gauges != nullptr
+                                       ? params_.buffer_gauges
+                                       : &subsystem_.registry().shared_buffers());
     if (!pool.ok()) return fail_setup(pool.status());
     dev_.pool = std::move(*pool);
     // The device's pool stays registered for the target's life: counted once, never given back.
@@ -801,6 +806,16 @@ void RdmaQueue::fail(const std::string& what) {
 }
 
 void RdmaQueue::request_disconnect(std::string_view reason) {
+  if (!on_owner_thread()) {  // another poll group (controller freed, keep-alive expiry)
+    {
+      std::lock_guard lock(remote_mutex_);
+      if (remote_reason_.empty()) remote_reason_ = reason.empty() ? "unknown" : reason;
+    }
+    remote_disconnect_.store(true, std::memory_order_release);
+    uint64_t one = 1;
+    if (params_.wake_fd >= 0) (void)!::write(params_.wake_fd, &one, sizeof(one));
+    return;
+  }
   if (disconnect_reason_.empty()) disconnect_reason_ = reason.empty() ? "unknown" : reason;
   // Its commands waiting for a shared buffer will never start: withdraw them now, so that they
   // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
@@ -809,6 +824,16 @@ void RdmaQueue::request_disconnect(std::string_view reason) {
     pool_->chunks().waiting -= buffer_waiters_.size();
     while (!buffer_waiters_.empty()) buffer_waiters_.pop();
   }
+}
+
+void RdmaQueue::take_remote_disconnect_slow() {
+  remote_disconnect_.store(false, std::memory_order_relaxed);
+  std::string reason;
+  {
+    std::lock_guard lock(remote_mutex_);
+    reason = remote_reason_;
+  }
+  request_disconnect(reason);
 }
 
 void RdmaQueue::disconnect() {

@@ -5,11 +5,14 @@
 
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -55,6 +58,13 @@ struct RdmaQueueParams {
   // The device's shared receive queue (target/shared_receive_queue.h), or null: the queue posts
   // its own receives. Its in-capsule area must be at least in_capsule_bytes.
   SharedReceiveQueue* srq = nullptr;
+  // The poll group that owns the queue (target/event_loop.h): its eventfd, written when another
+  // group asks this queue to disconnect (-1: none); its IoEngine for file-backed namespaces
+  // (null: the namespace's); the gauges its device's shared buffer pool reports to (null: the
+  // registry's first).
+  int wake_fd = -1;
+  IoEngine* engine = nullptr;
+  SharedBufferGauges* buffer_gauges = nullptr;
 };
 
 // Buffers and command slots (made in two steps, never per command):
@@ -119,8 +129,14 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   // rdma_disconnect, once; errors are ignored (the peer may be gone already).
   void disconnect();
 
-  // QueueLink.
+  // QueueLink. request_disconnect() from another thread only records the reason and wakes the
+  // owning group (wake_fd), whose take_remote_disconnect() carries it out.
   void request_disconnect(std::string_view reason) override;
+  bool on_owner_thread() const override { return std::this_thread::get_id() == owner_; }
+  // Owner thread: carries out a request_disconnect() made from another thread, if any.
+  void take_remote_disconnect() {
+    if (remote_disconnect_.load(std::memory_order_acquire)) take_remote_disconnect_slow();
+  }
   std::string describe() const override;
   // IoCompletion: a backend operation of one of this queue's commands finished; the response
   // (and its RDMA WRITE) is queued and goes out with the next poll()'s post. A queue being torn
@@ -229,6 +245,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   void queue_send(ibv_send_wr* first, ibv_send_wr* last);
   void flush_sends();
   void fail(const std::string& what);
+  void take_remote_disconnect_slow();
 
   DeviceContext& dev_;
   SharedReceiveQueue* srq_ = nullptr;  // params.srq
@@ -278,6 +295,10 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   SlotFifo buffer_waiters_;     // waiting_for_buffer, oldest first
   BufferPool* pool_ = nullptr;  // dev_.pool once connected with shared buffers
   std::string disconnect_reason_;
+  const std::thread::id owner_ = std::this_thread::get_id();  // the thread that created it
+  std::atomic<bool> remote_disconnect_{false};
+  std::mutex remote_mutex_;
+  std::string remote_reason_;  // guarded by remote_mutex_
 
   QueueCounters counters_;
   std::optional<CommandProcessor> processor_;  // destroyed first

@@ -112,14 +112,16 @@ NegotiationStats StatsRegistry::negotiation() const {
   return negotiation_;
 }
 
-TargetStats StatsRegistry::snapshot(const StatusCounters& statuses) const {
+TargetStats StatsRegistry::snapshot(std::span<const StatusCounters* const> statuses) const {
   std::lock_guard lock(mutex_);
   TargetStats out = counts_;
   out.negotiation = negotiation_;
   out.totals = retired_;
-  out.resources.shared_buffers = shared_buffers_.chunks.get();
-  out.resources.shared_buffers_in_use = shared_buffers_.in_use.get();
-  out.resources.shared_buffers_in_use_peak = shared_buffers_.in_use_peak.get();
+  for (const SharedBufferGauges& g : shared_buffers_) {
+    out.resources.shared_buffers += g.chunks.get();
+    out.resources.shared_buffers_in_use += g.in_use.get();
+    out.resources.shared_buffers_in_use_peak += g.in_use_peak.get();
+  }
   std::map<uint16_t, ControllerStats> ctrls;
   for (const auto& [cntlid, c] : controllers_) {
     ctrls[cntlid] = ControllerStats{cntlid, c.hostnqn, c.ready, 0, c.retired};
@@ -138,7 +140,7 @@ TargetStats StatsRegistry::snapshot(const StatusCounters& statuses) const {
   for (auto& [cntlid, c] : ctrls) out.controllers.push_back(std::move(c));
   out.freed_queues.assign(freed_queues_.begin(), freed_queues_.end());
   out.freed_controllers.assign(freed_controllers_.begin(), freed_controllers_.end());
-  out.errors_by_status = statuses.snapshot();
+  out.errors_by_status = StatusCounters::snapshot_sum(statuses);
   ResourceStats& r = out.resources;
   r.srqs = srqs_.size();
   for (const SrqCounters* c : srqs_) {

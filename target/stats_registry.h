@@ -3,10 +3,12 @@
 #ifndef NVMF_TARGET_STATS_REGISTRY_H_
 #define NVMF_TARGET_STATS_REGISTRY_H_
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,10 +49,18 @@ class StatsRegistry {
 
   // The gauges every device's shared buffer pool keeps up to date (event-loop thread writes,
   // snapshot() reads them with relaxed loads): ResourceStats::shared_buffers*.
-  SharedBufferGauges& shared_buffers() { return shared_buffers_; }
+  // One set per poll group (each group's pools have one writer); the snapshot sums them (the
+  // peak: the sum of each group's peak).
+  SharedBufferGauges& shared_buffers(size_t group = 0) { return shared_buffers_.at(group); }
+  static constexpr size_t kGaugeGroups = 64;  // TargetOptions' kMaxPollGroups
 
-  // The snapshot: live counters read with relaxed loads plus the retired totals.
-  TargetStats snapshot(const StatusCounters& statuses) const;
+  // The snapshot: live counters read with relaxed loads plus the retired totals; the status
+  // counts summed over `statuses` (one per poll group).
+  TargetStats snapshot(std::span<const StatusCounters* const> statuses) const;
+  TargetStats snapshot(const StatusCounters& statuses) const {
+    const StatusCounters* one = &statuses;
+    return snapshot({&one, 1});
+  }
 
  private:
   struct LiveQueue {
@@ -64,7 +74,7 @@ class StatsRegistry {
   };
 
   mutable std::mutex mutex_;
-  SharedBufferGauges shared_buffers_;
+  std::array<SharedBufferGauges, kGaugeGroups> shared_buffers_;
   std::map<const QueueCounters*, LiveQueue> queues_;
   std::vector<const SrqCounters*> srqs_;
   std::map<uint16_t, LiveController> controllers_;

@@ -101,7 +101,7 @@ Controller* Subsystem::create_controller(const std::string& hostnqn,
   }
   if (cntlid > last) return nullptr;
   uint16_t io_queues = config_.discovery ? 0 : config_.max_io_queues;
-  auto ctrl = std::make_unique<Controller>(static_cast<uint16_t>(cntlid), hostnqn, hostid, kato_ms,
+  auto ctrl = std::make_shared<Controller>(static_cast<uint16_t>(cntlid), hostnqn, hostid, kato_ms,
                                            io_queues, config_.io_queue_size, config_.version);
   Controller* raw = ctrl.get();
   controllers_[raw->cntlid()] = std::move(ctrl);
@@ -124,6 +124,11 @@ size_t Subsystem::controller_count_for(std::string_view hostnqn) const {
 Controller* Subsystem::find_controller(uint16_t cntlid) const {
   auto it = controllers_.find(cntlid);
   return it == controllers_.end() ? nullptr : it->second.get();
+}
+
+std::shared_ptr<Controller> Subsystem::shared_controller(uint16_t cntlid) const {
+  auto it = controllers_.find(cntlid);
+  return it == controllers_.end() ? nullptr : it->second;
 }
 
 std::optional<Controller::Clock::time_point> Subsystem::expire_keep_alives(

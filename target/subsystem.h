@@ -61,8 +61,8 @@ struct SubsystemNamespace {
   std::optional<std::array<uint8_t, 16>> uuid;
 };
 
-// Owns the controllers. Event-loop thread only (the StatsRegistry it reports to is
-// thread-safe).
+// Owns the controllers. Any poll group, under the control lock (target/control_lock.h); the
+// StatsRegistry it reports to is thread-safe.
 class Subsystem {
  public:
   // `ns` and `registry` must outlive the subsystem.
@@ -108,6 +108,8 @@ class Subsystem {
   Controller* create_controller(const std::string& hostnqn, const std::array<uint8_t, 16>& hostid,
                                 uint32_t kato_ms);
   Controller* find_controller(uint16_t cntlid) const;
+  // The same, shared: what a queue bound to it holds (null when there is none).
+  std::shared_ptr<Controller> shared_controller(uint16_t cntlid) const;
   // Frees a controller: each of its I/O queues is detached and asked to disconnect; logs one
   // line. `reason` goes into that line.
   void free_controller(uint16_t cntlid, std::string_view reason);
@@ -129,7 +131,7 @@ class Subsystem {
   std::string serial_;
   std::array<uint8_t, 16> nguid_;
   uint32_t in_capsule_data_size_ = 0;
-  std::map<uint16_t, std::unique_ptr<Controller>> controllers_;
+  std::map<uint16_t, std::shared_ptr<Controller>> controllers_;
 };
 
 }  // namespace nvmf::target

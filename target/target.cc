@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 
 #include "common/log.h"
 #include "common/verbs/address.h"
@@ -102,6 +103,15 @@ Status validate_options(const TargetOptions& o) {
   if (o.ports.empty() && o.traddr.empty()) return bad("--traddr is required");
   if (o.cpu < kCpuNone || o.cpu > 1023) {
     return bad("--cpu " + std::to_string(o.cpu) + " is not auto, none or 0..1023");
+  }
+  if (o.poll_groups < 1 || o.poll_groups > kMaxPollGroups) {
+    return bad("--poll-groups " + std::to_string(o.poll_groups) + " is not in 1.." +
+               std::to_string(kMaxPollGroups));
+  }
+  if (o.poll_groups > 1 && o.cpu >= 0) {
+    return bad("--cpu " + std::to_string(o.cpu) + " pins one thread: with --poll-groups " +
+               std::to_string(o.poll_groups) +
+               " give --cpu auto (group i on the i-th CPU) or none");
   }
   if (o.stall_warn_ms != 0 && (o.stall_warn_ms < 10 || o.stall_warn_ms > 3600000)) {
     return bad("--stall-warn-ms " + std::to_string(o.stall_warn_ms) +
@@ -224,6 +234,7 @@ Status validate_options(const TargetOptions& o) {
 Target::Target() = default;
 
 Target::~Target() {
+  groups_.clear();
   loop_.reset();  // queues first: they detach from controllers owned by the subsystems
   ports_.clear();
   subsystems_.clear();
@@ -331,17 +342,60 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   for (auto& port : t->ports_) port->set_limits(limits);
   NVMF_ASSIGN_OR_RETURN(t->loop_,
                         EventLoop::create(options, *t->statuses_, t->io_engine_.get(), group));
+  std::vector<EventLoop*> loops{t->loop_.get()};
+  for (size_t g = 1; g < options.poll_groups; ++g) {
+    IoEngine* engine = nullptr;
+    if (t->io_engine_ != nullptr) {  // io_uring is one thread's: each group has its own
+      NVMF_ASSIGN_OR_RETURN(auto own, IoEngine::create(options.io_engine));
+      engine = own.get();
+      t->group_engines_.push_back(std::move(own));
+    }
+    t->group_statuses_.push_back(std::make_unique<StatusCounters>());
+    NVMF_ASSIGN_OR_RETURN(auto loop,
+                          EventLoop::create(options, *t->group_statuses_.back(), engine, group, g));
+    loops.push_back(loop.get());
+    t->groups_.push_back(std::move(loop));
+  }
+  t->loop_->set_groups(loops);
+  if (options.poll_groups > 1) {
+    NVMF_LOG(INFO, "target") << options.poll_groups << " poll groups (--poll "
+                             << poll_mode_name(options.poll_mode) << " each)";
+  }
   for (size_t i = 0; i < t->ports_.size(); ++i) {
     t->ports_[i]->set_trsvcid(std::to_string(t->loop_->port(i)));
   }
   return t;
 }
 
-Status Target::run() { return loop_->run(); }
+Status Target::run() {
+  std::vector<Status> results(groups_.size());
+  std::vector<std::thread> threads;
+  threads.reserve(groups_.size());
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    threads.emplace_back([this, i, &results] {
+      results[i] = groups_[i]->run();
+      if (!results[i].ok()) loop_->stop();  // one group failed: the target stops
+    });
+  }
+  Status st = loop_->run();
+  for (auto& g : groups_) g->stop();
+  for (auto& th : threads) th.join();
+  for (Status& r : results) {
+    if (st.ok() && !r.ok()) st = r;
+  }
+  return st;
+}
 
-void Target::stop() { loop_->stop(); }
+void Target::stop() {
+  loop_->stop();
+  for (auto& g : groups_) g->stop();
+}
 
-TargetStats Target::stats() const { return registry_->snapshot(*statuses_); }
+TargetStats Target::stats() const {
+  std::vector<const StatusCounters*> all{statuses_.get()};
+  for (const auto& s : group_statuses_) all.push_back(s.get());
+  return registry_->snapshot(all);
+}
 
 uint16_t Target::port() const { return loop_->port(0); }
 

@@ -22,7 +22,8 @@ class StatusCounters;
 class Subsystem;
 
 // One or more listeners (Ports, each on its own rdma_cm id) serving the discovery subsystem and
-// one or more NVM subsystems, all served by one event-loop thread (the one calling run()).
+// one or more NVM subsystems, served by TargetOptions::poll_groups poll-group threads: group 0
+// is the thread calling run() (it also listens), run() starts and joins the others.
 //
 //   NVMF_ASSIGN_OR_RETURN(auto target, Target::create(options));
 //   std::thread loop([&] { status = target->run(); });
@@ -41,7 +42,8 @@ class Target {
   Target& operator=(const Target&) = delete;
 
   // Serves connections until stop(); then disconnects every queue, frees every controller and
-  // returns ok. An error return means the event loop failed (epoll, device removal).
+  // returns ok. An error return means a poll group failed (epoll, device removal); the others
+  // are then stopped too.
   // Call once, from one thread.
   Status run();
   // Makes run() return soon. Thread-safe and async-signal-safe (an atomic store and a write to
@@ -75,7 +77,11 @@ class Target {
   std::vector<std::unique_ptr<Subsystem>> subsystems_;
   std::unique_ptr<Subsystem> discovery_;
   std::vector<std::unique_ptr<Port>> ports_;
-  std::unique_ptr<EventLoop> loop_;  // last: destroyed first
+  // Poll groups 1..N-1 (group 0 is loop_): their IoEngines, status counters and loops.
+  std::vector<std::unique_ptr<IoEngine>> group_engines_;
+  std::vector<std::unique_ptr<StatusCounters>> group_statuses_;
+  std::unique_ptr<EventLoop> loop_;                 // group 0, the listener
+  std::vector<std::unique_ptr<EventLoop>> groups_;  // last: destroyed first
 };
 
 }  // namespace nvmf::target

@@ -182,6 +182,15 @@ struct TargetOptions {
   // Pinned, our QPs' RDMA READ retries (rxe completer_retry_err) went from 19..58 per QD32
   // 64 KiB write try to 0; the Linux host's own QPs still reorder (docs/soft-roce.md).
   int32_t cpu = kCpuNone;
+  // Poll groups (CLI --poll-groups, 1..kMaxPollGroups): threads that each own a set of queues,
+  // with their own per-device PD, completion channel, shared buffer pool
+  // (ceil(num_shared_buffers / poll_groups) chunks), SRQ (ceil(max_srq_depth / poll_groups)
+  // receives, at least 16) and IoEngine, like SPDK's poll groups. Group 0's thread (run()'s)
+  // also listens: it gives a new admin queue to the group with the fewest queues and an I/O
+  // queue to the group with the fewest I/O queues, and runs the keep-alive timers. poll_mode
+  // applies to each group. With more than one group, --cpu auto pins group i to the i-th CPU of
+  // the allowed set, and a CPU number is refused (one group only).
+  uint32_t poll_groups = 1;
 
   // Discovery Log entry fields of the listening port (nvmet addr_treq, portid).
   uint16_t portid = 1;
@@ -194,6 +203,9 @@ struct TargetOptions {
   // subsystem. Given: those five fields are ignored.
   std::vector<PortOptions> ports;
 };
+
+// The most poll groups TargetOptions::poll_groups may ask for.
+inline constexpr uint32_t kMaxPollGroups = 64;
 
 // The ports to listen on: `options.ports`, or the one port the single-port fields describe.
 std::vector<PortOptions> port_list(const TargetOptions& options);

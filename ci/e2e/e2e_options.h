@@ -31,6 +31,10 @@ inline target::TargetOptions ram_target_options(const RxeEnv& env, const std::st
   if (const char* srq = std::getenv("NVMF_E2E_SRQ"); srq != nullptr) {
     o.srq = std::string(srq) == "on";
   }
+  // NVMF_E2E_POLL_GROUPS=N runs a suite with N poll groups (--poll-groups N) instead of one.
+  if (const char* groups = std::getenv("NVMF_E2E_POLL_GROUPS"); groups != nullptr) {
+    o.poll_groups = static_cast<uint32_t>(std::strtoul(groups, nullptr, 10));
+  }
   return o;
 }
 

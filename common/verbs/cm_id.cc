@@ -144,6 +144,11 @@ Status CmId::reject(const void* private_data, uint8_t len) {
   return ok_status();
 }
 
+Status CmId::migrate(EventChannel& channel) {
+  if (rdma_migrate_id(id_, channel.get()) != 0) return Status::from_errno("rdma_migrate_id", errno);
+  return ok_status();
+}
+
 Status CmId::disconnect() {
   if (rdma_disconnect(id_) != 0) return Status::from_errno("rdma_disconnect", errno);
   return ok_status();

@@ -73,6 +73,10 @@ class CmId {
                 uint8_t initiator_depth, uint8_t rnr_retry = 7);
   // rdma_reject on an adopted CONNECT_REQUEST id, e.g. with the 4-byte NVMe-oF reject data.
   Status reject(const void* private_data, uint8_t len);
+  // rdma_migrate_id: this id's events go to `channel` from now on (a poll group takes over a
+  // connection its listener accepted). Waits while events of this id on the old channel are
+  // unacknowledged.
+  Status migrate(EventChannel& channel);
   // rdma_disconnect: moves the QP to the error state (flushing posted WRs) and tells the peer.
   // Both sides then get DISCONNECTED.
   Status disconnect();

@@ -39,7 +39,9 @@ class FakeLink : public QueueLink {
     return accept_ok;
   }
   void respond_held(Request& r) override { held_responses.push_back(r.cqe); }
+  bool on_owner_thread() const override { return owner; }
   std::vector<std::string> reasons;
+  bool owner = true;  // false: calls come as from another poll group
   int accepts = 0;
   bool accept_ok = true;
   std::vector<proto::Cqe> held_responses;

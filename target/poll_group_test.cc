@@ -1,0 +1,251 @@
+// Unit tests for what poll groups (target/event_loop.h) rest on without a device: queue
+// placement, controller teardown seen from another group, the control lock left to the control
+// path, and per-group counters summed.
+#include "target/poll_group.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/nvme_status.h"
+#include "target/control_lock.h"
+#include "target/counters.h"
+#include "target/stats_registry.h"
+#include "target/subsystem.h"
+#include "target/testing/processor_harness.h"
+
+namespace nvmf::target {
+namespace {
+
+using namespace nvmf::target::testing;  // NOLINT: the harness vocabulary
+
+constexpr uint16_t kInvalidField = generic_status(proto::kScInvalidField);
+constexpr uint16_t kCommandSequenceError = generic_status(proto::kScCommandSequenceError);
+
+// ------------------------------------------------------------------------------ placement --
+
+TEST(PollGroupPlacement, AdminQueueToFewestQueuesIoQueueToFewestIoQueues) {
+  std::vector<GroupLoad> loads{{3, 1}, {1, 1}, {2, 0}};
+  EXPECT_EQ(least_loaded_group(loads, 0), 1u);  // fewest queues
+  EXPECT_EQ(least_loaded_group(loads, 1), 2u);  // fewest I/O queues
+  EXPECT_EQ(least_loaded_group(loads, 7), 2u);
+}
+
+TEST(PollGroupPlacement, TiesGoToTheLowestIndexAndNoGroupsMeansGroupZero) {
+  std::vector<GroupLoad> loads{{2, 1}, {2, 1}};
+  EXPECT_EQ(least_loaded_group(loads, 0), 0u);
+  EXPECT_EQ(least_loaded_group(loads, 1), 0u);
+  // A tie on the count that decides goes by the other one.
+  std::vector<GroupLoad> uneven{{3, 1}, {2, 1}};
+  EXPECT_EQ(least_loaded_group(uneven, 1), 1u);
+  std::vector<GroupLoad> admin_tie{{2, 2}, {2, 1}};
+  EXPECT_EQ(least_loaded_group(admin_tie, 0), 1u);
+  EXPECT_EQ(least_loaded_group({}, 0), 0u);
+}
+
+// Two hosts, each an admin queue then two I/O queues, placed as the listener does (a queue
+// counts from its hand-over): each group ends with one admin queue and two I/O queues, and each
+// host's two I/O queues are in different groups.
+TEST(PollGroupPlacement, TwoHostsSpreadOverTwoGroups) {
+  std::vector<GroupLoad> loads(2);
+  std::vector<size_t> placed;
+  for (int host = 0; host < 2; ++host) {
+    for (uint16_t qid = 0; qid <= 2; ++qid) {
+      size_t g = least_loaded_group(loads, qid);
+      ++loads[g].queues;
+      if (qid != 0) ++loads[g].io_queues;
+      placed.push_back(g);
+    }
+  }
+  EXPECT_EQ(placed, (std::vector<size_t>{0, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(loads[0].io_queues, 2u);
+  EXPECT_EQ(loads[1].io_queues, 2u);
+  EXPECT_EQ(loads[0].queues, 3u);
+  EXPECT_EQ(loads[1].queues, 3u);
+}
+
+// ------------------------------------------------------------- controllers across groups --
+
+class CrossGroupTest : public ::testing::Test {
+ protected:
+  CrossGroupTest() {
+    ns_ = std::move(Namespace::create_ram(1 << 20, 512)).value();
+    SubsystemConfig cfg;
+    cfg.nqn = kNqn;
+    cfg.max_io_queues = 4;
+    subsys_ = std::make_unique<Subsystem>(cfg, *ns_, registry_);
+    subsys_->set_in_capsule_data_size(kInCapsule);
+  }
+  ~CrossGroupTest() override {
+    io_.reset();
+    admin_.reset();
+    subsys_.reset();
+  }
+  // Admin queue connected and enabled, then I/O queue 1 connected; `io_owner` false: the I/O
+  // queue belongs to another poll group than the thread freeing the controller.
+  void connect(bool io_owner) {
+    admin_ = std::make_unique<TestQueue>(*subsys_, statuses_, 0, 32);
+    ASSERT_EQ(admin_->submit(connect_sqe(0, 31), connect_data(proto::kAdminQueueCntlid)),
+              NextStep::kRespond);
+    ASSERT_EQ(admin_->status(), kStatusSuccess);
+    ASSERT_EQ(admin_->submit(property_set_sqe(proto::kPropCc, kGoodCc)), NextStep::kRespond);
+    io_ = std::make_unique<TestQueue>(*subsys_, statuses_, 1, 128);
+    io_->link.owner = io_owner;
+    ASSERT_EQ(io_->submit(connect_sqe(1, 127), connect_data(1)), NextStep::kRespond);
+    ASSERT_EQ(io_->status(), kStatusSuccess);
+  }
+
+  std::unique_ptr<Namespace> ns_;
+  StatsRegistry registry_;
+  StatusCounters statuses_;
+  std::unique_ptr<Subsystem> subsys_;
+  std::unique_ptr<TestQueue> admin_, io_;
+};
+
+// The admin queue goes (its group tears it down): the I/O queue of the other group is asked to
+// disconnect and sees no controller, but keeps the Controller object alive until it goes, so
+// that its NVM I/O running meanwhile never reads freed memory.
+TEST_F(CrossGroupTest, ControllerFreedByAnotherGroupStaysAliveUntilTheQueueGoes) {
+  connect(/*io_owner=*/false);
+  std::weak_ptr<Controller> weak = subsys_->shared_controller(1);
+  ASSERT_FALSE(weak.expired());
+  admin_.reset();  // detach: frees controller 1
+  EXPECT_EQ(subsys_->find_controller(1), nullptr);
+  EXPECT_EQ(io_->link.reasons, std::vector<std::string>{"controller freed"});
+  EXPECT_EQ(io_->proc.controller(), nullptr);
+  EXPECT_FALSE(weak.expired()) << "the other group's queue still holds it";
+  // A command arriving before the teardown: Command Sequence Error, not a use after free.
+  io_->submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
+  EXPECT_EQ(io_->status(), kCommandSequenceError);
+  io_.reset();
+  EXPECT_TRUE(weak.expired());
+}
+
+// On the queue's own thread the controller is let go at once, as with one poll group.
+TEST_F(CrossGroupTest, ControllerFreedOnTheOwnerThreadIsDroppedAtOnce) {
+  connect(/*io_owner=*/true);
+  std::weak_ptr<Controller> weak = subsys_->shared_controller(1);
+  subsys_->free_controller(1, "test");
+  EXPECT_TRUE(weak.expired());
+  EXPECT_EQ(io_->link.reasons, std::vector<std::string>{"controller freed"});
+  EXPECT_EQ(admin_->proc.controller(), nullptr);
+}
+
+// Keep-alive expiry (group 0's) frees a controller whose admin queue is in another group: both
+// queues are asked to disconnect (through their links, which carry it to their own groups).
+TEST_F(CrossGroupTest, KeepAliveExpiryReachesQueuesOfOtherGroups) {
+  connect(/*io_owner=*/false);
+  admin_->link.owner = false;
+  auto deadline = subsys_->find_controller(1)->keep_alive_deadline();
+  ASSERT_TRUE(deadline.has_value());
+  {
+    ControlLock lock(control_mutex());
+    // The Connects were traffic: the first expiry restarts the timer, the second frees.
+    auto next = subsys_->expire_keep_alives(*deadline);
+    ASSERT_TRUE(next.has_value());
+    EXPECT_NE(subsys_->find_controller(1), nullptr);
+    subsys_->expire_keep_alives(*next);
+  }
+  EXPECT_EQ(subsys_->find_controller(1), nullptr);
+  EXPECT_EQ(admin_->link.reasons, std::vector<std::string>{"keep-alive timer expired"});
+  EXPECT_EQ(io_->link.reasons, std::vector<std::string>{"controller freed"});
+}
+
+// Traffic seen by an I/O queue of another group (another thread) counts for the keep-alive
+// timer group 0 checks: the timer restarts instead of expiring.
+TEST_F(CrossGroupTest, TrafficOnAnotherGroupRestartsTheKeepAliveTimer) {
+  connect(/*io_owner=*/false);
+  auto deadline = subsys_->find_controller(1)->keep_alive_deadline();
+  ASSERT_TRUE(deadline.has_value());
+  std::thread other([&] {
+    io_->submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
+    EXPECT_EQ(io_->status(), kStatusSuccess);
+  });
+  other.join();
+  ControlLock lock(control_mutex());
+  auto next = subsys_->expire_keep_alives(*deadline);
+  EXPECT_NE(subsys_->find_controller(1), nullptr);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_GT(*next, *deadline);
+}
+
+// NVM I/O on a connected I/O queue never takes the control lock: with the lock held by another
+// thread (an admin command, a teardown), a read still completes. Were it taken, this would hang
+// (and the test time out).
+TEST_F(CrossGroupTest, NvmIoDoesNotTakeTheControlLock) {
+  connect(/*io_owner=*/true);
+  std::atomic<bool> held{false}, done{false};
+  std::thread holder([&] {
+    ControlLock lock(control_mutex());
+    held = true;
+    while (!done) std::this_thread::yield();
+  });
+  while (!held) std::this_thread::yield();
+  EXPECT_EQ(io_->submit(rw_sqe(proto::kNvmRead, 0, 8, 4096)), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(io_->status(), kStatusSuccess);
+  done = true;
+  holder.join();
+}
+
+// The control path does take it: an admin command waits while another thread holds it.
+TEST_F(CrossGroupTest, AdminCommandsWaitForTheControlLock) {
+  connect(/*io_owner=*/true);
+  std::atomic<bool> finished{false};
+  std::thread admin_thread;
+  {
+    ControlLock lock(control_mutex());
+    admin_thread = std::thread([&] {
+      admin_->submit(identify_sqe(proto::kCnsController));
+      finished = true;
+    });
+    // Whatever the scheduler does, the command cannot finish while the lock is held here.
+    for (int i = 0; i < 1000; ++i) std::this_thread::yield();
+    EXPECT_FALSE(finished);
+  }
+  admin_thread.join();
+  EXPECT_TRUE(finished);
+  EXPECT_EQ(admin_->status(), kStatusSuccess);
+}
+
+// ---------------------------------------------------------------------------- counters --
+
+TEST(PollGroupCounters, StatusCountsOfEveryGroupAreSummed) {
+  StatusCounters g0, g1;
+  g0.add(kInvalidField);
+  g0.add(kInvalidField);
+  g1.add(kInvalidField);
+  g1.add(kCommandSequenceError);
+  std::vector<const StatusCounters*> all{&g0, &g1};
+  StatsRegistry registry;
+  TargetStats s = registry.snapshot(all);
+  ASSERT_EQ(s.errors_by_status.size(), 2u);
+  uint64_t invalid = 0, sequence = 0;
+  for (const StatusCount& c : s.errors_by_status) {  // reported with DNR clear
+    if (c.status == generic_status(proto::kScInvalidField, false)) invalid = c.count;
+    if (c.status == generic_status(proto::kScCommandSequenceError, false)) sequence = c.count;
+  }
+  EXPECT_EQ(invalid, 3u);
+  EXPECT_EQ(sequence, 1u);
+}
+
+TEST(PollGroupCounters, SharedBufferGaugesOfEveryGroupAreSummed) {
+  StatsRegistry registry;
+  registry.shared_buffers(0).chunks.set(128);
+  registry.shared_buffers(0).in_use.set(5);
+  registry.shared_buffers(0).in_use_peak.set(9);
+  registry.shared_buffers(1).chunks.set(128);
+  registry.shared_buffers(1).in_use.set(2);
+  registry.shared_buffers(1).in_use_peak.set(4);
+  TargetStats s = registry.snapshot(StatusCounters{});
+  EXPECT_EQ(s.resources.shared_buffers, 256u);
+  EXPECT_EQ(s.resources.shared_buffers_in_use, 7u);
+  EXPECT_EQ(s.resources.shared_buffers_in_use_peak, 13u);
+}
+
+}  // namespace
+}  // namespace nvmf::target
