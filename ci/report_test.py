@@ -398,7 +398,8 @@ def loopback(ics=4096, **over):
     """A loopback report.json as ci/loopback-guest.sh writes it, consistent for `ics`."""
     small_ic = 1 if ics >= 4096 else 0
     r = {
-        "input_bytes": 1000000, "bytes_written": 1000000, "bytes_read": 1000000,
+        # 1000000 bytes end inside an LBA: the host pads the last one (1954 LBAs of 512 bytes).
+        "input_bytes": 1000000, "lba_size": 512, "bytes_written": 1000448, "bytes_read": 1000000,
         "data_verified": True,
         "negotiated": {"ioccsz": (64 + ics) // 16, "icdoff": 0,
                        "sgls": 0x100005 if ics else 0x5, "in_capsule_data_size": ics,
@@ -441,6 +442,17 @@ class LoopbackChecksTest(unittest.TestCase):
         r["negotiated"]["ioccsz"] = 5
         self.assertEqual(self.failed(r), ["IOCCSZ = (64 + in-capsule size) / 16",
                                           "SGLS bit 20 set exactly when in-capsule data is on"])
+
+    def test_bytes_written_are_the_input_padded_to_whole_lbas(self):
+        name = "bytes written = input size rounded up to the LBA size"
+        # scripts/loopback.sh's default input, 3 MiB + 1000 bytes, as the host reports it.
+        self.assertEqual(self.failed(loopback(4096, input_bytes=3146728, bytes_written=3146752)),
+                         [])
+        self.assertEqual(self.failed(loopback(4096, input_bytes=3146728, bytes_written=3146728)),
+                         [name])
+        self.assertEqual(self.failed(loopback(4096, lba_size=4096, input_bytes=8192,
+                                              bytes_written=8192)), [])
+        self.assertEqual(self.failed(loopback(4096, lba_size=None)), [name])
 
     def test_missing_figures_fail(self):
         r = loopback(4096)

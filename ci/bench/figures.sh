@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=${2:?}; shift 2 ;;
     --runtime) runtime=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "figures.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
