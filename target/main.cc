@@ -313,8 +313,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::string cpu = "none";
   app.add_option("--cpu", cpu,
-                 "CPU of the event loop thread: none (the scheduler's choice), auto (the "
-                 "one it starts on) or a CPU number")
+                 "CPU of each poll group thread: none (the scheduler's choice), auto (group i "
+                 "on the i-th allowed CPU) or a CPU number (one poll group only)")
       ->capture_default_str();
   app.add_option("--poll-groups", o.poll_groups,
                  "poll group threads, each owning a set of queues (new queues go to the "
