@@ -90,7 +90,11 @@ class SharedReceiveQueue {
   uint64_t registered_bytes() const { return buffer_->size(); }
   // Receive `index`'s SQE and the start of its in-capsule pages (index < depth()).
   const uint8_t* sqe(uint32_t index) const { return buffer_->data() + size_t{index} * 64; }
-  uint8_t* const* pages(uint32_t index) const { return &page_ptrs_[size_t{index} * pages_]; }
+  // With no in-capsule data (pages_per_recv() 0) there are no pages: nullptr, never an index
+  // into the empty table.
+  uint8_t* const* pages(uint32_t index) const {
+    return pages_ == 0 ? nullptr : page_ptrs_.data() + size_t{index} * pages_;
+  }
 
   // Fast path. A completion of receive `index` arrived on QP `qp_num`: false when the wr_id
   // names no receive of this SRQ that is posted (the caller tears its queue down).
