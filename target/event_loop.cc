@@ -473,6 +473,7 @@ void EventLoop::accept_connection(Handoff& h) {
   const uint32_t groups = std::max<uint32_t>(options_.poll_groups, 1);
   p.shared_buffers = (options_.num_shared_buffers + groups - 1) / groups;
   p.requested_max_inline_data = options_.requested_max_inline_data;
+  p.ack_timeout = static_cast<uint8_t>(options_.ack_timeout);  // 0..31: checked
   p.held_slots = h.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
   p.stall_warn_ms = options_.stall_warn_ms;
   p.peer = peer;

@@ -84,6 +84,7 @@ nlohmann::json depth_json(const nvmf::target::QueueStats& q) {
           {"rdma_reads_in_flight_max", q.counters.rdma_reads_in_flight_max},
           {"rdma_read_waits", q.counters.rdma_read_waits},
           {"send_queue_depth", q.send_queue_depth},
+          {"ack_timeout", q.ack_timeout},
           {"send_queue_waits", q.counters.send_queue_waits},
           {"buffer_waits", q.counters.buffer_waits},
           {"stalls", q.counters.stalls},
@@ -180,6 +181,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"responses",
        {{"inline", s.totals.responses_inline}, {"by_reference", s.totals.responses_by_reference}}},
       {"max_rdma_read_depth", options.max_rdma_read_depth},
+      {"ack_timeout", options.ack_timeout},
       {"rdma_reads_in_flight_max", s.totals.rdma_reads_in_flight_max},
       {"rdma_read_waits", s.totals.rdma_read_waits},
       {"send_queue_waits", s.totals.send_queue_waits},
@@ -277,6 +279,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-rdma-read-depth", o.max_rdma_read_depth,
                  "RDMA READs outstanding per queue, at most (also capped by the host's "
                  "responder_resources and the device); more wait in arrival order")
+      ->capture_default_str();
+  app.add_option("--ack-timeout", o.ack_timeout,
+                 "local ACK timeout of each queue's QP, 4.096 us x 2^N before a lost SEND or "
+                 "RDMA READ is sent again (0..31; 0 = rdma_cm's, 19 on rxe)")
       ->capture_default_str();
   app.add_option("--num-shared-buffers", o.num_shared_buffers,
                  "data buffers (MDTS bytes each) shared by every queue of a device; commands "

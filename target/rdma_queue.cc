@@ -381,6 +381,14 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   proto::CmAcceptPrivateData data{};
   data.recfmt = proto::kCmRecfmt0;
   data.crqsize = static_cast<uint16_t>(params_.queue_size);
+  if (params_.ack_timeout != 0) {
+    // rdma_accept moves the QP to RTS with the id's timeout when one was set.
+    uint8_t timeout = params_.ack_timeout;
+    if (rdma_set_option(id_.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
+                        sizeof(timeout)) != 0) {
+      return Status::from_errno("rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)", errno);
+    }
+  }
   NVMF_RETURN_IF_ERROR(id_.accept(&data, sizeof(data), responder_resources, initiator_depth));
   reads_.set_limit(initiator_depth);
   QueueStats info;
@@ -393,6 +401,7 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   info.inline_fallback = qp_->inline_fallback();
   info.rdma_read_depth = reads_.limit();
   info.send_queue_depth = send_queue_.limit();
+  info.ack_timeout = stall_snapshot().timeout;  // ibv_query_qp, once per connection
   subsystem_.registry().add_queue(&counters_, info);
   return ok_status();
 }
@@ -464,7 +473,7 @@ void RdmaQueue::handle(const ibv_wc& wc) {
   if (kind != WrKind::kRecv) ++send_completions_;
   switch (kind) {
     case WrKind::kRecv:
-      --receives_posted_;
+      if (srq_ == nullptr) --receives_posted_;  // an SRQ receive was never this queue's post
       on_receive(index, wc.byte_len);
       break;
     case WrKind::kRead:
@@ -666,6 +675,11 @@ void RdmaQueue::post_read(uint32_t slot) {
 
 void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
   Slot& s = slots_[slot];
+  // Without an RDMA WRITE the response needs no data buffer (what the command moved was
+  // consumed): the chunk goes back now, not at the SEND completion, so that a stall of this
+  // QP's SENDs in the transport (on rxe, retransmit rounds of 2 s each) holds no buffer that
+  // commands of other queues wait for.
+  if (!with_data) release_chunk(slot);
   if (repost && !return_receive(s.recv_index))
     return;  // before the SEND: the host may send at once
   s.with_data = with_data;
@@ -734,8 +748,16 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
   s.outstanding = outstanding();
   for (size_t i = 0; i < kRequestStateCount; ++i) s.states[i] = counters_.state_now[i].get();
   s.capsules_waiting_for_slot = static_cast<uint32_t>(waiting_count_);
-  s.receives_posted = receives_posted_;
-  s.receive_depth = params_.queue_size;
+  if (srq_ != nullptr) {
+    s.srq = true;
+    s.receives_posted = srq_->table().posted_now();
+    s.receive_depth = srq_->depth();
+    s.capsules_held = recv_held_.in_use();
+    s.capsule_limit = recv_held_.limit();
+  } else {
+    s.receives_posted = receives_posted_;
+    s.receive_depth = params_.queue_size;
+  }
   s.send_queue_in_use = send_queue_.in_use();
   s.send_queue_depth = send_queue_.limit();
   s.responses_waiting = response_waiters_.size();

@@ -45,6 +45,8 @@ struct RdmaQueueParams {
   // many chunks of max_transfer_bytes (target/buffer_pool.h) instead of one per slot.
   uint32_t shared_buffers = 0;
   uint32_t requested_max_inline_data = 16;
+  // The QP's local ACK timeout set before rdma_accept (TargetOptions::ack_timeout; 0: rdma_cm's).
+  uint8_t ack_timeout = 0;
   // Command slots beyond queue_size for held Async Event Requests (admin queue: AERL + 1), so
   // that AERs never take the slots the host's other commands need.
   uint32_t held_slots = 0;
@@ -79,7 +81,8 @@ struct RdmaQueueParams {
 //    data buffer of max_transfer_bytes (RDMA READ target / WRITE source); with shared buffers
 //    (params.shared_buffers > 0) no data buffer: a command whose SGL1 describes data takes one
 //    of the device's pool (made by the first such queue) and gives it back when its response
-//    SEND completes, or waits for one (waiting_for_buffer).
+//    is ready if that response has no RDMA WRITE, else when its SEND completes (the WRITE read
+//    the chunk), or waits for one (waiting_for_buffer).
 // Receives use the layout nvmet-rdma uses: the SQE (one SGE) + in_capsule_bytes / page_size
 // pages (one SGE each).
 // With a shared receive queue (params.srq) the queue has no receives and no SQE or in-capsule
@@ -169,7 +172,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   bool stall_watch_enabled() const { return idle_.enabled(); }
   // What the stall WARN shows (ibv_query_qp included: a syscall, never on the I/O path).
   StallSnapshot stall_snapshot() const;
-  // Receive WRs posted and not yet completed.
+  // Receive WRs this queue posted on its own QP and not yet completed (0 with an SRQ).
   uint32_t receives_posted() const { return receives_posted_; }
 
   bool connect_accepted() override;
@@ -282,7 +285,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   bool armed_ = false;
   bool disconnected_ = false;
   uint64_t events_ = 0;           // completions handled (IdleWatch input)
-  uint32_t receives_posted_ = 0;  // receive WRs on the QP now
+  uint32_t receives_posted_ = 0;  // receive WRs on the QP now (without an SRQ)
   IdleWatch idle_;
   uint32_t backend_in_flight_ = 0;
   uint64_t send_completions_ = 0;  // RDMA READ and SEND work completions (the stall check)

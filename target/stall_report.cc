@@ -82,7 +82,12 @@ std::string describe_stall(const StallSnapshot& s, IdleWatch::Clock::duration id
     if (state == RequestState::kDone || s.states[i] == 0) continue;
     out += " " + std::string(request_state_name(state)) + "=" + n(s.states[i]);
   }
-  out += "; receives posted " + n(s.receives_posted) + " of " + n(s.receive_depth);
+  if (s.srq) {
+    out += "; SRQ receives posted " + n(s.receives_posted) + " of " + n(s.receive_depth) +
+           ", capsules held " + n(s.capsules_held) + " of " + n(s.capsule_limit);
+  } else {
+    out += "; receives posted " + n(s.receives_posted) + " of " + n(s.receive_depth);
+  }
   out += ", capsules waiting for a slot " + n(s.capsules_waiting_for_slot);
   out += "; send queue " + n(s.send_queue_in_use) + " of " + n(s.send_queue_depth) + " (" +
          n(s.responses_waiting) + " responses waiting)";

@@ -65,8 +65,13 @@ struct StallSnapshot {
   uint32_t outstanding = 0;
   std::array<uint64_t, kRequestStateCount> states{};  // requests in each state now
   uint32_t capsules_waiting_for_slot = 0;             // received, no free command slot yet
-  uint32_t receives_posted = 0;                       // receive WRs posted on the QP now
-  uint32_t receive_depth = 0;                         // receive WRs the QP was created for
+  // Without an SRQ: receive WRs posted on the QP now, of the receives it was created for.
+  // With one (srq): the device's SRQ receives posted now, of its depth, and the capsules this
+  // queue holds (received, response not yet sent), of what it may hold (hsqsize + 1).
+  bool srq = false;
+  uint32_t receives_posted = 0;
+  uint32_t receive_depth = 0;
+  uint32_t capsules_held = 0, capsule_limit = 0;
   uint32_t send_queue_in_use = 0, send_queue_depth = 0;
   uint32_t responses_waiting = 0;  // ready_to_complete FIFO (send-queue room)
   uint32_t reads_in_flight = 0, read_depth = 0;
@@ -85,7 +90,8 @@ struct StallSnapshot {
 };
 
 // "K commands outstanding, idle for T ms: states transferring_from_host=16 ...; receives posted
-// P of D; capsules waiting for a slot W; send queue U of L (R responses waiting); RDMA READs in
+// P of D (with an SRQ: SRQ receives posted P of D, capsules held H of L); capsules waiting for a
+// slot W; send queue U of L (R responses waiting); RDMA READs in
 // flight A of D (W waiting); backend operations B; shared buffers F free of C (W waiting); CQ
 // armed; QP RTS timeout 14 (67 ms) retry_cnt 7 rnr_retry 7 min_rnr_timer 12".
 std::string describe_stall(const StallSnapshot& s, IdleWatch::Clock::duration idle);

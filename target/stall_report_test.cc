@@ -113,5 +113,26 @@ TEST(DescribeStall, NamesEveryStateAndResourceARequestCanWaitFor) {
   EXPECT_EQ(describe_stall(s, milliseconds(3)).find("QP "), std::string::npos);
 }
 
+// With an SRQ the queue posts no receives of its own: the line shows the SRQ's posted receives
+// and the capsules the queue holds (a CI stall WARN once showed "receives posted 4294967167 of
+// 64": the per-queue count went down for every SRQ receive and wrapped around).
+TEST(DescribeStall, WithAnSrqShowsItsReceivesAndTheCapsulesTheQueueHolds) {
+  StallSnapshot s;
+  s.outstanding = 22;
+  s.states[static_cast<size_t>(RequestState::kWaitingForBuffer)] = 19;
+  s.states[static_cast<size_t>(RequestState::kCompleting)] = 3;
+  s.srq = true;
+  s.receives_posted = 4074;
+  s.receive_depth = 4096;
+  s.capsules_held = 22;
+  s.capsule_limit = 64;
+  const std::string line = describe_stall(s, milliseconds(1018));
+  EXPECT_NE(line.find("states waiting_for_buffer=19 completing=3; SRQ receives posted 4074 of "
+                      "4096, capsules held 22 of 64, capsules waiting for a slot 0;"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("; receives posted"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace nvmf::target

@@ -75,6 +75,9 @@ struct QueueStats {
   // TargetOptions::max_rdma_read_depth.
   uint32_t rdma_read_depth = 0;
   uint32_t send_queue_depth = 0;  // send work requests the QP was created for
+  // The QP's local ACK timeout once accepted (ibv_query_qp; IBTA encoding, 4.096 us x 2^N;
+  // TargetOptions::ack_timeout when set, else rdma_cm's); 0 when the query failed.
+  uint8_t ack_timeout = 0;
   CounterSnapshot counters;
 };
 

@@ -214,6 +214,9 @@ Status validate_options(const TargetOptions& o) {
     return bad("--max-rdma-read-depth " + std::to_string(o.max_rdma_read_depth) +
                " is not in 1..255");
   }
+  if (o.ack_timeout > 31) {
+    return bad("--ack-timeout " + std::to_string(o.ack_timeout) + " is not in 0..31");
+  }
   if (o.send_stall_timeout_ms < 100 || o.send_stall_timeout_ms > 3600000) {
     return bad("--send-stall-timeout-ms " + std::to_string(o.send_stall_timeout_ms) +
                " is not in 100..3600000");

@@ -138,6 +138,14 @@ struct TargetOptions {
   // devices report as max_qp_init_rd_atom; rxe reports 128, and the Linux host offers the
   // device's value, so on rxe this setting is what bounds a QD32 write burst.
   uint32_t max_rdma_read_depth = 16;
+  // Local ACK timeout of each queue's QP (CLI --ack-timeout, 0..31; IBTA encoding: a work
+  // request unacknowledged for 4.096 us x 2^N is retransmitted, up to retry_cnt times), set with
+  // rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT) before rdma_accept; SPDK's transport_ack_timeout.
+  // 0 (the default): rdma_cm's own (19, 2147 ms, on rxe). It bounds how long a response SEND or
+  // RDMA READ whose packet or ACK the link lost waits before it is sent again: on soft-RoCE,
+  // where packets of one QP can arrive out of order (docs/soft-roce.md), two rounds at 2147 ms
+  // held shared buffers past a 5 s host timeout.
+  uint32_t ack_timeout = 0;
   // Shared data buffers per RDMA device (CLI --num-shared-buffers, 0..65535, SPDK's
   // num_shared_buffers): chunks of the MDTS transfer size, registered once when the first
   // Connect is accepted, taken by commands that move data and given back at their response.

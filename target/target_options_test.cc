@@ -190,6 +190,17 @@ TEST(ValidateOptionsHardening, MaxRdmaReadDepthIsOneTo255) {
   }
 }
 
+TEST(ValidateOptionsHardening, AckTimeoutIsZeroTo31) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.ack_timeout, 0u) << "rdma_cm's own unless asked";
+  o.ack_timeout = 32;
+  expect_invalid(o, "--ack-timeout 32 is not in 0..31");
+  for (uint32_t ok : {0u, 14u, 31u}) {
+    o.ack_timeout = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
+}
+
 }  // namespace
 }  // namespace nvmf::target
 

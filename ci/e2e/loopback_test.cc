@@ -284,6 +284,11 @@ TEST(LoopbackSharedBuffersTest, CommandsWaitForABufferAndNoneFails) {
   constexpr char kPoolNqn[] = "nqn.2024-01.io.nvmf-rdma:e2e-shared-buffers";
   target::TargetOptions topts = ram_target_options(*env, kPoolNqn, 16ull << 20, kLbaSize);
   topts.num_shared_buffers = 3;
+  // Local ACK timeout 16 (268 ms), not rdma_cm's 19 (2147 ms). On soft-RoCE under load rxe
+  // drops (veth backlog) or reorders a QP's packets and every run here retries tens of them
+  // (rxe0 completer_retry_err); one CI run lost qid 2's response SENDs for two retransmit rounds
+  // at 2147 ms, past the host's 5 s timeout, while they held all 3 buffers.
+  topts.ack_timeout = 16;
   auto target = RunningTarget::start(topts);
   ASSERT_NE(target, nullptr);
   host::HostOptions hopts = host_options_for(*env, (*target)->port(), kPoolNqn, 64);
@@ -312,6 +317,7 @@ TEST(LoopbackSharedBuffersTest, CommandsWaitForABufferAndNoneFails) {
   EXPECT_EQ(t.totals.errors, 0u);
   int io_queues = 0;
   for (const target::QueueStats& q : t.queues) {
+    EXPECT_EQ(q.ack_timeout, 16u) << "qid " << q.qid << ": the QP's local ACK timeout";
     if (q.qid == 0) continue;
     ++io_queues;
     EXPECT_EQ(q.counters.state_now[waiting], 0u) << "qid " << q.qid;
