@@ -253,6 +253,11 @@ bool RdmaQueue::connect_accepted() {
         static_cast<int64_t>(size_t{params_.shared_buffers} * params_.max_transfer_bytes), 1, 0);
     NVMF_LOG(INFO, "target") << "shared data buffers: " << params_.shared_buffers << " x "
                              << params_.max_transfer_bytes << " bytes registered";
+    // And as an io_uring fixed buffer (--uring-fixedbufs; a no-op otherwise). This runs on the
+    // queue's poll group thread, the one issuer of its engine's ring.
+    if (params_.engine != nullptr) {
+      (void)params_.engine->register_memory(dev_.pool->data(), dev_.pool->registered_bytes());
+    }
   }
   BufferPool* pool = params_.shared_buffers > 0 && dev_.pool != nullptr &&
                              dev_.pool->chunks().chunk_bytes() >= params_.max_transfer_bytes

@@ -132,6 +132,16 @@ struct ResourceStats {
   uint64_t shared_buffers_in_use_peak = 0;
 };
 
+// One poll group's IoEngine as it was set up (after the io_uring fallbacks).
+struct IoEngineStats {
+  uint32_t group = 0;
+  std::string name;          // "io_uring" or "threads"
+  std::string describe;      // IoEngine::describe(): "io_uring (single issuer, deferred task work)"
+  uint32_t setup_flags = 0;  // io_uring_setup(2) flags the kernel accepted (no CQSIZE/R_DISABLED)
+  bool fixed_buffers = false;     // READ_FIXED / WRITE_FIXED in use for registered memory
+  uint64_t fixed_operations = 0;  // reads and writes submitted with a fixed buffer
+};
+
 struct TargetStats {
   CounterSnapshot totals;
   std::vector<StatusCount> errors_by_status;  // non-zero statuses only, ascending
@@ -149,6 +159,9 @@ struct TargetStats {
   std::vector<ControllerStats> freed_controllers;
   NegotiationStats negotiation;
   ResourceStats resources;
+  // One entry per poll group that has an IoEngine (none without file or block-device
+  // namespaces), group 0 first.
+  std::vector<IoEngineStats> io_engines;
 };
 
 }  // namespace nvmf::target
