@@ -12,7 +12,7 @@ root=$tmp/root
 mark=$tmp/ran
 mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$tmp/bin"
 for f in scripts/loopback.sh scripts/test.sh ci/bench-compare.sh ci/bench/scale.sh \
-  ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
+  ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
   cp "$src/$f" "$root/$f"
 done
 stub() { # stub PATH NAME: a script that records NAME and fails
@@ -126,6 +126,15 @@ refused ci/bench/scale.sh \
   --frobnicate
 env_reached ci/bench/scale.sh 1x1 16x4
 
+# ci/bench/poll-groups.sh (issue 12's poll-group figures).
+refused ci/bench/poll-groups.sh "poll-groups.sh: --reps needs a value" --reps
+refused ci/bench/poll-groups.sh "poll-groups.sh: --reps wants a count from 1 to 99, not '0'" --reps 0
+refused ci/bench/poll-groups.sh \
+  "poll-groups.sh: --runtime wants whole seconds from 1 to 999, not '1.5'" --runtime 1.5
+refused ci/bench/poll-groups.sh "poll-groups.sh: unknown option '--frobnicate' (try --help)" \
+  --frobnicate
+reached ci/bench/poll-groups.sh setup --reps 1
+
 # ci/restart-figures.sh (takes no argument: they were ignored).
 refused ci/restart-figures.sh \
   "restart-figures.sh: unknown argument '7' (it takes none; samples: NVMF_RESTART_SAMPLES)" 7
@@ -141,8 +150,8 @@ refused ci/fuzz.sh "fuzz.sh: no fuzzer selected (--only: nope)" --only nope
 reached ci/fuzz.sh bazel --only sgl_fuzzer --runs 1
 
 echo "$checked command lines checked"
-[ "$checked" -eq 27 ] || {
-  echo "FAIL: $checked command lines checked, want 27"
+[ "$checked" -eq 32 ] || {
+  echo "FAIL: $checked command lines checked, want 32"
   fail=1
 }
 exit "$fail"

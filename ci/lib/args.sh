@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # (Sourced, not run.) Argument errors of the scripts that take arguments (scripts/loopback.sh,
-# ci/bench-compare.sh, ci/fuzz.sh, ci/bench/scale.sh, ci/restart-figures.sh): they check every
-# argument before anything else runs, and refuse with their own message and exit code 2.
+# ci/bench-compare.sh, ci/fuzz.sh, ci/bench/scale.sh, ci/bench/poll-groups.sh,
+# ci/restart-figures.sh): they check every argument before anything else runs, and refuse with
+# their own message and exit code 2.
 # The script sets `prog` (its name in messages) and `usage` (its usage line) first.
 
 # usage_error MESSAGE...: "PROG: MESSAGE" and "usage: USAGE" on stderr, then exit 2.

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# The poll-group bench (issue 12), in one soft-RoCE run with our host and target, interleaved:
+# a 256 MiB RAM namespace served by a target with --poll-groups 1 and one with --poll-groups 2
+# (both live for the whole run, on ports 4431 and 4432), and in every repetition, for each
+# target (the order alternating between repetitions):
+#   two-hosts  two nvmf-host bench processes at once (two host NQNs, so two controllers), each
+#              one I/O queue, 4 KiB random read at QD32; the figure is the sum of their IOPS;
+#   qd1        one host, one I/O queue, 4 KiB random read at QD1 (mean completion latency);
+#   q4x64      one host, 4 I/O queues x QD64, 4 KiB random read (IOPS);
+#   q64x4      one host, 64 I/O queues x QD4, 4 KiB random read (IOPS).
+# Ratios are taken inside each repetition (2 groups / 1 group; 64x4 / 4x64), then median and
+# min-max over the repetitions. Goals (issue 12): two-hosts 2 groups >= 1.6x 1 group; q64x4 >=
+# 0.9x q4x64; qd1 with 2 groups within the spread of 1 group.
+#
+# Usage: ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--out DIR]
+#   default 3 repetitions of 3 s cells (0.5 s ramp), about 6 minutes in the guest.
+#   env: BENCH_POLL (the hosts' --poll, default event: on 2 vCPUs busy-polling hosts would take
+#   the CPUs the target's groups are measured on), BENCH_TARGET_POLL (the targets' --poll,
+#   default event).
+# Writes DIR (default bench-results/poll-groups): poll-groups.json (the figures), one JSON per
+# cell (rREP-gGROUPS-CELL[-hN].json) and the targets' logs. Not a test: it prints figures.
+set -euo pipefail
+# Arguments first, before setup, the build and the guest.
+# shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
+prog=poll-groups.sh usage="ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--out DIR]"
+# shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
+. "$(dirname "$0")/../lib/args.sh"
+reps=3
+runtime=3
+out=bench-results/poll-groups
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --reps) reps=$(value "$@") || exit 2; shift 2 ;;
+    --runtime) runtime=$(value "$@") || exit 2; shift 2 ;;
+    --out) out=$(value "$@") || exit 2; shift 2 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) usage_error "unknown option '$1' (try --help)" ;;
+  esac
+done
+[[ $reps =~ ^[1-9][0-9]?$ ]] || usage_error "--reps wants a count from 1 to 99, not '$reps'"
+[[ $runtime =~ ^[1-9][0-9]{0,2}$ ]] ||
+  usage_error "--runtime wants whole seconds from 1 to 999, not '$runtime'"
+
+if [ -z "${NVMF_RXE_MODE:-}" ]; then
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+  cd "$(dirname "$0")/../.."
+  scripts/setup.sh >/dev/null
+  bazel build -c opt //host:nvmf-host //target:nvmf-target
+  bin=$(bazel info -c opt bazel-bin 2>/dev/null)
+  ci/rxe-run --results "$out" --timeout $((600 + reps * runtime * 40)) \
+    env NVMF_BENCH_BIN="$bin" "$PWD/ci/bench/poll-groups.sh" --reps "$reps" \
+    --runtime "$runtime" --out "$out"
+  exec python3 - "$out" "$reps" <<'PY'
+import json, os, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
+def load(name):
+    with open(f"{out}/{name}.json") as f:
+        return json.load(f)["results"][0]["all"]["read"]
+def iops(rep, g, cell, hosts=1):
+    names = [f"r{rep}-g{g}-{cell}" + (f"-h{h}" if hosts > 1 else "") for h in range(1, hosts + 1)]
+    return sum(load(n)["iops"] for n in names)
+def lat_us(rep, g):
+    return load(f"r{rep}-g{g}-qd1")["clat_ns"]["mean"] / 1000.0
+def stats(xs):
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "values": xs}
+rs = range(1, reps + 1)
+fig = {"repetitions": reps, "host_poll": os.environ.get("BENCH_POLL", "event"),
+       "cells": {}, "ratios": {}}
+for g in (1, 2):
+    fig["cells"][f"groups{g}"] = {
+        "two_hosts_qd32_iops": stats([iops(r, g, "two-hosts", 2) for r in rs]),
+        "qd1_mean_us": stats([lat_us(r, g) for r in rs]),
+        "q4x64_iops": stats([iops(r, g, "q4x64") for r in rs]),
+        "q64x4_iops": stats([iops(r, g, "q64x4") for r in rs]),
+    }
+fig["ratios"]["two_hosts_groups2_vs_1"] = stats(
+    [iops(r, 2, "two-hosts", 2) / iops(r, 1, "two-hosts", 2) for r in rs])
+fig["ratios"]["qd1_latency_groups2_vs_1"] = stats([lat_us(r, 2) / lat_us(r, 1) for r in rs])
+for g in (1, 2):
+    fig["ratios"][f"q64x4_vs_q4x64_groups{g}"] = stats(
+        [iops(r, g, "q64x4") / iops(r, g, "q4x64") for r in rs])
+with open(f"{out}/poll-groups.json", "w") as f:
+    json.dump(fig, f, indent=2)
+def line(name, s, unit=""):
+    print(f"{name}: {s['median']:.2f}{unit} (min {s['min']:.2f}, max {s['max']:.2f})")
+for g in (1, 2):
+    c = fig["cells"][f"groups{g}"]
+    print(f"--poll-groups {g}: two hosts QD32 {c['two_hosts_qd32_iops']['median']:.0f} IOPS, "
+          f"QD1 {c['qd1_mean_us']['median']:.0f} us, 4x64 {c['q4x64_iops']['median']:.0f} IOPS, "
+          f"64x4 {c['q64x4_iops']['median']:.0f} IOPS")
+for k, s in fig["ratios"].items():
+    line(k, s, "x")
+print(f"(medians of {reps} interleaved repetitions; {out}/poll-groups.json)")
+PY
+fi
+
+# In the soft-RoCE environment: the two targets, then the cells.
+bin=${NVMF_BENCH_BIN:?}
+t=$NVMF_TARGET_ADDR
+nqn=nqn.2024-01.io.nvmf-rdma:poll-groups
+host_poll=${BENCH_POLL:-event}
+# shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
+. "$(dirname "$0")/../lib/target.sh"
+pids=()
+trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' EXIT
+for g in 1 2; do
+  start_listening "$out/target-g$g.log" "$bin/target/nvmf-target" -a "$t" -s $((4430 + g)) \
+    -n "$nqn" --ram-size 256m --poll-groups "$g" --max-io-queues 64 \
+    --poll "${BENCH_TARGET_POLL:-event}" || {
+    echo "poll-groups.sh: the target with --poll-groups $g did not start:" >&2
+    cat "$out/target-g$g.log" >&2
+    exit 1
+  }
+  pids+=("$target_pid")
+done
+bench() { # name groups [bench options]: one nvmf-host bench process, in the background
+  local name=$1 g=$2
+  shift 2
+  timeout $((120 + 3 * runtime)) "$bin/host/nvmf-host" bench -a "$t" -s $((4430 + g)) \
+    -w "$NVMF_HOST_ADDR" -n "$nqn" --rw randread --bs 4k --runtime "$runtime" \
+    --ramp_time 0.5 --poll "$host_poll" --json "$out/$name.json" "$@" \
+    2>"$out/$name.err" &
+}
+cell() { # rep groups cell
+  local rep=$1 g=$2 c=$3 p n=r$1-g$2-$3 rc=0
+  case $c in
+    two-hosts)
+      bench "$n-h1" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-1"
+      p=$!
+      bench "$n-h2" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-2"
+      wait "$p" || rc=$?
+      wait $! || rc=$?
+      ;;
+    qd1) bench "$n" "$g" --iodepth 1; wait $! || rc=$? ;;
+    q4x64) bench "$n" "$g" --iodepth 64 --numjobs 4; wait $! || rc=$? ;;
+    q64x4) bench "$n" "$g" --iodepth 4 --numjobs 64; wait $! || rc=$? ;;
+  esac
+  echo "poll-groups: rep $rep, --poll-groups $g, $c: exit $rc" >&2
+  [ "$rc" -eq 0 ] || { cat "$out/$n"*.err >&2; return 1; }
+}
+for rep in $(seq 1 "$reps"); do
+  order="1 2"
+  [ $((rep % 2)) -eq 1 ] || order="2 1"
+  cells="two-hosts qd1 q4x64 q64x4"
+  [ $((rep % 2)) -eq 1 ] || cells="q64x4 q4x64 qd1 two-hosts"
+  for c in $cells; do
+    for g in $order; do cell "$rep" "$g" "$c"; done
+  done
+done
