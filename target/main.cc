@@ -137,6 +137,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       nlohmann::json entry = {{"cntlid", q.cntlid},
                               {"qid", q.qid},
                               {"peer", nvmf::escape_wire_text(q.peer)},
+                              {"group", q.group},
                               {"live", list == &s.queues},
                               {"writes", writes(q.counters)}};
       entry.update(inline_send_json(q));

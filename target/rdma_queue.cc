@@ -392,6 +392,7 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   info.qid = params_.qid;
   info.queue_size = params_.queue_size;
   info.peer = params_.peer;
+  info.group = params_.group;
   info.requested_max_inline_data = qp_->requested_max_inline_data();
   info.granted_max_inline_data = qp_->granted_max_inline_data();
   info.usable_max_inline_data = qp_->usable_max_inline_data();
@@ -670,6 +671,9 @@ void RdmaQueue::post_read(uint32_t slot) {
 }
 
 void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
+  // A successful Connect's response: the queue stops pending now, before the host can see the
+  // CQE and open its next connection (the listener's limit is exact).
+  if (pending_.held() && connected()) pending_.release();
   Slot& s = slots_[slot];
   if (repost && !return_receive(s.recv_index))
     return;  // before the SEND: the host may send at once
@@ -822,6 +826,7 @@ void RdmaQueue::request_disconnect(std::string_view reason) {
     return;
   }
   if (disconnect_reason_.empty()) disconnect_reason_ = reason.empty() ? "unknown" : reason;
+  pending_.release();  // a queue being torn down no longer waits for its Connect
   // Its commands waiting for a shared buffer will never start: withdraw them now, so that they
   // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
   // polling for them while the queue waits for a backend operation before its teardown.
