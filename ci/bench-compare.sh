@@ -15,7 +15,9 @@
 #   default 3 repetitions, about 12 minutes in the guest).
 # Environment: BENCH_POLL (our host's --poll, default busy as in nvmf-host bench; the other mode
 #   gets a cell of its own), BENCH_INLINE_OFF (our host's --max-inline-data for the "inline send
-#   off" cell, default 0).
+#   off" cell, default 0). --backends: NVMF_BENCH_URING off (default), on (every nvmf-target with
+#   --uring-defer-taskrun on --uring-fixedbufs on) or both (a second set of our targets with them
+#   on, interleaved with the defaults and nvmet in every repetition; ci/bench/backends-guest.sh).
 # Writes DIR (default bench-results/) : bench-report.json, bench-report.md, bench.png, plot.dat
 # and raw/ (every cell's own output). Cells: ci/bench/guest.sh; figures: ci/bench/report.py.
 set -euo pipefail
@@ -58,7 +60,9 @@ machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2
 if [ "$backends" = 1 ]; then
   rm -rf "$out/raw-backends"
   [ "$reps_given" = 1 ] || reps=3
-  budget=$(python3 -c "print(int($reps * (20 * ($runtime + $ramp + 15) + 120) + 900))")
+  cells=20
+  [ "${NVMF_BENCH_URING:-off}" != both ] || cells=28
+  budget=$(python3 -c "print(int($reps * ($cells * ($runtime + $ramp + 15) + 240) + 900))")
   echo "bench-compare.sh --backends: $reps repetitions, ${runtime}s cells after ${ramp}s ramp; guest timeout ${budget}s"
   rc=0
   ci/rxe-run --results "$out" --timeout "$budget" \

@@ -38,6 +38,21 @@ constexpr int kListenBacklog = 128;
 
 uint32_t page_size() { return static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)); }
 
+// Gives the heap pages freed with a queue back to the system (glibc's malloc_trim). Not under
+// ASan or TSan: their allocator owns the heap and does not intercept malloc_trim, so the call
+// would reach glibc's unused allocator and initialise it lazily from whichever poll group
+// calls first; two groups doing that at once (queues of both torn down together) both attach
+// to main_arena with one count, and glibc aborts at the second one's thread exit
+// ("__malloc_arena_thread_freeres: a->attached_threads > 0": asan.rxe keep_alive_test with
+// NVMF_E2E_POLL_GROUPS=2, in one of three runs).
+void trim_heap() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return;
+#else
+  ::malloc_trim(0);
+#endif
+}
+
 std::string peer_of(const verbs::CmId& id) {
   auto addr = id.peer_address();
   return addr.ok() ? addr->to_string() : std::string("(unknown peer)");
@@ -148,19 +163,25 @@ void EventLoop::unassign(const RdmaQueue& q) {
   if (q.params().qid != 0) io_queues_assigned_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void EventLoop::publish_pending() {
-  if (options_.poll_groups > 1)
-    pending_published_.store(pending_connections(), std::memory_order_relaxed);
-}
-
-size_t EventLoop::pending_connections_all() const {
-  size_t n = pending_connections();
-  for (const EventLoop* g : groups_) {
+void EventLoop::set_groups(std::vector<EventLoop*> groups) {
+  groups_ = std::move(groups);
+  for (EventLoop* g : groups_) {
+    g->leader_ = this;
     if (g == this) continue;
-    n += g->pending_published_.load(std::memory_order_relaxed) +
-         g->inbound_.load(std::memory_order_relaxed);
+    // The devices group 0 opened at start-up (listen addresses on an RDMA device): every group
+    // opens its own context and SRQ now too, before any host connects, rather than in its first
+    // connection's hand-over (an SRQ of several MiB registered on the connect path, and RSS that
+    // moves after start-up).
+    for (const auto& d : devices_) {
+      if (auto dev = g->device_for(d->context); !dev.ok()) {
+        NVMF_LOG(WARN, "target") << "poll group " << g->group_ << ": device "
+                                 << verbs::device_name(d->context) << ": "
+                                 << dev.status().to_string() << "; opened at its first connection";
+      }
+    }
   }
-  return n;
+  std::lock_guard lock(close_mutex_);
+  ports_dropped_.assign(std::max<size_t>(groups_.size(), 1), 0);
 }
 
 void EventLoop::stop() {
@@ -287,25 +308,35 @@ void EventLoop::close_requested_listeners() {
       NVMF_LOG(INFO, "target") << "port " << l.port->address().portid << " (" << l.address
                                << "): removed; disconnecting its queues";
       l.id.reset();
+      // Disabled before any group looks for its queues: a connection handed over and not yet
+      // accepted is then refused (accept_connection), so none comes after the drop.
       ControlLock lock(control_mutex());
       l.port->disable();
     }
-    for (auto& [id, q] : queues_) {
-      if (q->params().port == l.port) q->request_disconnect("port removed");
-    }
-    Port* removed = l.port;
-    for (EventLoop* g : groups_) {
-      if (g == this) continue;
-      g->post([g, removed] {
-        for (auto& [id, q] : g->queues_) {
-          if (q->params().port == removed) q->request_disconnect("port removed");
-        }
-      });
-    }
   }
-  sweep();
+  if (groups_.empty()) return drop_ports(requests);
+  for (EventLoop* g : groups_) {
+    if (g == this) continue;
+    g->drop_requests_.fetch_or(requests, std::memory_order_release);
+    uint64_t one = 1;
+    if (g->wake_fd_ >= 0) (void)!::write(g->wake_fd_, &one, sizeof(one));
+  }
+  drop_ports(requests);
+}
+
+void EventLoop::drop_ports(uint64_t ports) {
+  dropping_ |= ports;
+  sweep();  // disconnects them; reports the ports with no queue left
+}
+
+void EventLoop::ports_dropped(size_t group, uint64_t ports) {
   std::lock_guard lock(close_mutex_);
-  closed_ |= requests;
+  if (ports_dropped_.empty()) ports_dropped_.assign(1, 0);
+  ports_dropped_.at(group) |= ports;
+  uint64_t everywhere = ~uint64_t{0};
+  for (uint64_t m : ports_dropped_) everywhere &= m;
+  if ((everywhere & ~closed_) == 0) return;
+  closed_ |= everywhere;
   close_done_.notify_all();
 }
 
@@ -380,21 +411,24 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   CmRequestCheck check = check_cm_request(
       private_data, CmLimits{limits.max_io_queues, limits.admin_queue_size, limits.io_queue_size});
   if (!check.accepted()) return reject(id, check.reject_sts, peer, check.reason);
-  // Connections waiting for their Connect: bounded, refused at the CM before anything is
-  // allocated for them.
-  if (size_t pending = pending_connections_all(); pending >= options_.max_pending_connections) {
+  // Connections waiting for their Connect, over every poll group: bounded, refused at the CM
+  // before anything is allocated for them. The place is taken now and given back by the queue
+  // (or by the hand-over, when refused).
+  if (!pending_->try_admit(options_.max_pending_connections)) {
     return reject(id, proto::kCmRejectNoResources, peer,
-                  std::to_string(pending) +
+                  std::to_string(pending_->count()) +
                       " connections are waiting for their Connect, the limit "
                       "(--max-pending-connections " +
                       std::to_string(options_.max_pending_connections) + ")");
   }
+  PendingSlot pending(pending_);
   // The listener's device context first: it resolves the ports' in-capsule sizes (once) before
   // any group sizes a queue by them.
   if (auto dev = device_for(id.verbs()); !dev.ok()) {
     return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
   }
-  Handoff h{std::move(id), port, check.qid, check.hrqsize, check.queue_size, param, peer};
+  Handoff h{std::move(id),    port,  check.qid, check.hrqsize,
+            check.queue_size, param, peer,      std::move(pending)};
   size_t target = 0;
   if (groups_.size() > 1) {
     std::vector<GroupLoad> loads;
@@ -412,13 +446,8 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
     if (check.qid != 0) g->io_queues_assigned_.fetch_sub(1, std::memory_order_relaxed);
     return reject(h.id, proto::kCmRejectNoResources, peer, st.to_string());
   }
-  g->inbound_.fetch_add(1, std::memory_order_relaxed);
   auto moved = std::make_shared<Handoff>(std::move(h));
-  g->post([g, moved] {
-    g->accept_connection(*moved);
-    g->publish_pending();
-    g->inbound_.fetch_sub(1, std::memory_order_relaxed);
-  });
+  g->post([g, moved] { g->accept_connection(*moved); });
 }
 
 void EventLoop::accept_connection(Handoff& h) {
@@ -442,6 +471,14 @@ void EventLoop::accept_connection(Handoff& h) {
   if (stop_requested_.load(std::memory_order_relaxed)) {
     return reject(id, proto::kCmRejectNoResources, peer, "target stopping");
   }
+  // Handed over before its port was removed (close_listener), taken after: refused, as the
+  // listener would have.
+  bool enabled = false;
+  {
+    ControlLock lock(control_mutex());
+    enabled = port->enabled();
+  }
+  if (!enabled) return reject(id, proto::kCmRejectNoResources, peer, "port removed");
   auto dev = device_for(id.verbs());
   if (!dev.ok()) return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
   const ibv_device_attr& attr = (*dev)->attr;
@@ -481,6 +518,7 @@ void EventLoop::accept_connection(Handoff& h) {
   p.wake_fd = wake_fd_;
   p.engine = engine_;
   p.buffer_gauges = &first_port().discovery().registry().shared_buffers(group_);
+  p.group = static_cast<uint32_t>(group_);
   auto queue = RdmaQueue::create(id, **dev, p, port->discovery(), statuses_);
   if (!queue.ok()) {
     return reject(id, proto::kCmRejectNoResources, peer, queue.status().to_string());
@@ -504,6 +542,7 @@ void EventLoop::accept_connection(Handoff& h) {
                              << suppressed_note(suppressed);
   }
   accepted = true;
+  q->hold_pending(std::move(h.pending));
   queues_[q->cm_id()] = std::move(q);
 }
 
@@ -544,12 +583,6 @@ void EventLoop::drain_cq_events(DeviceContext& dev) {
       if (q->cq() == cq) q->cq_event_seen();
     }
   }
-}
-
-size_t EventLoop::pending_connections() const {
-  size_t n = 0;
-  for (const auto& [id, q] : queues_) n += !q->connected() && !q->wants_teardown() ? 1 : 0;
-  return n;
 }
 
 std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_connect_deadlines(
@@ -680,7 +713,16 @@ int EventLoop::wait_idle() {
 }
 
 void EventLoop::sweep() {
-  for (auto& [id, q] : queues_) q->take_remote_disconnect();
+  for (auto& [id, q] : queues_) {
+    q->take_remote_disconnect();
+    if (dropping_ != 0 && !q->wants_teardown()) {
+      for (size_t i = 0; i < listeners_.size(); ++i) {
+        if ((dropping_ >> i & 1) != 0 && q->params().port == listeners_[i].port) {
+          q->request_disconnect("port removed");
+        }
+      }
+    }
+  }
   bool removed = false;
   for (bool again = true; again;) {
     again = false;
@@ -707,8 +749,19 @@ void EventLoop::sweep() {
   // A queue's small buffers come from the heap, between other allocations; give the pages
   // freed with it back to the system, so that many short-lived connections (hosts that never
   // Connect, reconnect storms) leave the RSS where it was. Only when a queue went away.
-  if (removed) ::malloc_trim(0);
-  publish_pending();
+  if (removed) trim_heap();
+  if (dropping_ != 0) {  // port removal: the ports none of this group's queues came in on
+    uint64_t gone = dropping_;
+    for (const auto& [id, q] : queues_) {
+      for (size_t i = 0; i < listeners_.size(); ++i) {
+        if (q->params().port == listeners_[i].port) gone &= ~(uint64_t{1} << i);
+      }
+    }
+    if (gone != 0) {
+      dropping_ &= ~gone;
+      leader_->ports_dropped(group_, gone);
+    }
+  }
 }
 
 void EventLoop::housekeeping() {
@@ -796,6 +849,9 @@ Status EventLoop::run() {
   Clock::time_point last_work = Clock::now();
   while (!stop_requested_.load(std::memory_order_relaxed)) {
     if (close_requests_.load(std::memory_order_relaxed) != 0) close_requested_listeners();
+    if (drop_requests_.load(std::memory_order_relaxed) != 0) {
+      drop_ports(drop_requests_.exchange(0, std::memory_order_acquire));
+    }
     if (inbox_pending_.load(std::memory_order_acquire)) drain_inbox();
     int n = poll_queues();
     sweep();

@@ -24,6 +24,7 @@
 #include "target/counters.h"
 #include "target/device_context.h"
 #include "target/io_engine.h"
+#include "target/poll_group.h"
 #include "target/port.h"
 #include "target/rdma_queue.h"
 #include "target/subsystem.h"
@@ -68,8 +69,11 @@ class EventLoop {
   static Result<std::unique_ptr<EventLoop>> create(const TargetOptions& options,
                                                    StatusCounters& statuses, IoEngine* engine,
                                                    std::vector<Port*> ports, size_t group = 0);
-  // Group 0: every poll group, itself first (they must outlive it). Call before run().
-  void set_groups(std::vector<EventLoop*> groups) { groups_ = std::move(groups); }
+  // Group 0: every poll group, itself first (they must outlive it, and it outlives their
+  // run()s). Each other group opens the devices group 0 opened at start-up (PD, completion
+  // channel, SRQ, async event thread); a failure there is a WARN, retried at its first
+  // connection. Call before any run().
+  void set_groups(std::vector<EventLoop*> groups);
   // Runs `task` on this group's thread at its next round (thread-safe; wakes it up).
   void post(std::function<void()> task);
   size_t group() const { return group_; }
@@ -88,10 +92,11 @@ class EventLoop {
   // The service number and "ADDR:PORT" port `index` listens on (as bound, trsvcid 0 resolved).
   uint16_t port(size_t index) const { return listeners_.at(index).number; }
   const std::string& listen_address(size_t index) const { return listeners_.at(index).address; }
-  // Asks the loop to remove port `index` as nvmet does when a port is disabled or its
+  // Group 0: asks the loop to remove port `index` as nvmet does when a port is disabled or its
   // subsystem links dropped: destroy its listener and disconnect every queue that came in on
-  // it. Thread-safe; waits (at most 10 s) until the loop did it. Errors: kInvalidArgument
-  // (index), kTimeout (run() is not running).
+  // it, in every poll group. Thread-safe; waits (at most 10 s) until every group has destroyed
+  // each such queue (one waiting for a backend operation goes once it completed). Errors:
+  // kInvalidArgument (index), kTimeout (a group's run() is not running).
   Status close_listener(size_t index);
 
   static constexpr size_t kMaxPorts = 32;
@@ -122,16 +127,17 @@ class EventLoop {
     uint32_t queue_size = 0;
     rdma_conn_param param{};
     std::string peer;
+    PendingSlot pending;  // its place under --max-pending-connections, until the queue has it
   };
   void accept_connection(Handoff& h);
+  // Port removal in this group (close_listener): `ports` (bit i: listener i's port) have their
+  // queues disconnected and destroyed by sweep(), which reports to group 0 when none is left.
+  void drop_ports(uint64_t ports);
+  // Group 0, any thread: `group` has no queue left of `ports`.
+  void ports_dropped(size_t group, uint64_t ports);
   void drain_inbox();
   // The queues a departing queue was counted in (queues_assigned_ / io_queues_assigned_).
   void unassign(const RdmaQueue& q);
-  // Publishes pending_connections() for the listener (several groups only).
-  void publish_pending();
-  // Pending Connects over every group: this one's exact count, the others' published ones and
-  // the connections given to them not yet accepted.
-  size_t pending_connections_all() const;
   void reject(verbs::CmId& id, uint16_t sts, std::string_view peer, std::string_view reason);
   Result<DeviceContext*> device_for(ibv_context* context);
   // A device's shared buffer pool has free chunks and commands waiting for one.
@@ -155,8 +161,6 @@ class EventLoop {
   // disconnects the queues past their Connect deadline; returns the milliseconds until the next
   // deadline of either kind (-1: none), for epoll_wait.
   int expire_keep_alives();
-  // Queues without a successful Connect (not being torn down).
-  size_t pending_connections() const;
   // Asks every queue that has had no successful Connect for connect_timeout_ms since its CM
   // accept to disconnect (one WARN line a second at most); returns the earliest deadline left.
   std::optional<std::chrono::steady_clock::time_point> expire_connect_deadlines(
@@ -188,10 +192,12 @@ class EventLoop {
   const TargetOptions options_;
   const size_t group_;
   std::vector<EventLoop*> groups_;  // group 0: every group, itself first
+  EventLoop* leader_ = this;        // group 0
+  // Connections without a successful Connect over every group (group 0 admits; the queues'
+  // groups give the places back).
+  std::shared_ptr<PendingConnections> pending_ = std::make_shared<PendingConnections>();
   std::atomic<size_t> queues_assigned_{0};
   std::atomic<size_t> io_queues_assigned_{0};
-  std::atomic<size_t> pending_published_{0};
-  std::atomic<size_t> inbound_{0};  // handed to this group, not yet accepted or refused
   std::mutex inbox_mutex_;
   std::vector<std::function<void()>> inbox_;  // guarded by inbox_mutex_
   std::atomic<bool> inbox_pending_{false};
@@ -202,7 +208,10 @@ class EventLoop {
   std::atomic<uint64_t> close_requests_{0};  // bit i: close_listener(i) waits
   std::mutex close_mutex_;
   std::condition_variable close_done_;
-  uint64_t closed_ = 0;  // bit i: listener i closed (guarded by close_mutex_)
+  uint64_t closed_ = 0;  // bit i: port i removed in every group (guarded by close_mutex_)
+  std::vector<uint64_t> ports_dropped_;     // per group: its queues of port i gone (close_mutex_)
+  std::atomic<uint64_t> drop_requests_{0};  // bit i: drop port i's queues (from group 0)
+  uint64_t dropping_ = 0;  // bit i: port i's queues being torn down here (loop thread)
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> stop_requested_{false};

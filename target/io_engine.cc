@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -123,8 +124,17 @@ class UringEngine final : public IoEngine {
     err = io_uring_register_eventfd(&e->ring_, e->event_fd_);
     if (err < 0) return Status::from_errno("io_uring_register_eventfd", -err);
     // A table of empty slots for register_memory() (Linux 5.19); without it, no fixed buffers.
-    e->fixed_ok_ =
-        opt.fixed_buffers && io_uring_register_buffers_sparse(&e->ring_, kMaxFixedRegions) == 0;
+    if (opt.fixed_buffers) {
+      const int sparse = opt.refuse_sparse_buffers
+                             ? -EINVAL
+                             : io_uring_register_buffers_sparse(&e->ring_, kMaxFixedRegions);
+      e->fixed_ok_.store(sparse == 0, std::memory_order_relaxed);
+      if (sparse < 0) {
+        NVMF_LOG(INFO, "target") << "io_uring: no sparse fixed-buffer table ("
+                                 << errno_string(-sparse)
+                                 << "; Linux < 5.19?): plain reads and writes";
+      }
+    }
     return std::unique_ptr<IoEngine>(std::move(e));
   }
 
@@ -201,13 +211,15 @@ class UringEngine final : public IoEngine {
   const char* name() const override { return "io_uring"; }
   std::string describe() const override {
     std::string s = std::string("io_uring (") + setup_.what;
-    if (!fixed_ok_) s += "; no fixed buffers";
+    if (!fixed_buffers()) s += "; no fixed buffers";
     return s + ")";
   }
   uint32_t setup_flags() const override { return setup_.flags; }
+  bool fixed_buffers() const override { return fixed_ok_.load(std::memory_order_relaxed); }
 
   bool register_memory(uint8_t* base, uint64_t bytes) override {
-    if (!fixed_ok_ || base == nullptr || bytes == 0 || bytes > (uint64_t{1} << 30)) return false;
+    if (!fixed_buffers() || base == nullptr || bytes == 0 || bytes > (uint64_t{1} << 30))
+      return false;
     if (!enabled_) enable();  // with SINGLE_ISSUER, registration is the issuer's
     FixedRegion* slot = nullptr;
     for (FixedRegion& r : regions_) {
@@ -220,7 +232,8 @@ class UringEngine final : public IoEngine {
     const auto index = static_cast<unsigned>(slot - regions_);
     int err = io_uring_register_buffers_update_tag(&ring_, index, &iov, &tag, 1);
     if (err < 0) {
-      fixed_ok_ = false;  // asked once: the kernel would refuse the next region alike
+      // Asked once: the kernel would refuse the next region alike.
+      fixed_ok_.store(false, std::memory_order_relaxed);
       NVMF_LOG(INFO, "target") << "io_uring: " << bytes << " bytes not registered as a fixed "
                                << "buffer (" << errno_string(-err) << "); plain reads and writes";
       return false;
@@ -240,7 +253,7 @@ class UringEngine final : public IoEngine {
     }
   }
 
-  uint64_t fixed_operations() const override { return fixed_ops_; }
+  uint64_t fixed_operations() const override { return fixed_ops_.load(std::memory_order_relaxed); }
 
  private:
   struct FixedRegion {
@@ -285,7 +298,9 @@ class UringEngine final : public IoEngine {
     }
     const uint64_t done = io.done_bytes;
     const int fixed = moves_data(io.op) ? fixed_index(io.data + done, io.length - done) : -1;
-    if (fixed >= 0) ++fixed_ops_;
+    if (fixed >= 0) {  // one writer: a relaxed load and store, no locked instruction
+      fixed_ops_.store(fixed_ops_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
     const auto bytes = static_cast<unsigned>(io.length - done);
     switch (io.op) {
       case IoOp::kRead:
@@ -321,11 +336,11 @@ class UringEngine final : public IoEngine {
 
   io_uring ring_{};
   bool ring_ok_ = false;
-  bool enabled_ = true;    // false while a ring created with R_DISABLED waits for its issuer
-  bool fixed_ok_ = false;  // the sparse fixed-buffer table is registered
+  bool enabled_ = true;  // false while a ring created with R_DISABLED waits for its issuer
+  std::atomic<bool> fixed_ok_{false};  // the sparse fixed-buffer table is registered
   UringSetup setup_{0, ""};
   FixedRegion regions_[kMaxFixedRegions];
-  uint64_t fixed_ops_ = 0;
+  std::atomic<uint64_t> fixed_ops_{0};  // written by the loop, read by stats()
   int event_fd_ = -1;
   uint32_t cq_capacity_ = 0;
   uint32_t in_kernel_ = 0;    // SQEs prepared and not yet reaped
@@ -489,6 +504,40 @@ const char* io_op_name(IoOp op) {
       return "punch hole";
   }
   return "?";
+}
+
+std::vector<std::string> uring_setup_flag_names(uint32_t flags) {
+  static constexpr struct {
+    uint32_t flag;
+    const char* name;
+  } kNames[] = {
+      {IORING_SETUP_IOPOLL, "IOPOLL"},
+      {IORING_SETUP_SQPOLL, "SQPOLL"},
+      {IORING_SETUP_SQ_AFF, "SQ_AFF"},
+      {IORING_SETUP_CQSIZE, "CQSIZE"},
+      {IORING_SETUP_CLAMP, "CLAMP"},
+      {IORING_SETUP_ATTACH_WQ, "ATTACH_WQ"},
+      {IORING_SETUP_R_DISABLED, "R_DISABLED"},
+      {IORING_SETUP_SUBMIT_ALL, "SUBMIT_ALL"},
+      {IORING_SETUP_COOP_TASKRUN, "COOP_TASKRUN"},
+      {IORING_SETUP_TASKRUN_FLAG, "TASKRUN_FLAG"},
+      {IORING_SETUP_SQE128, "SQE128"},
+      {IORING_SETUP_CQE32, "CQE32"},
+      {IORING_SETUP_SINGLE_ISSUER, "SINGLE_ISSUER"},
+      {IORING_SETUP_DEFER_TASKRUN, "DEFER_TASKRUN"},
+  };
+  std::vector<std::string> out;
+  for (const auto& n : kNames) {
+    if ((flags & n.flag) != 0) out.emplace_back(n.name);
+    flags &= ~n.flag;
+  }
+  for (uint32_t bit = 0; bit < 32; ++bit) {
+    if ((flags & (uint32_t{1} << bit)) == 0) continue;
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "0x%x", uint32_t{1} << bit);
+    out.emplace_back(hex);
+  }
+  return out;
 }
 
 const char* io_engine_kind_name(IoEngineKind kind) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -60,8 +61,8 @@ struct IoRequest {
 enum class IoEngineKind : uint8_t { kAuto, kUring, kThreads };
 const char* io_engine_kind_name(IoEngineKind kind);  // "auto", "uring", "threads"
 
-// How the io_uring engine sets its ring up; the defaults are what the target uses (today: the
-// plain setup, 3. below, and no fixed buffers).
+// How the io_uring engine sets its ring up (CLI --uring-defer-taskrun, --uring-fixedbufs;
+// TargetOptions::uring). The defaults are the plain setup (3. below) without fixed buffers.
 //
 // io_uring_setup(2) flags, tried in this order until the kernel accepts one (each with
 // IORING_SETUP_CQSIZE); a kernel that does not know a flag answers EINVAL, then the next is
@@ -71,25 +72,33 @@ const char* io_engine_kind_name(IoEngineKind kind);  // "auto", "uring", "thread
 //      the loop asks; TASKRUN_FLAG makes the kernel set IORING_SQ_TASKRUN in the SQ ring when
 //      some are held, so reap() enters the kernel (io_uring_enter GETEVENTS, non-blocking) only
 //      then. The registered eventfd is still signalled when a completion is held (Linux
-//      io_req_local_work_add), so the loop's epoll sleep is woken.
+//      io_req_local_work_add, 6.1 included), so the loop's epoll sleep is woken; checked in the
+//      soft-RoCE guest's 6.1 by ci/e2e/file_backend_test.cc (DeferredTaskWork*).
 //   2. SINGLE_ISSUER (Linux 6.0): lets the kernel skip its submission lock.
 //   3. none (Linux 5.6+): completions run as task work on the next return to user space.
 // Not used: COOP_TASKRUN (5.19): task work is then only flagged, without waking a task asleep
 // in epoll_wait, and the eventfd is signalled only once it ran, so a sleeping loop would not
 // wake. With SINGLE_ISSUER the ring is created disabled (IORING_SETUP_R_DISABLED) and enabled
-// by the first submit(), reap() or drain(): the kernel takes the enabling thread as the one
-// issuer, so the engine may be created on another thread than the one that uses it.
+// by the first submit(), reap(), drain() or register_memory(): the kernel takes the enabling
+// thread as the one issuer, so the engine may be created on another thread than the one that
+// uses it.
 struct UringSetupOptions {
-  // Off by default until measured and checked on the soft-RoCE guest's 6.1 (whether its
-  // eventfd wakes a loop asleep in epoll for a held completion is not verified there yet).
   bool defer_taskrun = false;  // true: try 1. (and 2.); false: start at 3.
   // Tests: flags to treat as unknown to the kernel (EINVAL without calling it), to reach the
   // fallbacks on any kernel.
   uint32_t refuse_flags = 0;
-  // Reads and writes into memory given to register_memory() use READ_FIXED / WRITE_FIXED.
-  // Off by default for the same reason (checked by unit tests on the host kernel only).
+  // A sparse table of kMaxFixedRegions fixed buffers (Linux 5.19; without it, none and the
+  // engine says so in describe()); reads and writes into memory given to register_memory() then
+  // use READ_FIXED / WRITE_FIXED (fio's io_uring option fixedbufs).
   bool fixed_buffers = false;
+  // Tests: skip the sparse table as a kernel older than 5.19 would refuse it.
+  bool refuse_sparse_buffers = false;
 };
+
+// The names of io_uring_setup(2) flags as liburing spells them without IORING_SETUP_
+// ("SINGLE_ISSUER", "DEFER_TASKRUN", "TASKRUN_FLAG", ...), lowest bit first; unknown bits as
+// "0x...". For the log and the --json report.
+std::vector<std::string> uring_setup_flag_names(uint32_t flags);
 
 // Event-loop thread only (the thread fallback's workers are internal to it).
 class IoEngine {
@@ -97,7 +106,8 @@ class IoEngine {
   // `depth` bounds the submissions queued in the kernel at once (io_uring SQ entries); more are
   // held in an overflow list and submitted as completions free entries. Errors: kInvalidArgument
   // for kUring when io_uring cannot be set up (with the reason), errno of eventfd/pthread.
-  static Result<std::unique_ptr<IoEngine>> create(IoEngineKind kind, uint32_t depth = 256,
+  static constexpr uint32_t kDefaultDepth = 256;
+  static Result<std::unique_ptr<IoEngine>> create(IoEngineKind kind, uint32_t depth = kDefaultDepth,
                                                   const UringSetupOptions& uring = {});
   virtual ~IoEngine() = default;
 
@@ -119,8 +129,12 @@ class IoEngine {
   virtual const char* name() const = 0;
   // name() and how it was set up, for the log: "io_uring (single issuer, deferred task work)".
   virtual std::string describe() const { return name(); }
-  // The io_uring_setup(2) flags the kernel accepted (0 for the thread engine).
+  // The io_uring_setup(2) flags the kernel accepted after the fallbacks, without CQSIZE and
+  // R_DISABLED (0 for the thread engine). Constant after create(): any thread may read it.
   virtual uint32_t setup_flags() const { return 0; }
+  // True while reads and writes inside registered memory go as READ_FIXED / WRITE_FIXED: asked
+  // for, the kernel took the sparse table and no registration was refused since. Any thread.
+  virtual bool fixed_buffers() const { return false; }
 
   // Registers [base, base + bytes) with the kernel as a fixed buffer (io_uring_register_buffers,
   // at most kMaxFixedRegions regions, each up to 1 GiB): reads and writes whose data lies inside
@@ -133,7 +147,8 @@ class IoEngine {
   virtual bool register_memory(uint8_t* /*base*/, uint64_t /*bytes*/) { return false; }
   // Forgets a region register_memory() took; operations already submitted finish on it.
   virtual void unregister_memory(uint8_t* /*base*/) {}
-  // Reads and writes submitted with a fixed buffer so far (for tests and counters).
+  // Reads and writes submitted with a fixed buffer so far (for tests and the --json report;
+  // any thread, relaxed).
   virtual uint64_t fixed_operations() const { return 0; }
 };
 

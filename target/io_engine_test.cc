@@ -1,7 +1,8 @@
 // Unit tests for IoEngine, both kinds, against real files in TEST_TMPDIR: data round trips,
 // short transfers at the end of a file, errors as -errno, more operations than the ring holds,
 // the eventfd, drain(); the io_uring setup fallbacks (flags refused as by an older kernel), a
-// ring created on one thread and used on another, fixed buffers (register_memory).
+// ring created on one thread and used on another, fixed buffers (register_memory) and their
+// fallback (no sparse table: plain reads and writes), O_DIRECT in a directory that takes it.
 #include "target/io_engine.h"
 
 #include <fcntl.h>
@@ -10,13 +11,16 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace nvmf::target {
@@ -26,6 +30,34 @@ struct Collector : IoCompletion {
   void io_done(IoRequest& io) override { done.push_back(&io); }
   std::vector<IoRequest*> done;
 };
+
+// The running kernel's (major, minor) from uname(2); (0, 0) when it cannot be read.
+std::pair<int, int> kernel_version() {
+  utsname u{};
+  int major = 0, minor = 0;
+  if (::uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return {0, 0};
+  return {major, minor};
+}
+
+// Linux 5.19 added the sparse fixed-buffer table (IORING_RSRC_REGISTER_SPARSE) the engine needs.
+bool kernel_has_sparse_buffer_table() { return kernel_version() >= std::pair{5, 19}; }
+
+// A directory whose file system takes O_DIRECT (tmpfs before Linux 6.6 refuses it with
+// EINVAL): TEST_TMPDIR, else /var/tmp, else /tmp. Empty when none does.
+std::string direct_io_dir() {
+  const char* test_tmpdir = std::getenv("TEST_TMPDIR");
+  for (const char* dir : {test_tmpdir, "/var/tmp", "/tmp"}) {
+    if (dir == nullptr) continue;
+    std::string probe = std::string(dir) + "/o_direct_probe" + std::to_string(::getpid());
+    int fd = ::open(probe.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+      ::unlink(probe.c_str());
+      return dir;
+    }
+  }
+  return "";
+}
 
 IoRequest make_io(IoOp kind, int fd, uint64_t offset, uint64_t length, uint8_t* data,
                   IoCompletion* done) {
@@ -245,6 +277,15 @@ class UringSetupTest : public ::testing::Test {
     EXPECT_EQ(std::memcmp(buf, buf + 4096, 4096), 0);
   }
 
+  // No fixed-buffer table: said so, register_memory() refuses, round trips are plain and right.
+  void expect_plain_reads_and_writes(IoEngine& e) {
+    EXPECT_FALSE(e.fixed_buffers());
+    EXPECT_NE(e.describe().find("no fixed buffers"), std::string::npos) << e.describe();
+    EXPECT_FALSE(e.register_memory(mem_, kRegion));
+    round_trip(e, mem_ + 8192, 20480);
+    EXPECT_EQ(e.fixed_operations(), 0u);
+  }
+
   static constexpr uint64_t kRegion = 1 << 16;
   std::string path_;
   int fd_ = -1;
@@ -319,25 +360,55 @@ TEST_F(UringSetupTest, CreatedOnOneThreadUsedOnAnother) {
 
 TEST_F(UringSetupTest, ODirectCompletionsSignalTheEventFd) {
   // O_DIRECT completes from the device's interrupt, not inline: the path where deferred task
-  // work is held until the loop asks. Skipped where TEST_TMPDIR's file system lacks O_DIRECT.
-  int direct = ::open(path_.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
-  if (direct < 0) GTEST_SKIP() << "O_DIRECT: " << std::strerror(errno);
+  // work is held until the loop asks. In a directory whose file system takes O_DIRECT; where
+  // none does, the refusal is the EINVAL the namespace's fallback to buffered I/O expects
+  // (target/namespace.cc), and the same round trips run buffered.
+  const std::string dir = direct_io_dir();
+  const std::string path =
+      (dir.empty() ? path_ : dir + "/uring_direct" + std::to_string(::getpid()));
+  int direct = ::open(path.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0600);
+  if (dir.empty()) {
+    ASSERT_LT(direct, 0) << "O_DIRECT refused by the probe, taken now?";
+    EXPECT_EQ(errno, EINVAL) << std::strerror(errno);
+    GTEST_LOG_(INFO) << "no directory here takes O_DIRECT: the round trips run buffered";
+    direct = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  }
+  ASSERT_GE(direct, 0) << path << ": " << std::strerror(errno);
+  ASSERT_EQ(::ftruncate(direct, 1 << 20), 0);
   for (bool defer : {true, false}) {
     UringSetupOptions opt = all_on();
     opt.defer_taskrun = defer;
     auto e = make(opt);
     ASSERT_NE(e, nullptr);
+    // The data in a registered region: READ_FIXED / WRITE_FIXED on O_DIRECT where it exists.
+    const bool fixed = e->register_memory(mem_, kRegion);
+    EXPECT_EQ(fixed, kernel_has_sparse_buffer_table());
     round_trip(*e, mem_, defer ? 65536 : 131072, direct);
+    EXPECT_EQ(e->fixed_operations(), fixed ? 2u : 0u);
   }
   ::close(direct);
+  if (!dir.empty()) ::unlink(path.c_str());
+}
+
+TEST_F(UringSetupTest, WithoutASparseTableReadsAndWritesArePlain) {
+  // As a kernel before 5.19 answers (refused here on any kernel): no fixed buffers, said so,
+  // and the I/O is the same.
+  UringSetupOptions opt = all_on();
+  opt.refuse_sparse_buffers = true;
+  auto e = make(opt);
+  ASSERT_NE(e, nullptr);
+  expect_plain_reads_and_writes(*e);
 }
 
 TEST_F(UringSetupTest, FixedBuffersForDataInsideARegisteredRegion) {
   auto e = make(all_on());
   ASSERT_NE(e, nullptr);
-  if (e->describe().find("no fixed buffers") != std::string::npos) {
-    GTEST_SKIP() << "this kernel has no sparse fixed-buffer table (Linux < 5.19)";
+  if (!kernel_has_sparse_buffer_table()) {  // the fallback, asserted
+    expect_plain_reads_and_writes(*e);
+    return;
   }
+  EXPECT_TRUE(e->fixed_buffers());
+  EXPECT_EQ(e->describe().find("no fixed buffers"), std::string::npos) << e->describe();
   ASSERT_TRUE(e->register_memory(mem_, kRegion));
   EXPECT_TRUE(e->register_memory(mem_, kRegion)) << "registering again is a no-op";
   round_trip(*e, mem_ + 8192, 0);  // both operations inside the region
@@ -357,8 +428,9 @@ TEST_F(UringSetupTest, FixedBuffersForDataInsideARegisteredRegion) {
 TEST_F(UringSetupTest, FixedBufferTableHasALimitAndCanBeTurnedOff) {
   auto e = make(all_on());
   ASSERT_NE(e, nullptr);
-  if (e->describe().find("no fixed buffers") != std::string::npos) {
-    GTEST_SKIP() << "this kernel has no sparse fixed-buffer table (Linux < 5.19)";
+  if (!kernel_has_sparse_buffer_table()) {  // the fallback, asserted
+    expect_plain_reads_and_writes(*e);
+    return;
   }
   const uint32_t n = IoEngine::kMaxFixedRegions;
   const uint64_t page = 4096;
@@ -384,6 +456,16 @@ TEST_F(UringSetupTest, FixedBufferTableHasALimitAndCanBeTurnedOff) {
   auto t = IoEngine::create(IoEngineKind::kThreads);
   ASSERT_TRUE(t.ok());
   EXPECT_FALSE((*t)->register_memory(mem_, kRegion)) << "the thread engine has none";
+}
+
+TEST(UringSetupFlagNames, NamesTheBitsLowestFirstAndUnknownOnesInHex) {
+  EXPECT_EQ(uring_setup_flag_names(kDefer),
+            (std::vector<std::string>{"TASKRUN_FLAG", "SINGLE_ISSUER", "DEFER_TASKRUN"}));
+  EXPECT_EQ(uring_setup_flag_names(IORING_SETUP_SINGLE_ISSUER),
+            (std::vector<std::string>{"SINGLE_ISSUER"}));
+  EXPECT_TRUE(uring_setup_flag_names(0).empty());
+  EXPECT_EQ(uring_setup_flag_names(IORING_SETUP_CQSIZE | (1u << 31)),
+            (std::vector<std::string>{"CQSIZE", "0x80000000"}));
 }
 
 }  // namespace

@@ -91,6 +91,24 @@ nlohmann::json depth_json(const nvmf::target::QueueStats& q) {
           {"request_states", request_states_json(q.counters)}};
 }
 
+// The file and block-device I/O engine: what was asked, and per poll group what it got (the
+// io_uring setup flags after the fallbacks, fixed buffers in use).
+nlohmann::json io_engine_json(const TargetStats& s, const TargetOptions& options) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& e : s.io_engines) {
+    groups.push_back({{"group", e.group},
+                      {"engine", e.name},
+                      {"describe", e.describe},
+                      {"setup_flags", nvmf::target::uring_setup_flag_names(e.setup_flags)},
+                      {"fixed_buffers", e.fixed_buffers},
+                      {"fixed_operations", e.fixed_operations}});
+  }
+  return {{"requested", nvmf::target::io_engine_kind_name(options.io_engine)},
+          {"uring_defer_taskrun", options.uring.defer_taskrun},
+          {"uring_fixedbufs", options.uring.fixed_buffers},
+          {"per_group", groups}};
+}
+
 nlohmann::json report(const Target& target, const TargetOptions& options) {
   TargetStats s = target.stats();
   nlohmann::json errors = nlohmann::json::array();
@@ -120,6 +138,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       nlohmann::json entry = {{"cntlid", q.cntlid},
                               {"qid", q.qid},
                               {"peer", nvmf::escape_wire_text(q.peer)},
+                              {"group", q.group},
                               {"live", list == &s.queues},
                               {"writes", writes(q.counters)}};
       entry.update(inline_send_json(q));
@@ -136,6 +155,7 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
       {"stall_warn_ms", options.stall_warn_ms},
       {"cpu", options.cpu},
       {"poll_groups", options.poll_groups},
+      {"io_engine", io_engine_json(s, options)},
       {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
       {"configured_inline_data_size", n.configured_inline_data_size},
       {"in_capsule_data_size", n.in_capsule_data_size},
@@ -264,6 +284,20 @@ int main(int argc, char** argv) {
                  "(io_uring, else threads with a warning)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "threads"}));
+  std::string defer_taskrun = "off", fixedbufs = "off";
+  app.add_option("--uring-defer-taskrun", defer_taskrun,
+                 "on: each io_uring ring asks for SINGLE_ISSUER | DEFER_TASKRUN | TASKRUN_FLAG "
+                 "(Linux 6.1; falls back to SINGLE_ISSUER, then none, on older kernels): "
+                 "completions are run when the poll group asks, not as task work that interrupts "
+                 "it; --json says what the ring got")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--uring-fixedbufs", fixedbufs,
+                 "on: each shared data buffer pool is registered with io_uring as a fixed buffer "
+                 "and reads and writes into it use READ_FIXED / WRITE_FIXED (fio's fixedbufs; "
+                 "Linux 5.19, else plain reads and writes with a log line)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--queue-size", o.max_queue_size, "I/O queue entries offered")
       ->capture_default_str();
   app.add_option("--max-io-queues", o.max_io_queues, "I/O queues per controller")
@@ -399,6 +433,8 @@ int main(int argc, char** argv) {
   o.io_engine = io_engine == "uring"     ? nvmf::target::IoEngineKind::kUring
                 : io_engine == "threads" ? nvmf::target::IoEngineKind::kThreads
                                          : nvmf::target::IoEngineKind::kAuto;
+  o.uring.defer_taskrun = defer_taskrun == "on";
+  o.uring.fixed_buffers = fixedbufs == "on";
   if (o.poll_mode == nvmf::target::PollMode::kBusy && busy_poll_us->count() > 0) {
     std::cerr << "nvmf-target: warning: --busy-poll-us is for --poll event; --poll busy never "
                  "sleeps\n";

@@ -2,8 +2,10 @@
 #ifndef NVMF_TARGET_POLL_GROUP_H_
 #define NVMF_TARGET_POLL_GROUP_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 
@@ -31,6 +33,62 @@ inline size_t least_loaded_group(std::span<const GroupLoad> loads, uint16_t qid)
   }
   return best;
 }
+
+// Connections accepted at the CM that have not had a successful Fabrics Connect yet, over every
+// poll group: what --max-pending-connections (TargetOptions::max_pending_connections) bounds.
+// The listener admits (try_admit, a compare-and-swap: a check and its increment are one step);
+// the group that owns the queue gives its place back (PendingSlot) at the instant it stops
+// pending: its Connect succeeded (before the response is posted), it is torn down, or the
+// hand-over was refused. So the count is never behind what the groups hold: the limit is exact
+// across groups (per-group counts published each round were not, issue 12). Thread-safe.
+class PendingConnections {
+ public:
+  // Counts one more connection when fewer than `limit` are pending; false (nothing counted)
+  // when `limit` are.
+  bool try_admit(size_t limit) {
+    size_t n = count_.load(std::memory_order_relaxed);
+    while (n < limit) {
+      if (count_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+    }
+    return false;
+  }
+  void release() { count_.fetch_sub(1, std::memory_order_acq_rel); }
+  size_t count() const { return count_.load(std::memory_order_acquire); }
+
+ private:
+  std::atomic<size_t> count_{0};
+};
+
+// One admitted connection's place in a PendingConnections, given back once: by release() or
+// by the destructor, whichever comes first (a queue destroyed or a hand-over dropped without a
+// Connect). Owned by one thread at a time (the listener, then the queue's group); the
+// PendingConnections lives as long as its last slot.
+class PendingSlot {
+ public:
+  PendingSlot() = default;
+  explicit PendingSlot(std::shared_ptr<PendingConnections> of) : of_(std::move(of)) {}
+  PendingSlot(PendingSlot&& other) noexcept : of_(std::move(other.of_)) {}
+  PendingSlot& operator=(PendingSlot&& other) noexcept {
+    if (this != &other) {
+      release();
+      of_ = std::move(other.of_);
+    }
+    return *this;
+  }
+  PendingSlot(const PendingSlot&) = delete;
+  PendingSlot& operator=(const PendingSlot&) = delete;
+  ~PendingSlot() { release(); }
+
+  bool held() const { return of_ != nullptr; }
+  void release() {
+    if (of_ == nullptr) return;
+    of_->release();
+    of_.reset();
+  }
+
+ private:
+  std::shared_ptr<PendingConnections> of_;
+};
 
 }  // namespace nvmf::target
 

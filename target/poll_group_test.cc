@@ -245,6 +245,95 @@ TEST(PollGroupCounters, SharedBufferGaugesOfEveryGroupAreSummed) {
   EXPECT_EQ(s.resources.shared_buffers, 256u);
   EXPECT_EQ(s.resources.shared_buffers_in_use, 7u);
   EXPECT_EQ(s.resources.shared_buffers_in_use_peak, 13u);
+  // And reported per group, up to the last group with a pool.
+  ASSERT_EQ(s.resources.shared_buffers_by_group.size(), 2u);
+  EXPECT_EQ(s.resources.shared_buffers_by_group[0].in_use, 5u);
+  EXPECT_EQ(s.resources.shared_buffers_by_group[1].chunks, 128u);
+  EXPECT_EQ(s.resources.shared_buffers_by_group[1].in_use, 2u);
+  EXPECT_EQ(s.resources.shared_buffers_by_group[1].in_use_peak, 4u);
+}
+
+TEST(PollGroupCounters, GroupsWithoutAPoolAfterTheLastAreLeftOut) {
+  StatsRegistry registry;
+  registry.shared_buffers(1).chunks.set(2);  // group 0 has none yet: still listed (index = group)
+  TargetStats s = registry.snapshot(StatusCounters{});
+  ASSERT_EQ(s.resources.shared_buffers_by_group.size(), 2u);
+  EXPECT_EQ(s.resources.shared_buffers_by_group[0].chunks, 0u);
+  EXPECT_EQ(s.resources.shared_buffers_by_group[1].chunks, 2u);
+  EXPECT_TRUE(StatsRegistry{}.snapshot(StatusCounters{}).resources.shared_buffers_by_group.empty());
+}
+
+// ------------------------------------------------------------ pending-Connect limit --
+
+TEST(PendingConnectionsTest, AdmitsUpToTheLimitAndEachSlotGivesItsPlaceBackOnce) {
+  auto pending = std::make_shared<PendingConnections>();
+  std::vector<PendingSlot> slots;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(pending->try_admit(3)) << i;
+    slots.emplace_back(pending);
+  }
+  EXPECT_FALSE(pending->try_admit(3));
+  EXPECT_EQ(pending->count(), 3u);
+  slots[0].release();
+  slots[0].release();  // once only
+  EXPECT_EQ(pending->count(), 2u);
+  PendingSlot moved = std::move(slots[1]);
+  EXPECT_FALSE(slots[1].held());  // NOLINT(bugprone-use-after-move): the moved-from state
+  EXPECT_EQ(pending->count(), 2u) << "a move gives nothing back";
+  slots.clear();  // slots[2] gives its place back; [0] and [1] hold none
+  EXPECT_EQ(pending->count(), 1u);
+  moved = PendingSlot();  // assigning over a held slot gives it back
+  EXPECT_EQ(pending->count(), 0u);
+  EXPECT_TRUE(pending->try_admit(1));
+  EXPECT_FALSE(pending->try_admit(1));
+}
+
+// The listener admits while other groups' threads give places back: the count never goes past
+// the limit and ends at exactly what is still held.
+TEST(PendingConnectionsTest, ExactUnderConcurrentReleases) {
+  constexpr size_t kLimit = 8;
+  constexpr int kRounds = 2000;
+  auto pending = std::make_shared<PendingConnections>();
+  std::mutex handed_mutex;
+  std::vector<PendingSlot> handed;  // to the other "groups"
+  std::atomic<bool> done{false};
+  std::atomic<size_t> over{0};
+  std::vector<std::thread> groups;
+  for (int g = 0; g < 2; ++g) {
+    groups.emplace_back([&] {
+      while (!done.load()) {
+        PendingSlot s;
+        {
+          std::lock_guard lock(handed_mutex);
+          if (handed.empty()) continue;
+          s = std::move(handed.back());
+          handed.pop_back();
+        }
+        if (pending->count() > kLimit) over.fetch_add(1);
+        s.release();
+      }
+    });
+  }
+  // Until kRounds were admitted: past the first kLimit, each admit needs a release by another
+  // thread first (a refusal yields to them).
+  size_t admitted = 0;
+  while (admitted < size_t{kRounds}) {
+    if (pending->try_admit(kLimit)) {
+      ++admitted;
+      std::lock_guard lock(handed_mutex);
+      handed.emplace_back(pending);
+    } else {
+      std::this_thread::yield();
+    }
+    if (pending->count() > kLimit) over.fetch_add(1);
+  }
+  done.store(true);
+  for (auto& t : groups) t.join();
+  EXPECT_EQ(over.load(), 0u);
+  EXPECT_EQ(pending->count(), handed.size());
+  EXPECT_LE(handed.size(), kLimit);
+  handed.clear();
+  EXPECT_EQ(pending->count(), 0u);
 }
 
 }  // namespace

@@ -253,6 +253,11 @@ bool RdmaQueue::connect_accepted() {
         static_cast<int64_t>(size_t{params_.shared_buffers} * params_.max_transfer_bytes), 1, 0);
     NVMF_LOG(INFO, "target") << "shared data buffers: " << params_.shared_buffers << " x "
                              << params_.max_transfer_bytes << " bytes registered";
+    // And as an io_uring fixed buffer (--uring-fixedbufs; a no-op otherwise). This runs on the
+    // queue's poll group thread, the one issuer of its engine's ring.
+    if (params_.engine != nullptr) {
+      (void)params_.engine->register_memory(dev_.pool->data(), dev_.pool->registered_bytes());
+    }
   }
   BufferPool* pool = params_.shared_buffers > 0 && dev_.pool != nullptr &&
                              dev_.pool->chunks().chunk_bytes() >= params_.max_transfer_bytes
@@ -395,6 +400,7 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   info.qid = params_.qid;
   info.queue_size = params_.queue_size;
   info.peer = params_.peer;
+  info.group = params_.group;
   info.requested_max_inline_data = qp_->requested_max_inline_data();
   info.granted_max_inline_data = qp_->granted_max_inline_data();
   info.usable_max_inline_data = qp_->usable_max_inline_data();
@@ -674,6 +680,9 @@ void RdmaQueue::post_read(uint32_t slot) {
 }
 
 void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
+  // A successful Connect's response: the queue stops pending now, before the host can see the
+  // CQE and open its next connection (the listener's limit is exact).
+  if (pending_.held() && connected()) pending_.release();
   Slot& s = slots_[slot];
   // Without an RDMA WRITE the response needs no data buffer (what the command moved was
   // consumed): the chunk goes back now, not at the SEND completion, so that a stall of this
@@ -839,6 +848,7 @@ void RdmaQueue::request_disconnect(std::string_view reason) {
     return;
   }
   if (disconnect_reason_.empty()) disconnect_reason_ = reason.empty() ? "unknown" : reason;
+  pending_.release();  // a queue being torn down no longer waits for its Connect
   // Its commands waiting for a shared buffer will never start: withdraw them now, so that they
   // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
   // polling for them while the queue waits for a backend operation before its teardown.

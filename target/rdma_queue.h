@@ -24,6 +24,7 @@
 #include "target/counters.h"
 #include "target/credits.h"
 #include "target/device_context.h"
+#include "target/poll_group.h"
 #include "target/queue_link.h"
 #include "target/stall_report.h"
 #include "target/stall_watch.h"
@@ -67,6 +68,7 @@ struct RdmaQueueParams {
   int wake_fd = -1;
   IoEngine* engine = nullptr;
   SharedBufferGauges* buffer_gauges = nullptr;
+  uint32_t group = 0;  // that poll group's index (QueueStats::group)
 };
 
 // Buffers and command slots (made in two steps, never per command):
@@ -180,6 +182,11 @@ class RdmaQueue : public QueueLink, public IoCompletion {
 
   // A Connect succeeded on this queue (see CommandProcessor::connected()).
   bool connected() const { return processor_ && processor_->connected(); }
+  // The queue's place among the connections waiting for their Connect (--max-pending-connections,
+  // target/poll_group.h): given back when its Connect succeeds (before the response is posted),
+  // when it is asked to disconnect (owner thread), or when it is destroyed.
+  void hold_pending(PendingSlot slot) { pending_ = std::move(slot); }
+  bool holds_pending() const { return pending_.held(); }
   // When the CM request was accepted (the start of the Connect deadline).
   std::chrono::steady_clock::time_point accepted_at() const { return accepted_at_; }
 
@@ -298,6 +305,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   SlotFifo buffer_waiters_;     // waiting_for_buffer, oldest first
   BufferPool* pool_ = nullptr;  // dev_.pool once connected with shared buffers
   std::string disconnect_reason_;
+  PendingSlot pending_;  // until the Connect succeeded or the queue wants teardown
   const std::thread::id owner_ = std::this_thread::get_id();  // the thread that created it
   std::atomic<bool> remote_disconnect_{false};
   std::mutex remote_mutex_;

@@ -63,6 +63,7 @@ struct QueueStats {
   uint16_t qid = 0;
   uint32_t queue_size = 0;  // entries (hsqsize + 1)
   std::string peer;         // "10.0.0.2:51234"
+  uint32_t group = 0;       // the poll group that owns it (--poll-groups; 0 with one)
   // Inline send (IBV_SEND_INLINE) on this queue's QP, bytes: asked, written back by the
   // provider (rxe answers 0 with 16), and the ceiling responses use (0 after the fallback or
   // when 0 was asked; else min(requested, granted)).
@@ -133,6 +134,25 @@ struct ResourceStats {
   uint64_t shared_buffers = 0;
   uint64_t shared_buffers_in_use = 0;
   uint64_t shared_buffers_in_use_peak = 0;
+  // The same per poll group (each group has its own pool per device, of
+  // ceil(--num-shared-buffers / --poll-groups) chunks), index = group, up to the last group
+  // that has a pool (a group makes its pool at its first Connect).
+  struct SharedBuffers {
+    uint64_t chunks = 0;
+    uint64_t in_use = 0;
+    uint64_t in_use_peak = 0;
+  };
+  std::vector<SharedBuffers> shared_buffers_by_group;
+};
+
+// One poll group's IoEngine as it was set up (after the io_uring fallbacks).
+struct IoEngineStats {
+  uint32_t group = 0;
+  std::string name;          // "io_uring" or "threads"
+  std::string describe;      // IoEngine::describe(): "io_uring (single issuer, deferred task work)"
+  uint32_t setup_flags = 0;  // io_uring_setup(2) flags the kernel accepted (no CQSIZE/R_DISABLED)
+  bool fixed_buffers = false;     // READ_FIXED / WRITE_FIXED in use for registered memory
+  uint64_t fixed_operations = 0;  // reads and writes submitted with a fixed buffer
 };
 
 struct TargetStats {
@@ -152,6 +172,9 @@ struct TargetStats {
   std::vector<ControllerStats> freed_controllers;
   NegotiationStats negotiation;
   ResourceStats resources;
+  // One entry per poll group that has an IoEngine (none without file or block-device
+  // namespaces), group 0 first.
+  std::vector<IoEngineStats> io_engines;
 };
 
 }  // namespace nvmf::target

@@ -117,11 +117,14 @@ TargetStats StatsRegistry::snapshot(std::span<const StatusCounters* const> statu
   TargetStats out = counts_;
   out.negotiation = negotiation_;
   out.totals = retired_;
+  auto& by_group = out.resources.shared_buffers_by_group;
   for (const SharedBufferGauges& g : shared_buffers_) {
+    by_group.push_back({g.chunks.get(), g.in_use.get(), g.in_use_peak.get()});
     out.resources.shared_buffers += g.chunks.get();
     out.resources.shared_buffers_in_use += g.in_use.get();
     out.resources.shared_buffers_in_use_peak += g.in_use_peak.get();
   }
+  while (!by_group.empty() && by_group.back().chunks == 0) by_group.pop_back();
   std::map<uint16_t, ControllerStats> ctrls;
   for (const auto& [cntlid, c] : controllers_) {
     ctrls[cntlid] = ControllerStats{cntlid, c.hostnqn, c.ready, 0, c.retired};

@@ -279,7 +279,8 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   for (const SubsystemOptions& spec : specs) {
     NVMF_RETURN_IF_ERROR(validate_subsystem(spec, "subsystem " + spec.nqn));
     if (spec.file_path.empty() || t->io_engine_ != nullptr) continue;
-    NVMF_ASSIGN_OR_RETURN(t->io_engine_, IoEngine::create(options.io_engine));
+    NVMF_ASSIGN_OR_RETURN(
+        t->io_engine_, IoEngine::create(options.io_engine, IoEngine::kDefaultDepth, options.uring));
     NVMF_LOG(INFO, "target") << "file and block-device I/O through " << t->io_engine_->name();
   }
   for (const SubsystemOptions& spec : specs) {
@@ -349,7 +350,8 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
   for (size_t g = 1; g < options.poll_groups; ++g) {
     IoEngine* engine = nullptr;
     if (t->io_engine_ != nullptr) {  // io_uring is one thread's: each group has its own
-      NVMF_ASSIGN_OR_RETURN(auto own, IoEngine::create(options.io_engine));
+      NVMF_ASSIGN_OR_RETURN(
+          auto own, IoEngine::create(options.io_engine, IoEngine::kDefaultDepth, options.uring));
       engine = own.get();
       t->group_engines_.push_back(std::move(own));
     }
@@ -397,7 +399,17 @@ void Target::stop() {
 TargetStats Target::stats() const {
   std::vector<const StatusCounters*> all{statuses_.get()};
   for (const auto& s : group_statuses_) all.push_back(s.get());
-  return registry_->snapshot(all);
+  TargetStats s = registry_->snapshot(all);
+  // Group 0 has io_engine_, group g > 0 group_engines_[g - 1] (both or neither exist).
+  std::vector<const IoEngine*> engines{io_engine_.get()};
+  for (const auto& e : group_engines_) engines.push_back(e.get());
+  for (uint32_t g = 0; g < engines.size(); ++g) {
+    const IoEngine* e = engines[g];
+    if (e == nullptr) continue;
+    s.io_engines.push_back(
+        {g, e->name(), e->describe(), e->setup_flags(), e->fixed_buffers(), e->fixed_operations()});
+  }
+  return s;
 }
 
 uint16_t Target::port() const { return loop_->port(0); }

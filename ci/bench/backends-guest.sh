@@ -15,6 +15,12 @@
 # bench-kbdev (/dev/nullb of its own) and bench-kfile (a file on ext4, nvmet's default
 # buffered_io 0: O_DIRECT). nvmf-target: ports 4421 (block device) and 4422 (file), defaults
 # (O_DIRECT, like nvmet), LBA size as nvmet reports it (512 for the null_blk, 4096 for the file).
+# NVMF_BENCH_URING (off, the default; on; both): our targets' io_uring setup. on: every
+# nvmf-target runs with --uring-defer-taskrun on --uring-fixedbufs on. both: the targets above
+# keep the defaults and a second set, target "oursu" in cells.tsv (ports 4424 block device, 4425
+# file, 4431 the Flush cell, null_blks and a file of their own), runs with both on, its cells
+# next to ours and nvmet's in every repetition. NVMF_BENCH_PARTS ("cells flush", the default):
+# which parts run, to split one long run into shorter ones ("cells" or "flush" alone).
 set -uo pipefail
 # shellcheck source=/dev/null # ci/lib/*.sh are shellchecked on their own
 . "$(dirname "$0")/../lib/target.sh"
@@ -38,11 +44,19 @@ cfg=/sys/kernel/config/nvmet
 pfx=nqn.2024-01.io.nvmf-rdma:bench
 target_pids=()
 mnt=/mnt/nvmf-bench
+uring=${NVMF_BENCH_URING:-off}
+parts=${NVMF_BENCH_PARTS:-cells flush}
+cell_reps=0 flush_reps=0
+[[ " $parts " == *" cells "* ]] && cell_reps=$reps
+[[ " $parts " == *" flush "* ]] && flush_reps=$reps
+uring_on=(--uring-defer-taskrun on --uring-fixedbufs on)
+ours_args=()
+[ "$uring" = on ] && ours_args=("${uring_on[@]}")
 
 # shellcheck disable=SC2317 # reached through the EXIT trap
 cleanup() {
   local n
-  for n in kbdev kfile obdev ofile oram flush read; do nvme disconnect -n "$pfx-$n" >/dev/null 2>&1; done
+  for n in kbdev kfile obdev ofile oram ubdev ufile flush read uflush uread; do nvme disconnect -n "$pfx-$n" >/dev/null 2>&1; done
   for n in "${target_pids[@]}"; do kill -TERM "$n" 2>/dev/null; done
   for n in "${target_pids[@]}"; do wait "$n" 2>/dev/null; done
   dmesg >"$out/dmesg.txt" 2>&1
@@ -94,7 +108,7 @@ kfio() { # rep backend target cell dev rw iodepth
 }
 
 # --------------------------------------------------------------------------------- setup --
-say "reps $reps, runtime $runtime s, ramp $ramp s"
+say "reps $reps, runtime $runtime s, ramp $ramp s, NVMF_BENCH_URING $uring, parts: $parts"
 modprobe null_blk nr_devices=0 || say "modprobe null_blk failed"
 modprobe nvme_core multipath=N
 modprobe -a nvmet nvmet-rdma nvme-rdma || say "modprobe nvmet/nvme-rdma failed"
@@ -102,9 +116,14 @@ modprobe -a nvmet nvmet-rdma nvme-rdma || say "modprobe nvmet/nvme-rdma failed"
 kbdev=$(nullb_create bench-kbdev 256) || say "null_blk for nvmet failed"
 obdev=$(nullb_create bench-obdev 256) || say "null_blk for nvmf-target failed"
 fsdev=$(nullb_create bench-fs 512) || say "null_blk for ext4 failed"
-# Both targets' null_blk devices are made alike (configfs defaults plus memory_backed 1,
+nullbs=(bench-kbdev bench-obdev)
+if [ "$uring" = both ]; then
+  ubdev=$(nullb_create bench-ubdev 256) || say "null_blk for nvmf-target (uring on) failed"
+  nullbs+=(bench-ubdev)
+fi
+# Every target's null_blk device is made alike (configfs defaults plus memory_backed 1,
 # blocksize 512); record what they are, for the report.
-for n in bench-kbdev bench-obdev; do
+for n in "${nullbs[@]}"; do
   a=""
   for k in queue_mode irqmode completion_nsec hw_queue_depth submit_queues memory_backed blocksize cache_size mbps; do
     a+=" $k=$(cat "/sys/kernel/config/nullb/$n/$k" 2>/dev/null)"
@@ -114,7 +133,9 @@ for n in bench-kbdev bench-obdev; do
 done
 mkdir -p "$mnt"
 if ! { mkfs.ext4 -q -F "$fsdev" && mount "$fsdev" "$mnt"; }; then say "ext4 on $fsdev failed"; fi
-for f in kernel ours; do
+images=(kernel ours)
+[ "$uring" = both ] && images+=(oursu)
+for f in "${images[@]}"; do
   # Written once, so that reads are of allocated blocks (not unwritten extents) on both.
   dd if=/dev/zero of="$mnt/$f.img" bs=1M count=128 oflag=direct status=none || say "$f.img failed"
 done
@@ -135,19 +156,30 @@ echo ipv4 >"$cfg/ports/1/addr_adrfam"
 echo "$taddr" >"$cfg/ports/1/addr_traddr"
 echo 4420 >"$cfg/ports/1/addr_trsvcid"
 for n in kbdev kfile; do ln -s "$cfg/subsystems/$pfx-$n" "$cfg/ports/1/subsystems/$pfx-$n"; done
-our_target "$out/target-bdev.log" -a "$taddr" -s 4421 -n "$pfx-obdev" --file "$obdev"
+our_target "$out/target-bdev.log" -a "$taddr" -s 4421 -n "$pfx-obdev" --file "$obdev" \
+  "${ours_args[@]}"
 our_target "$out/target-file.log" -a "$taddr" -s 4422 -n "$pfx-ofile" --file "$mnt/ours.img" \
-  --lba-size 4096
+  --lba-size 4096 "${ours_args[@]}"
+if [ "$uring" = both ]; then
+  our_target "$out/target-ubdev.log" -a "$taddr" -s 4424 -n "$pfx-ubdev" --file "$ubdev" \
+    "${uring_on[@]}"
+  our_target "$out/target-ufile.log" -a "$taddr" -s 4425 -n "$pfx-ufile" --file "$mnt/oursu.img" \
+    --lba-size 4096 "${uring_on[@]}"
+fi
 # The RAM baseline: our target's RAM namespace (no backend), read by the same Linux host in the
 # same repetition: ours bdev/RAM is the cost of our backend path, nvmet bdev is the reference.
 our_target "$out/target-ram.log" -a "$taddr" -s 4423 -n "$pfx-oram" --ram-size 256m
-grep -h 'namespace 1 on' "$out"/target-*.log | sed 's/^/  /' >&2
+grep -h 'namespace 1 on\|io_uring set up' "$out"/target-*.log | sed 's/^/  /' >&2
 declare -A dev
 dev[bdev-kernel]=$(kconnect "$pfx-kbdev" 4420) || say "connect to nvmet bdev failed"
 dev[file-kernel]=$(kconnect "$pfx-kfile" 4420) || say "connect to nvmet file failed"
 dev[bdev-ours]=$(kconnect "$pfx-obdev" 4421) || say "connect to nvmf-target bdev failed"
 dev[file-ours]=$(kconnect "$pfx-ofile" 4422) || say "connect to nvmf-target file failed"
 dev[ram-ours]=$(kconnect "$pfx-oram" 4423) || say "connect to nvmf-target RAM failed"
+if [ "$uring" = both ]; then
+  dev[bdev-oursu]=$(kconnect "$pfx-ubdev" 4424) || say "connect to nvmf-target bdev (uring on) failed"
+  dev[file-oursu]=$(kconnect "$pfx-ufile" 4425) || say "connect to nvmf-target file (uring on) failed"
+fi
 for k in "${!dev[@]}"; do
   say "$k: ${dev[$k]:-none} (LBA $(cat "/sys/block/$(basename "${dev[$k]:-x}")/queue/logical_block_size" 2>/dev/null))"
 done
@@ -159,7 +191,7 @@ for backend in bdev file ram; do
     cells+=("$backend:$c")
   done
 done
-for ((rep = 1; rep <= reps; rep++)); do
+for ((rep = 1; rep <= cell_reps; rep++)); do
   order=("${cells[@]}")
   if [ $((rep % 2)) = 0 ]; then
     order=()
@@ -169,59 +201,70 @@ for ((rep = 1; rep <= reps; rep++)); do
   for c in "${order[@]}"; do
     IFS=: read -r backend cell rw qd <<<"$c"
     targets=(ours kernel)
-    [ $((rep % 2)) = 0 ] && targets=(kernel ours)
+    [ "$uring" = both ] && targets=(ours oursu kernel)
+    if [ $((rep % 2)) = 0 ]; then
+      targets=(kernel ours)
+      [ "$uring" = both ] && targets=(kernel oursu ours)
+    fi
     [ "$backend" = ram ] && targets=(ours)  # nvmet has no RAM namespace
     for t in "${targets[@]}"; do
       kfio "$rep" "$backend" "$t" "$cell" "${dev[$backend-$t]}" "$rw" "$qd"
     done
   done
 done
-for k in "${!dev[@]}"; do
-  [[ $k == *-ours ]] || continue
-  case $k in bdev-ours) n=obdev ;; file-ours) n=ofile ;; *) n=oram ;; esac
-  nvme disconnect -n "$pfx-$n" >&3 2>&1
-done
+for n in obdev ofile oram ubdev ufile; do nvme disconnect -n "$pfx-$n" >&3 2>&1; done
 
 # ------------------------------------------------------------------------------ the Flush --
 # One nvmf-target process: subsystem "flush" on a null_blk throttled to 16 MB/s, buffered (the
-# page cache holds what the Flush must write), and subsystem "read" on a null_blk.
-slow=$(nullb_create bench-slow 256 mbps=16) || say "throttled null_blk failed"
-fast=$(nullb_create bench-read 64) || say "null_blk for reads failed"
-fcfg=$out/config-flush.json
-cat >"$fcfg" <<JSON
+# page cache holds what the Flush must write), and subsystem "read" on a null_blk. With
+# NVMF_BENCH_URING both, a second process with the io_uring modes on (target "oursu") after it.
+flush_cells() { # TARGET PREFIX PORT [nvmf-target ARGS...]
+  local target=$1 p=$2 port=$3
+  shift 3
+  local slow fast fcfg fdev rep fpid rpid frc t0 t1
+  slow=$(nullb_create "bench-${p}slow" 256 mbps=16) || say "throttled null_blk failed"
+  fast=$(nullb_create "bench-${p}read" 64) || say "null_blk for reads failed"
+  fcfg=$out/config-${p}flush.json
+  cat >"$fcfg" <<JSON
 {"hosts": [], "ports": [{"portid": 1, "addr": {"trtype": "rdma", "adrfam": "ipv4",
-  "traddr": "$taddr", "trsvcid": "4430", "treq": "not specified"}, "param": {},
-  "referrals": [], "subsystems": ["$pfx-flush", "$pfx-read"]}],
+  "traddr": "$taddr", "trsvcid": "$port", "treq": "not specified"}, "param": {},
+  "referrals": [], "subsystems": ["$pfx-${p}flush", "$pfx-${p}read"]}],
  "subsystems": [
-  {"nqn": "$pfx-flush", "attr": {"allow_any_host": "1"},
+  {"nqn": "$pfx-${p}flush", "attr": {"allow_any_host": "1"},
    "namespaces": [{"nsid": 1, "enable": 1, "buffered_io": "1", "device": {"path": "$slow"}}]},
-  {"nqn": "$pfx-read", "attr": {"allow_any_host": "1"},
+  {"nqn": "$pfx-${p}read", "attr": {"allow_any_host": "1"},
    "namespaces": [{"nsid": 1, "enable": 1, "device": {"path": "$fast"}}]}]}
 JSON
-our_target "$out/target-flush.log" --config "$fcfg"
-fdev=$(kconnect "$pfx-flush" 4430) || say "connect to the flush subsystem failed"
-qd1_read() { # rep label
-  local f=$out/r$1-flush-ours-$2.json rc=0
-  timeout 120 "$bin/host/nvmf-host" bench -a "$taddr" -s 4430 -w "$haddr" -n "$pfx-read" \
-    --rw randread --bs 4k --iodepth 1 --runtime "$3" --size 32m --json "$f" \
-    2>"$f.err" || rc=$?
-  record "$1" flush ours "$2" "$f" "$rc"
+  our_target "$out/target-${p}flush.log" --config "$fcfg" "$@"
+  fdev=$(kconnect "$pfx-${p}flush" "$port") || say "connect to the flush subsystem failed"
+  qd1_read() { # rep label runtime
+    local f=$out/r$1-flush-$target-$2.json rc=0
+    timeout 120 "$bin/host/nvmf-host" bench -a "$taddr" -s "$port" -w "$haddr" -n "$pfx-${p}read" \
+      --rw randread --bs 4k --iodepth 1 --runtime "$3" --size 32m --json "$f" \
+      2>"$f.err" || rc=$?
+    record "$1" flush "$target" "$2" "$f" "$rc"
+  }
+  for ((rep = 1; rep <= flush_reps; rep++)); do
+    qd1_read "$rep" read1-idle 3
+    dd if=/dev/urandom of="$fdev" bs=1M count=64 oflag=direct status=none || say "64 MiB write failed"
+    t0=$(date +%s%N)
+    nvme flush "$fdev" >&3 2>&1 &
+    fpid=$!
+    qd1_read "$rep" read1-during-flush 3 &
+    rpid=$!
+    wait "$fpid"
+    frc=$?
+    t1=$(date +%s%N)
+    wait "$rpid"
+    echo "$(((t1 - t0) / 1000000))" >"$out/r$rep-$target-flush-ms.txt"
+    record "$rep" flush "$target" flush-ms "$out/r$rep-$target-flush-ms.txt" "$frc"
+    say "repetition $rep ($target): Flush of 64 MiB at 16 MB/s took $(cat "$out/r$rep-$target-flush-ms.txt") ms (exit $frc)"
+  done
+  nvme disconnect -n "$pfx-${p}flush" >&3 2>&1
 }
-for ((rep = 1; rep <= reps; rep++)); do
-  qd1_read "$rep" read1-idle 3
-  dd if=/dev/urandom of="$fdev" bs=1M count=64 oflag=direct status=none || say "64 MiB write failed"
-  t0=$(date +%s%N)
-  nvme flush "$fdev" >&3 2>&1 &
-  fpid=$!
-  qd1_read "$rep" read1-during-flush 3 &
-  rpid=$!
-  wait "$fpid"
-  frc=$?
-  t1=$(date +%s%N)
-  wait "$rpid"
-  echo "$(((t1 - t0) / 1000000))" >"$out/r$rep-flush-ms.txt"
-  record "$rep" flush ours flush-ms "$out/r$rep-flush-ms.txt" "$frc"
-  say "repetition $rep: Flush of 64 MiB at 16 MB/s took $(cat "$out/r$rep-flush-ms.txt") ms (exit $frc)"
-done
+if [ "$flush_reps" -gt 0 ]; then
+  flush_cells ours "" 4430 "${ours_args[@]}"
+  [ "$uring" = both ] && flush_cells oursu u 4431 "${uring_on[@]}"
+fi
 say "done"
 exit 0

@@ -80,6 +80,10 @@ class CliFixture : public ::testing::Test {
     if (const char* srq = std::getenv("NVMF_E2E_SRQ"); srq != nullptr) {
       args.insert(args.end(), {"--srq", std::string(srq) == "on" ? "on" : "off"});
     }
+    // NVMF_E2E_POLL_GROUPS=N: --poll-groups N for them too.
+    if (const char* groups = std::getenv("NVMF_E2E_POLL_GROUPS"); groups != nullptr) {
+      args.insert(args.end(), {"--poll-groups", groups});
+    }
     args.insert(args.end(), extra.begin(), extra.end());
     target_pid_ = fork();
     if (target_pid_ == 0) {

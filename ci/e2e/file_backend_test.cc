@@ -2,9 +2,13 @@
 // IoEngine (io_uring and the worker threads), our host writing, reading and flushing it; then
 // the faults a real disk brings: a file system that runs out of space (a 32 MiB tmpfs under a
 // 64 MiB sparse namespace) and a backing file truncated under the target. Each must end as an
-// NVMe status on the host while the target keeps serving.
+// NVMe status on the host while the target keeps serving. And io_uring with deferred task work
+// (--uring-defer-taskrun, --uring-fixedbufs) with the loop asleep in epoll between commands
+// (--poll event, --busy-poll-us 0): every completion must wake it through the eventfd, on a file
+// and on a null_blk whose completions come from a timer 2 ms after submission.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <liburing.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +17,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,13 +64,16 @@ class FileBackendTest : public ::testing::TestWithParam<target::IoEngineKind> {
     }
   }
 
-  void start(const std::string& path, uint64_t size) {
+  // `adjust` changes the options before the target starts.
+  void start(const std::string& path, uint64_t size,
+             const std::function<void(target::TargetOptions&)>& adjust = {}) {
     path_ = path;
     target::TargetOptions o = ram_target_options(*env_, kNqn, 0, kLbaSize);
     o.ram_size = 0;
     o.file_path = path;
     o.file_size = size;
     o.io_engine = GetParam();
+    if (adjust) adjust(o);
     target_ = RunningTarget::start(o);
     ASSERT_NE(target_, nullptr);
     host::HostOptions h = host_options_for(*env_, (*target_)->port(), kNqn, 32);
@@ -164,6 +173,150 @@ TEST_P(FileBackendTest, TruncatedBackingFileGivesStatusesNotACrash) {
   ASSERT_TRUE(read(0, 0, 4096).ok());
   ASSERT_TRUE(ctrl_->flush().ok());
 }
+
+// ------------------------------------------------------------ io_uring deferred task work --
+
+// A memory-backed null_blk made through configfs (ci/lib/null_blk.sh does the same for the
+// guest scripts) whose completions come from a timer (irqmode 2) `completion_nsec` after
+// submission: never inline, so with DEFER_TASKRUN each is held as task work for the ring's
+// issuer. Removed on destruction.
+class TimerNullBlk {
+ public:
+  explicit TimerNullBlk(std::string name) : name_(std::move(name)), dir_(kConfig + name_) {}
+  ~TimerNullBlk() {
+    if (!made_) return;
+    (void)put("power", "0");
+    ::rmdir(dir_.c_str());
+  }
+  // Creates and powers it; the /dev path, or "" with the reason in `why`.
+  std::string create(uint32_t size_mib, uint32_t completion_nsec, std::string& why) {
+    struct stat st {};
+    if (::stat(kConfig, &st) != 0 && std::system("modprobe null_blk nr_devices=0") != 0) {
+      why = "modprobe null_blk failed";
+      return "";
+    }
+    if (::mkdir(dir_.c_str(), 0755) != 0) {
+      why = "mkdir " + dir_ + ": " + std::strerror(errno);
+      return "";
+    }
+    made_ = true;
+    for (const auto& [key, value] :
+         {std::pair<const char*, std::string>{"size", std::to_string(size_mib)},
+          {"memory_backed", "1"},
+          {"blocksize", "512"},
+          {"irqmode", "2"},
+          {"completion_nsec", std::to_string(completion_nsec)},
+          {"power", "1"}}) {
+      if (!put(key, value)) {
+        why = dir_ + "/" + key + " refused " + value;
+        return "";
+      }
+    }
+    std::string index;
+    std::ifstream(dir_ + "/index") >> index;
+    // 6.1 names the disk nullb<index>; newer kernels after the configfs directory.
+    for (int i = 0; i < 50; ++i) {
+      for (const std::string& dev : {"/dev/nullb" + index, "/dev/" + name_}) {
+        if (::stat(dev.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) return dev;
+      }
+      ::usleep(100 * 1000);
+    }
+    why = "no block device for null_blk " + name_ + " (index " + index + ")";
+    return "";
+  }
+
+ private:
+  static constexpr char kConfig[] = "/sys/kernel/config/nullb/";
+  bool put(const char* key, const std::string& value) {
+    std::ofstream f(dir_ + "/" + key);
+    f << value;
+    f.flush();
+    return static_cast<bool>(f);
+  }
+  std::string name_, dir_;
+  bool made_ = false;
+};
+
+class DeferredTaskWorkTest : public FileBackendTest {
+ protected:
+  // io_uring with SINGLE_ISSUER | DEFER_TASKRUN | TASKRUN_FLAG and fixed buffers; the loop goes
+  // to sleep in epoll as soon as it has nothing to do and nothing else wakes it: no busy-poll
+  // window, no stall timer, and the host sends no Keep Alive (kato 0). A completion that did
+  // not signal the eventfd would leave its command unanswered until the host's timeout.
+  static void asleep_between_commands(target::TargetOptions& o) {
+    o.poll_mode = target::PollMode::kEvent;
+    o.busy_poll_us = 0;
+    o.stall_warn_ms = 0;
+    o.uring.defer_taskrun = true;
+    o.uring.fixed_buffers = true;
+  }
+
+  // QD1: `rounds` x (a 4 KiB write, its read back, compared), a Flush every 16; then checks
+  // what the ring got (Target::stats().io_engines, as the --json report shows it).
+  void io_with_the_loop_asleep(int rounds) {
+    ASSERT_NE(ctrl_, nullptr);
+    const uint64_t lbas = ctrl_->namespace_info().nsze;
+    ASSERT_GE(lbas, 8u * rounds);
+    for (int i = 0; i < rounds; ++i) {
+      for (size_t b = 0; b < 4096; ++b) buf_[b] = static_cast<uint8_t>(b * 31 + i);
+      const uint64_t slba = (static_cast<uint64_t>(i) * 7919 * 8) % (lbas - 8);
+      Status w = write(slba, 4096);
+      ASSERT_TRUE(w.ok()) << "write " << i << ": " << w.to_string();
+      Status r = read(slba, 8192, 4096);
+      ASSERT_TRUE(r.ok()) << "read " << i << ": " << r.to_string();
+      ASSERT_EQ(std::memcmp(buf_.data(), buf_.data() + 8192, 4096), 0) << "round " << i;
+      if (i % 16 == 15) {
+        Status f = ctrl_->flush();
+        ASSERT_TRUE(f.ok()) << "flush " << i << ": " << f.to_string();
+      }
+    }
+    target::TargetStats s = (*target_)->stats();
+    EXPECT_EQ(s.totals.errors, 0u);
+    // One engine per poll group (NVMF_E2E_POLL_GROUPS may ask for several), each set up alike.
+    ASSERT_FALSE(s.io_engines.empty());
+    uint64_t fixed = 0;
+    for (const target::IoEngineStats& e : s.io_engines) {
+      EXPECT_EQ(e.name, "io_uring");
+      EXPECT_EQ(e.setup_flags,
+                IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG)
+          << e.describe << " (the soft-RoCE guest runs Linux 6.1, which has DEFER_TASKRUN)";
+      EXPECT_TRUE(e.fixed_buffers) << e.describe;
+      fixed += e.fixed_operations;
+    }
+    // The shared buffer pool is registered at the first Connect, and every backend read and
+    // write has its data in a pool chunk (in-capsule data is gathered into the slot's chunk
+    // first, CommandProcessor::write_data): all of them went as READ_FIXED / WRITE_FIXED.
+    EXPECT_EQ(s.totals.reads, static_cast<uint64_t>(rounds));
+    EXPECT_EQ(s.totals.writes_in_capsule + s.totals.writes_rdma_read,
+              static_cast<uint64_t>(rounds));
+    EXPECT_EQ(fixed, 2u * rounds);
+  }
+};
+
+TEST_P(DeferredTaskWorkTest, FileNamespaceIoCompletesWithTheLoopAsleep) {
+  start(temp_dir() + "/deferred.img", 8 << 20, asleep_between_commands);
+  io_with_the_loop_asleep(64);
+}
+
+TEST_P(DeferredTaskWorkTest, TimerCompletionsOnABlockDeviceWakeTheLoop) {
+  // Each O_DIRECT read and write completes 2 ms after submission from a timer, long after the
+  // loop went back to sleep: the completion is held as deferred task work, and only the
+  // eventfd signal wakes the loop for it.
+  TimerNullBlk nullb("e2e-deferred");
+  std::string why;
+  const std::string dev = nullb.create(16, 2000000, why);
+  ASSERT_FALSE(dev.empty()) << why;
+  start(dev, 0, [](target::TargetOptions& o) {
+    asleep_between_commands(o);
+    o.direct_io = true;  // a block device: O_DIRECT always works
+  });
+  io_with_the_loop_asleep(64);
+  path_.clear();  // not ours to unlink
+}
+
+INSTANTIATE_TEST_SUITE_P(Uring, DeferredTaskWorkTest,
+                         ::testing::Values(target::IoEngineKind::kUring),
+                         [](const auto& info) { return target::io_engine_kind_name(info.param); });
 
 INSTANTIATE_TEST_SUITE_P(Engines, FileBackendTest,
                          ::testing::Values(target::IoEngineKind::kUring,

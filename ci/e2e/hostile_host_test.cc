@@ -4,6 +4,7 @@
 // host can make it hold, and keep serving.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +61,7 @@ class HostileHostTest : public ::testing::Test {
   void start(void (*tweak)(target::TargetOptions&) = nullptr) {
     target::TargetOptions o = ram_target_options(*env_, kNqn, 1 << 20);
     if (tweak != nullptr) tweak(o);
+    options_ = o;
     target_ = RunningTarget::start(o);
     ASSERT_NE(target_, nullptr);
   }
@@ -139,6 +141,7 @@ class HostileHostTest : public ::testing::Test {
   }
 
   std::optional<RxeEnv> env_;
+  target::TargetOptions options_;  // the running target's
   std::unique_ptr<RunningTarget> target_;
 };
 
@@ -388,6 +391,49 @@ class SharedBufferTest : public HostileHostTest {
     }
     return now;
   }
+  // The poll group that owns queue `qid` of controller `cntlid` (target stats); -1 when none.
+  int group_of(uint16_t cntlid, uint16_t qid) {
+    for (const auto& q : (*target_)->stats().queues) {
+      if (q.cntlid == cntlid && q.qid == qid) return static_cast<int>(q.group);
+    }
+    return -1;
+  }
+  // Group `g`'s shared buffer gauges now (zeros when it has no pool).
+  target::ResourceStats::SharedBuffers pool_of(size_t g) {
+    const auto by_group = (*target_)->stats().resources.shared_buffers_by_group;
+    return g < by_group.size() ? by_group[g] : target::ResourceStats::SharedBuffers{};
+  }
+  // Waits up to 10 s for group `g`'s shared buffers in use to be `n`; returns the last value.
+  uint64_t wait_group_in_use(size_t g, uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    uint64_t now = 0;
+    while ((now = pool_of(g).in_use) != n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return now;
+  }
+  // A keyed 4 KiB Write then Read at LBA 16 on I/O queue `qid` of `c`: each needs a shared
+  // buffer of the queue's poll group. The data must come back.
+  static void expect_io_works_on(host::Controller& c, uint16_t qid) {
+    std::vector<uint8_t> out(4096), in(4096, 0);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i * 5 + qid);
+    auto wb = c.register_buffer(out.data(), out.size());
+    auto rb = c.register_buffer(in.data(), in.size());
+    ASSERT_TRUE(wb.ok() && rb.ok());
+    proto::Sqe w = host::write_sqe(1, 16, 8);
+    ASSERT_TRUE(
+        encode_keyed_sgl(w.dptr, reinterpret_cast<uint64_t>(out.data()), 4096, (*wb).rkey()));
+    auto wc = c.submit_raw(qid, w, {});
+    ASSERT_TRUE(wc.ok()) << "qid " << qid << ": " << wc.status().to_string();
+    ASSERT_EQ(st(*wc), kStatusSuccess) << "qid " << qid << ": " << status_name(wc->status);
+    proto::Sqe r = host::read_sqe(1, 16, 8);
+    ASSERT_TRUE(
+        encode_keyed_sgl(r.dptr, reinterpret_cast<uint64_t>(in.data()), 4096, (*rb).rkey()));
+    auto rc = c.submit_raw(qid, r, {});
+    ASSERT_TRUE(rc.ok()) << "qid " << qid << ": " << rc.status().to_string();
+    ASSERT_EQ(st(*rc), kStatusSuccess) << "qid " << qid << ": " << status_name(rc->status);
+    EXPECT_EQ(in, out) << "qid " << qid;
+  }
   uint64_t waiting_for_buffer() {
     return (*target_)
         ->stats()
@@ -395,8 +441,14 @@ class SharedBufferTest : public HostileHostTest {
   }
 };
 
+// With N poll groups (NVMF_E2E_POLL_GROUPS; ci/run-rxe-tests.sh runs this suite with 1 and 2)
+// each group has its own pool of ceil(kChunks / N) chunks: the stalled queue holds the whole
+// pool of ITS group and no chunk of another; a host's queue on that group gets a chunk once the
+// stalled queue is torn down, and a host's queue on another group is served from its own pool.
 TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   start(small_pool);
+  const uint32_t groups = options_.poll_groups;
+  const uint64_t per_group = (kChunks + groups - 1) / groups;
   host::ConnectSpec spec;
   uint16_t cntlid = 0;
   auto admin = attacker_admin(spec, &cntlid);
@@ -404,23 +456,52 @@ TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   // Two CQE receives, never given back: the Connect's response takes one, one Write's the other.
   auto io = attacker_io(spec, cntlid, 2, /*repost=*/false);
   ASSERT_NE(io, nullptr);
+  const int stalled_group = group_of(cntlid, 1);
+  ASSERT_GE(stalled_group, 0) << "the attacker's I/O queue is in the stats";
+  const auto g = static_cast<size_t>(stalled_group);
   ASSERT_EQ(send_writes(*io, 16, io->rkey()), 16);
-  ASSERT_EQ(wait_in_use(kChunks), kChunks) << "the stalled queue's commands hold the whole pool";
-  const auto stats = (*target_)->stats();
-  EXPECT_EQ(stats.resources.shared_buffers, kChunks);
-  std::printf("stalled host: %llu of %u shared buffers held, %llu commands waiting for one\n",
-              static_cast<unsigned long long>(stats.resources.shared_buffers_in_use), kChunks,
-              static_cast<unsigned long long>(waiting_for_buffer()));
-  // Another host: its Identify and I/O need a chunk. Before the fix they waited forever (the
-  // host's own timeout, 30 s here, failed the connect).
-  const auto t0 = std::chrono::steady_clock::now();
-  auto victim = host::Controller::connect(host_options(kVictimNqn));
-  ASSERT_TRUE(victim.ok()) << victim.status().to_string();
-  expect_io_works(**victim);
+  ASSERT_EQ(wait_group_in_use(g, per_group), per_group)
+      << "the stalled queue's commands hold its group's whole pool";
+  EXPECT_EQ(pool_of(g).chunks, per_group);
+  // The other groups' pools (those made yet: the attacker's admin queue is in group 0) lend it
+  // nothing. Not the total in use: the stalled queue may already be torn down here (2 s).
+  for (size_t other = 0; other < groups; ++other) {
+    if (other != g) EXPECT_EQ(pool_of(other).in_use, 0u) << "group " << other;
+  }
   std::printf(
-      "other host: connected and wrote/read 4 KiB in %.1f s (--send-stall-timeout-ms "
-      "2000)\n",
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      "stalled host (poll group %zu of %u): %llu of %llu shared buffers of its group held, "
+      "%llu commands waiting for one\n",
+      g, groups, static_cast<unsigned long long>(pool_of(g).in_use),
+      static_cast<unsigned long long>(per_group),
+      static_cast<unsigned long long>(waiting_for_buffer()));
+  // Another host, one I/O queue per poll group: its Identify and I/O need a chunk. Before the
+  // fix those on the stalled group waited forever (the host's own timeout, 30 s here, failed).
+  const auto t0 = std::chrono::steady_clock::now();
+  host::HostOptions victim_options = host_options(kVictimNqn);
+  victim_options.num_io_queues = static_cast<uint16_t>(groups);
+  auto victim = host::Controller::connect(victim_options);
+  ASSERT_TRUE(victim.ok()) << victim.status().to_string();
+  const uint16_t victim_cntlid = (*victim)->negotiation().cntlid;
+  ASSERT_EQ((*victim)->negotiation().num_io_queues, groups);
+  // Its queue on the stalled group last: those on the other groups need no teardown.
+  std::vector<uint16_t> order;
+  std::vector<bool> seen(groups, false);
+  for (uint16_t qid = 1; qid <= groups; ++qid) {
+    const int qg = group_of(victim_cntlid, qid);
+    ASSERT_GE(qg, 0) << "qid " << qid;
+    seen.at(static_cast<size_t>(qg)) = true;
+    if (static_cast<size_t>(qg) != g) order.push_back(qid);
+  }
+  for (uint16_t qid = 1; qid <= groups; ++qid) {
+    if (static_cast<size_t>(group_of(victim_cntlid, qid)) == g) order.push_back(qid);
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), true), groups)
+      << "one I/O queue per poll group (least-loaded placement)";
+  for (uint16_t qid : order) expect_io_works_on(**victim, qid);
+  std::printf(
+      "other host: connected and wrote/read 4 KiB on each of its %u I/O queues in %.1f s "
+      "(--send-stall-timeout-ms 2000)\n",
+      groups, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   EXPECT_TRUE(io->wait_disconnected(kTimeoutMs)) << "the stalled queue is torn down";
   EXPECT_TRUE((*victim)->disconnect().ok());
   // Every chunk back, nothing waiting; the attacker's admin queue (not stalled) still answers.
@@ -429,7 +510,7 @@ TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   auto ka = command(*admin, host::keep_alive_sqe());
   ASSERT_TRUE(ka.ok()) << ka.status().to_string();
   EXPECT_EQ(st(*ka), kStatusSuccess);
-  EXPECT_EQ((*target_)->stats().resources.shared_buffers_in_use_peak, kChunks);
+  EXPECT_EQ(pool_of(g).in_use_peak, per_group);
 }
 
 // Writes whose RDMA READ fails (an rkey the host never registered): the READ's completion error

@@ -12,9 +12,10 @@ Usage:
   compare.py negotiation NVMF_HOST_IDENTIFY.json INLINE_SIZE
       the kernel target's IOCCSZ, and what nvmf-host chose from it: in-capsule data on (and its
       size) only when INLINE_SIZE > 0.
-  compare.py paths NVMF_TARGET_REPORT.json INLINE_SIZE
+  compare.py paths NVMF_TARGET_REPORT.json INLINE_SIZE [POLL_GROUPS]
       the target's counters: writes came in-capsule (when INLINE_SIZE > 0) and by RDMA READ,
-      reads happened, and the effective in-capsule size is INLINE_SIZE.
+      reads happened, and the effective in-capsule size is INLINE_SIZE; with POLL_GROUPS, the
+      queues (per_queue, live and freed) were served by that many poll groups.
 Exit 0 when all fields agree, 1 otherwise. A field missing on either side is a failure (never
 skipped), and so is a comparison with nothing to compare.
 """
@@ -179,20 +180,26 @@ def negotiation(path, inline_size):
     ])
 
 
-def paths(path, inline_size):
+def paths(path, inline_size, poll_groups=None):
     r = load(path)
     size = int(inline_size)
     w = r["writes"]
     print(f"in_capsule_data_size {r['in_capsule_data_size']} (configured {size}); writes "
           f"in-capsule {w['in_capsule']}, by RDMA READ {w['rdma_read']}; reads {r['reads']}; "
           f"errors {r['errors_by_status']}")
-    return report([
+    rows = [
         ("in-capsule data size", "nvmf-target", field(r, "in_capsule_data_size"), "configured",
          size),
         ("writes by RDMA READ > 0", "nvmf-target", w["rdma_read"] > 0, "expected", True),
         ("writes in-capsule > 0", "nvmf-target", w["in_capsule"] > 0, "expected", size > 0),
         ("reads > 0", "nvmf-target", r["reads"] > 0, "expected", True),
-    ])
+    ]
+    if poll_groups is not None:
+        groups = sorted({q.get("group") for q in r.get("per_queue", [])}, key=str)
+        print(f"poll groups that served queues: {groups}")
+        rows.append(("poll groups serving queues", "nvmf-target", len(groups), "--poll-groups",
+                     int(poll_groups)))
+    return report(rows)
 
 
 def main(argv):

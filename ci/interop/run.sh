@@ -10,7 +10,10 @@
 #   (env: NVMF_TARGET_ADDR, NVMF_HOST_ADDR, NVMF_RESULTS_DIR from ci/rxe-run;
 #    NVMF_BIN_DIR = bazel-bin, default <repo>/bazel-bin; NVMF_INTEROP_SIZES, default "0 4096 16384";
 #    NVMF_INTEROP_ONLY=file: only the file and block-device checks of ci/interop/file-backend.sh;
-#    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on)
+#    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on;
+#    NVMF_INTEROP_POLL_GROUPS=N: nvmf-target's --poll-groups in the in-capsule 4096 cell of
+#    KernelHostOnNvmfTarget_inlineSIZE, default 2, so that the kernel host's I/O queues are
+#    spread over two poll groups there; every other cell runs the target's default, 1)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -266,7 +269,7 @@ export T H NQN HOST_OK
 export -f k_connect k_disconnect ctrl_dev wait_ns ns_block
 
 # ------------------------------------------------------------------------------ setup --
-log "kernel $(uname -r); target $T, host $H; inline sizes: $sizes"
+log "kernel $(uname -r); target $T, host $H; inline sizes: $sizes; --poll-groups ${NVMF_INTEROP_POLL_GROUPS:-2} in the 4096 cell"
 # For the README's generated matrix (ci/readme-tables.py).
 {
   echo "kernel=$(uname -r)"
@@ -297,7 +300,9 @@ for size in $sizes; do
   s=KernelHostOnNvmfTarget_inline$size
   cfg=$out/config-$size.json
   write_config "$cfg" "$size"
-  if ! check "$s" start_target start_target "$cfg" "$size"; then
+  groups=()
+  [ "$size" != 4096 ] || groups=(--poll-groups "${NVMF_INTEROP_POLL_GROUPS:-2}")
+  if ! check "$s" start_target start_target "$cfg" "$size" "${groups[@]}"; then
     stop_target
     continue
   fi
@@ -322,7 +327,7 @@ for size in $sizes; do
     check "$s" nvme_disconnect k_disconnect
   fi
   check "$s" stop_target stop_target
-  judge "$s" io_paths paths "$out/target-$size.json" "$size"
+  judge "$s" io_paths paths "$out/target-$size.json" "$size" ${groups[1]:+"${groups[1]}"}
 done
 
 # Once, at one page of in-capsule data: reconnects, keep-alive, a host not allowed.
