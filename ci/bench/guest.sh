@@ -17,8 +17,10 @@
 #   (in-capsule 4096/8192/16384 on ports 4421/4423/4425 with the default --poll event
 #   --busy-poll-us 1000, and --busy-poll-us 0 on port 4427).
 set -uo pipefail
-# shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
+# shellcheck source=/dev/null # ci/lib/*.sh are shellchecked on their own
 . "$(dirname "$0")/../lib/target.sh"
+# shellcheck source=/dev/null
+. "$(dirname "$0")/../lib/null_blk.sh"
 bin=${1:?BIN_DIR}
 reps=${2:?REPS}
 runtime=${3:?RUNTIME}
@@ -78,7 +80,10 @@ trap cleanup EXIT
 
 # ---------------------------------------------------------------- kernel target (nvmet-rdma) --
 kernel_target_setup() {
-  modprobe null_blk nr_devices=1 || return 1
+  # null_blk as the module's default device is: 250 GiB (256000 MiB), no memory behind it
+  # (reads return zeroes, writes are dropped), 512-byte LBAs; made by name (ci/lib/null_blk.sh).
+  local dev
+  dev=$(nullb_create bench-knull 256000 memory_backed=0) || return 1
   # nvmet reports a multi-controller subsystem (CMIC), so with native multipath the kernel host
   # builds a head disk, which took minutes to appear under emulation: use the plain namespace.
   modprobe nvme_core multipath=N || return 1
@@ -86,7 +91,7 @@ kernel_target_setup() {
   [ -d "$cfg" ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
   mkdir -p "$cfg/subsystems/$knqn/namespaces/1" || return 1
   echo 1 >"$cfg/subsystems/$knqn/attr_allow_any_host"
-  echo -n /dev/nullb0 >"$cfg/subsystems/$knqn/namespaces/1/device_path"
+  echo -n "$dev" >"$cfg/subsystems/$knqn/namespaces/1/device_path"
   echo 1 >"$cfg/subsystems/$knqn/namespaces/1/enable" || return 1
   mkdir -p "$cfg/ports/1"
   echo rdma >"$cfg/ports/1/addr_trtype"

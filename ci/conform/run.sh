@@ -17,8 +17,10 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-# shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
+# shellcheck source=/dev/null # ci/lib/*.sh are shellchecked on their own
 . "$repo/ci/lib/target.sh"
+# shellcheck source=/dev/null
+. "$repo/ci/lib/null_blk.sh"
 : "${NVMF_RESULTS_DIR:?run this under ci/rxe-run}"
 : "${NVMF_TARGET_ADDR:?}" "${NVMF_HOST_ADDR:?}"
 bin=${NVMF_BIN_DIR:-$repo/bazel-bin}
@@ -86,8 +88,8 @@ done
 # param_inline_data_size, nvmetcli's "inline_data_size"); the port is removed between sizes.
 linux_rc=0
 if [ "${NVMF_CONFORM_LINUX:-1}" != 0 ]; then
-  modprobe null_blk nr_devices=1 gb=1 bs=512 memory_backed=1 2>/dev/null ||
-    modprobe null_blk nr_devices=1 gb=1 bs=512 2>/dev/null
+  # A 1 GiB memory-backed null_blk with 512-byte LBAs, made by name (see ci/lib/null_blk.sh).
+  ns_dev=$(nullb_create conform-ns 1024) || log "null_blk conform-ns failed"
   modprobe -a nvmet-rdma 2>/dev/null
   [ -d /sys/kernel/config/nvmet ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
   uname -r >"$out/linux-kernel.txt"
@@ -101,7 +103,7 @@ if [ "${NVMF_CONFORM_LINUX:-1}" != 0 ]; then
   "subsystems": [{"nqn": "$NQN",
     "attr": {"allow_any_host": "0", "serial": "1f2e3d4c5b6a7988", "model": "nvmf-rdma interop", "version": "1.3"},
     "allowed_hosts": ["$HOST_OK"],
-    "namespaces": [{"nsid": 1, "enable": 1, "device": {"path": "/dev/nullb0",
+    "namespaces": [{"nsid": 1, "enable": 1, "device": {"path": "$ns_dev",
       "nguid": "11223344-5566-7788-99aa-bbccddeeff00", "uuid": "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}}]}]
 }
 JSON
@@ -131,6 +133,7 @@ JSON
     [ "$rc" -eq 0 ] || linux_rc=$rc
   done
   dmesg | grep -iE "nvmet|rdma|BUG|Oops|blocked" | tail -n 60 >"$out/linux-dmesg.txt"
+  [ "$linux_rc" -ne 0 ] || nullb_remove conform-ns || log "null_blk conform-ns still in use"
   one_case "$NVMF_RESULTS_DIR/conform-linux.xml" Conform_nvmet_rdma run_completed "$linux_rc" "exit $linux_rc"
   [ "$linux_rc" -eq 0 ] || status=1
 fi

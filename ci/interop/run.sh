@@ -88,7 +88,7 @@ write_config() { # write_config FILE INLINE_SIZE [PATH]: what `nvmetcli save` wr
     "attr": {"allow_any_host": "0", "serial": "$SERIAL", "model": "$MODEL", "version": "1.3"},
     "allowed_hosts": ["$HOST_OK"],
     "namespaces": [{"nsid": 1, "enable": 1,
-                    "device": {"path": "${3:-/dev/nullb0}",
+                    "device": {"path": "${3:-$ns_dev}",
                                "nguid": "11223344-5566-7788-99aa-bbccddeeff00",
                                "uuid": "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}}]}]
 }
@@ -276,7 +276,10 @@ log "kernel $(uname -r); target $T, host $H; inline sizes: $sizes; --poll-groups
   echo "nvme_cli=$(nvme version 2>/dev/null | head -n 1)"
   echo "fio=$(fio --version 2>/dev/null)"
 } >"$out/environment.txt"
-modprobe null_blk nr_devices=1 gb=1 bs=512 memory_backed=1 || modprobe null_blk nr_devices=1 gb=1 bs=512
+# The namespace of every block-device cell: a 1 GiB memory-backed null_blk with 512-byte LBAs,
+# made by name through configfs (ci/lib/null_blk.sh says why no script uses the module's own
+# first device).
+ns_dev=$(nullb_create interop-ns 1024) || log "null_blk interop-ns failed"
 modprobe -a nvme-rdma nvmet-rdma || log "modprobe nvme-rdma/nvmet-rdma failed"
 [ -d /sys/kernel/config/nvmet ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
 for f in "$target_bin" "$host_bin"; do [ -x "$f" ] || log "missing $f (bazel build first)"; done
@@ -285,6 +288,7 @@ finish() { # the closing record and verdict (judge.py completes it on the host)
   printf 'Interop\tcompleted\t0\t%s\n' "$out/cases.tsv" >>"$cases"
   failed=$(awk -F'\t' '$3 != 0 && $3 != "judge"' "$cases" | wc -l)
   log "$(wc -l <"$cases") checks recorded, $failed command checks failed; judge on the host next"
+  nullb_remove interop-ns || log "null_blk interop-ns still in use"
   [ "$failed" -eq 0 ]
 }
 # NVMF_INTEROP_ONLY=file: only the file and block-device namespace checks (ci/interop/file-backend.sh).
@@ -448,7 +452,7 @@ cat >"$cfg" <<JSON
     "attr": {"allow_any_host": "0", "serial": "$SERIAL", "model": "$MODEL", "version": "1.3"},
     "allowed_hosts": ["$HOST_OK"],
     "namespaces": [{"nsid": 1, "enable": 1,
-                    "device": {"path": "/dev/nullb0",
+                    "device": {"path": "$ns_dev",
                                "nguid": "11223344-5566-7788-99aa-bbccddeeff00",
                                "uuid": "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"}}]}]
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # (Sourced, not run.) Memory-backed null_blk devices made through configfs
-# (/sys/kernel/config/nullb), for the guest scripts: ci/interop/file-backend.sh and
-# ci/bench/backends-guest.sh.
+# (/sys/kernel/config/nullb), for the guest scripts (ci/interop, ci/conform, ci/bench). Every
+# script makes the devices it uses here, by name, and never relies on /dev/nullb0: once the
+# module is loaded (by an earlier test in the same guest, e.g. with nr_devices=0), a later
+# `modprobe null_blk nr_devices=1` changes nothing and /dev/nullb0 may not exist.
 
 # nullb_create NAME SIZE_MIB [ATTRIBUTE=VALUE...]: a memory-backed null_blk device of SIZE_MIB
 # MiB with 512-byte sectors (a device of that NAME is removed first); each ATTRIBUTE is a
@@ -9,7 +11,7 @@
 nullb_create() {
   local name=$1 d=/sys/kernel/config/nullb/$1 size=$2 kv
   shift 2
-  [ -d /sys/kernel/config/nullb ] || modprobe null_blk || return 1
+  [ -d /sys/kernel/config/nullb ] || modprobe null_blk nr_devices=0 || return 1
   [ ! -d "$d" ] || nullb_remove "$name"
   mkdir "$d" || return 1
   echo "$size" >"$d/size" && echo 1 >"$d/memory_backed" && echo 512 >"$d/blocksize" || return 1
