@@ -226,8 +226,7 @@ void EventLoop::ensure_srq(DeviceContext& dev) {
     in_capsule = std::max(in_capsule, l.port->in_capsule_data_size());
   }
   // Each poll group's SRQ on the device gets its share of the receives.
-  const uint32_t groups = std::max<uint32_t>(options_.poll_groups, 1);
-  const uint32_t depth = std::max<uint32_t>(16, (options_.max_srq_depth + groups - 1) / groups);
+  const uint32_t depth = poll_group_shares(options_, options_.poll_groups).srq_depth;
   auto srq = SharedReceiveQueue::create(dev.pd.get(), dev.attr, depth, in_capsule, page_size());
   if (!srq.ok()) {
     dev.srq_unavailable = true;  // once per device
@@ -507,8 +506,7 @@ void EventLoop::accept_connection(Handoff& h) {
   p.page_size = page;
   p.max_transfer_bytes = limits.max_transfer_bytes();
   // Each poll group's pool on the device gets its share of the chunks.
-  const uint32_t groups = std::max<uint32_t>(options_.poll_groups, 1);
-  p.shared_buffers = (options_.num_shared_buffers + groups - 1) / groups;
+  p.shared_buffers = poll_group_shares(options_, options_.poll_groups).shared_buffers;
   p.requested_max_inline_data = options_.requested_max_inline_data;
   p.ack_timeout = static_cast<uint8_t>(options_.ack_timeout);  // 0..31: checked
   p.held_slots = h.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;

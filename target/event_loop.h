@@ -32,7 +32,8 @@
 
 namespace nvmf::target {
 
-// Owns the RDMA side of one poll group (TargetOptions::poll_groups; group 0 alone by default).
+// Owns the RDMA side of one poll group (Target::create() makes poll_groups().groups of them and
+// gives each the options with poll_groups resolved: never kPollGroupsAuto here).
 // Not thread-safe except stop(), close_listener() and post().
 //
 // Poll groups: group 0 listens. It checks a CONNECT_REQUEST (private data, the pending-Connect

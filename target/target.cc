@@ -1,6 +1,8 @@
 // Target: options validation, assembly of namespace + subsystem + event loop, and the API.
 #include "target/target.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <string>
 #include <thread>
@@ -97,6 +99,37 @@ std::vector<PortOptions> port_list(const TargetOptions& o) {
   return {p};
 }
 
+uint32_t allowed_cpu_count() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 0;
+  return static_cast<uint32_t>(CPU_COUNT(&allowed));
+}
+
+PollGroupChoice choose_poll_groups(const TargetOptions& o, uint32_t allowed_cpus) {
+  if (o.poll_groups != kPollGroupsAuto) {
+    return {o.poll_groups, "--poll-groups " + std::to_string(o.poll_groups)};
+  }
+  if (o.cpu >= 0) return {1, "auto: --cpu " + std::to_string(o.cpu) + " pins one thread"};
+  if (allowed_cpus == 0) return {1, "auto: the CPU affinity mask could not be read"};
+  const std::string cpus =
+      "auto: " + std::to_string(allowed_cpus) + (allowed_cpus == 1 ? " CPU" : " CPUs");
+  if (allowed_cpus > kMaxPollGroups) {
+    return {kMaxPollGroups, cpus + ", at most " + std::to_string(kMaxPollGroups)};
+  }
+  return {allowed_cpus, cpus};
+}
+
+PollGroupShares poll_group_shares(const TargetOptions& o, uint32_t groups) {
+  groups = std::max<uint32_t>(groups, 1);
+  PollGroupShares s;
+  s.shared_buffers = (o.num_shared_buffers + groups - 1) / groups;  // >= 1 when asked for any
+  s.srq_depth = std::max(kMinSrqDepthPerGroup, (o.max_srq_depth + groups - 1) / groups);
+  s.total_shared_buffers = uint64_t{s.shared_buffers} * groups;
+  s.total_srq_depth = uint64_t{s.srq_depth} * groups;
+  return s;
+}
+
 const char* poll_mode_name(PollMode mode) { return mode == PollMode::kBusy ? "busy" : "event"; }
 
 Status validate_options(const TargetOptions& o) {
@@ -104,8 +137,8 @@ Status validate_options(const TargetOptions& o) {
   if (o.cpu < kCpuNone || o.cpu > 1023) {
     return bad("--cpu " + std::to_string(o.cpu) + " is not auto, none or 0..1023");
   }
-  if (o.poll_groups < 1 || o.poll_groups > kMaxPollGroups) {
-    return bad("--poll-groups " + std::to_string(o.poll_groups) + " is not in 1.." +
+  if (o.poll_groups > kMaxPollGroups) {
+    return bad("--poll-groups " + std::to_string(o.poll_groups) + " is not auto or 1.." +
                std::to_string(kMaxPollGroups));
   }
   if (o.poll_groups > 1 && o.cpu >= 0) {
@@ -244,9 +277,13 @@ Target::~Target() {
   discovery_.reset();
 }
 
-Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
-  NVMF_RETURN_IF_ERROR(validate_options(options));
+Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
+  NVMF_RETURN_IF_ERROR(validate_options(given));
   std::unique_ptr<Target> t(new Target());
+  // From here on poll_groups is the number of groups that run (never kPollGroupsAuto).
+  t->poll_groups_ = choose_poll_groups(given, allowed_cpu_count());
+  TargetOptions options = given;
+  options.poll_groups = t->poll_groups_.groups;
   t->registry_ = std::make_unique<StatsRegistry>();
   t->statuses_ = std::make_unique<StatusCounters>();
   SubsystemConfig common;
@@ -362,9 +399,34 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& options) {
     t->groups_.push_back(std::move(loop));
   }
   t->loop_->set_groups(loops);
-  if (options.poll_groups > 1) {
-    NVMF_LOG(INFO, "target") << options.poll_groups << " poll groups (--poll "
-                             << poll_mode_name(options.poll_mode) << " each)";
+  // "2 poll groups (auto: 2 CPUs; --poll event; 128 shared buffers and 2048 SRQ receives each
+  // per device)"
+  const PollGroupShares shares = poll_group_shares(options, options.poll_groups);
+  NVMF_LOG(INFO, "target") << options.poll_groups
+                           << (options.poll_groups == 1 ? " poll group (" : " poll groups (")
+                           << t->poll_groups_.reason << "; --poll "
+                           << poll_mode_name(options.poll_mode) << "; "
+                           << (options.num_shared_buffers == 0
+                                   ? std::string("per-slot data buffers")
+                                   : std::to_string(shares.shared_buffers) + " shared buffers")
+                           << (options.srq
+                                   ? " and " + std::to_string(shares.srq_depth) + " SRQ receives"
+                                   : std::string())
+                           << (options.poll_groups == 1 ? " per device)" : " each per device)");
+  // The floors of poll_group_shares() at work: more registered memory than the options say.
+  if (options.num_shared_buffers > 0 && options.num_shared_buffers < options.poll_groups) {
+    NVMF_LOG(WARN, "target") << "--num-shared-buffers " << options.num_shared_buffers << " is "
+                             << "fewer than the " << options.poll_groups << " poll groups: each "
+                             << "gets 1 (a command's data needs one), "
+                             << shares.total_shared_buffers << " per device in all";
+  }
+  if (options.srq && (options.max_srq_depth + options.poll_groups - 1) / options.poll_groups <
+                         kMinSrqDepthPerGroup) {
+    NVMF_LOG(WARN, "target") << "--max-srq-depth " << options.max_srq_depth << " over "
+                             << options.poll_groups << " poll groups is below "
+                             << kMinSrqDepthPerGroup << " receives a group: each gets "
+                             << shares.srq_depth << ", " << shares.total_srq_depth
+                             << " per device in all";
   }
   for (size_t i = 0; i < t->ports_.size(); ++i) {
     t->ports_[i]->set_trsvcid(std::to_string(t->loop_->port(i)));
@@ -411,6 +473,8 @@ TargetStats Target::stats() const {
   }
   return s;
 }
+
+const PollGroupChoice& Target::poll_groups() const { return poll_groups_; }
 
 uint16_t Target::port() const { return loop_->port(0); }
 

@@ -22,7 +22,7 @@ class StatusCounters;
 class Subsystem;
 
 // One or more listeners (Ports, each on its own rdma_cm id) serving the discovery subsystem and
-// one or more NVM subsystems, served by TargetOptions::poll_groups poll-group threads: group 0
+// one or more NVM subsystems, served by poll_groups().groups poll-group threads: group 0
 // is the thread calling run() (it also listens), run() starts and joins the others.
 //
 //   NVMF_ASSIGN_OR_RETURN(auto target, Target::create(options));
@@ -50,6 +50,9 @@ class Target {
   // an eventfd); may be called before run(), then run() returns at once.
   void stop();
 
+  // How many poll groups run (TargetOptions::poll_groups resolved by choose_poll_groups()) and
+  // why ("auto: 2 CPUs").
+  const PollGroupChoice& poll_groups() const;
   // A consistent-enough snapshot of the counters; thread-safe, cheap (one mutex, no I/O).
   TargetStats stats() const;
   // The first port's service listened on (useful with trsvcid "0").
@@ -70,6 +73,7 @@ class Target {
  private:
   Target();
 
+  PollGroupChoice poll_groups_;
   std::unique_ptr<IoEngine> io_engine_;  // first: destroyed after the namespaces and the loop
   std::unique_ptr<StatsRegistry> registry_;
   std::unique_ptr<StatusCounters> statuses_;

@@ -195,15 +195,18 @@ struct TargetOptions {
   // Pinned, our QPs' RDMA READ retries (rxe completer_retry_err) went from 19..58 per QD32
   // 64 KiB write try to 0; the Linux host's own QPs still reorder (docs/soft-roce.md).
   int32_t cpu = kCpuNone;
-  // Poll groups (CLI --poll-groups, 1..kMaxPollGroups): threads that each own a set of queues,
-  // with their own per-device PD, completion channel, shared buffer pool
-  // (ceil(num_shared_buffers / poll_groups) chunks), SRQ (ceil(max_srq_depth / poll_groups)
-  // receives, at least 16) and IoEngine, like SPDK's poll groups. Group 0's thread (run()'s)
-  // also listens: it gives a new admin queue to the group with the fewest queues and an I/O
-  // queue to the group with the fewest I/O queues, and runs the keep-alive timers. poll_mode
-  // applies to each group. With more than one group, --cpu auto pins group i to the i-th CPU of
-  // the allowed set, and a CPU number is refused (one group only).
-  uint32_t poll_groups = 1;
+  // Poll groups (CLI --poll-groups auto|N): threads that each own a set of queues, with their
+  // own per-device PD, completion channel, shared buffer pool and SRQ (their shares of
+  // num_shared_buffers and max_srq_depth: poll_group_shares()) and IoEngine, like SPDK's poll
+  // groups. kPollGroupsAuto (0, the default) is resolved by Target::create() with
+  // choose_poll_groups(): one group per CPU of the process's affinity mask (sched_getaffinity),
+  // at most kMaxPollGroups, or one when `cpu` is a CPU number; 1..kMaxPollGroups runs that many.
+  // Target::poll_groups() and the start-up log line say how many run and why. Group 0's thread
+  // (run()'s) also listens: it gives a new admin queue to the group with the fewest queues and
+  // an I/O queue to the group with the fewest I/O queues, and runs the keep-alive timers.
+  // poll_mode applies to each group. With more than one group, --cpu auto pins group i to the
+  // i-th CPU of the allowed set, and a CPU number is refused (one group only).
+  uint32_t poll_groups = 0;  // kPollGroupsAuto
 
   // Discovery Log entry fields of the listening port (nvmet addr_treq, portid).
   uint16_t portid = 1;
@@ -217,8 +220,48 @@ struct TargetOptions {
   std::vector<PortOptions> ports;
 };
 
-// The most poll groups TargetOptions::poll_groups may ask for.
+// The most poll groups TargetOptions::poll_groups may ask for (StatsRegistry keeps a gauge set
+// per group), and the value that asks for one per allowed CPU.
 inline constexpr uint32_t kMaxPollGroups = 64;
+inline constexpr uint32_t kPollGroupsAuto = 0;
+
+// How many poll groups a target runs, and why: the start-up log line and the --json report's
+// "poll_groups" / "poll_groups_reason" ("2 poll groups (auto: 2 CPUs)").
+struct PollGroupChoice {
+  uint32_t groups = 1;  // 1..kMaxPollGroups
+  std::string reason;   // "auto: 2 CPUs", "auto: 96 CPUs, at most 64", "--poll-groups 3", ...
+};
+
+// The CPUs in the calling thread's affinity mask (sched_getaffinity, CPU_COUNT); 0 when the call
+// fails (then `auto` runs one group).
+uint32_t allowed_cpu_count();
+
+// Resolves options.poll_groups: N (1..kMaxPollGroups) as given; kPollGroupsAuto one group per
+// CPU of `allowed_cpus` (allowed_cpu_count()), capped at kMaxPollGroups, one when allowed_cpus
+// is 0 or options.cpu pins the one event loop thread to a CPU number. Call with options that
+// passed validate_options().
+PollGroupChoice choose_poll_groups(const TargetOptions& options, uint32_t allowed_cpus);
+
+// What each of `groups` poll groups gets on each RDMA device.
+//   shared_buffers: ceil(num_shared_buffers / groups) chunks of the MDTS transfer size, 0 when
+//     num_shared_buffers is 0 (per-slot buffers). A command's data is one chunk, so one chunk is
+//     what a queue needs to make progress: a group never gets fewer than 1 (with 64 groups and
+//     the default 256, each group gets 4).
+//   srq_depth: ceil(max_srq_depth / groups) receives, at least kMinSrqDepthPerGroup (with 64
+//     groups and the default 4096, 64).
+//   total_*: the sums over the groups, above the options when rounding up or the floors add
+//     receives or chunks (Target::create() logs a WARN then: they are registered memory).
+struct PollGroupShares {
+  uint32_t shared_buffers = 0;
+  uint32_t srq_depth = 0;
+  uint64_t total_shared_buffers = 0;
+  uint64_t total_srq_depth = 0;
+};
+// The fewest SRQ receives a poll group's SRQ gets (the --max-srq-depth minimum): a controller's
+// admin queue holds up to AERL + 1 = 4 Asynchronous Event Requests (and their receives) for as
+// long as no event comes, so a group needs more than that for its other queues' capsules.
+inline constexpr uint32_t kMinSrqDepthPerGroup = 16;
+PollGroupShares poll_group_shares(const TargetOptions& options, uint32_t groups);
 
 // The ports to listen on: `options.ports`, or the one port the single-port fields describe.
 std::vector<PortOptions> port_list(const TargetOptions& options);

@@ -3,6 +3,12 @@
 #include "target/target_options.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+
+#include <string>
+#include <thread>
+
+#include "target/subsystem.h"
 
 namespace nvmf::target {
 namespace {
@@ -229,6 +235,142 @@ TEST(ValidateOptions, FurtherNamespacesNeedAFileFirstAndDistinctNsids) {
   expect_invalid(c, "NSID 1 is given twice");
   c.subsystems[0].more_namespaces[0].nsid = 0xFFFFFFFF;
   expect_invalid(c, "needs an NSID and a path");
+}
+
+TEST(ValidateOptions, PollGroupsAreAutoOrOneTo64AndACpuNumberPinsOne) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.poll_groups, kPollGroupsAuto) << "the library default is one group per CPU";
+  EXPECT_TRUE(validate_options(o).ok());
+  o.poll_groups = 1;
+  EXPECT_TRUE(validate_options(o).ok());
+  o.poll_groups = kMaxPollGroups;
+  EXPECT_TRUE(validate_options(o).ok());
+  o.poll_groups = kMaxPollGroups + 1;
+  expect_invalid(o, "--poll-groups 65 is not auto or 1..64");
+  // A CPU number pins one thread: refused with two groups, one group with auto.
+  o = good();
+  o.cpu = 3;
+  EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
+  o.poll_groups = 2;
+  expect_invalid(o, "--cpu 3 pins one thread");
+  o.cpu = kCpuAuto;
+  EXPECT_TRUE(validate_options(o).ok());
+}
+
+TEST(ChoosePollGroups, AutoIsOnePerAllowedCpuUpTo64) {
+  TargetOptions o = good();
+  PollGroupChoice c = choose_poll_groups(o, 2);
+  EXPECT_EQ(c.groups, 2u);
+  EXPECT_EQ(c.reason, "auto: 2 CPUs");
+  c = choose_poll_groups(o, 1);
+  EXPECT_EQ(c.groups, 1u);
+  EXPECT_EQ(c.reason, "auto: 1 CPU");
+  c = choose_poll_groups(o, 64);
+  EXPECT_EQ(c.groups, 64u);
+  c = choose_poll_groups(o, 96);
+  EXPECT_EQ(c.groups, kMaxPollGroups);
+  EXPECT_EQ(c.reason, "auto: 96 CPUs, at most 64");
+  c = choose_poll_groups(o, 0);  // sched_getaffinity failed
+  EXPECT_EQ(c.groups, 1u);
+  EXPECT_EQ(c.reason, "auto: the CPU affinity mask could not be read");
+  o.cpu = kCpuAuto;  // group i on the i-th CPU: still one per CPU
+  EXPECT_EQ(choose_poll_groups(o, 8).groups, 8u);
+  o.cpu = 5;
+  c = choose_poll_groups(o, 8);
+  EXPECT_EQ(c.groups, 1u);
+  EXPECT_EQ(c.reason, "auto: --cpu 5 pins one thread");
+}
+
+TEST(ChoosePollGroups, AGivenCountIsKeptWhateverTheCpus) {
+  TargetOptions o = good();
+  o.poll_groups = 3;
+  PollGroupChoice c = choose_poll_groups(o, 96);
+  EXPECT_EQ(c.groups, 3u);
+  EXPECT_EQ(c.reason, "--poll-groups 3");
+  EXPECT_EQ(choose_poll_groups(o, 1).groups, 3u);
+  o.poll_groups = 1;
+  EXPECT_EQ(choose_poll_groups(o, 2).groups, 1u);
+}
+
+TEST(ChoosePollGroups, AllowedCpusAreTheAffinityMask) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  const uint32_t before = allowed_cpu_count();
+  EXPECT_EQ(before, static_cast<uint32_t>(CPU_COUNT(&set)));
+  EXPECT_GE(before, 1u);
+  // Narrowed to one CPU (on a thread of its own, the test's mask stays), auto runs one group.
+  uint32_t narrowed = 0;
+  std::thread([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) {
+        CPU_SET(c, &one);
+        break;
+      }
+    }
+    if (sched_setaffinity(0, sizeof(one), &one) == 0) narrowed = allowed_cpu_count();
+  }).join();
+  EXPECT_EQ(narrowed, 1u);
+  EXPECT_EQ(choose_poll_groups(good(), narrowed).groups, 1u);
+}
+
+// ceil(x / groups) of the shared buffers and SRQ receives, on a many-core machine too: with 64
+// groups and the defaults every group still gets what a queue needs to make progress.
+TEST(PollGroupShares, SixtyFourGroupsWithTheDefaults) {
+  const TargetOptions o = good();
+  ASSERT_EQ(o.num_shared_buffers, 256u);
+  ASSERT_EQ(o.max_srq_depth, 4096u);
+  PollGroupShares s = poll_group_shares(o, 64);
+  EXPECT_EQ(s.shared_buffers, 4u);
+  EXPECT_EQ(s.srq_depth, 64u);
+  EXPECT_EQ(s.total_shared_buffers, 256u);
+  EXPECT_EQ(s.total_srq_depth, 4096u);
+  s = poll_group_shares(o, 1);
+  EXPECT_EQ(s.shared_buffers, 256u);
+  EXPECT_EQ(s.srq_depth, 4096u);
+  s = poll_group_shares(o, 3);  // rounded up: a group never gets less than its share
+  EXPECT_EQ(s.shared_buffers, 86u);
+  EXPECT_EQ(s.srq_depth, 1366u);
+  EXPECT_EQ(s.total_shared_buffers, 258u);
+}
+
+TEST(PollGroupShares, AGroupNeverGetsLessThanAQueueNeedsToMakeProgress) {
+  // A command's data is one chunk; an admin queue holds up to AERL + 1 Asynchronous Event
+  // Requests (and their SRQ receives) for as long as no event comes.
+  const uint32_t held_aers = uint32_t{SubsystemConfig().aerl} + 1;
+  ASSERT_GT(kMinSrqDepthPerGroup, held_aers + 1);
+  for (uint32_t groups = 1; groups <= kMaxPollGroups; ++groups) {
+    for (uint32_t buffers : {1u, 2u, 3u, 63u, 64u, 65u, 256u, 65535u}) {
+      for (uint32_t depth : {16u, 17u, 100u, 1023u, 4096u, 65535u}) {
+        TargetOptions o = good();
+        o.num_shared_buffers = buffers;
+        o.max_srq_depth = depth;
+        const PollGroupShares s = poll_group_shares(o, groups);
+        const std::string where = std::to_string(groups) + " groups, " + std::to_string(buffers) +
+                                  " buffers, depth " + std::to_string(depth);
+        EXPECT_GE(s.shared_buffers, 1u) << where;
+        EXPECT_EQ(s.shared_buffers, (buffers + groups - 1) / groups) << where;
+        EXPECT_GE(s.total_shared_buffers, buffers) << where;
+        EXPECT_GE(s.srq_depth, kMinSrqDepthPerGroup) << where;
+        EXPECT_GE(s.total_srq_depth, depth) << where;
+      }
+    }
+  }
+  // The floors at work: 16 receives and one chunk a group, more than was asked for in all.
+  TargetOptions o = good();
+  o.num_shared_buffers = 8;
+  o.max_srq_depth = 16;
+  const PollGroupShares s = poll_group_shares(o, 64);
+  EXPECT_EQ(s.shared_buffers, 1u);
+  EXPECT_EQ(s.total_shared_buffers, 64u);
+  EXPECT_EQ(s.srq_depth, 16u);
+  EXPECT_EQ(s.total_srq_depth, 1024u);
+  // Per-slot buffers (0) stay per-slot.
+  o.num_shared_buffers = 0;
+  EXPECT_EQ(poll_group_shares(o, 64).shared_buffers, 0u);
+  EXPECT_EQ(poll_group_shares(o, 64).total_shared_buffers, 0u);
 }
 
 }  // namespace

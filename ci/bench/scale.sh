@@ -27,7 +27,8 @@
 #   <repo>/bazel-bin), SCALE_ICS (16384), SCALE_QUEUE_SIZE (128), SCALE_TARGET_VMEM_KIB (the
 #   target's ulimit -v, default 1700000: the guest has 2 GiB, so a point that does not fit makes
 #   the target refuse a Connect instead of waking the OOM killer; 0 = no limit), SCALE_SRQ
-#   ("on off": the modes, in this order, per point).
+#   ("on off": the modes, in this order, per point), SCALE_POLL_GROUPS (the target's
+#   --poll-groups, default 1: the README's figures are one poll group's; "auto" for one per CPU).
 set -uo pipefail
 # Arguments first, before the environment and before any target starts.
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
@@ -94,7 +95,8 @@ for p in "${points[@]}"; do
     exec "$bin/target/nvmf-target" -a "$NVMF_TARGET_ADDR" -n "$NQN" --ram-size 16m \
       --inline-data-size "$ics" --max-io-queues "$q" --queue-size "$qsize" \
       --max-controllers "$((n + 1))" --max-controllers-per-host 1 \
-      --json "$out/target-$tag.json" --log-level warn "${srq_flag[@]}"
+      --json "$out/target-$tag.json" --log-level warn "${srq_flag[@]}" \
+      --poll-groups "${SCALE_POLL_GROUPS:-1}"
   ) >"$out/target-$tag.log" 2>&1 &
   pid=$!
   wait_listening "$out/target-$tag.log" "$pid" 30 # if not, scale_bench reports the failure

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -80,8 +81,11 @@ class CliFixture : public ::testing::Test {
     if (const char* srq = std::getenv("NVMF_E2E_SRQ"); srq != nullptr) {
       args.insert(args.end(), {"--srq", std::string(srq) == "on" ? "on" : "off"});
     }
-    // NVMF_E2E_POLL_GROUPS=N: --poll-groups N for them too.
-    if (const char* groups = std::getenv("NVMF_E2E_POLL_GROUPS"); groups != nullptr) {
+    // NVMF_E2E_POLL_GROUPS=N: --poll-groups N for them too, unless the test gives its own (a
+    // figure defined for one group).
+    const bool own_groups = std::find(extra.begin(), extra.end(), "--poll-groups") != extra.end();
+    if (const char* groups = std::getenv("NVMF_E2E_POLL_GROUPS");
+        groups != nullptr && !own_groups) {
       args.insert(args.end(), {"--poll-groups", groups});
     }
     args.insert(args.end(), extra.begin(), extra.end());

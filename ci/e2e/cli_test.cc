@@ -1,15 +1,18 @@
 // End to end over soft-RoCE with the two binaries as separate processes, as users run them:
 // nvmf-target serves a file, nvmf-host writes a real file of a few MiB and reads it back.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -26,6 +29,12 @@ constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:cli-e2e";
 class CliTest : public CliFixture {
  protected:
   CliTest() : CliFixture(kNqn) {}
+  static int first_cpu(const cpu_set_t& mask) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &mask)) return c;
+    }
+    return 0;
+  }
 };
 
 TEST_F(CliTest, WritesAndReadsBackARealFileWithMatchingSha256) {
@@ -101,6 +110,46 @@ TEST_F(CliTest, WritePastTheEndLandsNothing) {
   EXPECT_EQ(t["writes"]["in_capsule"].get<uint64_t>() + t["writes"]["rdma_read"].get<uint64_t>(),
             0u)
       << t.dump(2);
+}
+
+// --poll-groups auto (the default): one poll group per CPU the process may run on (the target
+// inherits this test's affinity mask), at most 64; the start-up line and the --json report say
+// how many and why. The queues of one host with two I/O queues are served by every group (at
+// most three: its admin queue and two I/O queues). --cpu N pins one thread: auto runs one group.
+TEST_F(CliTest, PollGroupsAutoRunsOnePerAllowedCpuAndSaysWhy) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mask), &mask), 0);
+  const int cpus = CPU_COUNT(&mask);
+  const int want = std::min(cpus, 64);
+  const std::string why = "auto: " + std::to_string(cpus) + (cpus == 1 ? " CPU" : " CPUs") +
+                          (cpus > 64 ? ", at most 64" : "");
+  const std::string report = tmpdir() + "/groups.json";
+  int port = start_target({"--ram-size", "1m", "--poll-groups", "auto", "--json", report});
+  ASSERT_GT(port, 0);
+  ASSERT_EQ(run(host("identify", port,
+                     "--nr-io-queues 2 > /dev/null 2> " + tmpdir() + "/groups-identify.log")),
+            0)
+      << slurp(tmpdir() + "/groups-identify.log");
+  ASSERT_EQ(stop_target(), 0) << slurp(target_log_);
+  const std::string line = "nvmf-target: " + std::to_string(want) +
+                           (want == 1 ? " poll group (" : " poll groups (") + why + ")\n";
+  EXPECT_NE(slurp(target_log_).find(line), std::string::npos) << line << slurp(target_log_);
+  nlohmann::json t = nlohmann::json::parse(slurp(report));
+  EXPECT_EQ(t["poll_groups"].get<int>(), want) << t.dump(2);
+  EXPECT_EQ(t["poll_groups_reason"].get<std::string>(), why) << t.dump(2);
+  std::set<uint32_t> served;
+  for (const auto& q : t["per_queue"]) served.insert(q["group"].get<uint32_t>());
+  EXPECT_EQ(served.size(), static_cast<size_t>(std::min(want, 3))) << t.dump(2);
+
+  port = start_target({"--ram-size", "1m", "--cpu", std::to_string(first_cpu(mask))});
+  ASSERT_GT(port, 0);
+  ASSERT_EQ(stop_target(), 0) << slurp(target_log_);
+  EXPECT_NE(slurp(target_log_)
+                .find("nvmf-target: 1 poll group (auto: --cpu " + std::to_string(first_cpu(mask)) +
+                      " pins one thread)\n"),
+            std::string::npos)
+      << slurp(target_log_);
 }
 
 TEST_F(CliTest, BadArgumentsAreNamed) {

@@ -441,13 +441,14 @@ class SharedBufferTest : public HostileHostTest {
   }
 };
 
-// With N poll groups (NVMF_E2E_POLL_GROUPS; ci/run-rxe-tests.sh runs this suite with 1 and 2)
-// each group has its own pool of ceil(kChunks / N) chunks: the stalled queue holds the whole
-// pool of ITS group and no chunk of another; a host's queue on that group gets a chunk once the
-// stalled queue is torn down, and a host's queue on another group is served from its own pool.
+// With N poll groups (one per CPU by default, NVMF_E2E_POLL_GROUPS=1 in ci/run-rxe-tests.sh's
+// NAME.pg1 run) each group has its own pool of ceil(kChunks / N) chunks: the stalled queue holds
+// the whole pool of ITS group and no chunk of another; a host's queue on that group gets a chunk
+// once the stalled queue is torn down, and a host's queue on another group is served from its own
+// pool.
 TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   start(small_pool);
-  const uint32_t groups = options_.poll_groups;
+  const uint32_t groups = (*target_)->poll_groups().groups;  // auto: one per CPU
   const uint64_t per_group = (kChunks + groups - 1) / groups;
   host::ConnectSpec spec;
   uint16_t cntlid = 0;
@@ -466,7 +467,9 @@ TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   // The other groups' pools (those made yet: the attacker's admin queue is in group 0) lend it
   // nothing. Not the total in use: the stalled queue may already be torn down here (2 s).
   for (size_t other = 0; other < groups; ++other) {
-    if (other != g) EXPECT_EQ(pool_of(other).in_use, 0u) << "group " << other;
+    if (other != g) {
+      EXPECT_EQ(pool_of(other).in_use, 0u) << "group " << other;
+    }
   }
   std::printf(
       "stalled host (poll group %zu of %u): %llu of %llu shared buffers of its group held, "
@@ -562,9 +565,11 @@ TEST_F(NeverConnectRssTest, TwoHundredConnectionsThatNeverConnect) {
   constexpr int kDeadlineMs = 90000;
   // All 200 accepted: above the default --max-pending-connections (128), which would reject the
   // last 72 with NO_RSC; the figure is the memory of 200 pending connections.
+  // One poll group: the README's figure is one group's (each group opens the device and makes
+  // its SRQ at start-up).
   int port = start_target({"--ram-size", "1m", "--connect-timeout-ms", std::to_string(kDeadlineMs),
                            "--max-pending-connections", std::to_string(kConnections), "--log-level",
-                           "warn"});
+                           "warn", "--poll-groups", "1"});
   ASSERT_GT(port, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const long before = status_kib("VmRSS:");

@@ -43,14 +43,14 @@ class RawCapsuleTest : public ::testing::TestWithParam<bool> {
     NVMF_REQUIRE_RXE(env_);
     target::TargetOptions topts = ram_target_options(*env_, kNqn, 1 << 20);
     topts.srq = srq();
-    groups_ = topts.poll_groups;
     target_ = RunningTarget::start(topts);
     ASSERT_NE(target_, nullptr);
+    groups_ = (*target_)->poll_groups().groups;
   }
   void TearDown() override {
     target_.reset();  // stops and joins the target, expecting run() to have returned ok
   }
-  uint32_t groups_ = 1;  // poll groups (NVMF_E2E_POLL_GROUPS): one SRQ each on the device
+  uint32_t groups_ = 1;  // poll groups that run (auto or NVMF_E2E_POLL_GROUPS): one SRQ each
   // A raw queue (host/raw_queue.h) on the admin queue with CM HSQSIZE `hsqsize`, its admin
   // Connect (SQSIZE hsqsize, data in-capsule) answered with success.
   std::unique_ptr<host::RawQueue> admin_queue(uint16_t hsqsize) {

@@ -15,7 +15,8 @@ Usage:
   compare.py paths NVMF_TARGET_REPORT.json INLINE_SIZE [POLL_GROUPS]
       the target's counters: writes came in-capsule (when INLINE_SIZE > 0) and by RDMA READ,
       reads happened, and the effective in-capsule size is INLINE_SIZE; with POLL_GROUPS, the
-      queues (per_queue, live and freed) were served by that many poll groups.
+      queues (per_queue, live and freed) were served by that many poll groups ("auto": by as
+      many as the report's poll_groups, the groups --poll-groups auto ran).
 Exit 0 when all fields agree, 1 otherwise. A field missing on either side is a failure (never
 skipped), and so is a comparison with nothing to compare.
 """
@@ -197,8 +198,14 @@ def paths(path, inline_size, poll_groups=None):
     if poll_groups is not None:
         groups = sorted({q.get("group") for q in r.get("per_queue", [])}, key=str)
         print(f"poll groups that served queues: {groups}")
-        rows.append(("poll groups serving queues", "nvmf-target", len(groups), "--poll-groups",
-                     int(poll_groups)))
+        if poll_groups == "auto":
+            print(f"--poll-groups auto ran {r.get('poll_groups')} groups "
+                  f"({r.get('poll_groups_reason')})")
+            rows.append(("poll groups serving queues", "nvmf-target", len(groups),
+                         "--poll-groups auto", field(r, "poll_groups")))
+        else:
+            rows.append(("poll groups serving queues", "nvmf-target", len(groups),
+                         "--poll-groups", int(poll_groups)))
     return report(rows)
 
 
