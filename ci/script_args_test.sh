@@ -130,7 +130,9 @@ env_reached ci/bench/scale.sh 1x1 16x4
 refused ci/bench/poll-groups.sh "poll-groups.sh: --reps needs a value" --reps
 refused ci/bench/poll-groups.sh "poll-groups.sh: --reps wants a count from 1 to 99, not '0'" --reps 0
 refused ci/bench/poll-groups.sh \
-  "poll-groups.sh: --runtime wants whole seconds from 1 to 999, not '1.5'" --runtime 1.5
+  "poll-groups.sh: --runtime wants whole seconds from 4 to 999, not '1.5'" --runtime 1.5
+refused ci/bench/poll-groups.sh \
+  "poll-groups.sh: --runtime wants whole seconds from 4 to 999, not '3'" --runtime 3
 refused ci/bench/poll-groups.sh "poll-groups.sh: unknown option '--frobnicate' (try --help)" \
   --frobnicate
 reached ci/bench/poll-groups.sh setup --reps 1
@@ -150,8 +152,8 @@ refused ci/fuzz.sh "fuzz.sh: no fuzzer selected (--only: nope)" --only nope
 reached ci/fuzz.sh bazel --only sgl_fuzzer --runs 1
 
 echo "$checked command lines checked"
-[ "$checked" -eq 32 ] || {
-  echo "FAIL: $checked command lines checked, want 32"
+[ "$checked" -eq 33 ] || {
+  echo "FAIL: $checked command lines checked, want 33"
   fail=1
 }
 exit "$fail"
