@@ -146,14 +146,16 @@ env_reached ci/restart-figures.sh
 
 # scripts/test.sh and ci/fuzz.sh.
 refused scripts/test.sh "test.sh: unknown option '--frobnicate'" --frobnicate
+refused scripts/test.sh "test.sh: --unit-only and --rxe-only exclude each other (together they run nothing)" \
+  --unit-only --rxe-only
 refused ci/fuzz.sh "fuzz.sh: --only needs a value" --only
 refused ci/fuzz.sh "fuzz.sh: --jobs wants a count from 1 to 999, not '0'" --jobs 0
 refused ci/fuzz.sh "fuzz.sh: no fuzzer selected (--only: nope)" --only nope
 reached ci/fuzz.sh bazel --only sgl_fuzzer --runs 1
 
 echo "$checked command lines checked"
-[ "$checked" -eq 33 ] || {
-  echo "FAIL: $checked command lines checked, want 33"
+[ "$checked" -eq 36 ] || {
+  echo "FAIL: $checked command lines checked, want 36"
   fail=1
 }
 exit "$fail"

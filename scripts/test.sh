@@ -32,6 +32,10 @@ for arg in "$@"; do
       ;;
   esac
 done
+if [ $run_unit -eq 0 ] && [ $run_rxe -eq 0 ]; then
+  echo "test.sh: --unit-only and --rxe-only exclude each other (together they run nothing)" >&2
+  exit 2
+fi
 
 scripts/setup.sh
 
