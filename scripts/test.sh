@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the unit tests under Bazel, the same under ASan + UBSan, every fuzzer for a
-# bounded number of executions (ci/fuzz.sh), then the soft-RoCE end-to-end suite under ci/rxe-run.
+# Runs every test: unit tests (Bazel), the same under ASan + UBSan, bounded fuzzing (ci/fuzz.sh),
+# then the soft-RoCE end-to-end, Linux kernel interop and conform suites under ci/rxe-run.
 #
 # Usage: scripts/test.sh [--unit-only] [--rxe-only] [--no-sanitizers]
 #   --unit-only: the plain unit tests only; --rxe-only: the soft-RoCE stage only (with its ASan +
