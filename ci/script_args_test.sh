@@ -11,8 +11,8 @@ tmp=$(mktemp -d -p "${TEST_TMPDIR:-/tmp}")
 root=$tmp/root
 mark=$tmp/ran
 mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$tmp/bin"
-for f in scripts/loopback.sh scripts/test.sh ci/bench-compare.sh ci/bench/scale.sh \
-  ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
+for f in scripts/loopback.sh scripts/test.sh scripts/rxe-smoke.sh ci/bench-compare.sh \
+  ci/bench/scale.sh ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
   cp "$src/$f" "$root/$f"
 done
 stub() { # stub PATH NAME: a script that records NAME and fails
@@ -152,6 +152,11 @@ refused ci/fuzz.sh "fuzz.sh: --only needs a value" --only
 refused ci/fuzz.sh "fuzz.sh: --jobs wants a count from 1 to 999, not '0'" --jobs 0
 refused ci/fuzz.sh "fuzz.sh: no fuzzer selected (--only: nope)" --only nope
 reached ci/fuzz.sh bazel --only sgl_fuzzer --runs 1
+
+# scripts/rxe-smoke.sh takes no argument (one was ignored and a guest booted).
+refused scripts/rxe-smoke.sh "rxe-smoke.sh: unknown argument '--frobnicate' (it takes none; try --help)" \
+  --frobnicate
+reached scripts/rxe-smoke.sh rxe-run
 
 echo "$checked command lines checked"
 [ "$checked" -eq 36 ] || {
