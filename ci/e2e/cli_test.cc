@@ -142,7 +142,8 @@ TEST_F(CliTest, PollGroupsAutoRunsOnePerAllowedCpuAndSaysWhy) {
   for (const auto& q : t["per_queue"]) served.insert(q["group"].get<uint32_t>());
   EXPECT_EQ(served.size(), static_cast<size_t>(std::min(want, 3))) << t.dump(2);
 
-  port = start_target({"--ram-size", "1m", "--cpu", std::to_string(first_cpu(mask))});
+  port = start_target(
+      {"--ram-size", "1m", "--poll-groups", "auto", "--cpu", std::to_string(first_cpu(mask))});
   ASSERT_GT(port, 0);
   ASSERT_EQ(stop_target(), 0) << slurp(target_log_);
   EXPECT_NE(slurp(target_log_)
