@@ -11,8 +11,8 @@ tmp=$(mktemp -d -p "${TEST_TMPDIR:-/tmp}")
 root=$tmp/root
 mark=$tmp/ran
 mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$tmp/bin"
-for f in scripts/loopback.sh scripts/test.sh ci/bench-compare.sh ci/bench/scale.sh \
-  ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
+for f in scripts/loopback.sh scripts/test.sh scripts/rxe-smoke.sh ci/bench-compare.sh \
+  ci/bench/scale.sh ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
   cp "$src/$f" "$root/$f"
 done
 stub() { # stub PATH NAME: a script that records NAME and fails
@@ -130,7 +130,9 @@ env_reached ci/bench/scale.sh 1x1 16x4
 refused ci/bench/poll-groups.sh "poll-groups.sh: --reps needs a value" --reps
 refused ci/bench/poll-groups.sh "poll-groups.sh: --reps wants a count from 1 to 99, not '0'" --reps 0
 refused ci/bench/poll-groups.sh \
-  "poll-groups.sh: --runtime wants whole seconds from 1 to 999, not '1.5'" --runtime 1.5
+  "poll-groups.sh: --runtime wants whole seconds from 4 to 999, not '1.5'" --runtime 1.5
+refused ci/bench/poll-groups.sh \
+  "poll-groups.sh: --runtime wants whole seconds from 4 to 999, not '3'" --runtime 3
 refused ci/bench/poll-groups.sh "poll-groups.sh: unknown option '--frobnicate' (try --help)" \
   --frobnicate
 reached ci/bench/poll-groups.sh setup --reps 1
@@ -144,14 +146,21 @@ env_reached ci/restart-figures.sh
 
 # scripts/test.sh and ci/fuzz.sh.
 refused scripts/test.sh "test.sh: unknown option '--frobnicate'" --frobnicate
+refused scripts/test.sh "test.sh: --unit-only and --rxe-only exclude each other (together they run nothing)" \
+  --unit-only --rxe-only
 refused ci/fuzz.sh "fuzz.sh: --only needs a value" --only
 refused ci/fuzz.sh "fuzz.sh: --jobs wants a count from 1 to 999, not '0'" --jobs 0
 refused ci/fuzz.sh "fuzz.sh: no fuzzer selected (--only: nope)" --only nope
 reached ci/fuzz.sh bazel --only sgl_fuzzer --runs 1
 
+# scripts/rxe-smoke.sh takes no argument (one was ignored and a guest booted).
+refused scripts/rxe-smoke.sh "rxe-smoke.sh: unknown argument '--frobnicate' (it takes none; try --help)" \
+  --frobnicate
+reached scripts/rxe-smoke.sh rxe-run
+
 echo "$checked command lines checked"
-[ "$checked" -eq 32 ] || {
-  echo "FAIL: $checked command lines checked, want 32"
+[ "$checked" -eq 36 ] || {
+  echo "FAIL: $checked command lines checked, want 36"
   fail=1
 }
 exit "$fail"

@@ -10,9 +10,14 @@ if [[ ${1:-} == -h || ${1:-} == --help ]]; then
 	sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0
 fi
+# It takes no argument: anything else is refused before ci/rxe-run boots a guest.
+if [[ $# -gt 0 ]]; then
+	echo "rxe-smoke.sh: unknown argument '$1' (it takes none; try --help)" >&2
+	exit 2
+fi
 if [[ -z ${NVMF_RXE_MODE:-} ]]; then
 	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-	exec "$root/ci/rxe-run" --timeout 300 "$root/scripts/rxe-smoke.sh" "$@"
+	exec "$root/ci/rxe-run" --timeout 300 "$root/scripts/rxe-smoke.sh"
 fi
 
 tdev=$NVMF_TARGET_RDMA_DEV

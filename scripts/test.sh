@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the unit tests under Bazel, the same under ASan + UBSan, every fuzzer for a
-# bounded number of executions (ci/fuzz.sh), then the soft-RoCE end-to-end suite under ci/rxe-run.
+# Runs every test: unit tests (Bazel), the same under ASan + UBSan, bounded fuzzing (ci/fuzz.sh),
+# then the soft-RoCE end-to-end, Linux kernel interop and conform suites under ci/rxe-run.
 #
 # Usage: scripts/test.sh [--unit-only] [--rxe-only] [--no-sanitizers]
 #   --unit-only: the plain unit tests only; --rxe-only: the soft-RoCE stage only (with its ASan +
@@ -32,6 +32,10 @@ for arg in "$@"; do
       ;;
   esac
 done
+if [ $run_unit -eq 0 ] && [ $run_rxe -eq 0 ]; then
+  echo "test.sh: --unit-only and --rxe-only exclude each other (together they run nothing)" >&2
+  exit 2
+fi
 
 scripts/setup.sh
 

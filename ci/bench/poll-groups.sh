@@ -13,12 +13,13 @@
 # 0.9x q4x64; qd1 with 2 groups within the spread of 1 group.
 #
 # Usage: ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--out DIR]
-#   default 3 repetitions of 3 s cells (0.5 s ramp), about 6 minutes in the guest.
+#   default 3 repetitions of 4 s cells (0.5 s ramp), about 4 minutes in the guest.
 #   env: BENCH_POLL (the hosts' --poll, default event: on 2 vCPUs busy-polling hosts would take
 #   the CPUs the target's groups are measured on), BENCH_TARGET_POLL (the targets' --poll,
 #   default event).
 # Writes DIR (default bench-results/poll-groups): poll-groups.json (the figures), one JSON per
-# cell (rREP-gGROUPS-CELL[-hN].json) and the targets' logs. Not a test: it prints figures.
+# cell (rREP-gGROUPS-CELL[-hN].json), cpu.tsv (the guest's CPU in the middle of each cell) and
+# the targets' logs. Not a test: it prints figures.
 set -euo pipefail
 # Arguments first, before setup, the build and the guest.
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
@@ -26,20 +27,22 @@ prog=poll-groups.sh usage="ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS
 # shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
 . "$(dirname "$0")/../lib/args.sh"
 reps=3
-runtime=3
+runtime=4
 out=bench-results/poll-groups
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$(value "$@") || exit 2; shift 2 ;;
     --runtime) runtime=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
 [[ $reps =~ ^[1-9][0-9]?$ ]] || usage_error "--reps wants a count from 1 to 99, not '$reps'"
-[[ $runtime =~ ^[1-9][0-9]{0,2}$ ]] ||
-  usage_error "--runtime wants whole seconds from 1 to 999, not '$runtime'"
+# At least 4 s: the CPU sample of each cell is taken from 2.5 to 4.5 s after the hosts start.
+if ! [[ $runtime =~ ^[1-9][0-9]{0,2}$ ]] || [ "$runtime" -lt 4 ]; then
+  usage_error "--runtime wants whole seconds from 4 to 999, not '$runtime'"
+fi
 
 if [ -z "${NVMF_RXE_MODE:-}" ]; then
   mkdir -p "$out"
@@ -80,6 +83,20 @@ fig["ratios"]["qd1_latency_groups2_vs_1"] = stats([lat_us(r, 2) / lat_us(r, 1) f
 for g in (1, 2):
     fig["ratios"][f"q64x4_vs_q4x64_groups{g}"] = stats(
         [iops(r, g, "q64x4") / iops(r, g, "q4x64") for r in rs])
+# The guest's CPU over each cell (cpu.tsv, percent of both vCPUs): medians per groups and cell.
+rows = []
+with open(f"{out}/cpu.tsv") as f:
+    head = f.readline().rstrip("\n").split("\t")
+    rows = [dict(zip(head, line.rstrip("\n").split("\t"))) for line in f if line.strip()]
+fig["cpu_pct"] = {}
+for g in (1, 2):
+    for cell in ("two-hosts", "qd1", "q4x64", "q64x4"):
+        mine = [r for r in rows if r["groups"] == str(g) and r["cell"] == cell]
+        if len(mine) != reps:
+            sys.exit(f"cpu.tsv: {len(mine)} rows for --poll-groups {g} {cell}, want {reps}")
+        fig["cpu_pct"].setdefault(f"groups{g}", {})[cell] = {
+            k: statistics.median(float(r[k + "_pct"]) for r in mine)
+            for k in ("user", "system", "irq", "idle", "target")}
 with open(f"{out}/poll-groups.json", "w") as f:
     json.dump(fig, f, indent=2)
 def line(name, s, unit=""):
@@ -91,6 +108,11 @@ for g in (1, 2):
           f"64x4 {c['q64x4_iops']['median']:.0f} IOPS")
 for k, s in fig["ratios"].items():
     line(k, s, "x")
+for g in (1, 2):
+    c = fig["cpu_pct"][f"groups{g}"]["two-hosts"]
+    print(f"--poll-groups {g}, two hosts: guest CPU idle {c['idle']:.1f}%, irq+softirq "
+          f"{c['irq']:.1f}%, system {c['system']:.1f}%, user {c['user']:.1f}%; target process "
+          f"{c['target']:.1f}% of both vCPUs")
 print(f"(medians of {reps} interleaved repetitions; {out}/poll-groups.json)")
 PY
 fi
@@ -122,23 +144,47 @@ bench() { # name groups [bench options]: one nvmf-host bench process, in the bac
     --ramp_time 0.5 --poll "$host_poll" --json "$out/$name.json" "$@" \
     2>"$out/$name.err" &
 }
+# CPU use in the middle of a cell, from /proc: the guest's jiffies (user+nice, system,
+# irq+softirq, idle+iowait; both vCPUs) and the target process's (utime+stime, every thread),
+# sampled from 2.5 s to 4.5 s after the hosts start (after Connect and the 0.5 s ramp, inside a
+# 4 s or longer runtime). Soft-RoCE does its packet work in the guest's kernel (softirq, rxe
+# tasks) on the same 2 vCPUs as the hosts and the targets, so a guest with no idle time left
+# bounds what a second poll group can add. One row per cell in cpu.tsv.
+cpu_now() { # pid: "user system irq idle target" in jiffies
+  local tgt
+  tgt=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
+  awk -v tgt="$tgt" '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6, tgt; exit }' /proc/stat
+}
 cell() { # rep groups cell
-  local rep=$1 g=$2 c=$3 p n=r$1-g$2-$3 rc=0
+  local rep=$1 g=$2 c=$3 n=r$1-g$2-$3 rc=0 before after p hosts=()
   case $c in
     two-hosts)
       bench "$n-h1" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-1"
-      p=$!
+      hosts+=($!)
       bench "$n-h2" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-2"
-      wait "$p" || rc=$?
-      wait $! || rc=$?
+      hosts+=($!)
       ;;
-    qd1) bench "$n" "$g" --iodepth 1; wait $! || rc=$? ;;
-    q4x64) bench "$n" "$g" --iodepth 64 --numjobs 4; wait $! || rc=$? ;;
-    q64x4) bench "$n" "$g" --iodepth 4 --numjobs 64; wait $! || rc=$? ;;
+    qd1) bench "$n" "$g" --iodepth 1; hosts+=($!) ;;
+    q4x64) bench "$n" "$g" --iodepth 64 --numjobs 4; hosts+=($!) ;;
+    q64x4) bench "$n" "$g" --iodepth 4 --numjobs 64; hosts+=($!) ;;
   esac
-  echo "poll-groups: rep $rep, --poll-groups $g, $c: exit $rc" >&2
+  sleep 2.5
+  before=$(cpu_now "${pids[$((g - 1))]}")
+  sleep 2
+  after=$(cpu_now "${pids[$((g - 1))]}")
+  for p in "${hosts[@]}"; do wait "$p" || rc=$?; done
+  # Shares of the guest's CPU time in the window, in percent (the target's: of both vCPUs too).
+  read -r user sys irq idle tgt <<<"$(paste -d' ' <(echo "$before") <(echo "$after") |
+    awk '{ t = ($6 - $1) + ($7 - $2) + ($8 - $3) + ($9 - $4); if (t <= 0) t = 1
+           printf "%.1f %.1f %.1f %.1f %.1f", 100 * ($6 - $1) / t, 100 * ($7 - $2) / t,
+             100 * ($8 - $3) / t, 100 * ($9 - $4) / t, 100 * ($10 - $5) / t }')"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$g" "$c" "$user" "$sys" "$irq" "$idle" "$tgt" \
+    >>"$out/cpu.tsv"
+  echo "poll-groups: rep $rep, --poll-groups $g, $c: exit $rc; guest CPU user $user%," \
+    "system $sys%, irq+softirq $irq%, idle $idle%; target process $tgt%" >&2
   [ "$rc" -eq 0 ] || { cat "$out/$n"*.err >&2; return 1; }
 }
+printf 'rep\tgroups\tcell\tuser_pct\tsystem_pct\tirq_pct\tidle_pct\ttarget_pct\n' >"$out/cpu.tsv"
 for rep in $(seq 1 "$reps"); do
   order="1 2"
   [ $((rep % 2)) -eq 1 ] || order="2 1"

@@ -127,7 +127,10 @@ JSON
         break
       fi
       # 0: every must case passed; 1: some failed (findings); anything else: the run broke.
-      if [ "$rc" -le 1 ] && [ -s "$out/linux-$size.json" ]; then rc=0; fi
+      if [ "$rc" -le 1 ] && [ -s "$out/linux-$size.json" ]; then
+        [ "$rc" -eq 0 ] || log "linux-$size: expected: the FAILs above are Linux nvmet-rdma's own deviations from the specification, recorded in conform/linux-$size.json (README: where Linux differs), not failures of this run"
+        rc=0
+      fi
     fi
     log "linux-$size: set-up, run and clear in $((SECONDS - t0)) s"
     [ "$rc" -eq 0 ] || linux_rc=$rc

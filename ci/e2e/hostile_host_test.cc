@@ -466,7 +466,9 @@ TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   // The other groups' pools (those made yet: the attacker's admin queue is in group 0) lend it
   // nothing. Not the total in use: the stalled queue may already be torn down here (2 s).
   for (size_t other = 0; other < groups; ++other) {
-    if (other != g) EXPECT_EQ(pool_of(other).in_use, 0u) << "group " << other;
+    if (other != g) {
+      EXPECT_EQ(pool_of(other).in_use, 0u) << "group " << other;
+    }
   }
   std::printf(
       "stalled host (poll group %zu of %u): %llu of %llu shared buffers of its group held, "
