@@ -5,7 +5,7 @@
 
 # deb_candidate PACKAGE: prints the version apt would install (empty without apt lists).
 deb_candidate() {
-	apt-cache show --no-all-versions "$1" 2>/dev/null | awk '/^Version:/ { print $2; exit }'
+	{ apt-cache show --no-all-versions "$1" 2>/dev/null || true; } | awk '/^Version:/ { print $2; exit }'
 }
 
 # deb_download PACKAGE DIR: downloads PACKAGE's candidate .deb into DIR, prints its path.
