@@ -21,11 +21,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void on_signal(int) { g_stop.store(true); }
 
-int usage_error(const Status& st) {
-  std::fprintf(stderr, "nvmf-host: bench: usage: %s\n", st.message().c_str());
-  return kExitUsage;
-}
-
 int runtime_error(const char* what, const Status& st) {
   std::fprintf(stderr, "nvmf-host: bench: %s: %s\n", what, st.to_string().c_str());
   return kExitRuntime;
@@ -79,6 +74,13 @@ Status check_bench_args(const CLI::App& bench, BenchArgs& a) {
         "--output is not a bench option any more: the report file is --json FILE (JSON); "
         "the text report is on stdout");
   }
+  NVMF_ASSIGN_OR_RETURN(a.rw_mode, parse_rw(a.rw));
+  NVMF_ASSIGN_OR_RETURN(a.bs_list, parse_bs_list(a.bs));
+  a.size_bytes = 0;
+  if (!a.size.empty()) {
+    NVMF_ASSIGN_OR_RETURN(a.size_bytes, parse_size(a.size, "--size"));
+    if (a.size_bytes == 0) return Status::invalid_argument("--size is 0");
+  }
   if (bench.get_option("--json")->count() > 0) {
     a.output_format = "json";
     if (a.output == "-") a.output.clear();  // stdout
@@ -95,18 +97,9 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
     if (Status st = check_writable(a.output, "--json"); !st.ok())
       return runtime_error("report", st);
   }
-  Result<RwMode> rw = parse_rw(a.rw);
-  if (!rw.ok()) return usage_error(rw.status());
-  o.rw = *rw;
-  Result<std::vector<uint32_t>> bs = parse_bs_list(a.bs);
-  if (!bs.ok()) return usage_error(bs.status());
-  o.bs = *bs;
-  if (!a.size.empty()) {
-    Result<uint64_t> size = parse_size(a.size, "--size");
-    if (!size.ok()) return usage_error(size.status());
-    if (*size == 0) return usage_error(Status::invalid_argument("--size is 0"));
-    o.size = *size;
-  }
+  o.rw = a.rw_mode;  // parsed by check_bench_args()
+  o.bs = a.bs_list;
+  o.size = a.size_bytes;
   o.rwmixread = a.rwmixread;
   o.iodepth = a.iodepth;
   o.numjobs = a.numjobs;
@@ -125,7 +118,7 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
   Result<uint64_t> region = bench_region_bytes(ctrl, o);
   if (!region.ok()) {
     (void)ctrl.disconnect();
-    return usage_error(region.status());
+    return host_usage_error("bench", region.status().message());
   }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);

@@ -5,8 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "host/bench.h"
 #include "host/options.h"
 
 namespace nvmf::host {
@@ -26,13 +28,19 @@ struct BenchArgs {
   std::string output_format = "normal";
   std::string output;      // --json FILE: the JSON report's file; empty = stdout
   std::string old_output;  // the refused --output (check_bench_args())
+  // rw, bs and size parsed by check_bench_args().
+  RwMode rw_mode = RwMode::kRandRead;
+  std::vector<uint32_t> bs_list;
+  uint64_t size_bytes = 0;  // 0: namespace / numjobs
 };
 
 // Adds the `bench` subcommand to `app`; the values land in `args`.
 CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& args);
 
-// After parsing: --json [FILE] selects the JSON report (into FILE; without FILE or with "-" on
-// stdout). kInvalidArgument naming --json when the removed --output was given.
+// After parsing, before anything missing (-a, -n) is reported: parses --rw, --bs and --size into
+// rw_mode, bs_list and size_bytes (kInvalidArgument naming the option: "--size is 0", ...);
+// --json [FILE] selects the JSON report (into FILE; without FILE or with "-" on stdout).
+// kInvalidArgument naming --json when the removed --output was given.
 Status check_bench_args(const CLI::App& bench, BenchArgs& args);
 
 // Connects (one I/O queue per job, queue size >= iodepth + 1, --poll), runs, prints, disconnects.

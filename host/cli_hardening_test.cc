@@ -48,12 +48,17 @@ TEST(CheckConnectionOptions, BadPortsAreNamed) {
 }
 
 TEST(CheckConnectionOptions, BadAddressesAreNamed) {
-  for (const char* addr : {"999.1.1.1", "", "localhost", "10.0.0.1:4420", "[::1"}) {
+  for (const char* addr : {"999.1.1.1", "localhost", "10.0.0.1:4420", "[::1"}) {
     HostOptions o = good();
     o.traddr = addr;
     expect_invalid(check_connection_options(o), "--traddr");
   }
   HostOptions o = good();
+  o.traddr.clear();  // missing, not bad: main.cc names it after every bad value
+  EXPECT_TRUE(check_connection_options(o).ok()) << check_connection_options(o).to_string();
+  o.trsvcid = "abc";  // the port is still checked
+  expect_invalid(check_connection_options(o), "--trsvcid");
+  o = good();
   o.host_traddr = "10.0.0.256";
   expect_invalid(check_connection_options(o), "--host-traddr");
 }

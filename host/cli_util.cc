@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <utility>
 
 #include "common/verbs/address.h"
 #include "common/wire_text.h"
@@ -88,6 +89,35 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 }  // namespace
 
+std::string host_usage(std::string_view subcommand) {
+  static constexpr std::pair<std::string_view, std::string_view> kSynopses[] = {
+      {"identify", "-a ADDR -n NQN [OPTIONS] identify [--json [FILE]]"},
+      {"write",
+       "-a ADDR -n NQN [OPTIONS] write -d FILE [-o OFFSET] [--segments N] [--json [FILE]]"},
+      {"read", "-a ADDR -n NQN [OPTIONS] read -d FILE -l LENGTH [-o OFFSET] [--json [FILE]]"},
+      {"bench",
+       "-a ADDR -n NQN [OPTIONS] bench [--rw MODE] [--bs SIZE[,SIZE...]] [--iodepth N] "
+       "[--numjobs N] [--runtime SECONDS] [--verify] [--json [FILE]]"},
+      {"discover", "-a ADDR [OPTIONS] discover [--json [FILE]]"},
+      {"conform",
+       "-a ADDR -n NQN [OPTIONS] conform [--cases IDS] [--json [FILE]], or conform --list"},
+  };
+  for (const auto& [name, synopsis] : kSynopses) {
+    if (name == subcommand) {
+      return "nvmf-host " + std::string(synopsis) + " (try nvmf-host " + std::string(name) +
+             " --help)";
+    }
+  }
+  return "nvmf-host -a ADDR [-n NQN] [OPTIONS] identify|write|read|bench|discover|conform "
+         "[SUBCOMMAND OPTIONS] (try nvmf-host --help)";
+}
+
+int host_usage_error(std::string_view subcommand, std::string_view message) {
+  std::string text(message);
+  if (!subcommand.empty()) text = std::string(subcommand) + ": " + text;
+  return usage_error("nvmf-host", text, host_usage(subcommand));
+}
+
 Status split_path_lists(HostOptions& o) {
   const std::vector<std::string> addrs = split_commas(o.traddr);
   const std::vector<std::string> svcs = split_commas(o.trsvcid);
@@ -104,7 +134,9 @@ Status split_path_lists(HostOptions& o) {
   std::vector<TransportPath> paths;
   for (size_t i = 0; i < n; ++i) {
     TransportPath p{addrs[addrs.size() == 1 ? 0 : i], svcs[svcs.size() == 1 ? 0 : i]};
-    if (p.traddr.empty() || p.trsvcid.empty()) {
+    // An empty -a (missing: the caller names it after every bad value) leaves every path's
+    // address empty; its --trsvcid list is still split and checked.
+    if ((p.traddr.empty() && !o.traddr.empty()) || p.trsvcid.empty()) {
       return Status::invalid_argument("path " + std::to_string(i + 1) +
                                       ": empty --traddr or --trsvcid in a comma-separated list");
     }
@@ -126,6 +158,7 @@ Status check_connection_options(const HostOptions& o) {
     auto port = verbs::parse_port(p.trsvcid);
     if (!port.ok()) return Status::invalid_argument("--trsvcid: " + port.status().message());
     if (*port == 0) return Status::invalid_argument("--trsvcid: port 0 cannot be connected to");
+    if (p.traddr.empty()) continue;  // -a missing: the caller names it after every bad value
     if (auto a = verbs::SocketAddress::parse(p.traddr, *port); !a.ok()) {
       return Status::invalid_argument("--traddr: " + a.status().message());
     }

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/cli_usage.h"
 #include "common/status.h"
 #include "host/controller.h"
 
@@ -15,7 +16,16 @@ namespace nvmf::host {
 
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;  // connection, protocol, I/O or file errors
-inline constexpr int kExitUsage = 2;    // bad command line
+// A bad command line exits kExitUsage (2, common/cli_usage.h), printed by host_usage_error().
+
+// The synopsis of nvmf-host (`subcommand` empty or unknown) or of one of its subcommands: the
+// second line of a usage error, e.g. "nvmf-host -a ADDR -n NQN [OPTIONS] read -d FILE -l LENGTH
+// [-o OFFSET] [--json [FILE]] (try nvmf-host read --help)".
+std::string host_usage(std::string_view subcommand);
+
+// A bad nvmf-host command line (common/cli_usage.h): "nvmf-host: MESSAGE" (or "nvmf-host:
+// SUBCOMMAND: MESSAGE"), then "usage: " host_usage(subcommand) on stderr; returns kExitUsage.
+int host_usage_error(std::string_view subcommand, std::string_view message);
 
 // Largest CLI transfer buffer: one registered buffer of min(file size, this) is reused.
 inline constexpr uint64_t kMaxCliBufferBytes = 4ull << 20;
@@ -31,17 +41,18 @@ Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view wh
 
 // Checks the connection options as typed, before anything is opened, so a typo is named as the
 // option it came from (kInvalidArgument, message starting with the option): --traddr and
-// --host-traddr (when set) numeric IPv4/IPv6 addresses, --trsvcid a port 1..65535 (a host
-// cannot connect to port 0), --nqn and --hostnqn at most 223 bytes (an empty --nqn is the caller's
-// to judge: discover needs none) (Base 2.0
-// §4.5: an NQN is at most 223 bytes).
+// --host-traddr (when set, an empty --traddr is the caller's to report) numeric IPv4/IPv6
+// addresses, --trsvcid a port 1..65535 (a host cannot connect to port 0), --nqn and --hostnqn at
+// most 223 bytes (an empty --nqn is the caller's to judge: discover needs none) (Base 2.0 §4.5: an
+// NQN is at most 223 bytes).
 Status check_connection_options(const HostOptions& o);
 // Several paths to one subsystem, failover order (HostOptions::failover_paths): -a and -s may
 // each be a comma-separated list. Equal lengths pair up (-a A,B -s 4420,4421); a single value
 // goes with every value of the other list (-a A,B -s 4420; -a A -s 4420,4421). Leaves the first
 // path in traddr/trsvcid and the others in failover_paths. kInvalidArgument: lists of
 // different lengths (neither one value), an empty element, a path given twice, more than
-// kMaxPaths paths.
+// kMaxPaths paths. An empty traddr (-a not given) is not an error here: the paths get empty
+// addresses and check_connection_options() still checks their ports.
 Status split_path_lists(HostOptions& o);
 inline constexpr size_t kMaxPaths = 8;
 

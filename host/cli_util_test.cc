@@ -188,6 +188,44 @@ TEST(PathLists, BadListsAreRefusedNamingWhy) {
   EXPECT_NE(check_connection_options(o).message().find("port 0"), std::string::npos);
 }
 
+// Without -a (the CLI names it missing after every bad value) the ports are still checked.
+TEST(PathLists, PortsAreCheckedWithoutAnAddress) {
+  HostOptions o;  // traddr empty
+  o.trsvcid = "4420,4421";
+  ASSERT_TRUE(split_path_lists(o).ok());
+  EXPECT_EQ(o.trsvcid, "4420");
+  ASSERT_EQ(o.failover_paths.size(), 1u);
+  EXPECT_EQ(o.failover_paths[0], (TransportPath{"", "4421"}));
+  EXPECT_TRUE(check_connection_options(o).ok()) << check_connection_options(o).to_string();
+  o.failover_paths.clear();
+  o.trsvcid = "4420,abc";
+  ASSERT_TRUE(split_path_lists(o).ok());
+  EXPECT_EQ(check_connection_options(o).message().rfind("--trsvcid: ", 0), 0u)
+      << check_connection_options(o).message();
+  o.failover_paths.clear();
+  o.trsvcid = "4420,";
+  EXPECT_NE(split_path_lists(o).message().find("path 2: empty"), std::string::npos);
+}
+
+// The second line of a usage error: the synopsis of the subcommand used, else of nvmf-host.
+TEST(HostUsage, SynopsisOfEachSubcommand) {
+  int checked = 0;
+  for (const char* sub : {"identify", "write", "read", "bench", "discover", "conform"}) {
+    const std::string u = host_usage(sub);
+    EXPECT_EQ(u.rfind("nvmf-host -a ADDR ", 0), 0u) << u;
+    EXPECT_NE(u.find(std::string("] ") + sub), std::string::npos) << u;
+    EXPECT_NE(u.find(std::string("(try nvmf-host ") + sub + " --help)"), std::string::npos) << u;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 6);
+  EXPECT_NE(host_usage("read").find("read -d FILE -l LENGTH"), std::string::npos);
+  for (const char* top : {"", "frobnicate"}) {
+    EXPECT_EQ(host_usage(top),
+              "nvmf-host -a ADDR [-n NQN] [OPTIONS] identify|write|read|bench|discover|conform "
+              "[SUBCOMMAND OPTIONS] (try nvmf-host --help)");
+  }
+}
+
 TEST(StatsJson, KeepAliveCounters) {
   HostStats s;
   s.keep_alives = 7;

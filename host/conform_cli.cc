@@ -37,6 +37,18 @@ Status write_file(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+Result<std::vector<std::string>> conform_case_ids(const std::string& cases) {
+  std::vector<std::string> ids;
+  std::stringstream list(cases);
+  for (std::string id; std::getline(list, id, ',');) {
+    if (!id.empty()) ids.push_back(id);
+  }
+  if (auto sel = conform::select_cases(conform::catalogue(), ids); !sel.ok()) {
+    return Status::invalid_argument("--cases: " + sel.status().message());
+  }
+  return ids;
+}
+
 int cmd_conform(const HostOptions& opts, int timeout_ms, const ConformArgs& args) {
   if (args.list) {
     std::cout << conform::list_text(conform::catalogue());
@@ -51,14 +63,9 @@ int cmd_conform(const HostOptions& opts, int timeout_ms, const ConformArgs& args
   o.timeout_ms = timeout_ms;
   o.include_dangerous = args.include_dangerous;
   o.verbose = args.progress;
-  std::stringstream ids(args.cases);
-  for (std::string id; std::getline(ids, id, ',');) {
-    if (!id.empty()) o.only.push_back(id);
-  }
-  if (auto sel = conform::select_cases(conform::catalogue(), o.only); !sel.ok()) {
-    std::fprintf(stderr, "nvmf-host: usage: --cases: %s\n", sel.status().message().c_str());
-    return kExitUsage;
-  }
+  Result<std::vector<std::string>> ids = conform_case_ids(args.cases);
+  if (!ids.ok()) return host_usage_error("conform", ids.status().message());
+  o.only = std::move(*ids);
   for (const std::string& path : {args.json, args.junit}) {
     if (path.empty() || path == "-") continue;
     if (Status st = check_writable(path, "report"); !st.ok()) {

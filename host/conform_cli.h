@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
+#include "common/status.h"
 #include "host/options.h"
 
 namespace nvmf::host {
@@ -23,6 +25,10 @@ struct ConformArgs {
 
 // Adds the `conform` subcommand to `app`; the values land in `args`.
 CLI::App* add_conform_subcommand(CLI::App& app, ConformArgs& args);
+
+// The case ids of --cases (comma-separated; empty: all), checked against the catalogue:
+// kInvalidArgument "--cases: ..." naming the first unknown id.
+Result<std::vector<std::string>> conform_case_ids(const std::string& cases);
 
 // --list: prints the catalogue, exit 0. Otherwise runs the catalogue against opts.traddr /
 // opts.subnqn with `timeout_ms` per command, prints the table, writes the reports. Exit 0 when

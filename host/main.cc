@@ -31,7 +31,20 @@ struct IoArgs {
   std::string length;
   std::string json;       // "" none, "-" stdout, else a path
   uint32_t segments = 1;  // write: separately registered pieces per chunk (host/segments.h)
+  // offset and length parsed by check_io_args().
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
 };
+
+// Parses -o and (read, when -l was given) -l before anything missing is reported: kInvalidArgument
+// naming the option ("--length is 0", "--offset + --length (...) overflows 64 bits").
+Status check_io_args(IoArgs& a, bool length_given) {
+  NVMF_ASSIGN_OR_RETURN(a.offset_bytes, parse_size(a.offset, "--offset"));
+  if (!length_given) return ok_status();  // read without -l: named after every bad value
+  NVMF_ASSIGN_OR_RETURN(a.length_bytes, parse_size(a.length, "--length"));
+  if (a.length_bytes == 0) return Status::invalid_argument("--length is 0");
+  return check_byte_range(a.offset_bytes, a.length_bytes, "--offset + --length");
+}
 
 int fail(std::string_view what, const Status& st) {
   std::fprintf(stderr, "nvmf-host: %.*s: %s\n", static_cast<int>(what.size()), what.data(),
@@ -39,11 +52,10 @@ int fail(std::string_view what, const Status& st) {
   return kExitRuntime;
 }
 
-// A bad argument found after parsing (size syntax, alignment): one line, exit 2.
-int fail_usage(std::string_view what, const Status& st) {
-  std::fprintf(stderr, "nvmf-host: %.*s: usage: %s\n", static_cast<int>(what.size()), what.data(),
-               st.message().c_str());
-  return kExitUsage;
+// A bad argument found after parsing (alignment, namespace size): the usage error of subcommand
+// `sub` (host_usage_error), exit 2.
+int fail_usage(std::string_view sub, const Status& st) {
+  return host_usage_error(sub, st.message());
 }
 
 Status emit_json(const std::string& target, const nlohmann::json& j) {
@@ -168,8 +180,7 @@ Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slb
 }
 
 int cmd_write(const HostOptions& opts, const IoArgs& a) {
-  Result<uint64_t> offset = parse_size(a.offset, "--offset");
-  if (!offset.ok()) return fail_usage("write", offset.status());
+  const uint64_t offset = a.offset_bytes;  // parsed by check_io_args()
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(a.file.c_str(), "rb"),
                                                      &std::fclose);
   if (!in) return fail("write", Status::from_errno("open " + a.file, errno));
@@ -177,16 +188,16 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
   if (!size.ok()) return fail("write", size.status());
   uint64_t file_size = *size;
   if (file_size == 0) return fail("write", Status::invalid_argument(a.file + " is empty"));
-  Status range = check_byte_range(*offset, file_size, "--offset + the --input size");
+  Status range = check_byte_range(offset, file_size, "--offset + the --input size");
   if (!range.ok()) return fail_usage("write", range);
   if (Status st = check_report_path(a.json); !st.ok()) return fail("write", st);
   auto c = Controller::connect(opts);
   if (!c.ok()) return fail("connect", c.status());
   Controller& ctrl = **c;
   uint32_t lba = ctrl.lba_size();
-  Status st = check_lba_aligned(*offset, lba, "--offset");
+  Status st = check_lba_aligned(offset, lba, "--offset");
   if (!st.ok()) return finish(ctrl, fail_usage("write", st));
-  st = check_fits_namespace(*offset, file_size, lba, ctrl.namespace_info().nsze,
+  st = check_fits_namespace(offset, file_size, lba, ctrl.namespace_info().nsze,
                             "--offset + the --input size");
   if (!st.ok()) return finish(ctrl, fail_usage("write", st));
   if (uint64_t pad = padding_bytes(file_size, lba); pad != 0) {
@@ -196,7 +207,7 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
                  a.file.c_str(), static_cast<unsigned long long>(file_size), lba,
                  static_cast<unsigned long long>(pad));
   }
-  st = write_file(ctrl, in.get(), file_size, *offset / lba, a.segments);
+  st = write_file(ctrl, in.get(), file_size, offset / lba, a.segments);
   // Like Linux, flush only when the controller has a volatile write cache (VWC bit 0): the data
   // is then durable when the CLI reports success.
   if (st.ok() && (ctrl.identify_controller().vwc & 1) != 0) st = ctrl.flush();
@@ -205,12 +216,12 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
   uint64_t written = round_up_to_lba(file_size, lba);
   if (a.json != "-") {
     std::printf("wrote %llu bytes at offset %llu: %llu in-capsule and %llu keyed commands\n",
-                static_cast<unsigned long long>(written), static_cast<unsigned long long>(*offset),
+                static_cast<unsigned long long>(written), static_cast<unsigned long long>(offset),
                 static_cast<unsigned long long>(s.writes_in_capsule),
                 static_cast<unsigned long long>(s.writes_keyed));
   }
   if (!a.json.empty()) {
-    nlohmann::json j = io_report(ctrl, "write", *offset, written);
+    nlohmann::json j = io_report(ctrl, "write", offset, written);
     j["segments"] = a.segments;
     st = emit_json(a.json, j);
     if (!st.ok()) return finish(ctrl, fail("write", st));
@@ -237,32 +248,27 @@ Status read_to_file(Controller& c, std::FILE* out, uint64_t length, uint64_t slb
 }
 
 int cmd_read(const HostOptions& opts, const IoArgs& a) {
-  Result<uint64_t> offset = parse_size(a.offset, "--offset");
-  if (!offset.ok()) return fail_usage("read", offset.status());
-  Result<uint64_t> length = parse_size(a.length, "--length");
-  if (!length.ok()) return fail_usage("read", length.status());
-  if (*length == 0) return fail_usage("read", Status::invalid_argument("--length is 0"));
-  Status range = check_byte_range(*offset, *length, "--offset + --length");
-  if (!range.ok()) return fail_usage("read", range);
+  const uint64_t offset = a.offset_bytes;  // parsed by check_io_args()
+  const uint64_t length = a.length_bytes;
   if (Status st = check_report_path(a.json); !st.ok()) return fail("read", st);
   auto c = Controller::connect(opts);
   if (!c.ok()) return fail("connect", c.status());
   Controller& ctrl = **c;
-  Status st = check_lba_aligned(*offset, ctrl.lba_size(), "--offset");
+  Status st = check_lba_aligned(offset, ctrl.lba_size(), "--offset");
   if (!st.ok()) return finish(ctrl, fail_usage("read", st));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(a.file.c_str(), "wb"),
                                                       &std::fclose);
   if (!out) return finish(ctrl, fail("read", Status::from_errno("open " + a.file, errno)));
-  st = read_to_file(ctrl, out.get(), *length, *offset / ctrl.lba_size());
+  st = read_to_file(ctrl, out.get(), length, offset / ctrl.lba_size());
   if (st.ok() && std::fflush(out.get()) != 0) st = Status::from_errno("flush " + a.file, errno);
   if (!st.ok()) return finish(ctrl, fail("read", st));
   if (a.json != "-") {
     std::printf("read %llu bytes at offset %llu in %llu commands\n",
-                static_cast<unsigned long long>(*length), static_cast<unsigned long long>(*offset),
+                static_cast<unsigned long long>(length), static_cast<unsigned long long>(offset),
                 static_cast<unsigned long long>(ctrl.stats().reads));
   }
   if (!a.json.empty()) {
-    st = emit_json(a.json, io_report(ctrl, "read", *offset, *length));
+    st = emit_json(a.json, io_report(ctrl, "read", offset, length));
     if (!st.ok()) return finish(ctrl, fail("read", st));
   }
   return finish(ctrl, kExitOk);
@@ -419,18 +425,13 @@ struct JsonOptions {
 };
 
 // CLI11 keeps arguments it does not know (allow_extras) so the error can name the first one,
-// whether it looks like an option or like a subcommand.
-int unknown_argument(const std::vector<std::string>& extras) {
+// whether it looks like an option or like a subcommand. `sub`: the subcommand given, or "".
+int unknown_argument(std::string_view sub, const std::vector<std::string>& extras) {
   const std::string& first = extras.front();
   if (!first.empty() && first[0] == '-') {
-    std::fprintf(stderr, "nvmf-host: usage: unknown option '%s' (try --help)\n", first.c_str());
-  } else {
-    std::fprintf(stderr,
-                 "nvmf-host: usage: unknown subcommand or unexpected argument '%s' (subcommands: "
-                 "identify, write, read, bench, discover, conform; try --help)\n",
-                 first.c_str());
+    return host_usage_error(sub, "unknown option '" + first + "'");
   }
-  return kExitUsage;
+  return host_usage_error(sub, "unknown subcommand or unexpected argument '" + first + "'");
 }
 
 int run(int argc, char** argv) {
@@ -467,7 +468,8 @@ int run(int argc, char** argv) {
       read->add_option("-d,--data", r.file, "the file the bytes are written to (required)");
   add_hidden_alias(*read, "-f,--output", r.file, r_data);
   read->add_option("-o,--offset", r.offset, "byte offset (multiple of the LBA size)");
-  read->add_option("-l,--length", r.length, "bytes to read")->required();
+  // Required, checked after every bad value (not CLI11's required(), which comes first).
+  read->add_option("-l,--length", r.length, "bytes to read (required)");
   r_json.add(read);
   BenchArgs bench_args;
   CLI::App* bench = add_bench_subcommand(app, bench_args);
@@ -480,7 +482,8 @@ int run(int argc, char** argv) {
   conform_json->expected(0, 1)->type_name("[FILE]");
   // The connection options belong to the top level but may come after the subcommand too;
   // CLI11 lists them only in the top-level help, so each subcommand's help points there.
-  for (CLI::App* sub : {identify, write, read, bench, disc, conform}) {
+  const std::vector<CLI::App*> subs = {identify, write, read, bench, disc, conform};
+  for (CLI::App* sub : subs) {
     sub->footer(
         "Connection options (also accepted here): -a,--traddr ADDR (required), -s,--trsvcid "
         "PORT, -n,--nqn NQN (required but for discover), -w,--host-traddr ADDR, --hostnqn, "
@@ -488,6 +491,13 @@ int run(int argc, char** argv) {
         "--nr-io-queues, --queue-size, --timeout-ms, --max-inline-data, --poll, --log-level, "
         "-v. See nvmf-host --help.");
   }
+  // The subcommand given ("" for none): its synopsis is the usage line of an error.
+  auto given = [&subs]() -> std::string {
+    for (CLI::App* s : subs) {
+      if (s->parsed()) return s->get_name();
+    }
+    return "";
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -495,28 +505,17 @@ int run(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nvmf-host: usage: %s (try --help)\n", e.what());
-    return kExitUsage;
+    return host_usage_error(given(), e.what());
   }
-  if (!app.remaining().empty()) return unknown_argument(app.remaining());
-  if (app.get_subcommands().empty()) {
-    std::fprintf(stderr,
-                 "nvmf-host: usage: a subcommand is required: identify, write, read, bench, "
-                 "discover or conform (try --help)\n");
-    return kExitUsage;
-  }
-  // The data file of write and read: -d/--data (or its hidden older spelling).
-  for (auto [sub, file] : {std::pair{write, &w.file}, std::pair{read, &r.file}}) {
-    if (sub->parsed() && file->empty()) {
-      std::fprintf(stderr, "nvmf-host: %s: usage: -d,--data FILE is required (try %s --help)\n",
-                   sub->get_name().c_str(), sub->get_name().c_str());
-      return kExitUsage;
-    }
-  }
+  const std::string sub = given();
+  if (!app.remaining().empty()) return unknown_argument(sub, app.remaining());
+  // Every bad value is named before anything missing is (-a, -n, the subcommand, -d, -l): the
+  // first mistake reported is the first one the user made. CLI11 checked the ranges and sets.
+  Result<LogLevel> level = parse_log_level(log_level);  // checked with -v too
+  if (!level.ok()) return host_usage_error(sub, "--log-level: " + level.status().message());
   if (bench->parsed()) {
     if (Status st = check_bench_args(*bench, bench_args); !st.ok()) {
-      std::fprintf(stderr, "nvmf-host: bench: usage: %s\n", st.message().c_str());
-      return kExitUsage;
+      return host_usage_error(sub, st.message());
     }
     // bench polls busy unless told: a --poll given before the subcommand counts too.
     if (bench->get_option("--poll")->count() == 0 &&
@@ -524,40 +523,48 @@ int run(int argc, char** argv) {
       bench_args.poll = poll_mode;
     }
   }
+  CLI::Option* r_length = read->get_option("--length");
+  for (auto [cmd, args] : {std::pair{write, &w}, std::pair{read, &r}}) {
+    if (!cmd->parsed()) continue;
+    if (Status st = check_io_args(*args, cmd == read && r_length->count() > 0); !st.ok()) {
+      return host_usage_error(sub, st.message());
+    }
+  }
+  if (conform->parsed()) {
+    if (auto ids = conform_case_ids(conform_args.cases); !ids.ok()) {
+      return host_usage_error(sub, ids.status().message());
+    }
+  }
+  if (Status st = split_path_lists(opts); !st.ok()) return host_usage_error(sub, st.message());
+  if (Status st = check_connection_options(opts); !st.ok()) {
+    return host_usage_error(sub, st.message());
+  }
+  if (opts.subnqn == proto::kDiscoveryNqn && !disc->parsed()) {
+    // No namespace, no I/O queues: Identify fails.
+    return host_usage_error(sub, "-n " + std::string(proto::kDiscoveryNqn) +
+                                     " is the discovery controller: use 'nvmf-host discover' "
+                                     "(no -n needed)");
+  }
+  // Then what is missing.
+  if (sub.empty()) {
+    return host_usage_error(
+        sub, "a subcommand is required: identify, write, read, bench, discover or conform");
+  }
+  // The data file of write and read: -d/--data (or its hidden older spelling); read's -l.
+  for (auto [cmd, file] : {std::pair{write, &w.file}, std::pair{read, &r.file}}) {
+    if (cmd->parsed() && file->empty()) return host_usage_error(sub, "-d,--data FILE is required");
+  }
+  if (read->parsed() && r_length->count() == 0) {
+    return host_usage_error(sub, "-l,--length is required");
+  }
   if (conform_json->count() > 0 && conform_args.json.empty()) conform_args.json = "-";
   if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
-  if (opts.traddr.empty()) {
-    std::fprintf(stderr, "nvmf-host: usage: -a,--traddr is required (try --help)\n");
-    return kExitUsage;
-  }
-  if (Status st = split_path_lists(opts); !st.ok()) {
-    std::fprintf(stderr, "nvmf-host: usage: %s\n", st.message().c_str());
-    return kExitUsage;
-  }
-  if (Status st = check_connection_options(opts); !st.ok()) {
-    std::fprintf(stderr, "nvmf-host: usage: %s\n", st.message().c_str());
-    return kExitUsage;
-  }
+  if (opts.traddr.empty()) return host_usage_error(sub, "-a,--traddr is required");
   opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;
   opts.kato_ms = keep_alive_tmo_s * 1000;
-  auto level = parse_log_level(verbose ? "debug" : log_level);
-  if (!level.ok()) {
-    std::fprintf(stderr, "nvmf-host: usage: --log-level: %s\n", level.status().message().c_str());
-    return kExitUsage;
-  }
-  set_log_level(*level);
+  set_log_level(verbose ? LogLevel::kDebug : *level);
   if (disc->parsed()) return cmd_discover(opts, disc_json.target());
-  if (opts.subnqn.empty()) {
-    std::fprintf(stderr, "nvmf-host: usage: -n,--nqn is required (try --help)\n");
-    return kExitUsage;
-  }
-  if (opts.subnqn == proto::kDiscoveryNqn) {  // no namespace, no I/O queues: Identify fails
-    std::fprintf(stderr,
-                 "nvmf-host: usage: -n %s is the discovery controller: use 'nvmf-host discover' "
-                 "(no -n needed)\n",
-                 proto::kDiscoveryNqn);
-    return kExitUsage;
-  }
+  if (opts.subnqn.empty()) return host_usage_error(sub, "-n,--nqn is required");
   if (conform->parsed()) {
     // conform's own default: short per-command timeouts keep a whole run to minutes.
     int timeout = app.get_option("--timeout-ms")->count() > 0 ? opts.timeout_ms : 1500;

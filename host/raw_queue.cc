@@ -6,12 +6,11 @@
 #include <cstring>
 
 #include "common/sgl.h"
+#include "common/verbs/work_request_id.h"
 
 namespace nvmf::host {
 
 namespace {
-
-constexpr uint64_t kRecvWrBase = 1u << 20;  // wr_id of receive i: kRecvWrBase + i
 
 int remaining_ms(std::chrono::steady_clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -91,7 +90,7 @@ void RawQueue::disconnect() {
 Status RawQueue::post_recv(uint32_t index) {
   ibv_sge sge{reinterpret_cast<uintptr_t>(&cqes_[index]), sizeof(proto::Cqe), cqe_mr_->lkey()};
   ibv_recv_wr wr{};
-  wr.wr_id = kRecvWrBase + index;
+  wr.wr_id = verbs::encode_wr_id(verbs::WrKind::kRecv, index);
   wr.sg_list = &sge;
   wr.num_sge = 1;
   int err = qp_->post_recv(&wr);
@@ -186,7 +185,7 @@ Status RawQueue::post_send_slot(uint32_t slot, size_t bytes) {
   ibv_sge sge{reinterpret_cast<uintptr_t>(send_buf_.data() + slot * send_slot_bytes_),
               static_cast<uint32_t>(bytes), send_mr_->lkey()};
   ibv_send_wr wr{};
-  wr.wr_id = slot;
+  wr.wr_id = verbs::encode_wr_id(verbs::WrKind::kSend, slot);
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
@@ -265,28 +264,41 @@ void RawQueue::check_cm() {
   }
 }
 
+RawCompletion classify_raw_completion(uint64_t wr_id, uint32_t slots) {
+  const verbs::WrId id = verbs::decode_wr_id(wr_id);
+  if (id.index >= slots) return RawCompletion::kForeign;
+  if (id.kind == verbs::WrKind::kSend) return RawCompletion::kSend;
+  if (id.kind == verbs::WrKind::kRecv) return RawCompletion::kRecv;
+  return RawCompletion::kForeign;
+}
+
 Status RawQueue::poll_once() {
   ibv_wc wc[16];
   int n = cq_->poll(wc);
   if (n < 0) return failed_ = Status::io("ibv_poll_cq failed");
   for (int i = 0; i < n; ++i) {
+    const RawCompletion kind = classify_raw_completion(wc[i].wr_id, slots_);
+    const uint32_t index = verbs::decode_wr_id(wc[i].wr_id).index;
+    if (kind == RawCompletion::kForeign) {
+      if (failed_.ok()) {
+        failed_ = Status::internal("completion with wr_id " + std::to_string(wc[i].wr_id) +
+                                   ", which this queue never posted");
+      }
+      continue;
+    }
+    if (kind == RawCompletion::kSend) slot_busy_[index] = false;
     if (wc[i].status != IBV_WC_SUCCESS) {
       if (failed_.ok()) {
         failed_ =
             Status::io(std::string("work completion error: ") + ibv_wc_status_str(wc[i].status));
       }
-      if (wc[i].wr_id < slots_) slot_busy_[wc[i].wr_id] = false;
       continue;
     }
-    if (wc[i].wr_id >= kRecvWrBase) {
-      uint32_t idx = static_cast<uint32_t>(wc[i].wr_id - kRecvWrBase);
-      pending_.push_back(cqes_[idx]);
-      if (!repost_receives_) continue;
-      Status s = post_recv(idx);
-      if (!s.ok() && failed_.ok()) failed_ = s;
-    } else if (wc[i].wr_id < slots_) {
-      slot_busy_[wc[i].wr_id] = false;
-    }
+    if (kind != RawCompletion::kRecv) continue;
+    pending_.push_back(cqes_[index]);
+    if (!repost_receives_) continue;
+    Status s = post_recv(index);
+    if (!s.ok() && failed_.ok()) failed_ = s;
   }
   return ok_status();
 }

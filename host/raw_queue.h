@@ -80,6 +80,13 @@ proto::ConnectData connect_data_for(const ConnectSpec& spec);
 // The Connect SQE `spec` describes (CID 0, SGL1 zero: the caller sets both).
 proto::Sqe connect_sqe_for(const ConnectSpec& spec);
 
+// What a RawQueue work completion is, from its wr_id (common/verbs/work_request_id.h, the one
+// encoding of the host's and the target's queues): the SEND of send slot `index`, the receive
+// of CQE buffer `index`, or an id this queue never posted (any other kind, or an index at or
+// above `slots`), which fails the queue instead of indexing past its slots.
+enum class RawCompletion { kSend, kRecv, kForeign };
+RawCompletion classify_raw_completion(uint64_t wr_id, uint32_t slots);
+
 // A host queue with no protocol of its own, for the conformance checker and the hostile-host
 // tests: it sends exactly the CM private data, capsules and Connects it is given (malformed
 // ones included) and returns what came back, judging nothing. Not thread-safe; setup path only.

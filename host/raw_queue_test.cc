@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/verbs/work_request_id.h"
+
 namespace nvmf::host {
 namespace {
 
@@ -55,6 +57,27 @@ TEST(RawQueueBuilders, UnterminatedNqnsFillEveryByte) {
   EXPECT_EQ(d.subnqn[255], 'x');
   EXPECT_EQ(std::memchr(d.hostnqn, 0, sizeof(d.hostnqn)), nullptr);
   EXPECT_EQ(d.hostnqn[255], 'h');
+}
+
+// The wr_ids a RawQueue posts are the shared encoding (common/verbs/work_request_id.h); a
+// completion is classified by kind and index, anything else is foreign.
+TEST(RawQueueCompletions, SharedWrIdEncodingIsClassified) {
+  using verbs::encode_wr_id;
+  using verbs::WrKind;
+  constexpr uint32_t kSlots = 64;
+  EXPECT_EQ(classify_raw_completion(encode_wr_id(WrKind::kSend, 0), kSlots), RawCompletion::kSend);
+  EXPECT_EQ(classify_raw_completion(encode_wr_id(WrKind::kSend, 63), kSlots), RawCompletion::kSend);
+  EXPECT_EQ(classify_raw_completion(encode_wr_id(WrKind::kRecv, 0), kSlots), RawCompletion::kRecv);
+  EXPECT_EQ(classify_raw_completion(encode_wr_id(WrKind::kRecv, 63), kSlots), RawCompletion::kRecv);
+  // An index past the slots, a kind the raw queue never posts, the old encodings, garbage.
+  for (uint64_t wr_id : {encode_wr_id(WrKind::kSend, 64), encode_wr_id(WrKind::kRecv, 64),
+                         encode_wr_id(WrKind::kRead, 1), encode_wr_id(WrKind::kWrite, 1),
+                         uint64_t{5},              // the old send slot 5
+                         (uint64_t{1} << 20) + 5,  // the old receive 5
+                         uint64_t{0}, ~uint64_t{0}}) {
+    EXPECT_EQ(classify_raw_completion(wr_id, kSlots), RawCompletion::kForeign) << wr_id;
+  }
+  EXPECT_EQ(classify_raw_completion(encode_wr_id(WrKind::kRecv, 3), 3), RawCompletion::kForeign);
 }
 
 }  // namespace

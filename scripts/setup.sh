@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # Installs the Debian packages nvmf-rdma uses (no recommended packages), says how much first; idempotent.
 #
-# Usage: scripts/setup.sh [--no-vm] [--vm] [--bench]
+# Usage: scripts/setup.sh [--no-vm] [--vm] [--bench] [--list]
 #   Build, test and RDMA user-space packages are always installed. QEMU and a kernel for the
 #   soft-RoCE guest of ci/rxe-run are set up only when the running kernel has no rdma_rxe
 #   module, or with --vm; --no-vm never. The guest's kernel is Debian's linux-image package
-#   unpacked into ~/.cache/nvmf-rdma/kernels (ci/vm/fetch-kernel): nothing is installed into
-#   this machine's /boot or /lib/modules. --bench adds gnuplot for ci/bench-compare.sh's plot.
+#   unpacked into ~/.cache/nvmf-rdma/kernels (ci/vm/fetch-kernel), its busybox-static and the
+#   interop suite's dmsetup into ~/.cache/nvmf-rdma/tools (ci/vm/fetch-tools): installing those
+#   packages would run update-initramfs, so nothing touches this machine's /boot or /lib/modules.
+#   --bench adds gnuplot for ci/bench-compare.sh's plot. --list prints every package this script
+#   may install (all groups), one a line, and exits.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 want_vm=auto
 want_bench=0
+list_only=0
 for arg in "$@"; do
   case "$arg" in
     --vm) want_vm=yes ;;
     --no-vm) want_vm=no ;;
     --bench) want_bench=1 ;;
+    --list) list_only=1 ;;
     -h | --help)
-      sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -42,12 +47,20 @@ build_pkgs+=(clang libclang-rt-14-dev)
 # and kmod's modprobe to create the rxe devices.
 rdma_pkgs=(libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils perftest
   iproute2 kmod)
-# The Linux kernel's NVMe-oF peers for the interop suite (ci/interop): nvme-cli, fio; dmsetup for
-# its failing-device check (dm-flakey, ci/interop/file-backend.sh).
-rdma_pkgs+=(nvme-cli fio dmsetup)
-# The soft-RoCE guest: QEMU, a static busybox and cpio for its initramfs (ci/vm/mkinitramfs).
-vm_pkgs=(qemu-system-x86 busybox-static cpio)
+# The Linux kernel's NVMe-oF peers for the interop suite (ci/interop): nvme-cli, fio.
+rdma_pkgs+=(nvme-cli fio)
+# The soft-RoCE guest: QEMU, and cpio for its initramfs (ci/vm/mkinitramfs).
+vm_pkgs=(qemu-system-x86 cpio)
 bench_pkgs=(gnuplot-nox)
+# No package listed here may carry a dpkg trigger of update-initramfs or an initramfs-tools hook
+# (on a bootable Debian, installing it rebuilds /boot/initrd.img-*), nor pull one in:
+# busybox-static (the initramfs's busybox; it also Conflicts with busybox) and dmsetup (dm-flakey
+# in ci/interop/file-backend.sh; libdevmapper1.02.1 Depends on it) are unpacked into the cache by
+# ci/vm/fetch-tools instead, at the end. //ci:setup_packages_test checks these lists.
+if [ $list_only -eq 1 ]; then
+  printf '%s\n' "${build_pkgs[@]}" "${rdma_pkgs[@]}" "${vm_pkgs[@]}" "${bench_pkgs[@]}"
+  exit 0
+fi
 
 kernel_has_rxe() {
   [ -d /sys/module/rdma_rxe ] && return 0
@@ -104,7 +117,11 @@ else
   echo "setup.sh: packages done"
 fi
 
-# The guest's kernel: unpacked into the user's cache, no root needed.
+# The guest's kernel, busybox-static and dmsetup (dmsetup also where the interop suite runs on
+# this machine's own rxe): unpacked into the user's cache, not installed, no root needed.
+tools=(dmsetup)
 if [ $need_vm -eq 1 ]; then
   "$here/../ci/vm/fetch-kernel"
+  tools+=(busybox)
 fi
+"$here/../ci/vm/fetch-tools" "${tools[@]}"

@@ -405,6 +405,32 @@ TEST(ConfigTest, PortOptionsAreValidated) {
   EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
   o.ports[1].traddr = "not-an-address";
   EXPECT_NE(validate_options(o).message().find("port 2: --traddr"), std::string::npos);
+  // A missing address is named only when no value is bad.
+  o.ports[1].traddr = "";
+  EXPECT_EQ(validate_options(o).message(), "port 2: --traddr is required");
+  o.lba_size = 1000;
+  EXPECT_EQ(validate_options(o).message(), "--lba-size 1000 is not 512 or 4096");
+}
+
+// The first mistake named is a bad value, whatever is missing (-a, a namespace backing).
+TEST(ConfigTest, BadValuesAreNamedBeforeMissingOptions) {
+  TargetOptions o;
+  o.lba_size = 7;
+  EXPECT_EQ(validate_options(o).message(), "--lba-size 7 is not 512 or 4096");
+  o.lba_size = 512;
+  o.trsvcid = "abc";
+  EXPECT_EQ(validate_options(o).message().rfind("--trsvcid: ", 0), 0u)
+      << validate_options(o).message();
+  o.trsvcid = "4420";
+  o.max_io_queues = 0;
+  EXPECT_EQ(validate_options(o).message(), "--max-io-queues 0 is not in 1..64");
+  o.max_io_queues = 4;
+  EXPECT_EQ(validate_options(o).message(), "--traddr is required");
+  o.traddr = "10.0.0.1";
+  EXPECT_EQ(validate_options(o).message(),
+            "give exactly one namespace backing: --file PATH or --ram-size BYTES");
+  o.ram_size = 1 << 20;
+  EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
 }
 
 TEST(ConfigTest, UuidText) {

@@ -11,9 +11,12 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "common/cli_alias.h"
+#include "common/cli_usage.h"
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/wire_text.h"
@@ -27,7 +30,14 @@ using nvmf::target::Target;
 using nvmf::target::TargetOptions;
 using nvmf::target::TargetStats;
 
-constexpr int kExitUsage = 2;
+// The second line of every usage error (common/cli_usage.h).
+constexpr char kUsage[] =
+    "nvmf-target -a ADDR (--file PATH [--size SIZE] | --ram-size SIZE) [OPTIONS], or "
+    "nvmf-target --config FILE [OPTIONS] (try nvmf-target --help)";
+
+// A bad command line: "nvmf-target: MESSAGE", the usage line, exit 2.
+int usage(std::string_view message) { return nvmf::usage_error("nvmf-target", message, kUsage); }
+
 std::atomic<Target*> g_target{nullptr};
 std::atomic<bool> g_stop{false};  // a signal came, maybe before the target existed
 
@@ -217,19 +227,16 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
   };
 }
 
-// Parses the size options into `o`; false (message printed) on a bad value.
-bool apply_sizes(const std::string& size, const std::string& ram_size, TargetOptions& o) {
-  if (!size.empty()) {
-    auto v = nvmf::target::parse_size(size, "--size");
-    if (!v.ok()) return std::cerr << "nvmf-target: " << v.status().message() << "\n", false;
-    o.file_size = *v;
+// Parses the size options into `o`; kInvalidArgument naming the option on a bad value.
+nvmf::Status apply_sizes(const std::string& size, const std::string& ram_size, TargetOptions& o) {
+  for (auto [text, name, out] : {std::tuple{&size, "--size", &o.file_size},
+                                 std::tuple{&ram_size, "--ram-size", &o.ram_size}}) {
+    if (text->empty()) continue;
+    auto v = nvmf::target::parse_size(*text, name);
+    if (!v.ok()) return v.status();
+    *out = *v;
   }
-  if (!ram_size.empty()) {
-    auto v = nvmf::target::parse_size(ram_size, "--ram-size");
-    if (!v.ok()) return std::cerr << "nvmf-target: " << v.status().message() << "\n", false;
-    o.ram_size = *v;
-  }
-  return true;
+  return nvmf::ok_status();
 }
 
 }  // namespace
@@ -395,24 +402,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "nvmf-target: usage: " << e.what() << " (try --help)\n";
-    return kExitUsage;
+    return usage(e.what());
   }
   if (!app.remaining().empty()) {
     const std::string first = app.remaining().front();  // remaining() returns a copy
-    std::cerr << "nvmf-target: usage: "
-              << (first.rfind('-', 0) == 0 ? "unknown option '" : "unexpected argument '") << first
-              << "' (nvmf-target takes options only; try --help)\n";
-    return kExitUsage;
+    return usage((first.rfind('-', 0) == 0 ? "unknown option '" : "unexpected argument '") + first +
+                 "' (nvmf-target takes options only)");
   }
   if (json->count() > 0 && json_path.empty()) json_path = "-";
-  auto level = nvmf::parse_log_level(verbose ? "debug" : log_level);
-  if (!level.ok()) {
-    std::cerr << "nvmf-target: --log-level: " << level.status().message() << "\n";
-    return kExitUsage;
-  }
-  nvmf::set_log_level(*level);
-  if (!apply_sizes(size, ram_size, o)) return kExitUsage;
+  // Every value is checked before anything missing is named (validate_options() last).
+  auto level = nvmf::parse_log_level(log_level);  // checked with -v too
+  if (!level.ok()) return usage("--log-level: " + level.status().message());
+  nvmf::set_log_level(verbose ? nvmf::LogLevel::kDebug : *level);
+  if (nvmf::Status st = apply_sizes(size, ram_size, o); !st.ok()) return usage(st.message());
   if (!files.empty()) {
     o.file_path = files.front();
     o.more_file_paths.assign(files.begin() + 1, files.end());
@@ -425,8 +427,7 @@ int main(int argc, char** argv) {
     unsigned n = 0;
     auto [end, ec] = std::from_chars(cpu.data(), cpu.data() + cpu.size(), n);
     if (ec != std::errc() || end != cpu.data() + cpu.size() || n > 1023) {
-      std::cerr << "nvmf-target: --cpu " << cpu << " is not auto, none or 0..1023\n";
-      return kExitUsage;
+      return usage("--cpu " + cpu + " is not auto, none or 0..1023");
     }
     o.cpu = static_cast<int32_t>(n);
   }
@@ -458,17 +459,11 @@ int main(int argc, char** argv) {
   if (direct_io || buffered_io) o.direct_io = direct_io;
   if (!config_path.empty()) {
     auto loaded = nvmf::target::load_nvmet_config(config_path, o);
-    if (!loaded.ok()) {
-      std::cerr << "nvmf-target: --config " << loaded.status().message() << "\n";
-      return kExitUsage;
-    }
+    if (!loaded.ok()) return usage("--config " + loaded.status().message());
     for (const auto& w : loaded->warnings) std::cerr << "nvmf-target: warning: " << w << "\n";
     o = std::move(loaded->options);
   }
-  if (auto st = nvmf::target::validate_options(o); !st.ok()) {
-    std::cerr << "nvmf-target: " << st.message() << "\n";
-    return kExitUsage;
-  }
+  if (auto st = nvmf::target::validate_options(o); !st.ok()) return usage(st.message());
   // The report is written at exit: find out now, not after serving, that it cannot be.
   if (!json_path.empty() && json_path != "-" && !std::ofstream(json_path, std::ios::app)) {
     std::cerr << "nvmf-target: --json " << json_path
@@ -478,8 +473,13 @@ int main(int argc, char** argv) {
   install_signal_handlers();  // early: a SIGTERM during setup still means a clean exit 0
   auto target = Target::create(o);
   if (!target.ok()) {
+    // A namespace backing refused as given (neither a file nor a block device, ...) is the
+    // command line's fault; anything else failed at run time.
+    if (target.status().code() == nvmf::StatusCode::kInvalidArgument) {
+      return usage(target.status().message());
+    }
     std::cerr << "nvmf-target: " << target.status().to_string() << "\n";
-    return target.status().code() == nvmf::StatusCode::kInvalidArgument ? kExitUsage : 1;
+    return 1;
   }
   g_target.store(target->get());
   if (g_stop.load()) (*target)->stop();

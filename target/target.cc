@@ -133,7 +133,6 @@ PollGroupShares poll_group_shares(const TargetOptions& o, uint32_t groups) {
 const char* poll_mode_name(PollMode mode) { return mode == PollMode::kBusy ? "busy" : "event"; }
 
 Status validate_options(const TargetOptions& o) {
-  if (o.ports.empty() && o.traddr.empty()) return bad("--traddr is required");
   if (o.cpu < kCpuNone || o.cpu > 1023) {
     return bad("--cpu " + std::to_string(o.cpu) + " is not auto, none or 0..1023");
   }
@@ -162,10 +161,10 @@ Status validate_options(const TargetOptions& o) {
     // Checked here, before any device is opened, so a typo is named as the option it came from
     // rather than surfacing later as an rdma_cm error. Port 0 picks an ephemeral port.
     const std::string where = o.ports.empty() ? "" : "port " + std::to_string(p.portid) + ": ";
-    if (p.traddr.empty()) return bad(where + "--traddr is required");
     if (auto port = verbs::parse_port(p.trsvcid); !port.ok()) {
       return bad(where + "--trsvcid: " + port.status().message());
     }
+    if (p.traddr.empty()) continue;  // missing: named below, after every bad value
     if (auto addr = verbs::SocketAddress::parse(p.traddr, uint16_t{0}); !addr.ok()) {
       return bad(where + "--traddr: " + addr.status().message());
     }
@@ -191,7 +190,7 @@ Status validate_options(const TargetOptions& o) {
     if (o.subnqn.empty() || o.subnqn.size() > 223) {
       return bad("--nqn must be 1..223 bytes, got " + std::to_string(o.subnqn.size()));
     }
-    if (o.file_path.empty() == (o.ram_size == 0)) {
+    if (!o.file_path.empty() && o.ram_size != 0) {
       return bad("give exactly one namespace backing: --file PATH or --ram-size BYTES");
     }
     if (o.file_path.empty() && o.file_size != 0) return bad("--size needs --file");
@@ -263,6 +262,16 @@ Status validate_options(const TargetOptions& o) {
     if (value < 1 || value > 0xFFEF) {
       return bad(std::string(name) + " " + std::to_string(value) + " is not in 1..65519");
     }
+  }
+  // What is missing comes last: a bad value given anywhere on the command line is the user's
+  // first mistake and is named first, whatever else is missing.
+  for (const PortOptions& p : ports) {
+    if (!p.traddr.empty()) continue;
+    return bad((o.ports.empty() ? "" : "port " + std::to_string(p.portid) + ": ") +
+               "--traddr is required");
+  }
+  if (o.subsystems.empty() && o.file_path.empty() && o.ram_size == 0) {
+    return bad("give exactly one namespace backing: --file PATH or --ram-size BYTES");
   }
   return ok_status();
 }

@@ -268,7 +268,8 @@ PollGroupShares poll_group_shares(const TargetOptions& options, uint32_t groups)
 std::vector<PortOptions> port_list(const TargetOptions& options);
 
 // Checks ranges and the one-backing rule. kInvalidArgument names the option ("--lba-size 1024
-// is not 512 or 4096").
+// is not 512 or 4096"). Every value is checked before anything missing is reported ("--traddr is
+// required", no --file or --ram-size): the first mistake named is a bad value when there is one.
 Status validate_options(const TargetOptions& options);
 
 }  // namespace nvmf::target

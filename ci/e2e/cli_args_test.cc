@@ -1,6 +1,8 @@
 // The two binaries against a careless user, no RDMA device needed: every bad command line ends
 // with exit 2 and a message naming the option, or exit 1 naming what failed, before any device
-// or connection is touched; never a crash, an abort or a silent success (exit 0).
+// or connection is touched; never a crash, an abort or a silent success (exit 0). A bad command
+// line has one shape on both binaries (common/cli_usage.h), and the option it names is the first
+// mistake: a bad value, whatever else is missing.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,10 +49,46 @@ Outcome run(const std::string& binary, const std::string& args) {
 }
 
 struct Case {
-  const char* args;
+  std::string args;
   int want_exit;
   const char* names;  // text the message must contain
 };
+
+// Splits stderr into its lines (no trailing empty one).
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Exit 2 (a bad command line) prints "PROG: MESSAGE" naming `names`, then the usage line
+// "usage: PROG ... --help)", last; exit 1 (a failure at run time) prints no usage line.
+// Returns what is wrong, or "" when the shape holds.
+std::string shape_error(const std::string& prog, const Outcome& o, const std::string& names) {
+  const std::vector<std::string> lines = lines_of(o.err);
+  if (o.exit_code != 2) {
+    for (const std::string& line : lines) {
+      if (line.rfind("usage: ", 0) == 0)
+        return "a usage line after exit " + std::to_string(o.exit_code);
+    }
+    return "";
+  }
+  if (lines.size() < 2) return "fewer than two lines";
+  const std::string& message = lines[lines.size() - 2];
+  const std::string& usage = lines.back();
+  if (message.rfind(prog + ": ", 0) != 0) return "the message does not start with '" + prog + ": '";
+  if (message.find(names) == std::string::npos) return "the message does not name " + names;
+  if (usage.rfind("usage: " + prog + " ", 0) != 0)
+    return "the last line is not 'usage: " + prog + " ...'";
+  if (usage.size() < 7 || usage.compare(usage.size() - 7, 7, "--help)") != 0) {
+    return "the usage line does not end with '--help)'";
+  }
+  int usage_lines = 0;
+  for (const std::string& line : lines) usage_lines += line.rfind("usage: ", 0) == 0 ? 1 : 0;
+  if (usage_lines != 1) return std::to_string(usage_lines) + " usage lines";
+  return "";
+}
 
 // Addresses are well formed but unreachable: every case must fail before connecting.
 constexpr char kTarget[] = "-a 192.0.2.1 ";
@@ -59,13 +97,49 @@ constexpr char kHost[] = "-a 192.0.2.1 -n nqn.2024-01.io.nvmf-rdma:t ";
 TEST(CliArgs, TargetRefusesBadOptions) {
   const std::string dir = tmpdir();
   const Case cases[] = {
-      {"", 2, "--traddr"},
+      {"", 2, "nvmf-target: --traddr is required"},
+      {"--ram-size 1m", 2, "nvmf-target: --traddr is required"},
       {"-a 192.0.2.1", 2, "--file PATH or --ram-size"},
+      // A bad value is named first, whatever is missing (-a, a namespace backing).
+      {"--log-level loud", 2, "--log-level"},
+      {"-v --log-level loud", 2, "--log-level"},
+      {"--lba-size 7", 2, "--lba-size 7"},
+      {"--ram-size 10x", 2, "--ram-size"},
+      {"--file x --size 10x", 2, "--size"},
+      {"--ram-size 1000", 2, "--ram-size 1000 is not a whole number of LBAs"},
+      {"--cpu x", 2, "--cpu x"},
+      {"--cpu 3 --poll-groups 2", 2, "--cpu 3 pins one thread"},
+      {"-s abc", 2, "--trsvcid"},
+      {"-a 999.1.1.1", 2, "--traddr: "},
+      {"--nqn ''", 2, "--nqn"},
+      {"--queue-size 0", 2, "--queue-size"},
+      {"--max-io-queues 0", 2, "--max-io-queues"},
+      {"--inline-data-size -2", 2, "--inline-data-size"},
+      {"--poll sometimes", 2, "--poll"},
+      {"--poll-mode fast", 2, "--poll-mode"},
+      {"--busy-poll-us -5", 2, "--busy-poll-us"},
+      {"--stall-warn-ms 5", 2, "--stall-warn-ms"},
+      {"--poll-groups 0", 2, "--poll-groups"},
+      {"--io-engine fast", 2, "--io-engine"},
+      {"--uring-fixedbufs maybe", 2, "--uring-fixedbufs"},
+      {"--srq maybe", 2, "--srq"},
+      {"--max-srq-depth 1", 2, "--max-srq-depth"},
+      {"--num-shared-buffers 70000", 2, "--num-shared-buffers"},
+      {"--max-rdma-read-depth 0", 2, "--max-rdma-read-depth"},
+      {"--ack-timeout 32", 2, "--ack-timeout"},
+      {"--max-pending-connections 0", 2, "--max-pending-connections"},
+      {"--connect-timeout-ms 1", 2, "--connect-timeout-ms"},
+      {"--send-stall-timeout-ms 1", 2, "--send-stall-timeout-ms"},
+      {"--max-controllers 0", 2, "--max-controllers"},
+      {"--max-controllers-per-host 0", 2, "--max-controllers-per-host"},
+      {"--requested-max-inline-data x", 2, "--requested-max-inline-data"},
+      {"--config /nonexistent-dir/c.json", 2, "--config"},
+      {"--direct-io --buffered-io", 2, "--buffered-io"},
       {"-a 192.0.2.1 --ram-size 10x", 2, "--ram-size"},
-      {"-a 192.0.2.1 --ram-size 1m --frob", 2, "usage: unknown option '--frob'"},
-      {"-a 192.0.2.1 --ram-size 1m frobnicate", 2, "usage: unexpected argument 'frobnicate'"},
-      {"frobnicate", 2, "usage: unexpected argument 'frobnicate'"},
-      {"--frob 5 --lba-size 7", 2, "usage: unknown option '--frob'"},
+      {"-a 192.0.2.1 --ram-size 1m --frob", 2, "nvmf-target: unknown option '--frob'"},
+      {"-a 192.0.2.1 --ram-size 1m frobnicate", 2, "nvmf-target: unexpected argument 'frobnicate'"},
+      {"frobnicate", 2, "nvmf-target: unexpected argument 'frobnicate'"},
+      {"--frob 5 --lba-size 7", 2, "nvmf-target: unknown option '--frob'"},
       {"-a 192.0.2.1 --ram-size 1m --log-level loud", 2, "--log-level"},
       {"-a 192.0.2.1 --ram-size 1m --poll-mode fast", 2, "--poll-mode"},
       {"-a 192.0.2.1 --ram-size 1m --poll busy --poll-mode busy", 2, "--poll"},
@@ -130,6 +204,7 @@ TEST(CliArgs, TargetRefusesBadOptions) {
     Outcome o = run("target/nvmf-target", c.args);
     EXPECT_EQ(o.exit_code, c.want_exit) << c.args << ": " << o.err;
     EXPECT_NE(o.err.find(c.names), std::string::npos) << c.args << ": " << o.err;
+    EXPECT_EQ(shape_error("nvmf-target", o, c.names), "") << c.args << ": " << o.err;
   }
   Outcome o = run("target/nvmf-target", "-a 192.0.2.1 --file '" + dir + "'");
   EXPECT_EQ(o.exit_code, 1) << o.err;
@@ -344,8 +419,54 @@ TEST(CliArgs, HostRefusesBadOptions) {
   std::ofstream(input) << "hello";
   const std::string h = kHost;
   const Case cases[] = {
-      {"identify", 2, "--traddr"},
-      {"-a 192.0.2.1 identify", 2, "--nqn"},
+      {"identify", 2, "nvmf-host: identify: -a,--traddr is required"},
+      {"-a 192.0.2.1 identify", 2, "nvmf-host: identify: -n,--nqn is required"},
+      {"", 2, "nvmf-host: a subcommand is required"},
+      // A bad value is named first, whatever is missing (-a, -n, the subcommand, -d, -l).
+      {"--log-level loud identify", 2, "--log-level"},
+      {"--log-level loud", 2, "--log-level"},
+      {"-v --log-level loud write", 2, "--log-level"},
+      {"identify --log-level loud", 2, "--log-level"},
+      {"-s abc identify", 2, "--trsvcid"},
+      {"-s 0 discover", 2, "--trsvcid"},
+      {"-s 4420,abc read", 2, "--trsvcid"},
+      {"-s 4420, identify", 2, "path 2: empty"},
+      {"-s 4420,4421 identify", 2, "-a,--traddr is required"},
+      {"-a 999.1.1.1 identify", 2, "--traddr: "},
+      {"-w 1.2.3 identify", 2, "--host-traddr"},
+      {"--hostnqn " + std::string(300, 'h') + " identify", 2, "--hostnqn"},
+      {"-n " + std::string(300, 'n') + " identify", 2, "--nqn must be at most 223 bytes"},
+      {"-n nqn.2014-08.org.nvmexpress.discovery read", 2, "use 'nvmf-host discover'"},
+      {"--queue-size 1 identify", 2, "--queue-size"},
+      {"--nr-io-queues 0 identify", 2, "--nr-io-queues"},
+      {"--timeout-ms 0", 2, "--timeout-ms"},
+      {"-k 70000 identify", 2, "--keep-alive-tmo"},
+      {"--reconnect-delay 0 identify", 2, "--reconnect-delay"},
+      {"--ctrl-loss-tmo -2 identify", 2, "--ctrl-loss-tmo"},
+      {"--fast-io-fail-tmo -2 identify", 2, "--fast-io-fail-tmo"},
+      {"--fast_io_fail_tmo x identify", 2, "--fast_io_fail_tmo"},
+      {"--max-inline-data x identify", 2, "--max-inline-data"},
+      {"--poll fast identify", 2, "--poll"},
+      {"--poll-mode fast", 2, "--poll-mode"},
+      {"identify --output-format yaml", 2, "--output-format"},
+      {"write --segments 0", 2, "--segments"},
+      {"write -o 10x", 2, "--offset"},
+      {"read -l 10x", 2, "--length"},
+      {"read -l 0", 2, "--length is 0"},
+      {"read -d x -o 5x", 2, "--offset"},
+      {"read -d x -l 512 -o 0xfffffffffffffe00", 2, "overflows 64 bits"},
+      {"bench --bs 100", 2, "--bs"},
+      {"bench --rw sideways", 2, "--rw"},
+      {"bench --size 0", 2, "--size is 0"},
+      {"bench --size 10x", 2, "--size"},
+      {"bench --iodepth 0", 2, "--iodepth"},
+      {"bench --numjobs 0", 2, "--numjobs"},
+      {"bench --runtime 0", 2, "--runtime"},
+      {"bench --output r.json", 2, "the report file is --json FILE"},
+      {"conform --cases no-such-case", 2, "--cases"},
+      // What is missing, once every value is good.
+      {"-a 192.0.2.1 -n nqn.x read -d x", 2, "nvmf-host: read: -l,--length is required"},
+      {"-a 192.0.2.1 -n nqn.x read -l 512", 2, "nvmf-host: read: -d,--data FILE is required"},
       {"-a 192.0.2.1 -n nqn.x", 2, "subcommand"},
       {"-a 192.0.2.1 -n '' identify", 2, "--nqn"},
       {"-a 999.1.1.1 -n nqn.x identify", 2, "--traddr"},
@@ -370,15 +491,13 @@ TEST(CliArgs, HostRefusesBadOptions) {
       {"-a 192.0.2.1 -n nqn.x identify --output-format yaml", 2, "--output-format"},
       {"-a 192.0.2.1 -n nqn.2014-08.org.nvmexpress.discovery identify", 2,
        "use 'nvmf-host discover'"},
-      {"-a 192.0.2.1 -n nqn.x write", 2, "write: usage: -d,--data FILE is required"},
-      {"write", 2, "write: usage: -d,--data FILE is required"},
+      {"-a 192.0.2.1 -n nqn.x write", 2, "nvmf-host: write: -d,--data FILE is required"},
+      {"write", 2, "nvmf-host: write: -d,--data FILE is required"},
       {"-a 192.0.2.1 -n nqn.x write -d /nonexistent-dir/in", 1, "/nonexistent-dir/in"},
       {"-a 192.0.2.1 -n nqn.x write --data /dev/null", 1, "/dev/null"},
-      {"-a 192.0.2.1 -n nqn.x read -l 512", 2, "read: usage: -d,--data FILE is required"},
       {"-a 192.0.2.1 -n nqn.x read -d x -l 0", 2, "--length"},
       {"-a 192.0.2.1 -n nqn.x read -d x -l 10x", 2, "--length"},
       {"-a 192.0.2.1 -n nqn.x read -d x -l -1", 2, "--length"},
-      {"-a 192.0.2.1 -n nqn.x read -d x", 2, "--length"},
       {"-a 192.0.2.1 -n nqn.x read -d x -l 512 -l 1024", 2, "--length"},
       {"-a 192.0.2.1 -n nqn.x read -d x -l 0xffffffffffffffff", 2, "--length"},
       {"-a 192.0.2.1 -n nqn.x read -d x -l 512 -o 0xfffffffffffffe00", 2, "--length"},
@@ -403,7 +522,18 @@ TEST(CliArgs, HostRefusesBadOptions) {
     Outcome o = run("host/nvmf-host", c.args);
     EXPECT_EQ(o.exit_code, c.want_exit) << c.args << ": " << o.err;
     EXPECT_NE(o.err.find(c.names), std::string::npos) << c.args << ": " << o.err;
+    EXPECT_EQ(shape_error("nvmf-host", o, c.names), "") << c.args << ": " << o.err;
   }
+  // The usage line is the synopsis of the subcommand given, else of nvmf-host.
+  for (const char* sub : {"identify", "write", "read", "bench", "discover", "conform"}) {
+    Outcome o = run("host/nvmf-host", std::string("--log-level loud ") + sub);
+    EXPECT_EQ(o.exit_code, 2) << sub << ": " << o.err;
+    EXPECT_NE(o.err.find("\nusage: nvmf-host -a ADDR "), std::string::npos) << sub << ": " << o.err;
+    EXPECT_NE(o.err.find(std::string("(try nvmf-host ") + sub + " --help)\n"), std::string::npos)
+        << sub << ": " << o.err;
+  }
+  Outcome top = run("host/nvmf-host", "--log-level loud");
+  EXPECT_NE(top.err.find("(try nvmf-host --help)\n"), std::string::npos) << top.err;
   for (const std::string& args :
        {h + "write -d '" + dir + "'", h + "write -d '" + input + "' -o 10x",
         h + "write -d '" + input + "' -o -512",

@@ -102,9 +102,12 @@ TEST_F(RecoveryTest, TargetRestartReconnectsAndRetriesTheRead) {
   EXPECT_EQ(r.reconnects, 1u);
   EXPECT_EQ(r.retried_transfers, 1u);
   EXPECT_EQ(r.path_errors, 0u);
-  // Reconnect within reconnect-delay plus 2 s of the loss.
+  // One reconnect (asserted above), no sooner than reconnect-delay (1 s) after the loss. The
+  // upper bound only separates "reconnected on its first attempt" from "waited for a timeout"
+  // (ctrl-loss-tmo is 30 s): the attempt itself includes the restarted target's first Connect,
+  // which took 3.3-3.5 s under emulation at host load 10 (a 3000 ms bound failed twice there).
   EXPECT_GE(r.longest_outage_ms, 1000u);
-  EXPECT_LE(r.longest_outage_ms, 3000u);
+  EXPECT_LE(r.longest_outage_ms, 10000u);
   EXPECT_FALSE(r.last_loss.empty());
   // The admin queue of the fresh association works too.
   EXPECT_TRUE(c->keep_alive().ok());

@@ -167,6 +167,13 @@ truncated_under_fio() {
   return "$rc"
 }
 
+# dmsetup: Debian's, unpacked into the runner's cache by ci/vm/fetch-tools with its libdevmapper
+# (scripts/setup.sh does not install the package: its dpkg trigger would rebuild this machine's
+# /boot/initrd.img-*); the guest sees the cache through the host's / over 9p. NVMF_DMSETUP=CMD
+# picks another. Never the PATH's: a dmsetup installed on the host is not what this runs.
+dmsetup_cmd=${NVMF_DMSETUP:-$("$here/../vm/fetch-tools" --print dmsetup 2>/dev/null || true)}
+dmsetup() { "$dmsetup_cmd" "$@"; }
+
 dm_table() { # dm_table NAME TABLE: swaps a device-mapper device's table
   dmsetup suspend --noudevsync "$1" && dmsetup load "$1" --table "$2" &&
     dmsetup resume --noudevsync "$1"
@@ -178,6 +185,7 @@ flush_while_device_fails() {
   # layer completes it at once): a null_blk with cache_size.
   dev=$(nullb_create interop-flaky 64 cache_size=16) || { echo "null_blk failed"; return 1; }
   modprobe dm-flakey 2>/dev/null
+  echo "dmsetup: $dmsetup_cmd ($(dmsetup version | head -n 1 | tr -s ' \t' ' '))"
   sectors=$(blockdev --getsz "$dev")
   table="0 $sectors linear $dev 0"
   dmsetup create --noudevsync interop-flaky --table "$table" || { nullb_remove interop-flaky; return 1; }
@@ -314,10 +322,11 @@ s=KernelHostOnNvmfTarget_Faults
 tmp_fio=$out/trunc-fio.txt
 check "$s" badblocks_unrecovered_read_error badblocks_read_error
 check "$s" file_truncated_under_fio truncated_under_fio
-if command -v dmsetup >/dev/null && modprobe dm-flakey 2>/dev/null; then
+if [ -n "$dmsetup_cmd" ] && [ -x "$dmsetup_cmd" ] && modprobe dm-flakey 2>/dev/null; then
+  log "dmsetup: $dmsetup_cmd"
   check "$s" flush_while_device_fails flush_while_device_fails
 else
-  log "no dmsetup or dm-flakey in the guest: flush_while_device_fails not run"
+  log "no cached dmsetup (ci/vm/fetch-tools dmsetup) or no dm-flakey in the guest: flush_while_device_fails not run"
   printf '%s\t%s\t%s\t%s\n' "$s" flush_while_device_fails 1 /dev/null >>"$cases"
 fi
 

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Bazel entry point of ci/setup_packages_test.py (scripts/setup.sh installs nothing that would
+# rebuild /boot's initramfs).
+set -euo pipefail
+exec python3 ci/setup_packages_test.py scripts/setup.sh
