@@ -439,9 +439,8 @@ int main(int argc, char** argv) {
         std::from_chars(poll_groups.data(), poll_groups.data() + poll_groups.size(), n);
     if (ec != std::errc() || end != poll_groups.data() + poll_groups.size() || n < 1 ||
         n > nvmf::target::kMaxPollGroups) {
-      std::cerr << "nvmf-target: --poll-groups " << poll_groups << " is not auto or 1.."
-                << nvmf::target::kMaxPollGroups << "\n";
-      return kExitUsage;
+      return usage("--poll-groups " + poll_groups + " is not auto or 1.." +
+                   std::to_string(nvmf::target::kMaxPollGroups));
     }
     o.poll_groups = n;
   }
