@@ -59,16 +59,16 @@ def installed():
 
 def closure(pkgs, roots):
     """The installed packages ROOTS and all they Depend or Pre-Depend on, and {dep: a dependent}."""
-    seen, todo, via = set(), list(roots), {}
-    while todo:
-        p = todo.pop()
+    seen, pending, via = set(), list(roots), {}
+    while pending:
+        p = pending.pop()
         if p in seen:
             continue
         seen.add(p)
         for d in pkgs[p][1]:
             if d in pkgs and d not in seen:
                 via.setdefault(d, p)
-                todo.append(d)
+                pending.append(d)
     return seen, via
 
 
