@@ -364,7 +364,7 @@ int main(int argc, char** argv) {
                  "CPU of each poll group thread: none (the scheduler's choice), auto (group i "
                  "on the i-th allowed CPU) or a CPU number (one poll group only)")
       ->capture_default_str();
-  std::string poll_groups = "1";
+  std::string poll_groups = "auto";
   app.add_option("--poll-groups", poll_groups,
                  "poll group threads, each owning a set of queues (new queues go to the "
                  "least-loaded group): auto (one per CPU the process may run on, at most 64; "

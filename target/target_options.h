@@ -198,7 +198,7 @@ struct TargetOptions {
   // Poll groups (CLI --poll-groups auto|N): threads that each own a set of queues, with their
   // own per-device PD, completion channel, shared buffer pool and SRQ (their shares of
   // num_shared_buffers and max_srq_depth: poll_group_shares()) and IoEngine, like SPDK's poll
-  // groups. kPollGroupsAuto (0) is resolved by Target::create() with
+  // groups. kPollGroupsAuto (0, the default) is resolved by Target::create() with
   // choose_poll_groups(): one group per CPU of the process's affinity mask (sched_getaffinity),
   // at most kMaxPollGroups, or one when `cpu` is a CPU number; 1..kMaxPollGroups runs that many.
   // Target::poll_groups() and the start-up log line say how many run and why. Group 0's thread
@@ -206,8 +206,7 @@ struct TargetOptions {
   // an I/O queue to the group with the fewest I/O queues, and runs the keep-alive timers.
   // poll_mode applies to each group. With more than one group, --cpu auto pins group i to the
   // i-th CPU of the allowed set, and a CPU number is refused (one group only).
-  // Default 1 until the whole soft-RoCE stage is green with auto (issue 12).
-  uint32_t poll_groups = 1;
+  uint32_t poll_groups = 0;  // kPollGroupsAuto
 
   // Discovery Log entry fields of the listening port (nvmet addr_treq, portid).
   uint16_t portid = 1;

@@ -239,9 +239,9 @@ TEST(ValidateOptions, FurtherNamespacesNeedAFileFirstAndDistinctNsids) {
 
 TEST(ValidateOptions, PollGroupsAreAutoOrOneTo64AndACpuNumberPinsOne) {
   TargetOptions o = good();
-  EXPECT_EQ(o.poll_groups, 1u) << "the library default is one group (auto is asked for)";
+  EXPECT_EQ(o.poll_groups, kPollGroupsAuto) << "the library default is one group per CPU";
   EXPECT_TRUE(validate_options(o).ok());
-  o.poll_groups = kPollGroupsAuto;
+  o.poll_groups = 1;
   EXPECT_TRUE(validate_options(o).ok());
   o.poll_groups = kMaxPollGroups;
   EXPECT_TRUE(validate_options(o).ok());
@@ -249,7 +249,6 @@ TEST(ValidateOptions, PollGroupsAreAutoOrOneTo64AndACpuNumberPinsOne) {
   expect_invalid(o, "--poll-groups 65 is not auto or 1..64");
   // A CPU number pins one thread: refused with two groups, one group with auto.
   o = good();
-  o.poll_groups = kPollGroupsAuto;
   o.cpu = 3;
   EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
   o.poll_groups = 2;
@@ -260,7 +259,6 @@ TEST(ValidateOptions, PollGroupsAreAutoOrOneTo64AndACpuNumberPinsOne) {
 
 TEST(ChoosePollGroups, AutoIsOnePerAllowedCpuUpTo64) {
   TargetOptions o = good();
-  o.poll_groups = kPollGroupsAuto;
   PollGroupChoice c = choose_poll_groups(o, 2);
   EXPECT_EQ(c.groups, 2u);
   EXPECT_EQ(c.reason, "auto: 2 CPUs");
@@ -315,9 +313,7 @@ TEST(ChoosePollGroups, AllowedCpusAreTheAffinityMask) {
     if (sched_setaffinity(0, sizeof(one), &one) == 0) narrowed = allowed_cpu_count();
   }).join();
   EXPECT_EQ(narrowed, 1u);
-  TargetOptions o = good();
-  o.poll_groups = kPollGroupsAuto;
-  EXPECT_EQ(choose_poll_groups(o, narrowed).groups, 1u);
+  EXPECT_EQ(choose_poll_groups(good(), narrowed).groups, 1u);
 }
 
 // ceil(x / groups) of the shared buffers and SRQ receives, on a many-core machine too: with 64

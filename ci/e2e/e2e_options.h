@@ -32,7 +32,7 @@ inline target::TargetOptions ram_target_options(const RxeEnv& env, const std::st
     o.srq = std::string(srq) == "on";
   }
   // NVMF_E2E_POLL_GROUPS=N runs a suite with N poll groups (--poll-groups N) instead of the
-  // default, one ("auto", as strtoul reads it: 0, kPollGroupsAuto, one per CPU).
+  // default, one per CPU ("auto", as strtoul reads it: 0, kPollGroupsAuto).
   if (const char* groups = std::getenv("NVMF_E2E_POLL_GROUPS"); groups != nullptr) {
     o.poll_groups = static_cast<uint32_t>(std::strtoul(groups, nullptr, 10));
   }

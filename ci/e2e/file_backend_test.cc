@@ -272,7 +272,7 @@ class DeferredTaskWorkTest : public FileBackendTest {
     }
     target::TargetStats s = (*target_)->stats();
     EXPECT_EQ(s.totals.errors, 0u);
-    // One engine per poll group (NVMF_E2E_POLL_GROUPS may ask for several), each set up alike.
+    // One engine per poll group (one per CPU by default), each set up alike.
     ASSERT_FALSE(s.io_engines.empty());
     uint64_t fixed = 0;
     for (const target::IoEngineStats& e : s.io_engines) {

@@ -441,10 +441,11 @@ class SharedBufferTest : public HostileHostTest {
   }
 };
 
-// With N poll groups (NVMF_E2E_POLL_GROUPS=2 in ci/run-rxe-tests.sh's NAME.pg2 run, or auto) each
-// group has its own pool of ceil(kChunks / N) chunks: the stalled queue holds the whole pool of ITS
-// group and no chunk of another; a host's queue on that group gets a chunk once the stalled queue
-// is torn down, and a host's queue on another group is served from its own pool.
+// With N poll groups (one per CPU by default, NVMF_E2E_POLL_GROUPS=1 in ci/run-rxe-tests.sh's
+// NAME.pg1 run) each group has its own pool of ceil(kChunks / N) chunks: the stalled queue holds
+// the whole pool of ITS group and no chunk of another; a host's queue on that group gets a chunk
+// once the stalled queue is torn down, and a host's queue on another group is served from its own
+// pool.
 TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   start(small_pool);
   const uint32_t groups = (*target_)->poll_groups().groups;  // auto: one per CPU
