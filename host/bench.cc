@@ -393,7 +393,8 @@ void Job::close_window(int64_t t) {
   ended_ = true;
   measure_end_ = t;
   const QueueCounters& now = q_->counters();
-  out_->path.capsules_inline = carried_.capsules_inline + now.capsules_inline - base_.capsules_inline;
+  out_->path.capsules_inline =
+      carried_.capsules_inline + now.capsules_inline - base_.capsules_inline;
   out_->path.capsules_by_reference =
       carried_.capsules_by_reference + now.capsules_by_reference - base_.capsules_by_reference;
 }
@@ -1078,8 +1079,7 @@ std::string bench_text(const BenchReport& r) {
   const BenchOptions& o = r.options;
   std::string s;
   for (const BsResult& b : r.results) {
-    append(s,
-           "bs=%u rw=%s%s iodepth=%u numjobs=%u threads=%u poll=%s size=%" PRIu64 " per job\n",
+    append(s, "bs=%u rw=%s%s iodepth=%u numjobs=%u threads=%u poll=%s size=%" PRIu64 " per job\n",
            b.bs, rw_name(o.rw),
            o.rw == RwMode::kRandRw ? (" rwmixread=" + std::to_string(o.rwmixread)).c_str() : "",
            o.iodepth, o.numjobs, bench_threads(o.numjobs, o.threads), r.poll.c_str(),

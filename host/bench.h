@@ -186,8 +186,9 @@ struct BenchReport {
 };
 
 // Checks the options against the connected controller: numjobs I/O queues, threads within
-// 0..numjobs, iodepth within the queue's slots, every bs a multiple of the LBA size and within max_command_bytes, regions
-// within the namespace. kInvalidArgument naming the option (the CLI exits 2).
+// 0..numjobs, iodepth within the queue's slots, every bs a multiple of the LBA size and within
+// max_command_bytes, regions within the namespace. kInvalidArgument naming the option (the CLI
+// exits 2).
 Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o);
 
 // Runs every bs of the list in turn (with --verify: prefill before, read-back after). Returns
@@ -195,8 +196,9 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o);
 // registration). Recovery: a job that sees a transport failure (Controller::is_transport_error)
 // asks every thread to park (each checks one atomic flag per loop round, and parks once for all
 // of its jobs); the last thread to park calls Controller::recover_queues(); once live, each job
-// takes its new queue and sends its in-flight commands again (JobResult::retried_ios). When recovery gives up (Host Pathing
-// Error after fast-io-fail-tmo or ctrl-loss-tmo) every job ends with that error.
+// takes its new queue and sends its in-flight commands again (JobResult::retried_ios). When
+// recovery gives up (Host Pathing Error after fast-io-fail-tmo or ctrl-loss-tmo) every job ends
+// with that error.
 Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 
 // Stable JSON schema (version 1), fio's field names where the meaning is the same:

@@ -39,10 +39,9 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
   b->add_option("--iodepth", a.iodepth, "commands in flight per job")
       ->capture_default_str()
       ->check(CLI::Range(1, 1023));
-  CLI::Option* numjobs =
-      b->add_option("--numjobs", a.numjobs, "jobs: one I/O queue each")
-          ->capture_default_str()
-          ->check(CLI::Range(1, 64));
+  CLI::Option* numjobs = b->add_option("--numjobs", a.numjobs, "jobs: one I/O queue each")
+                             ->capture_default_str()
+                             ->check(CLI::Range(1, 64));
   // An older spelling, kept working but not shown in --help.
   add_hidden_alias(*b, "--queues", a.numjobs, numjobs, CLI::Range(1, 64));
   b->add_option("--threads", a.threads,

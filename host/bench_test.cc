@@ -192,9 +192,9 @@ TEST(CheckBenchThreads, MoreThreadsThanJobsIsRefused) {
 // The bench subcommand's parsing: --threads lands in BenchArgs and is checked against
 // --numjobs by check_bench_args() (main prints its message in the usage shape, exit 2).
 struct ParsedBench {
-  bool parsed = false;     // CLI11 accepted the line
-  std::string cli_error;   // CLI11's message when it did not
-  Status checked;          // check_bench_args()
+  bool parsed = false;    // CLI11 accepted the line
+  std::string cli_error;  // CLI11's message when it did not
+  Status checked;         // check_bench_args()
   BenchArgs args;
 };
 ParsedBench parse_bench(std::vector<std::string> argv) {

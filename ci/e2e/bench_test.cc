@@ -167,6 +167,56 @@ TEST_F(BenchTest, EventPollingAndCapsuleCountersFollowTheGrant) {
   }
 }
 
+// --threads: 8 jobs (8 I/O queues, QD4) driven by 2 threads, round robin, with busy and event
+// polling: every job completes verified reads and writes on its own queue, the report lists the
+// 8 jobs and says 2 threads, the prefill and the timed window verify with no error.
+TEST_F(BenchTest, TwoThreadsDriveEightJobsBusyAndEvent) {
+  int port = start_target({"--max-io-queues", "8"});
+  ASSERT_NE(port, 0);
+  for (const char* poll : {"busy", "event"}) {
+    SCOPED_TRACE(poll);
+    nlohmann::json r;
+    ASSERT_EQ(bench(port,
+                    std::string("--rw randrw --bs 4k --numjobs 8 --iodepth 4 --threads 2 "
+                                "--runtime 1 --size 1m --verify --poll ") +
+                        poll,
+                    r),
+              0);
+    ASSERT_TRUE(r.is_object());
+    EXPECT_EQ(r["global options"]["numjobs"], 8);
+    EXPECT_EQ(r["global options"]["threads"], 2);
+    EXPECT_EQ(r["global options"]["poll"], poll);
+    EXPECT_EQ(r["error"], "");
+    EXPECT_EQ(r["verify"]["passed"], true) << r["verify"].dump();
+    EXPECT_EQ(r["verify"]["errors"], 0);
+    // The timed window's reads and the final read-back are checked.
+    EXPECT_GT(r["verify"]["checked"].get<uint64_t>(), 0u);
+    ASSERT_EQ(r["results"].size(), 1u);
+    const nlohmann::json& jobs = r["results"][0]["jobs"];
+    ASSERT_EQ(jobs.size(), 8u);
+    uint64_t reads = 0, writes = 0;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const nlohmann::json& job = jobs[i];
+      std::string where = std::string(poll) + " job " + std::to_string(i);
+      EXPECT_EQ(job["jobid"], i) << where;
+      EXPECT_EQ(job["qid"], i + 1) << where;
+      EXPECT_EQ(job["error"], "") << where;
+      uint64_t rd = expect_direction(job["read"], where + " read");
+      uint64_t wr = expect_direction(job["write"], where + " write");
+      EXPECT_GT(rd, 0u) << where;
+      EXPECT_GT(wr, 0u) << where;
+      EXPECT_GT(job["verify"]["checked"].get<uint64_t>(), 0u) << where;
+      EXPECT_EQ(job["verify"]["errors"], 0) << where;
+      reads += rd;
+      writes += wr;
+    }
+    const nlohmann::json& all = r["results"][0]["all"];
+    EXPECT_EQ(expect_direction(all["read"], "all read"), reads);
+    EXPECT_EQ(expect_direction(all["write"], "all write"), writes);
+    EXPECT_EQ(all["path"]["reads"].get<uint64_t>(), reads);
+  }
+}
+
 // Keep Alive goes out at KATO/2 while every job keeps its queue busy: -k 1 (1 s), 3 s of
 // QD8 I/O, so about 6 Keep Alives on the admin queue, none failed; the default is nvme-cli's 5 s.
 TEST_F(BenchTest, KeepAliveSentDuringTheBench) {
@@ -322,6 +372,8 @@ TEST_F(BenchTest, BadOptionsExitTwoNamingTheOption) {
   EXPECT_NE(slurp(err).find("--size"), std::string::npos) << slurp(err);
   EXPECT_EQ(bad("--numjobs 8 --runtime 1"), 2);  // the target grants 4 I/O queues
   EXPECT_NE(slurp(err).find("--numjobs"), std::string::npos) << slurp(err);
+  EXPECT_EQ(bad("--numjobs 2 --threads 3 --runtime 1"), 2);
+  EXPECT_NE(slurp(err).find("--threads 3 exceeds --numjobs 2"), std::string::npos) << slurp(err);
 }
 
 }  // namespace
