@@ -299,6 +299,51 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
               slurp(tmpdir() + "/bench.err").c_str());
 }
 
+// --threads with a reconnect: 4 jobs on 2 threads (event polling) while the target is killed
+// and restarted once. The recovery gate counts threads, each parking once for both its jobs: the
+// run goes on with one reconnect, every job completes I/O, and the data verifies.
+TEST_F(BenchTest, ThreadedJobsSurviveATargetRestart) {
+  std::string file = tmpdir() + "/bench-threads-restart.img";
+  unlink(file.c_str());
+  const std::vector<std::string> args = {"--file", file, "--size", "16m"};
+  int port = CliFixture::start_target(args);
+  ASSERT_NE(port, 0);
+  nlohmann::json r;
+  int rc = -1;
+  std::thread bench_thread([&] {
+    rc = bench(port,
+               "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k --iodepth 4 "
+               "--numjobs 4 --threads 2 --runtime 20 --size 2m --verify --poll event",
+               r);
+  });
+  // Once the bench has connected (over 4 s on a loaded emulated machine) and run a while.
+  std::this_thread::sleep_for(std::chrono::milliseconds(10000));
+  kill(target_pid_, SIGKILL);
+  waitpid(target_pid_, nullptr, 0);
+  target_pid_ = -1;
+  EXPECT_EQ(CliFixture::start_target(args, std::to_string(port)), port);
+  bench_thread.join();
+  EXPECT_EQ(rc, 0);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["error"], "") << r["recovery"].dump();
+  EXPECT_EQ(r["global options"]["threads"], 2);
+  EXPECT_EQ(r["verify"]["passed"], true) << r["verify"].dump();
+  EXPECT_EQ(r["verify"]["errors"], 0);
+  const nlohmann::json& rec = r["recovery"];
+  EXPECT_EQ(rec["losses"], 1) << rec.dump();
+  EXPECT_EQ(rec["reconnects"], 1) << rec.dump();
+  EXPECT_EQ(rec["resumed_unix_ns"].size(), 1u) << rec.dump();
+  ASSERT_EQ(r["results"].size(), 1u);
+  const nlohmann::json& jobs = r["results"][0]["jobs"];
+  ASSERT_EQ(jobs.size(), 4u);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_GT(jobs[i]["read"]["total_ios"].get<uint64_t>(), 0u) << "job " << i;
+    EXPECT_GT(jobs[i]["write"]["total_ios"].get<uint64_t>(), 0u) << "job " << i;
+    EXPECT_EQ(jobs[i]["error"], "") << "job " << i;
+  }
+  std::printf("threaded bench across a restart: %s\n", rec.dump().c_str());
+}
+
 // Issue 14 proof: the target stopped for longer than ctrl-loss-tmo (3 s): the bench ends with
 // a clear error naming Host Pathing Error and ctrl-loss-tmo, well before its runtime (60 s):
 // no hang.
