@@ -48,6 +48,32 @@ class BenchTest : public CliFixture {
     if (rc != 0) ADD_FAILURE() << "bench exited " << rc << ":\n" << slurp(err);
     return rc;
   }
+
+  // A target on a fresh 16 MiB file `name` in the temp dir, restarted on the same file by
+  // restart_target(), and `nvmf-host bench ARGS` against it on a thread of its own.
+  struct BackgroundBench {
+    std::vector<std::string> target_args;
+    int port = 0;  // 0: the target did not start (no bench then)
+    int rc = -1;
+    nlohmann::json report;
+    std::thread thread;  // join before reading rc and report
+  };
+  void start_bench_on_file(const std::string& name, const std::string& args, BackgroundBench& b) {
+    std::string file = tmpdir() + "/" + name;
+    unlink(file.c_str());
+    b.target_args = {"--file", file, "--size", "16m"};
+    b.port = CliFixture::start_target(b.target_args);
+    if (b.port == 0) return;
+    b.thread = std::thread([this, &b, args] { b.rc = bench(b.port, args, b.report); });
+  }
+  // Kills the target with SIGKILL and starts it again on its file and port; false when it did
+  // not come back.
+  bool restart_target(const BackgroundBench& b) {
+    kill(target_pid_, SIGKILL);
+    waitpid(target_pid_, nullptr, 0);
+    target_pid_ = -1;
+    return CliFixture::start_target(b.target_args, std::to_string(b.port)) == b.port;
+  }
 };
 
 // The fio-named fields of one direction; returns total_ios.
@@ -242,19 +268,12 @@ TEST_F(BenchTest, KeepAliveSentDuringTheBench) {
 // --verify run: the bench keeps going, every reconnect within --reconnect-delay (1 s) + 2 s,
 // no data mismatch, and the JSON reports the gap (longest completion latency, I/Os sent again).
 TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
-  std::string file = tmpdir() + "/bench-restart.img";
-  unlink(file.c_str());
-  const std::vector<std::string> args = {"--file", file, "--size", "16m"};
-  int port = CliFixture::start_target(args);
-  ASSERT_NE(port, 0);
-  nlohmann::json r;
-  int rc = -1;
-  std::thread bench_thread([&] {
-    rc = bench(port,
-               "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k --iodepth 8 "
-               "--runtime 35 --size 2m --verify --poll event",
-               r);
-  });
+  BackgroundBench b;
+  start_bench_on_file("bench-restart.img",
+                      "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k "
+                      "--iodepth 8 --runtime 35 --size 2m --verify --poll event",
+                      b);
+  ASSERT_NE(b.port, 0);
   // The first kill once the bench has connected (a failed first connect is not recovered,
   // like nvme connect's; connecting took over 4 s on a loaded emulated machine), then one
   // every 3 s.
@@ -262,10 +281,7 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
   std::vector<int64_t> listening_ns;  // when each restarted target was seen listening
   for (int i = 0; i < 5; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-    kill(target_pid_, SIGKILL);
-    waitpid(target_pid_, nullptr, 0);
-    target_pid_ = -1;
-    if (CliFixture::start_target(args, std::to_string(port)) != port) {
+    if (!restart_target(b)) {
       ADD_FAILURE() << "restart " << i << " failed";
       break;  // the bench then ends on ctrl-loss-tmo; joined below
     }
@@ -273,8 +289,9 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
                                std::chrono::system_clock::now().time_since_epoch())
                                .count());
   }
-  bench_thread.join();
-  EXPECT_EQ(rc, 0);
+  b.thread.join();
+  EXPECT_EQ(b.rc, 0);
+  const nlohmann::json& r = b.report;
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r["error"], "") << r["recovery"].dump();
   EXPECT_EQ(r["verify"]["errors"], 0);
@@ -303,27 +320,19 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
 // and restarted once. The recovery gate counts threads, each parking once for both its jobs: the
 // run goes on with one reconnect, every job completes I/O, and the data verifies.
 TEST_F(BenchTest, ThreadedJobsSurviveATargetRestart) {
-  std::string file = tmpdir() + "/bench-threads-restart.img";
-  unlink(file.c_str());
-  const std::vector<std::string> args = {"--file", file, "--size", "16m"};
-  int port = CliFixture::start_target(args);
-  ASSERT_NE(port, 0);
-  nlohmann::json r;
-  int rc = -1;
-  std::thread bench_thread([&] {
-    rc = bench(port,
-               "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k --iodepth 4 "
-               "--numjobs 4 --threads 2 --runtime 20 --size 2m --verify --poll event",
-               r);
-  });
+  BackgroundBench b;
+  start_bench_on_file("bench-threads-restart.img",
+                      "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k "
+                      "--iodepth 4 --numjobs 4 --threads 2 --runtime 20 --size 2m --verify "
+                      "--poll event",
+                      b);
+  ASSERT_NE(b.port, 0);
   // Once the bench has connected (over 4 s on a loaded emulated machine) and run a while.
   std::this_thread::sleep_for(std::chrono::milliseconds(10000));
-  kill(target_pid_, SIGKILL);
-  waitpid(target_pid_, nullptr, 0);
-  target_pid_ = -1;
-  EXPECT_EQ(CliFixture::start_target(args, std::to_string(port)), port);
-  bench_thread.join();
-  EXPECT_EQ(rc, 0);
+  EXPECT_TRUE(restart_target(b));
+  b.thread.join();
+  EXPECT_EQ(b.rc, 0);
+  const nlohmann::json& r = b.report;
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r["error"], "") << r["recovery"].dump();
   EXPECT_EQ(r["global options"]["threads"], 2);
