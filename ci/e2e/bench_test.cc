@@ -355,57 +355,70 @@ TEST_F(BenchTest, ThreadedJobsSurviveATargetRestart) {
 
 // Issue 14 proof: the target stopped for longer than ctrl-loss-tmo (3 s): the bench ends with
 // a clear error naming Host Pathing Error and ctrl-loss-tmo, well before its runtime (60 s):
-// no hang.
+// no hang. Once with one job on its own thread, once with 2 jobs on one thread (--threads 1:
+// the thread parks once for both, and both end with the recovery's error).
 TEST_F(BenchTest, TargetGoneLongerThanCtrlLossTmoEndsTheBenchWithAnError) {
-  int port = start_target({});
-  ASSERT_NE(port, 0);
-  std::string out = tmpdir() + "/bench-loss.json";
-  std::string err = tmpdir() + "/bench-loss.err";
-  int rc = -1;
-  Clock::time_point killed{};
-  std::thread bench_thread([&] {
-    rc = run(host("bench", port,
-                  "--reconnect-delay 1 --ctrl-loss-tmo 3 -k 2 --rw randread --bs 4k --iodepth 4 "
-                  "--runtime 60 --poll event") +
-             " --json '" + out + "' 2>'" + err + "'");
-  });
-  // Kill once the bench is connected (its admin and I/O queues accepted: starting took over 8 s
-  // on a loaded emulated machine) and has read for 2 s.
-  for (int i = 0; i < 600; ++i) {
-    const std::string log = slurp(target_log_);
-    size_t accepted = 0;
-    for (size_t at = log.find(": accepted"); at != std::string::npos;
-         at = log.find(": accepted", at + 1)) {
-      ++accepted;
+  for (const char* jobs : {"", " --numjobs 2 --threads 1"}) {
+    SCOPED_TRACE(std::string("jobs:") + jobs);
+    int port = start_target({});
+    ASSERT_NE(port, 0);
+    std::string out = tmpdir() + "/bench-loss.json";
+    std::string err = tmpdir() + "/bench-loss.err";
+    unlink(out.c_str());
+    int rc = -1;
+    Clock::time_point killed{};
+    std::thread bench_thread([&] {
+      rc = run(host("bench", port,
+                    std::string("--reconnect-delay 1 --ctrl-loss-tmo 3 -k 2 --rw randread --bs 4k "
+                                "--iodepth 4 --runtime 60 --poll event") +
+                        jobs) +
+               " --json '" + out + "' 2>'" + err + "'");
+    });
+    // Kill once the bench is connected (its admin and I/O queues accepted: starting took over
+    // 8 s on a loaded emulated machine) and has read for 2 s.
+    for (int i = 0; i < 600; ++i) {
+      const std::string log = slurp(target_log_);
+      size_t accepted = 0;
+      for (size_t at = log.find(": accepted"); at != std::string::npos;
+           at = log.find(": accepted", at + 1)) {
+        ++accepted;
+      }
+      if (accepted >= 2) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    if (accepted >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    kill(target_pid_, SIGKILL);
+    waitpid(target_pid_, nullptr, 0);
+    target_pid_ = -1;
+    killed = Clock::now();
+    bench_thread.join();
+    const auto after_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed).count();
+    const std::string stderr_text = slurp(err);
+    EXPECT_NE(rc, 0) << stderr_text;
+    EXPECT_LT(after_ms, 30000) << "the bench must end soon after ctrl-loss-tmo, not at its runtime";
+    EXPECT_NE(stderr_text.find("Host Pathing Error"), std::string::npos) << stderr_text;
+    EXPECT_NE(stderr_text.find("ctrl-loss-tmo 3 s passed"), std::string::npos) << stderr_text;
+    // The JSON report is written although every path is gone, and says so (the check used to
+    // be skipped when there was no report).
+    nlohmann::json r = nlohmann::json::parse(slurp(out), nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(r.is_object()) << "no JSON report: " << slurp(out);
+    EXPECT_EQ(r["recovery"]["reconnects"], 0) << r["recovery"].dump();
+    EXPECT_GE(r["recovery"]["path_errors"].get<uint64_t>(), 1u) << r["recovery"].dump();
+    EXPECT_EQ(r["recovery"]["state"], "deleting") << r["recovery"].dump();
+    EXPECT_EQ(r["recovery"]["failovers"], 0) << r["recovery"].dump();
+    EXPECT_EQ(r["recovery"]["paths"].size(), 1u) << r["recovery"].dump();
+    EXPECT_NE(r["error"].get<std::string>().find("ctrl-loss-tmo"), std::string::npos) << r.dump();
+    // Every job ended with the recovery's error.
+    ASSERT_EQ(r["results"].size(), 1u) << r.dump();
+    EXPECT_EQ(r["results"][0]["jobs"].size(), jobs[0] == '\0' ? 1u : 2u);
+    for (const nlohmann::json& job : r["results"][0]["jobs"]) {
+      EXPECT_NE(job["error"].get<std::string>().find("ctrl-loss-tmo"), std::string::npos)
+          << job.dump();
+    }
+    std::printf("bench%s ended %lld ms after the kill (exit %d):\n%s\n", jobs,
+                static_cast<long long>(after_ms), rc, stderr_text.c_str());
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  kill(target_pid_, SIGKILL);
-  waitpid(target_pid_, nullptr, 0);
-  target_pid_ = -1;
-  killed = Clock::now();
-  bench_thread.join();
-  const auto after_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed).count();
-  const std::string stderr_text = slurp(err);
-  EXPECT_NE(rc, 0) << stderr_text;
-  EXPECT_LT(after_ms, 30000) << "the bench must end soon after ctrl-loss-tmo, not at its runtime";
-  EXPECT_NE(stderr_text.find("Host Pathing Error"), std::string::npos) << stderr_text;
-  EXPECT_NE(stderr_text.find("ctrl-loss-tmo 3 s passed"), std::string::npos) << stderr_text;
-  // The JSON report is written although every path is gone, and says so (the check used to be
-  // skipped when there was no report).
-  nlohmann::json r = nlohmann::json::parse(slurp(out), nullptr, /*allow_exceptions=*/false);
-  ASSERT_TRUE(r.is_object()) << "no JSON report: " << slurp(out);
-  EXPECT_EQ(r["recovery"]["reconnects"], 0) << r["recovery"].dump();
-  EXPECT_GE(r["recovery"]["path_errors"].get<uint64_t>(), 1u) << r["recovery"].dump();
-  EXPECT_EQ(r["recovery"]["state"], "deleting") << r["recovery"].dump();
-  EXPECT_EQ(r["recovery"]["failovers"], 0) << r["recovery"].dump();
-  EXPECT_EQ(r["recovery"]["paths"].size(), 1u) << r["recovery"].dump();
-  EXPECT_NE(r["error"].get<std::string>().find("ctrl-loss-tmo"), std::string::npos) << r.dump();
-  std::printf("bench ended %lld ms after the kill (exit %d):\n%s\n",
-              static_cast<long long>(after_ms), rc, stderr_text.c_str());
 }
 
 TEST_F(BenchTest, BadOptionsExitTwoNamingTheOption) {
