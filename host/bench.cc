@@ -521,12 +521,6 @@ Job::Step Job::finish() {
   return Step::kDone;
 }
 
-int remaining_ms(Deadline deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-  return left.count() <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX));
-}
-
 // One thread's loop over its `jobs` (started) until every one is done, with no lock but the
 // gate's: each round steps every running job; only when none found work does it wait: with one
 // job, or --poll busy, on each job's own queue (Queue::wait_for_completions); with several jobs

@@ -24,13 +24,13 @@ using verbs::WrKind;
 constexpr size_t kBounceBytes = 4096;  // Identify data, the largest setup transfer
 constexpr int kPollBatch = 16;
 
+}  // namespace
+
 int remaining_ms(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
   return left.count() <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX));
 }
-
-}  // namespace
 
 QueueParams queue_params(const HostOptions& o, uint16_t qid, uint16_t queue_size) {
   return queue_params(o, TransportPath{o.traddr, o.trsvcid}, qid, queue_size);

@@ -58,6 +58,9 @@ struct QueueCounters {
 
 // Command slots in flight use steady_clock deadlines.
 using Deadline = std::chrono::steady_clock::time_point;
+// Whole milliseconds from now to `deadline` as a poll() timeout: 0 once it passed (or less than
+// 1 ms is left), at most INT32_MAX.
+int remaining_ms(Deadline deadline);
 
 // One connected queue. Not thread-safe: one thread submits and polls (no lock on the fast path).
 // Everything (slots, SQE/CQE buffers, work requests) is allocated in connect(); post() and
