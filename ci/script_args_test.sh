@@ -135,7 +135,13 @@ refused ci/bench/poll-groups.sh \
   "poll-groups.sh: --runtime wants whole seconds from 4 to 999, not '3'" --runtime 3
 refused ci/bench/poll-groups.sh "poll-groups.sh: unknown option '--frobnicate' (try --help)" \
   --frobnicate
+refused ci/bench/poll-groups.sh "poll-groups.sh: --host-threads needs a value" --host-threads
+refused ci/bench/poll-groups.sh \
+  "poll-groups.sh: --host-threads wants a count from 0 to 4, not '5'" --host-threads 5
+refused ci/bench/poll-groups.sh \
+  "poll-groups.sh: --host-threads wants a count from 0 to 4, not 'two'" --host-threads two
 reached ci/bench/poll-groups.sh setup --reps 1
+reached ci/bench/poll-groups.sh setup --reps 1 --host-threads 0
 
 # ci/restart-figures.sh (takes no argument: they were ignored).
 refused ci/restart-figures.sh \
@@ -159,8 +165,8 @@ refused scripts/rxe-smoke.sh "rxe-smoke.sh: unknown argument '--frobnicate' (it 
 reached scripts/rxe-smoke.sh rxe-run
 
 echo "$checked command lines checked"
-[ "$checked" -eq 36 ] || {
-  echo "FAIL: $checked command lines checked, want 36"
+[ "$checked" -eq 40 ] || {
+  echo "FAIL: $checked command lines checked, want 40"
   fail=1
 }
 exit "$fail"

@@ -1,7 +1,10 @@
 // The `nvmf-host bench` engine and reports; see bench.h.
 #include "host/bench.h"
 
+#include <poll.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -11,6 +14,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 
 #include "common/in_capsule.h"
@@ -63,10 +67,11 @@ struct Progress {
 
 enum class Phase { kTimed, kFill, kReadBack };
 
-// Parks every job of a phase while one of them recovers the association (see run_bench()).
+// Parks every thread of a phase while one of them recovers the association (see run_bench()).
+// It counts threads, not jobs: a thread parks once for all of its jobs.
 class RecoveryGate {
  public:
-  RecoveryGate(Controller& c, size_t jobs) : c_(c), running_(jobs) {}
+  RecoveryGate(Controller& c, size_t threads) : c_(c), running_(threads) {}
   // One relaxed load: the fast path's only cost.
   bool requested() const { return requested_.load(std::memory_order_relaxed); }
   // Asks for a recovery because of `why` (the first cause wins).
@@ -75,7 +80,7 @@ class RecoveryGate {
     if (!requested_.load(std::memory_order_relaxed)) cause_ = why;
     requested_.store(true, std::memory_order_relaxed);
   }
-  // Waits until the recovery asked for is done (by the last job to park); its result.
+  // Waits until the recovery asked for is done (by the last thread to park); its result.
   Status park() {
     std::unique_lock<std::mutex> lock(m_);
     uint64_t gen = generation_;
@@ -84,7 +89,7 @@ class RecoveryGate {
     cv_.wait(lock, [&] { return generation_ != gen; });
     return result_;
   }
-  // A job left its run(): the others no longer wait for it.
+  // A thread's jobs all ended: the others no longer wait for it.
   void leave() {
     std::lock_guard<std::mutex> lock(m_);
     --running_;
@@ -112,9 +117,22 @@ class RecoveryGate {
   Status result_;
 };
 
-// One job: its queue, its buffers (iodepth x max bs, registered once) and its in-flight table.
+// A job with commands in flight and no completion this long fails its queue (kTimeout).
+constexpr std::chrono::milliseconds kNoProgressTimeout(5000);
+
+// One job: its queue, its buffers (iodepth x max bs, registered once), its in-flight table, and
+// the state of the phase it runs, which its thread advances with step() in turn with its other
+// jobs (start, then step / wait until kDone).
 class Job {
  public:
+  // What a step (or a wait) of the job did.
+  enum class Step {
+    kWorked,  // found work completions, or recovered: step again before any wait
+    kIdle,    // found nothing: its thread may wait
+    kPark,    // a transport failure asked for a recovery: its thread must park at the gate
+    kDone,    // the phase ended for this job (its JobResult is complete)
+  };
+
   Job(uint32_t jobid, Queue* q, const Controller& c, const BenchOptions& o, uint64_t region_offset,
       uint64_t region_bytes, uint32_t buf_bytes)
       : jobid_(jobid),
@@ -142,11 +160,33 @@ class Job {
   }
 
   Progress& progress() { return progress_; }
-  uint16_t qid() const { return qid_; }
+  uint32_t jobid() const { return jobid_; }
+  Queue* queue() const { return q_; }
+  bool running() const { return running_; }
+  // The last step() found nothing.
+  bool idle() const { return idle_; }
+  // When the job's queue fails with kTimeout unless a completion comes first.
+  Deadline deadline() const { return deadline_; }
 
-  // Runs one phase with block size `bs` into `out`. kTimed: ramp then runtime, per options;
-  // kFill / kReadBack: one sequential pass over the region (writes / verified reads).
-  void run(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out);
+  // Starts phase `phase` with block size `bs` into `out` (kTimed: ramp then runtime, per
+  // options; kFill / kReadBack: one sequential pass over the region, writes / verified reads).
+  // False when the job ended at once: no queue (out.status says why).
+  bool start(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out);
+  // One round: the phase clock, submissions up to iodepth, one poll of the CQ, completion of
+  // the commands it found done.
+  Step step();
+  // After a step() that found nothing: waits on this job's queue alone until work may be there
+  // (Queue::wait_for_completions: busy returns at once, event sleeps on its channels).
+  Step wait();
+  // After the thread's poll() on every job's Queue::wait_fds(): this job's two entries.
+  Step after_wait(const pollfd fds[2]);
+  // A failure of the thread's wait: as any failure of this job.
+  Step fail(Status st);
+  // Around the thread's park at the gate: before, the window counters of the queue about to be
+  // replaced are kept; after, with the gate's result, the job takes its new queue and sends its
+  // in-flight commands again (kWorked), or ends with the error (kDone).
+  void before_park();
+  Step after_park(const Status& parked);
 
  private:
   struct Active {
@@ -170,10 +210,13 @@ class Job {
   Status submit(const IoPattern::Io& io, uint32_t bs);
   // Posts active_[index] again (same buffer, offset and start time) on the current queue.
   Status resubmit(size_t index, uint32_t bs);
-  // Parks at the gate; once live again takes the new queue and sends the in-flight commands
-  // again. `saved` gets the old queue's window counters.
-  Status recover(RecoveryGate& gate, uint32_t bs, JobResult& out);
+  // Once the gate let the thread go: takes the new queue and sends the in-flight commands again.
+  Status recover(uint32_t bs, JobResult& out);
   Status complete(size_t index, int64_t t, uint32_t bs, bool record, JobResult& out);
+  // The measured window ends at `t`: the capsule counters of the window into out_.
+  void close_window(int64_t t);
+  // Ends the phase for this job: its runtime, error and first mismatch into out_.
+  Step finish();
 
   uint32_t jobid_;
   Controller* c_ = nullptr;
@@ -196,6 +239,26 @@ class Job {
   // First verify mismatch, formatted after the run.
   bool have_mismatch_ = false;
   uint64_t mismatch_offset_ = 0;
+
+  // The phase being run (start() to finish()).
+  RecoveryGate* gate_ = nullptr;
+  JobResult* out_ = nullptr;
+  uint32_t bs_ = 0;
+  bool running_ = false;
+  bool idle_ = false;
+  bool timed_ = false;
+  std::optional<IoPattern> pattern_;
+  uint64_t to_submit_ = 0;
+  int64_t ramp_end_ = 0;
+  int64_t end_ = 0;
+  bool measuring_ = false;
+  bool ended_ = false;
+  int64_t measure_start_ = 0;
+  int64_t measure_end_ = 0;
+  QueueCounters base_;
+  QueueCounters carried_;  // window counters of queues lost to a reconnect
+  Deadline deadline_{};
+  Status st_;  // the error that ends the job
 };
 
 Status Job::submit(const IoPattern::Io& io, uint32_t bs) {
@@ -234,8 +297,7 @@ Status Job::resubmit(size_t index, uint32_t bs) {
   return ok_status();
 }
 
-Status Job::recover(RecoveryGate& gate, uint32_t bs, JobResult& out) {
-  NVMF_RETURN_IF_ERROR(gate.park());
+Status Job::recover(uint32_t bs, JobResult& out) {
   q_ = c_->io_queue_by_qid(qid_);
   if (q_ == nullptr) {
     return Status::unavailable("queue " + std::to_string(qid_) + " missing after the reconnect");
@@ -288,7 +350,12 @@ Status Job::complete(size_t index, int64_t t, uint32_t bs, bool record, JobResul
   return ok_status();
 }
 
-void Job::run(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
+bool Job::start(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
+  gate_ = &gate;
+  out_ = &out;
+  bs_ = bs;
+  st_ = ok_status();
+  idle_ = false;
   out.jobid = jobid_;
   out.qid = qid_;
   q_ = c_->io_queue_by_qid(qid_);  // new after a reconnect in an earlier phase
@@ -296,142 +363,238 @@ void Job::run(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
     out.status =
         Status::unavailable("job " + std::to_string(jobid_) + ": no queue " + std::to_string(qid_) +
                             " (controller " + controller_state_name(c_->state()) + ")");
-    gate.leave();
-    return;
+    running_ = false;
+    return false;
   }
+  running_ = true;
   RwMode mode = phase == Phase::kTimed  ? o_.rw
                 : phase == Phase::kFill ? RwMode::kWrite
                                         : RwMode::kRead;
-  IoPattern pattern(mode, o_.rwmixread, region_offset_, region_bytes_, bs,
-                    o_.seed ^ (static_cast<uint64_t>(jobid_) << 32) ^ bs);
+  pattern_.emplace(mode, o_.rwmixread, region_offset_, region_bytes_, bs,
+                   o_.seed ^ (static_cast<uint64_t>(jobid_) << 32) ^ bs);
   n_active_ = 0;
   n_free_ = o_.iodepth;
   for (uint32_t i = 0; i < o_.iodepth; ++i) free_bufs_[i] = i;
-  bool timed = phase == Phase::kTimed;
-  uint64_t to_submit = timed ? UINT64_MAX : region_bytes_ / bs;
+  timed_ = phase == Phase::kTimed;
+  to_submit_ = timed_ ? UINT64_MAX : region_bytes_ / bs;
   int64_t start = now_ns();
-  int64_t ramp_end = start + static_cast<int64_t>(o_.ramp_time_s * 1e9);
-  int64_t end = ramp_end + static_cast<int64_t>(o_.runtime_s * 1e9);
-  bool measuring = timed && o_.ramp_time_s <= 0;
-  bool ended = false;
-  int64_t measure_start = start, measure_end = start;
-  QueueCounters base = q_->counters();
-  QueueCounters carried;  // window counters of queues lost to a reconnect
-  auto close_window = [&](int64_t t) {
-    ended = true;
-    measure_end = t;
-    const QueueCounters& now = q_->counters();
-    out.path.capsules_inline = carried.capsules_inline + now.capsules_inline - base.capsules_inline;
-    out.path.capsules_by_reference =
-        carried.capsules_by_reference + now.capsules_by_reference - base.capsules_by_reference;
-  };
+  ramp_end_ = start + static_cast<int64_t>(o_.ramp_time_s * 1e9);
+  end_ = ramp_end_ + static_cast<int64_t>(o_.runtime_s * 1e9);
+  measuring_ = timed_ && o_.ramp_time_s <= 0;
+  ended_ = false;
+  measure_start_ = measure_end_ = start;
+  base_ = q_->counters();
+  carried_ = QueueCounters{};
+  deadline_ = std::chrono::steady_clock::now() + kNoProgressTimeout;
+  return true;
+}
+
+void Job::close_window(int64_t t) {
+  ended_ = true;
+  measure_end_ = t;
+  const QueueCounters& now = q_->counters();
+  out_->path.capsules_inline =
+      carried_.capsules_inline + now.capsules_inline - base_.capsules_inline;
+  out_->path.capsules_by_reference =
+      carried_.capsules_by_reference + now.capsules_by_reference - base_.capsules_by_reference;
+}
+
+Job::Step Job::fail(Status st) {
   // A transport failure: park with the other jobs while the association is recovered, then go
-  // on with the new queue and the in-flight commands sent again. False: give up with `st`.
-  auto recovered = [&](Status& st) {
-    if (!st.ok() && !Controller::is_transport_error(st)) return false;
-    if (Controller::is_transport_error(st)) gate.request(st);
-    if (measuring && !ended) {
-      const QueueCounters& now = q_->counters();
-      carried.capsules_inline += now.capsules_inline - base.capsules_inline;
-      carried.capsules_by_reference += now.capsules_by_reference - base.capsules_by_reference;
+  // on with the new queue and the in-flight commands sent again. Any other error ends the job.
+  if (!Controller::is_transport_error(st)) {
+    st_ = std::move(st);
+    return finish();
+  }
+  gate_->request(st);
+  return Step::kPark;
+}
+
+void Job::before_park() {
+  if (measuring_ && !ended_) {
+    const QueueCounters& now = q_->counters();
+    carried_.capsules_inline += now.capsules_inline - base_.capsules_inline;
+    carried_.capsules_by_reference += now.capsules_by_reference - base_.capsules_by_reference;
+  }
+}
+
+Job::Step Job::after_park(const Status& parked) {
+  Status r = parked.ok() ? recover(bs_, *out_) : parked;
+  if (!r.ok()) {
+    st_ = std::move(r);
+    return finish();
+  }
+  base_ = q_->counters();
+  deadline_ = std::chrono::steady_clock::now() + kNoProgressTimeout;
+  return Step::kWorked;
+}
+
+Job::Step Job::step() {
+  idle_ = false;
+  const uint32_t bs = bs_;
+  int64_t now = now_ns();
+  bool submitting = to_submit_ > 0;
+  if (timed_) {
+    if (!measuring_ && !ended_ && now >= ramp_end_) {
+      measuring_ = true;
+      measure_start_ = now;
+      base_ = q_->counters();
     }
-    Status r = recover(gate, bs, out);
-    if (!r.ok()) {
-      st = std::move(r);
-      return false;
-    }
-    base = q_->counters();
-    st = ok_status();
-    return true;
-  };
-  const std::chrono::milliseconds timeout(5000);
-  Deadline deadline = std::chrono::steady_clock::now() + timeout;
-  Status st;
-  while (st.ok()) {
-    if (gate.requested() && recovered(st)) {
-      deadline = std::chrono::steady_clock::now() + timeout;
-      continue;
-    }
-    if (!st.ok()) break;
-    int64_t now = now_ns();
-    bool submitting = to_submit > 0;
-    if (timed) {
-      if (!measuring && !ended && now >= ramp_end) {
-        measuring = true;
-        measure_start = now;
-        base = q_->counters();
-      }
-      bool stop = o_.stop != nullptr && o_.stop->load(std::memory_order_relaxed);
-      if (now >= end || stop) {
-        submitting = false;
-        if (!ended) close_window(std::min(now, end));
-        measuring = false;
-      }
-    }
-    while (submitting && n_active_ < o_.iodepth) {
-      IoPattern::Io io = pattern.next();
-      st = submit(io, bs);
-      if (!st.ok()) {
-        // Not posted: keep it as in flight so that a recovery sends it.
-        if (Controller::is_transport_error(st) && n_free_ > 0) {
-          uint32_t b = free_bufs_[--n_free_];
-          bool in_capsule =
-              plan_command(io.write, buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs).path ==
-              WritePath::kInCapsule;
-          if (io.write && o_.verify) {
-            fill_verify_pattern(buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs, io.offset,
-                                lba_size_, o_.seed);
-          }
-          active_[n_active_++] = Active{0, io.write, in_capsule, b, io.offset, now_ns()};
-          if (!timed) --to_submit;
-        }
-        break;
-      }
-      if (!timed && --to_submit == 0) submitting = false;
-    }
-    if (!st.ok()) {
-      if (recovered(st)) {
-        deadline = std::chrono::steady_clock::now() + timeout;
-        continue;
-      }
-      break;
-    }
-    if (n_active_ == 0) break;
-    Result<int> found = q_->poll_completions();
-    if (!found.ok()) {
-      st = found.status();
-      if (recovered(st)) {
-        deadline = std::chrono::steady_clock::now() + timeout;
-        continue;
-      }
-      break;
-    }
-    if (*found == 0) {
-      st = q_->wait_for_completions(deadline);
-      if (!st.ok() && recovered(st)) deadline = std::chrono::steady_clock::now() + timeout;
-      continue;
-    }
-    int64_t t = now_ns();
-    deadline = std::chrono::steady_clock::now() + timeout;
-    for (size_t i = 0; i < n_active_ && st.ok();) {
-      if (q_->slot_done(active_[i].slot)) {
-        st = complete(i, t, bs, measuring, out);  // moves the last entry into i
-      } else {
-        ++i;
-      }
+    bool stop = o_.stop != nullptr && o_.stop->load(std::memory_order_relaxed);
+    if (now >= end_ || stop) {
+      submitting = false;
+      if (!ended_) close_window(std::min(now, end_));
+      measuring_ = false;
     }
   }
-  if (timed && !ended) close_window(now_ns());
-  if (!timed) measure_end = now_ns();
-  out.runtime_s = static_cast<double>(measure_end - measure_start) / 1e9;
-  gate.leave();
-  if (!st.ok() && out.status.ok()) {
-    out.status = std::move(st).annotate("job " + std::to_string(jobid_) + " (qid " +
-                                        std::to_string(qid_) + ")");
+  Status st;
+  while (submitting && n_active_ < o_.iodepth) {
+    IoPattern::Io io = pattern_->next();
+    st = submit(io, bs);
+    if (!st.ok()) {
+      // Not posted: keep it as in flight so that a recovery sends it.
+      if (Controller::is_transport_error(st) && n_free_ > 0) {
+        uint32_t b = free_bufs_[--n_free_];
+        bool in_capsule =
+            plan_command(io.write, buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs).path ==
+            WritePath::kInCapsule;
+        if (io.write && o_.verify) {
+          fill_verify_pattern(buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs, io.offset,
+                              lba_size_, o_.seed);
+        }
+        active_[n_active_++] = Active{0, io.write, in_capsule, b, io.offset, now_ns()};
+        if (!timed_) --to_submit_;
+      }
+      break;
+    }
+    if (!timed_ && --to_submit_ == 0) submitting = false;
+  }
+  if (!st.ok()) return fail(std::move(st));
+  if (n_active_ == 0) return finish();
+  Result<int> found = q_->poll_completions();
+  if (!found.ok()) return fail(found.status());
+  if (*found == 0) {
+    idle_ = true;
+    return Step::kIdle;
+  }
+  int64_t t = now_ns();
+  deadline_ = std::chrono::steady_clock::now() + kNoProgressTimeout;
+  for (size_t i = 0; i < n_active_ && st.ok();) {
+    if (q_->slot_done(active_[i].slot)) {
+      st = complete(i, t, bs, measuring_, *out_);  // moves the last entry into i
+    } else {
+      ++i;
+    }
+  }
+  if (!st.ok()) {
+    st_ = std::move(st);  // an NVMe status: not recovered
+    return finish();
+  }
+  return Step::kWorked;
+}
+
+Job::Step Job::wait() {
+  Status st = q_->wait_for_completions(deadline_);
+  return st.ok() ? Step::kIdle : fail(std::move(st));
+}
+
+Job::Step Job::after_wait(const pollfd fds[2]) {
+  Status st = q_->after_wait(fds, deadline_);
+  return st.ok() ? Step::kIdle : fail(std::move(st));
+}
+
+Job::Step Job::finish() {
+  running_ = false;
+  idle_ = false;
+  if (timed_ && !ended_) close_window(now_ns());
+  if (!timed_) measure_end_ = now_ns();
+  JobResult& out = *out_;
+  out.runtime_s = static_cast<double>(measure_end_ - measure_start_) / 1e9;
+  if (!st_.ok() && out.status.ok()) {
+    out.status = std::move(st_).annotate("job " + std::to_string(jobid_) + " (qid " +
+                                         std::to_string(qid_) + ")");
   }
   if (have_mismatch_ && out.verify_first_error.empty()) {
     out.verify_first_error = "job " + std::to_string(jobid_) + ": data mismatch at byte " +
                              std::to_string(mismatch_offset_) + " of the namespace";
+  }
+  return Step::kDone;
+}
+
+// One thread's loop over its `jobs` (started) until every one is done, with no lock but the
+// gate's: each round steps every running job; only when none found work does it wait: with one
+// job, or --poll busy, on each job's own queue (Queue::wait_for_completions); with several jobs
+// and --poll event, in one poll() on all their completion and rdma_cm channels (`fds`: 2 per
+// job, allocated by the caller). A recovery asked for by any job parks the thread once.
+void drive_jobs(std::span<Job* const> jobs, RecoveryGate& gate, bool event_poll,
+                std::vector<pollfd>& fds) {
+  size_t running = 0;
+  for (Job* j : jobs) running += j->running() ? 1 : 0;
+  auto note = [&](Job::Step s) {
+    if (s == Job::Step::kDone) --running;
+  };
+  while (running > 0) {
+    if (gate.requested()) {
+      for (Job* j : jobs) {
+        if (j->running()) j->before_park();
+      }
+      Status parked = gate.park();
+      for (Job* j : jobs) {
+        if (j->running()) note(j->after_park(parked));
+      }
+      continue;
+    }
+    bool again = false;  // work found, a job ended or a recovery asked for: no wait
+    size_t idle = 0;
+    for (Job* j : jobs) {
+      if (!j->running()) continue;
+      Job::Step s = j->step();
+      note(s);
+      if (s == Job::Step::kIdle) {
+        ++idle;
+      } else {
+        again = true;
+      }
+    }
+    if (idle == 0) continue;
+    if (again) {
+      // Busy siblings must not hide a queue that stopped completing: its deadline still holds.
+      if (jobs.size() > 1) {
+        Deadline now = std::chrono::steady_clock::now();
+        for (Job* j : jobs) {
+          if (j->running() && j->idle() && now >= j->deadline()) note(j->wait());
+        }
+      }
+      continue;
+    }
+    if (!event_poll || running == 1) {
+      for (Job* j : jobs) {
+        if (j->running() && j->idle()) note(j->wait());
+      }
+      continue;
+    }
+    size_t n = 0;
+    Deadline earliest = Deadline::max();
+    for (Job* j : jobs) {
+      if (!j->running()) continue;
+      j->queue()->wait_fds(&fds[n]);
+      n += 2;
+      earliest = std::min(earliest, j->deadline());
+    }
+    int left = remaining_ms(earliest);
+    if (left > 0 && ::poll(fds.data(), n, left) < 0 && errno != EINTR) {
+      Status err = Status::from_errno("poll(completion, rdma_cm)", errno);
+      for (Job* j : jobs) {
+        if (j->running()) note(j->fail(err));
+      }
+      continue;
+    }
+    n = 0;
+    for (Job* j : jobs) {
+      if (!j->running()) continue;
+      note(j->after_wait(&fds[n]));
+      n += 2;
+    }
   }
 }
 
@@ -451,20 +614,30 @@ void merge_into(JobResult& all, const JobResult& j) {
   if (all.status.ok()) all.status = j.status;
 }
 
-// Runs `phase` on every job, each on its own thread; prints progress on stderr when asked.
+// Runs `phase` on every job, spread over bench_threads() threads (job j on thread
+// job_thread(j, threads)); prints progress on stderr when asked.
 std::vector<JobResult> run_phase(Controller& c, std::vector<std::unique_ptr<Job>>& jobs,
                                  Phase phase, uint32_t bs, const BenchOptions& o) {
   std::vector<JobResult> results(jobs.size());
-  RecoveryGate gate(c, jobs.size());
+  const uint32_t nthreads = bench_threads(static_cast<uint32_t>(jobs.size()), o.threads);
+  const bool event_poll = c.options().poll_mode == PollMode::kEvent;
+  RecoveryGate gate(c, nthreads);
   std::atomic<size_t> finished{0};
   std::vector<std::thread> threads;
   for (auto& j : jobs) {
     j->progress().ios.store(0);
     j->progress().lat_ns.store(0);
   }
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    threads.emplace_back([&, i] {
-      jobs[i]->run(phase, bs, gate, results[i]);
+  for (uint32_t t = 0; t < nthreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<Job*> mine;
+      for (size_t j = 0; j < jobs.size(); ++j) {
+        if (job_thread(static_cast<uint32_t>(j), nthreads) == t) mine.push_back(jobs[j].get());
+      }
+      std::vector<pollfd> fds(2 * mine.size());
+      for (Job* j : mine) j->start(phase, bs, gate, results[j->jobid()]);
+      drive_jobs(mine, gate, event_poll, fds);
+      gate.leave();
       finished.fetch_add(1);
     });
   }
@@ -473,7 +646,7 @@ std::vector<JobResult> run_phase(Controller& c, std::vector<std::unique_ptr<Job>
   auto next = t0 + std::chrono::seconds(1);
   uint64_t last_ios = 0, last_lat = 0;
   bool printed = false;
-  while (finished.load() < jobs.size()) {
+  while (finished.load() < nthreads) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (!show || std::chrono::steady_clock::now() < next) continue;
     uint64_t ios = 0, lat = 0;
@@ -716,10 +889,24 @@ void PathCounters::add(const PathCounters& o) {
   capsules_by_reference += o.capsules_by_reference;
 }
 
+uint32_t bench_threads(uint32_t numjobs, uint32_t threads) {
+  return threads == 0 ? numjobs : std::min(threads, numjobs);
+}
+
+Status check_bench_threads(uint32_t numjobs, uint32_t threads) {
+  if (threads > numjobs) {
+    return Status::invalid_argument("--threads " + std::to_string(threads) + " exceeds --numjobs " +
+                                    std::to_string(numjobs) +
+                                    ": every thread drives at least one job");
+  }
+  return ok_status();
+}
+
 Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) {
   if (o.bs.empty()) return Status::invalid_argument("--bs is empty");
   if (o.iodepth < 1) return Status::invalid_argument("--iodepth must be >= 1");
   if (o.numjobs < 1) return Status::invalid_argument("--numjobs must be >= 1");
+  NVMF_RETURN_IF_ERROR(check_bench_threads(o.numjobs, o.threads));
   if (o.rwmixread < 0 || o.rwmixread > 100) {
     return Status::invalid_argument("--rwmixread must be 0..100");
   }
@@ -855,6 +1042,7 @@ nlohmann::json bench_json(const BenchReport& r) {
             {"bs", o.bs},
             {"iodepth", o.iodepth},
             {"numjobs", o.numjobs},
+            {"threads", bench_threads(o.numjobs, o.threads)},
             {"runtime", o.runtime_s},
             {"ramp_time", o.ramp_time_s},
             {"size", r.region_bytes},
@@ -885,10 +1073,11 @@ std::string bench_text(const BenchReport& r) {
   const BenchOptions& o = r.options;
   std::string s;
   for (const BsResult& b : r.results) {
-    append(s, "bs=%u rw=%s%s iodepth=%u numjobs=%u poll=%s size=%" PRIu64 " per job\n", b.bs,
-           rw_name(o.rw),
+    append(s, "bs=%u rw=%s%s iodepth=%u numjobs=%u threads=%u poll=%s size=%" PRIu64 " per job\n",
+           b.bs, rw_name(o.rw),
            o.rw == RwMode::kRandRw ? (" rwmixread=" + std::to_string(o.rwmixread)).c_str() : "",
-           o.iodepth, o.numjobs, r.poll.c_str(), r.region_bytes);
+           o.iodepth, o.numjobs, bench_threads(o.numjobs, o.threads), r.poll.c_str(),
+           r.region_bytes);
     for (const JobResult& j : b.jobs) {
       job_text(
           s, ("job" + std::to_string(j.jobid) + " (qid " + std::to_string(j.qid) + ")").c_str(), j);

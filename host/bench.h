@@ -1,13 +1,18 @@
-// The `nvmf-host bench` engine: fio-like timed I/O over one Controller, one I/O queue per job
-// each driven by its own thread, completion latencies in a bounded histogram, path counters,
-// an optional verify pattern, and the text and JSON reports.
+// The `nvmf-host bench` engine: fio-like timed I/O over one Controller, one I/O queue per job,
+// the jobs driven by one thread each or spread over --threads N threads (as SPDK's perf drives
+// many qpairs per core with -P, or fio many files per job), completion latencies in a bounded
+// histogram, path counters, an optional verify pattern, and the text and JSON reports.
 //
-// Design: one association (Controller) with numjobs I/O queues; job j owns qid j + 1 and drives
-// it alone from its thread through Queue's asynchronous API (post / poll_completions /
-// slot_done / release_slot), so the fast path takes no lock. Per I/O: one steady_clock read
-// before the post and one per poll batch, a histogram increment; buffers, work requests and
-// slots are set up before the clock starts; no allocation and no syscall besides the verbs
-// post/poll (and, with --poll event, the completion channel's read).
+// Design: one association (Controller) with numjobs I/O queues; job j owns qid j + 1 and runs on
+// thread job_thread(j, threads), which alone drives its queue through Queue's asynchronous API
+// (post / poll_completions / slot_done / release_slot), so the fast path takes no lock. A thread
+// steps each of its jobs in turn (submit up to iodepth, one poll of its CQ, complete what it
+// found) and waits only when none of them found work: --poll busy spins on; --poll event sleeps
+// in one poll() on every completion channel and rdma_cm channel of its queues
+// (Queue::wait_fds / Queue::after_wait). Per I/O: one steady_clock read before the post and one
+// per poll batch, a histogram increment; buffers, work requests, slots and the poll() set are
+// set up before the clock starts; no allocation and no syscall besides the verbs post/poll (and,
+// with --poll event, the poll() and the completion channels' read).
 #ifndef NVMF_HOST_BENCH_H_
 #define NVMF_HOST_BENCH_H_
 
@@ -52,7 +57,8 @@ struct BenchOptions {
   int rwmixread = 50;  // % of reads for randrw
   std::vector<uint32_t> bs = {4096};
   uint32_t iodepth = 1;    // commands in flight per job
-  uint32_t numjobs = 1;    // jobs = threads = I/O queues
+  uint32_t numjobs = 1;    // jobs = I/O queues
+  uint32_t threads = 0;    // threads driving the jobs, 1..numjobs; 0 = one per job
   double runtime_s = 10;   // measured seconds per block size
   double ramp_time_s = 0;  // I/O before measuring starts
   uint64_t size = 0;       // bytes per job region; 0 = namespace / numjobs
@@ -61,6 +67,14 @@ struct BenchOptions {
   bool progress = false;              // a progress line on stderr once a second
   std::atomic<bool>* stop = nullptr;  // optional: ends the run early when set (SIGINT)
 };
+
+// The number of threads that drive `numjobs` jobs when --threads is `threads` (0: one per job).
+uint32_t bench_threads(uint32_t numjobs, uint32_t threads);
+// kInvalidArgument "--threads 3 exceeds --numjobs 2: ..." when threads > numjobs (0 is fine).
+Status check_bench_threads(uint32_t numjobs, uint32_t threads);
+// The thread (0-based) that drives job `jobid` (0-based) of `threads` (>= 1): round robin,
+// jobid % threads, as fio spreads files over a job and SPDK's perf qpairs over its cores.
+inline uint32_t job_thread(uint32_t jobid, uint32_t threads) { return jobid % threads; }
 
 // The sequence of (direction, offset) of one job: sequential ones wrap in the region, random
 // ones are bs-aligned, uniform (xorshift64*), randrw reads with probability rwmixread %.
@@ -121,7 +135,7 @@ struct DirectionStats {
   LatencyHistogram clat;  // ns from just before ibv_post_send to the completed slot
 };
 
-// One job (one thread, one I/O queue) at one block size, over the measured window; fio's
+// One job (one I/O queue) at one block size, over the measured window; fio's
 // "jobs" entry.
 struct JobResult {
   uint32_t jobid = 0;
@@ -171,22 +185,25 @@ struct BenchReport {
   Status status;  // first job error, if any
 };
 
-// Checks the options against the connected controller: numjobs I/O queues, iodepth within the
-// queue's slots, every bs a multiple of the LBA size and within max_command_bytes, regions
-// within the namespace. kInvalidArgument naming the option (the CLI exits 2).
+// Checks the options against the connected controller: numjobs I/O queues, threads within
+// 0..numjobs, iodepth within the queue's slots, every bs a multiple of the LBA size and within
+// max_command_bytes, regions within the namespace. kInvalidArgument naming the option (the CLI
+// exits 2).
 Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o);
 
 // Runs every bs of the list in turn (with --verify: prefill before, read-back after). Returns
 // the report even when a job failed (report.status); errors only for setup (options, memory
 // registration). Recovery: a job that sees a transport failure (Controller::is_transport_error)
-// asks every job to park (each checks one atomic flag per loop round); the last one to park
-// calls Controller::recover_queues(); once live, each job takes its new queue and sends its
-// in-flight commands again (JobResult::retried_ios). When recovery gives up (Host Pathing
-// Error after fast-io-fail-tmo or ctrl-loss-tmo) every job ends with that error.
+// asks every thread to park (each checks one atomic flag per loop round, and parks once for all
+// of its jobs); the last thread to park calls Controller::recover_queues(); once live, each job
+// takes its new queue and sends its in-flight commands again (JobResult::retried_ios). When
+// recovery gives up (Host Pathing Error after fast-io-fail-tmo or ctrl-loss-tmo) every job ends
+// with that error.
 Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 
 // Stable JSON schema (version 1), fio's field names where the meaning is the same:
-// {"nvmf_bench_version":1, "global options":{...}, "lba_size", "size", "results":[{"bs",
+// {"nvmf_bench_version":1, "global options":{... "threads" (the threads run: numjobs when
+// --threads is 0) ...}, "lba_size", "size", "results":[{"bs",
 // "jobs":[{"jobname","jobid","qid","runtime"(ms),"read":{...},"write":{...},"path":{...},
 // "verify":{...}}], "all":{...}}], "verify":{"enabled","checked","errors","passed",...}}
 // with per direction {"io_bytes","io_kbytes","bw_bytes","bw"(KiB/s),"iops","runtime"(ms),

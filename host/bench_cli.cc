@@ -39,12 +39,15 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
   b->add_option("--iodepth", a.iodepth, "commands in flight per job")
       ->capture_default_str()
       ->check(CLI::Range(1, 1023));
-  CLI::Option* numjobs =
-      b->add_option("--numjobs", a.numjobs, "jobs: one I/O queue and one thread each")
-          ->capture_default_str()
-          ->check(CLI::Range(1, 64));
+  CLI::Option* numjobs = b->add_option("--numjobs", a.numjobs, "jobs: one I/O queue each")
+                             ->capture_default_str()
+                             ->check(CLI::Range(1, 64));
   // An older spelling, kept working but not shown in --help.
   add_hidden_alias(*b, "--queues", a.numjobs, numjobs, CLI::Range(1, 64));
+  b->add_option("--threads", a.threads,
+                "threads driving the jobs round robin (job j on thread j % N); 0: one per job")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   b->add_option("--runtime", a.runtime, "measured seconds per block size")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 86400.0));
@@ -74,6 +77,7 @@ Status check_bench_args(const CLI::App& bench, BenchArgs& a) {
         "--output is not a bench option any more: the report file is --json FILE (JSON); "
         "the text report is on stdout");
   }
+  NVMF_RETURN_IF_ERROR(check_bench_threads(a.numjobs, a.threads));
   NVMF_ASSIGN_OR_RETURN(a.rw_mode, parse_rw(a.rw));
   NVMF_ASSIGN_OR_RETURN(a.bs_list, parse_bs_list(a.bs));
   a.size_bytes = 0;
@@ -103,6 +107,7 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
   o.rwmixread = a.rwmixread;
   o.iodepth = a.iodepth;
   o.numjobs = a.numjobs;
+  o.threads = a.threads;
   o.runtime_s = a.runtime;
   o.ramp_time_s = a.ramp_time;
   o.verify = a.verify;

@@ -20,6 +20,7 @@ struct BenchArgs {
   std::string bs = "4k";
   uint32_t iodepth = 1;
   uint32_t numjobs = 1;
+  uint32_t threads = 0;  // 0: one thread per job
   double runtime = 10;   // seconds
   double ramp_time = 0;  // seconds
   std::string size;      // per job; empty = namespace / numjobs
@@ -37,8 +38,9 @@ struct BenchArgs {
 // Adds the `bench` subcommand to `app`; the values land in `args`.
 CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& args);
 
-// After parsing, before anything missing (-a, -n) is reported: parses --rw, --bs and --size into
-// rw_mode, bs_list and size_bytes (kInvalidArgument naming the option: "--size is 0", ...);
+// After parsing, before anything missing (-a, -n) is reported: refuses --threads above
+// --numjobs, parses --rw, --bs and --size into rw_mode, bs_list and size_bytes
+// (kInvalidArgument naming the option: "--threads 3 exceeds --numjobs 2: ...", "--size is 0");
 // --json [FILE] selects the JSON report (into FILE; without FILE or with "-" on stdout).
 // kInvalidArgument naming --json when the removed --output was given.
 Status check_bench_args(const CLI::App& bench, BenchArgs& args);

@@ -4,8 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <set>
+#include <string>
 #include <vector>
+
+#include "host/bench_cli.h"
 
 namespace nvmf::host {
 namespace {
@@ -145,6 +150,94 @@ TEST(VerifyPattern, DataFromAnotherOffsetOrSeedFails) {
   EXPECT_EQ(check_verify_pattern(other.data(), other.size(), 4096, 4096, 1), 32);
 }
 
+TEST(BenchThreads, ZeroIsOnePerJobElseTheGivenCount) {
+  EXPECT_EQ(bench_threads(8, 0), 8u);
+  EXPECT_EQ(bench_threads(1, 0), 1u);
+  EXPECT_EQ(bench_threads(8, 2), 2u);
+  EXPECT_EQ(bench_threads(8, 8), 8u);
+  EXPECT_EQ(bench_threads(64, 1), 1u);
+}
+
+TEST(JobThread, RoundRobinSpreadsJobsEvenly) {
+  // 8 jobs on 2 threads: 0, 2, 4, 6 on thread 0 and 1, 3, 5, 7 on thread 1.
+  for (uint32_t j = 0; j < 8; ++j) EXPECT_EQ(job_thread(j, 2), j % 2) << j;
+  EXPECT_EQ(job_thread(6, 2), 0u);
+  EXPECT_EQ(job_thread(7, 2), 1u);
+  // 64 jobs on 3 threads: 22, 21, 21; every thread gets at least one job whenever
+  // threads <= numjobs, and no thread index reaches threads.
+  for (uint32_t threads : {1u, 2u, 3u, 7u, 64u}) {
+    std::vector<uint32_t> per(threads, 0);
+    for (uint32_t j = 0; j < 64; ++j) {
+      uint32_t t = job_thread(j, threads);
+      ASSERT_LT(t, threads);
+      ++per[t];
+    }
+    for (uint32_t t = 0; t < threads; ++t) {
+      EXPECT_GE(per[t], 64 / threads) << threads << " threads, thread " << t;
+      EXPECT_LE(per[t], 64 / threads + 1) << threads << " threads, thread " << t;
+    }
+  }
+}
+
+TEST(CheckBenchThreads, MoreThreadsThanJobsIsRefused) {
+  EXPECT_TRUE(check_bench_threads(2, 0).ok());
+  EXPECT_TRUE(check_bench_threads(2, 1).ok());
+  EXPECT_TRUE(check_bench_threads(2, 2).ok());
+  Status st = check_bench_threads(2, 3);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--threads 3 exceeds --numjobs 2"), std::string::npos)
+      << st.message();
+}
+
+// The bench subcommand's parsing: --threads lands in BenchArgs and is checked against
+// --numjobs by check_bench_args() (main prints its message in the usage shape, exit 2).
+struct ParsedBench {
+  bool parsed = false;    // CLI11 accepted the line
+  std::string cli_error;  // CLI11's message when it did not
+  Status checked;         // check_bench_args()
+  BenchArgs args;
+};
+ParsedBench parse_bench(std::vector<std::string> argv) {
+  ParsedBench p;
+  CLI::App app("nvmf-host");
+  CLI::App* bench = add_bench_subcommand(app, p.args);
+  argv.insert(argv.begin(), "bench");
+  std::reverse(argv.begin(), argv.end());  // CLI11 takes a vector in reverse order
+  try {
+    app.parse(argv);
+  } catch (const CLI::ParseError& e) {
+    p.cli_error = e.what();
+    return p;
+  }
+  p.parsed = true;
+  p.checked = check_bench_args(*bench, p.args);
+  return p;
+}
+
+TEST(BenchArgs, ThreadsParsesAndIsCheckedAgainstNumjobs) {
+  ParsedBench d = parse_bench({"--numjobs", "8"});
+  ASSERT_TRUE(d.parsed) << d.cli_error;
+  EXPECT_TRUE(d.checked.ok()) << d.checked.to_string();
+  EXPECT_EQ(d.args.threads, 0u);  // the default: one thread per job
+  ParsedBench two = parse_bench({"--numjobs", "8", "--threads", "2"});
+  ASSERT_TRUE(two.parsed) << two.cli_error;
+  EXPECT_TRUE(two.checked.ok()) << two.checked.to_string();
+  EXPECT_EQ(two.args.threads, 2u);
+  EXPECT_EQ(two.args.numjobs, 8u);
+  ParsedBench over = parse_bench({"--numjobs", "2", "--threads", "3"});
+  ASSERT_TRUE(over.parsed) << over.cli_error;
+  EXPECT_EQ(over.checked.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(over.checked.message().find("--threads 3 exceeds --numjobs 2"), std::string::npos)
+      << over.checked.message();
+  // Without --numjobs (1), any --threads above 1 is refused.
+  EXPECT_FALSE(parse_bench({"--threads", "2"}).checked.ok());
+  ParsedBench range = parse_bench({"--numjobs", "64", "--threads", "65"});
+  EXPECT_FALSE(range.parsed);
+  EXPECT_NE(range.cli_error.find("--threads"), std::string::npos) << range.cli_error;
+  EXPECT_FALSE(parse_bench({"--threads", "x"}).parsed);
+  EXPECT_FALSE(parse_bench({"--threads", "-1"}).parsed);
+}
+
 BenchReport sample_report() {
   BenchReport r;
   r.options.rw = RwMode::kRandRw;
@@ -193,6 +286,7 @@ TEST(BenchJson, SchemaUsesFioNames) {
   EXPECT_EQ(g["bs"], (std::vector<uint32_t>{4096, 8192}));
   EXPECT_EQ(g["iodepth"], 4);
   EXPECT_EQ(g["numjobs"], 2);
+  EXPECT_EQ(g["threads"], 2);  // --threads 0: one per job
   EXPECT_EQ(g["poll"], "busy");
   ASSERT_EQ(j["results"].size(), 1u);
   const nlohmann::json& res = j["results"][0];
@@ -236,6 +330,15 @@ TEST(BenchJson, SchemaUsesFioNames) {
   EXPECT_EQ(j["error"], "");
 }
 
+TEST(BenchJson, ThreadsIsTheCountRun) {
+  BenchReport r = sample_report();
+  r.options.threads = 1;
+  EXPECT_EQ(bench_json(r)["global options"]["threads"], 1);
+  r.options.numjobs = 64;
+  r.options.threads = 2;
+  EXPECT_EQ(bench_json(r)["global options"]["threads"], 2);
+}
+
 TEST(BenchJson, EmptyDirectionHasNoPercentilesAndVerifyFailureShows) {
   BenchReport r = sample_report();
   r.results[0].jobs[0].write = DirectionStats{};
@@ -252,7 +355,9 @@ TEST(BenchJson, EmptyDirectionHasNoPercentilesAndVerifyFailureShows) {
 
 TEST(BenchText, ShowsIopsLatencyAndPathCounters) {
   std::string t = bench_text(sample_report());
-  EXPECT_NE(t.find("bs=4096 rw=randrw rwmixread=50 iodepth=4 numjobs=2"), std::string::npos) << t;
+  EXPECT_NE(t.find("bs=4096 rw=randrw rwmixread=50 iodepth=4 numjobs=2 threads=2 poll=busy"),
+            std::string::npos)
+      << t;
   EXPECT_NE(t.find("job1 (qid 2):"), std::string::npos) << t;
   EXPECT_NE(t.find("read: IOPS=500.0"), std::string::npos) << t;
   EXPECT_NE(t.find("clat (usec): min=500.0, max=599.9"), std::string::npos) << t;

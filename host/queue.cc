@@ -24,13 +24,13 @@ using verbs::WrKind;
 constexpr size_t kBounceBytes = 4096;  // Identify data, the largest setup transfer
 constexpr int kPollBatch = 16;
 
+}  // namespace
+
 int remaining_ms(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
   return left.count() <= 0 ? 0 : static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX));
 }
-
-}  // namespace
 
 QueueParams queue_params(const HostOptions& o, uint16_t qid, uint16_t queue_size) {
   return queue_params(o, TransportPath{o.traddr, o.trsvcid}, qid, queue_size);
@@ -331,8 +331,26 @@ Status Queue::wait_for_work(Deadline deadline) {
     left = remaining_ms(deadline);
   }
   if (left > 0) return ok_status();  // busy mode: spin on
+  return timed_out();
+}
+
+Status Queue::timed_out() {
   return fail(Status::timeout("queue " + std::to_string(qid_) + ": no completion within " +
                               std::to_string(timeout_ms_) + " ms"));
+}
+
+void Queue::wait_fds(pollfd fds[2]) const {
+  fds[0] = {comp_channel_ ? comp_channel_->fd() : -1, POLLIN, 0};
+  fds[1] = {channel_->fd(), POLLIN, 0};
+}
+
+Status Queue::after_wait(const pollfd fds[2], Deadline deadline) {
+  if (fds[0].revents != 0 && cq_ && comp_channel_) {
+    NVMF_RETURN_IF_ERROR(cq_->wait_event(0).status());
+  }
+  if (fds[1].revents != 0) NVMF_RETURN_IF_ERROR(check_cm_events());
+  if (remaining_ms(deadline) > 0) return ok_status();
+  return timed_out();
 }
 
 Result<proto::Cqe> Queue::wait(uint16_t slot, Deadline deadline) {

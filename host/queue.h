@@ -5,6 +5,7 @@
 #define NVMF_HOST_QUEUE_H_
 
 #include <infiniband/verbs.h>
+#include <poll.h>
 
 #include <chrono>
 #include <cstdint>
@@ -57,6 +58,9 @@ struct QueueCounters {
 
 // Command slots in flight use steady_clock deadlines.
 using Deadline = std::chrono::steady_clock::time_point;
+// Whole milliseconds from now to `deadline` as a poll() timeout: 0 once it passed (or less than
+// 1 ms is left), at most INT32_MAX.
+int remaining_ms(Deadline deadline);
 
 // One connected queue. Not thread-safe: one thread submits and polls (no lock on the fast path).
 // Everything (slots, SQE/CQE buffers, work requests) is allocated in connect(); post() and
@@ -125,6 +129,20 @@ class Queue : public CommandChannel {
   Result<int> poll_completions();
   Status wait_for_completions(Deadline deadline) { return wait_for_work(deadline); }
   bool slot_done(uint16_t slot) const { return slots_->done(slot); }
+  // One thread sleeping on many queues at once (bench --threads), in place of
+  // wait_for_completions(): the caller fills a pollfd set with wait_fds() of every queue, sleeps
+  // in one poll() (no longer than the earliest deadline), then calls after_wait() on each queue
+  // with its two entries. No allocation.
+  // - wait_fds(fds): fds[0] = the completion channel (fd -1 in busy mode: poll() skips it),
+  //   fds[1] = the rdma_cm event channel, both POLLIN, revents 0. The CQ's notification is armed
+  //   at connect and re-armed whenever an event is consumed, so after a poll_completions() that
+  //   found nothing, the completion channel becomes readable on the next completion.
+  // - after_wait(fds, deadline): consumes the completion event when fds[0] fired
+  //   (ibv_get_cq_event, ibv_ack_cq_events, re-arm), reads the rdma_cm event when fds[1] fired
+  //   (kUnavailable, sticky, once the target disconnected), then kTimeout (the queue is failed)
+  //   once `deadline` passed: wait_for_completions()'s results.
+  void wait_fds(pollfd fds[2]) const;
+  Status after_wait(const pollfd fds[2], Deadline deadline);
   proto::Cqe release_slot(uint16_t slot) { return slots_->release(slot); }
 
   // CommandChannel: a setup command through this queue's 4 KiB registered bounce buffer.
@@ -151,6 +169,8 @@ class Queue : public CommandChannel {
   Status poll_once(int* found);
   void handle_completion(const ibv_wc& wc);
   Status wait_for_work(Deadline deadline);
+  // Fails the queue with kTimeout "no completion within timeout_ms".
+  Status timed_out();
   // Non-blocking look at the CM channel: kUnavailable (sticky) once the target disconnected.
   Status check_cm_events();
   // Records the first fatal error of the queue (sticky); fail() also returns it.

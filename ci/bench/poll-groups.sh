@@ -8,33 +8,42 @@
 #   qd1        one host, one I/O queue, 4 KiB random read at QD1 (mean completion latency);
 #   q4x64      one host, 4 I/O queues x QD64, 4 KiB random read (IOPS);
 #   q64x4      one host, 64 I/O queues x QD4, 4 KiB random read (IOPS).
+# Both queue cells run the host with the same --threads (--host-threads, default 2 = the guest's
+# vCPUs: jobs round robin over 2 threads, as SPDK's perf drives many qpairs per core), so 64x4
+# measures the target's queues, not 64 host threads waking each other on 2 vCPUs; 0 = one host
+# thread per queue (the bench's default, the figures before --threads existed).
 # Ratios are taken inside each repetition (2 groups / 1 group; 64x4 / 4x64), then median and
 # min-max over the repetitions. Goals (issue 12): two-hosts 2 groups >= 1.6x 1 group; q64x4 >=
 # 0.9x q4x64; qd1 with 2 groups within the spread of 1 group.
 #
-# Usage: ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--out DIR]
-#   default 3 repetitions of 4 s cells (0.5 s ramp), about 4 minutes in the guest.
+# Usage: ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--host-threads N] [--out DIR]
+#   default 3 repetitions of 4 s cells (0.5 s ramp), about 4 minutes in the guest;
+#   --host-threads 0..4 (default 2): nvmf-host bench --threads of the q4x64 and q64x4 cells.
 #   env: BENCH_POLL (the hosts' --poll, default event: on 2 vCPUs busy-polling hosts would take
 #   the CPUs the target's groups are measured on), BENCH_TARGET_POLL (the targets' --poll,
 #   default event).
-# Writes DIR (default bench-results/poll-groups): poll-groups.json (the figures), one JSON per
-# cell (rREP-gGROUPS-CELL[-hN].json), cpu.tsv (the guest's CPU in the middle of each cell) and
-# the targets' logs. Not a test: it prints figures.
+# Writes DIR (default bench-results/poll-groups): poll-groups.json (the figures, and
+# host_threads), one JSON per cell (rREP-gGROUPS-CELL[-hN].json), cpu.tsv (the guest's CPU in
+# the middle of each cell) and the targets' logs. Not a test: it prints figures.
 set -euo pipefail
 # Arguments first, before setup, the build and the guest.
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
-prog=poll-groups.sh usage="ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--out DIR]"
+prog=poll-groups.sh
+# shellcheck disable=SC2034 # read by ci/lib/args.sh
+usage="ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--host-threads N] [--out DIR]"
 # shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
 . "$(dirname "$0")/../lib/args.sh"
 reps=3
 runtime=4
+host_threads=2
 out=bench-results/poll-groups
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$(value "$@") || exit 2; shift 2 ;;
     --runtime) runtime=$(value "$@") || exit 2; shift 2 ;;
+    --host-threads) host_threads=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
@@ -43,6 +52,9 @@ done
 if ! [[ $runtime =~ ^[1-9][0-9]{0,2}$ ]] || [ "$runtime" -lt 4 ]; then
   usage_error "--runtime wants whole seconds from 4 to 999, not '$runtime'"
 fi
+# At most 4: the q4x64 cell has 4 jobs (nvmf-host refuses --threads above --numjobs).
+[[ $host_threads =~ ^[0-4]$ ]] ||
+  usage_error "--host-threads wants a count from 0 to 4, not '$host_threads'"
 
 if [ -z "${NVMF_RXE_MODE:-}" ]; then
   mkdir -p "$out"
@@ -53,10 +65,10 @@ if [ -z "${NVMF_RXE_MODE:-}" ]; then
   bin=$(bazel info -c opt bazel-bin 2>/dev/null)
   ci/rxe-run --results "$out" --timeout $((600 + reps * runtime * 40)) \
     env NVMF_BENCH_BIN="$bin" "$PWD/ci/bench/poll-groups.sh" --reps "$reps" \
-    --runtime "$runtime" --out "$out"
-  exec python3 - "$out" "$reps" <<'PY'
+    --runtime "$runtime" --host-threads "$host_threads" --out "$out"
+  exec python3 - "$out" "$reps" "$host_threads" <<'PY'
 import json, os, statistics, sys
-out, reps = sys.argv[1], int(sys.argv[2])
+out, reps, host_threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def load(name):
     with open(f"{out}/{name}.json") as f:
         return json.load(f)["results"][0]["all"]["read"]
@@ -69,7 +81,7 @@ def stats(xs):
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "values": xs}
 rs = range(1, reps + 1)
 fig = {"repetitions": reps, "host_poll": os.environ.get("BENCH_POLL", "event"),
-       "cells": {}, "ratios": {}}
+       "host_threads": host_threads, "cells": {}, "ratios": {}}
 for g in (1, 2):
     fig["cells"][f"groups{g}"] = {
         "two_hosts_qd32_iops": stats([iops(r, g, "two-hosts", 2) for r in rs]),
@@ -113,7 +125,8 @@ for g in (1, 2):
     print(f"--poll-groups {g}, two hosts: guest CPU idle {c['idle']:.1f}%, irq+softirq "
           f"{c['irq']:.1f}%, system {c['system']:.1f}%, user {c['user']:.1f}%; target process "
           f"{c['target']:.1f}% of both vCPUs")
-print(f"(medians of {reps} interleaved repetitions; {out}/poll-groups.json)")
+print(f"(medians of {reps} interleaved repetitions; q4x64 and q64x4 with host --threads "
+      f"{host_threads}; {out}/poll-groups.json)")
 PY
 fi
 
@@ -165,8 +178,8 @@ cell() { # rep groups cell
       hosts+=($!)
       ;;
     qd1) bench "$n" "$g" --iodepth 1; hosts+=($!) ;;
-    q4x64) bench "$n" "$g" --iodepth 64 --numjobs 4; hosts+=($!) ;;
-    q64x4) bench "$n" "$g" --iodepth 4 --numjobs 64; hosts+=($!) ;;
+    q4x64) bench "$n" "$g" --iodepth 64 --numjobs 4 --threads "$host_threads"; hosts+=($!) ;;
+    q64x4) bench "$n" "$g" --iodepth 4 --numjobs 64 --threads "$host_threads"; hosts+=($!) ;;
   esac
   sleep 2.5
   before=$(cpu_now "${pids[$((g - 1))]}")

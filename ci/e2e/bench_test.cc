@@ -48,6 +48,32 @@ class BenchTest : public CliFixture {
     if (rc != 0) ADD_FAILURE() << "bench exited " << rc << ":\n" << slurp(err);
     return rc;
   }
+
+  // A target on a fresh 16 MiB file `name` in the temp dir, restarted on the same file by
+  // restart_target(), and `nvmf-host bench ARGS` against it on a thread of its own.
+  struct BackgroundBench {
+    std::vector<std::string> target_args;
+    int port = 0;  // 0: the target did not start (no bench then)
+    int rc = -1;
+    nlohmann::json report;
+    std::thread thread;  // join before reading rc and report
+  };
+  void start_bench_on_file(const std::string& name, const std::string& args, BackgroundBench& b) {
+    std::string file = tmpdir() + "/" + name;
+    unlink(file.c_str());
+    b.target_args = {"--file", file, "--size", "16m"};
+    b.port = CliFixture::start_target(b.target_args);
+    if (b.port == 0) return;
+    b.thread = std::thread([this, &b, args] { b.rc = bench(b.port, args, b.report); });
+  }
+  // Kills the target with SIGKILL and starts it again on its file and port; false when it did
+  // not come back.
+  bool restart_target(const BackgroundBench& b) {
+    kill(target_pid_, SIGKILL);
+    waitpid(target_pid_, nullptr, 0);
+    target_pid_ = -1;
+    return CliFixture::start_target(b.target_args, std::to_string(b.port)) == b.port;
+  }
 };
 
 // The fio-named fields of one direction; returns total_ios.
@@ -167,6 +193,56 @@ TEST_F(BenchTest, EventPollingAndCapsuleCountersFollowTheGrant) {
   }
 }
 
+// --threads: 8 jobs (8 I/O queues, QD4) driven by 2 threads, round robin, with busy and event
+// polling: every job completes verified reads and writes on its own queue, the report lists the
+// 8 jobs and says 2 threads, the prefill and the timed window verify with no error.
+TEST_F(BenchTest, TwoThreadsDriveEightJobsBusyAndEvent) {
+  int port = start_target({"--max-io-queues", "8"});
+  ASSERT_NE(port, 0);
+  for (const char* poll : {"busy", "event"}) {
+    SCOPED_TRACE(poll);
+    nlohmann::json r;
+    ASSERT_EQ(bench(port,
+                    std::string("--rw randrw --bs 4k --numjobs 8 --iodepth 4 --threads 2 "
+                                "--runtime 1 --size 1m --verify --poll ") +
+                        poll,
+                    r),
+              0);
+    ASSERT_TRUE(r.is_object());
+    EXPECT_EQ(r["global options"]["numjobs"], 8);
+    EXPECT_EQ(r["global options"]["threads"], 2);
+    EXPECT_EQ(r["global options"]["poll"], poll);
+    EXPECT_EQ(r["error"], "");
+    EXPECT_EQ(r["verify"]["passed"], true) << r["verify"].dump();
+    EXPECT_EQ(r["verify"]["errors"], 0);
+    // The timed window's reads and the final read-back are checked.
+    EXPECT_GT(r["verify"]["checked"].get<uint64_t>(), 0u);
+    ASSERT_EQ(r["results"].size(), 1u);
+    const nlohmann::json& jobs = r["results"][0]["jobs"];
+    ASSERT_EQ(jobs.size(), 8u);
+    uint64_t reads = 0, writes = 0;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const nlohmann::json& job = jobs[i];
+      std::string where = std::string(poll) + " job " + std::to_string(i);
+      EXPECT_EQ(job["jobid"], i) << where;
+      EXPECT_EQ(job["qid"], i + 1) << where;
+      EXPECT_EQ(job["error"], "") << where;
+      uint64_t rd = expect_direction(job["read"], where + " read");
+      uint64_t wr = expect_direction(job["write"], where + " write");
+      EXPECT_GT(rd, 0u) << where;
+      EXPECT_GT(wr, 0u) << where;
+      EXPECT_GT(job["verify"]["checked"].get<uint64_t>(), 0u) << where;
+      EXPECT_EQ(job["verify"]["errors"], 0) << where;
+      reads += rd;
+      writes += wr;
+    }
+    const nlohmann::json& all = r["results"][0]["all"];
+    EXPECT_EQ(expect_direction(all["read"], "all read"), reads);
+    EXPECT_EQ(expect_direction(all["write"], "all write"), writes);
+    EXPECT_EQ(all["path"]["reads"].get<uint64_t>(), reads);
+  }
+}
+
 // Keep Alive goes out at KATO/2 while every job keeps its queue busy: -k 1 (1 s), 3 s of
 // QD8 I/O, so about 6 Keep Alives on the admin queue, none failed; the default is nvme-cli's 5 s.
 TEST_F(BenchTest, KeepAliveSentDuringTheBench) {
@@ -192,19 +268,12 @@ TEST_F(BenchTest, KeepAliveSentDuringTheBench) {
 // --verify run: the bench keeps going, every reconnect within --reconnect-delay (1 s) + 2 s,
 // no data mismatch, and the JSON reports the gap (longest completion latency, I/Os sent again).
 TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
-  std::string file = tmpdir() + "/bench-restart.img";
-  unlink(file.c_str());
-  const std::vector<std::string> args = {"--file", file, "--size", "16m"};
-  int port = CliFixture::start_target(args);
-  ASSERT_NE(port, 0);
-  nlohmann::json r;
-  int rc = -1;
-  std::thread bench_thread([&] {
-    rc = bench(port,
-               "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k --iodepth 8 "
-               "--runtime 35 --size 2m --verify --poll event",
-               r);
-  });
+  BackgroundBench b;
+  start_bench_on_file("bench-restart.img",
+                      "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k "
+                      "--iodepth 8 --runtime 35 --size 2m --verify --poll event",
+                      b);
+  ASSERT_NE(b.port, 0);
   // The first kill once the bench has connected (a failed first connect is not recovered,
   // like nvme connect's; connecting took over 4 s on a loaded emulated machine), then one
   // every 3 s.
@@ -212,10 +281,7 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
   std::vector<int64_t> listening_ns;  // when each restarted target was seen listening
   for (int i = 0; i < 5; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(3000));
-    kill(target_pid_, SIGKILL);
-    waitpid(target_pid_, nullptr, 0);
-    target_pid_ = -1;
-    if (CliFixture::start_target(args, std::to_string(port)) != port) {
+    if (!restart_target(b)) {
       ADD_FAILURE() << "restart " << i << " failed";
       break;  // the bench then ends on ctrl-loss-tmo; joined below
     }
@@ -223,8 +289,9 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
                                std::chrono::system_clock::now().time_since_epoch())
                                .count());
   }
-  bench_thread.join();
-  EXPECT_EQ(rc, 0);
+  b.thread.join();
+  EXPECT_EQ(b.rc, 0);
+  const nlohmann::json& r = b.report;
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r["error"], "") << r["recovery"].dump();
   EXPECT_EQ(r["verify"]["errors"], 0);
@@ -249,59 +316,109 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
               slurp(tmpdir() + "/bench.err").c_str());
 }
 
+// --threads with a reconnect: 4 jobs on 2 threads (event polling) while the target is killed
+// and restarted once. The recovery gate counts threads, each parking once for both its jobs: the
+// run goes on with one reconnect, every job completes I/O, and the data verifies.
+TEST_F(BenchTest, ThreadedJobsSurviveATargetRestart) {
+  BackgroundBench b;
+  start_bench_on_file("bench-threads-restart.img",
+                      "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k "
+                      "--iodepth 4 --numjobs 4 --threads 2 --runtime 20 --size 2m --verify "
+                      "--poll event",
+                      b);
+  ASSERT_NE(b.port, 0);
+  // Once the bench has connected (over 4 s on a loaded emulated machine) and run a while.
+  std::this_thread::sleep_for(std::chrono::milliseconds(10000));
+  EXPECT_TRUE(restart_target(b));
+  b.thread.join();
+  EXPECT_EQ(b.rc, 0);
+  const nlohmann::json& r = b.report;
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["error"], "") << r["recovery"].dump();
+  EXPECT_EQ(r["global options"]["threads"], 2);
+  EXPECT_EQ(r["verify"]["passed"], true) << r["verify"].dump();
+  EXPECT_EQ(r["verify"]["errors"], 0);
+  const nlohmann::json& rec = r["recovery"];
+  EXPECT_EQ(rec["losses"], 1) << rec.dump();
+  EXPECT_EQ(rec["reconnects"], 1) << rec.dump();
+  EXPECT_EQ(rec["resumed_unix_ns"].size(), 1u) << rec.dump();
+  ASSERT_EQ(r["results"].size(), 1u);
+  const nlohmann::json& jobs = r["results"][0]["jobs"];
+  ASSERT_EQ(jobs.size(), 4u);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_GT(jobs[i]["read"]["total_ios"].get<uint64_t>(), 0u) << "job " << i;
+    EXPECT_GT(jobs[i]["write"]["total_ios"].get<uint64_t>(), 0u) << "job " << i;
+    EXPECT_EQ(jobs[i]["error"], "") << "job " << i;
+  }
+  std::printf("threaded bench across a restart: %s\n", rec.dump().c_str());
+}
+
 // Issue 14 proof: the target stopped for longer than ctrl-loss-tmo (3 s): the bench ends with
 // a clear error naming Host Pathing Error and ctrl-loss-tmo, well before its runtime (60 s):
-// no hang.
+// no hang. Once with one job on its own thread, once with 2 jobs on one thread (--threads 1:
+// the thread parks once for both, and both end with the recovery's error).
 TEST_F(BenchTest, TargetGoneLongerThanCtrlLossTmoEndsTheBenchWithAnError) {
-  int port = start_target({});
-  ASSERT_NE(port, 0);
-  std::string out = tmpdir() + "/bench-loss.json";
-  std::string err = tmpdir() + "/bench-loss.err";
-  int rc = -1;
-  Clock::time_point killed{};
-  std::thread bench_thread([&] {
-    rc = run(host("bench", port,
-                  "--reconnect-delay 1 --ctrl-loss-tmo 3 -k 2 --rw randread --bs 4k --iodepth 4 "
-                  "--runtime 60 --poll event") +
-             " --json '" + out + "' 2>'" + err + "'");
-  });
-  // Kill once the bench is connected (its admin and I/O queues accepted: starting took over 8 s
-  // on a loaded emulated machine) and has read for 2 s.
-  for (int i = 0; i < 600; ++i) {
-    const std::string log = slurp(target_log_);
-    size_t accepted = 0;
-    for (size_t at = log.find(": accepted"); at != std::string::npos;
-         at = log.find(": accepted", at + 1)) {
-      ++accepted;
+  for (const char* jobs : {"", " --numjobs 2 --threads 1"}) {
+    SCOPED_TRACE(std::string("jobs:") + jobs);
+    int port = start_target({});
+    ASSERT_NE(port, 0);
+    std::string out = tmpdir() + "/bench-loss.json";
+    std::string err = tmpdir() + "/bench-loss.err";
+    unlink(out.c_str());
+    int rc = -1;
+    Clock::time_point killed{};
+    std::thread bench_thread([&] {
+      rc = run(host("bench", port,
+                    std::string("--reconnect-delay 1 --ctrl-loss-tmo 3 -k 2 --rw randread --bs 4k "
+                                "--iodepth 4 --runtime 60 --poll event") +
+                        jobs) +
+               " --json '" + out + "' 2>'" + err + "'");
+    });
+    // Kill once the bench is connected (its admin and I/O queues accepted: starting took over
+    // 8 s on a loaded emulated machine) and has read for 2 s.
+    for (int i = 0; i < 600; ++i) {
+      const std::string log = slurp(target_log_);
+      size_t accepted = 0;
+      for (size_t at = log.find(": accepted"); at != std::string::npos;
+           at = log.find(": accepted", at + 1)) {
+        ++accepted;
+      }
+      if (accepted >= 2) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    if (accepted >= 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    kill(target_pid_, SIGKILL);
+    waitpid(target_pid_, nullptr, 0);
+    target_pid_ = -1;
+    killed = Clock::now();
+    bench_thread.join();
+    const auto after_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed).count();
+    const std::string stderr_text = slurp(err);
+    EXPECT_NE(rc, 0) << stderr_text;
+    EXPECT_LT(after_ms, 30000) << "the bench must end soon after ctrl-loss-tmo, not at its runtime";
+    EXPECT_NE(stderr_text.find("Host Pathing Error"), std::string::npos) << stderr_text;
+    EXPECT_NE(stderr_text.find("ctrl-loss-tmo 3 s passed"), std::string::npos) << stderr_text;
+    // The JSON report is written although every path is gone, and says so (the check used to
+    // be skipped when there was no report).
+    nlohmann::json r = nlohmann::json::parse(slurp(out), nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(r.is_object()) << "no JSON report: " << slurp(out);
+    EXPECT_EQ(r["recovery"]["reconnects"], 0) << r["recovery"].dump();
+    EXPECT_GE(r["recovery"]["path_errors"].get<uint64_t>(), 1u) << r["recovery"].dump();
+    EXPECT_EQ(r["recovery"]["state"], "deleting") << r["recovery"].dump();
+    EXPECT_EQ(r["recovery"]["failovers"], 0) << r["recovery"].dump();
+    EXPECT_EQ(r["recovery"]["paths"].size(), 1u) << r["recovery"].dump();
+    EXPECT_NE(r["error"].get<std::string>().find("ctrl-loss-tmo"), std::string::npos) << r.dump();
+    // Every job ended with the recovery's error.
+    ASSERT_EQ(r["results"].size(), 1u) << r.dump();
+    EXPECT_EQ(r["results"][0]["jobs"].size(), jobs[0] == '\0' ? 1u : 2u);
+    for (const nlohmann::json& job : r["results"][0]["jobs"]) {
+      EXPECT_NE(job["error"].get<std::string>().find("ctrl-loss-tmo"), std::string::npos)
+          << job.dump();
+    }
+    std::printf("bench%s ended %lld ms after the kill (exit %d):\n%s\n", jobs,
+                static_cast<long long>(after_ms), rc, stderr_text.c_str());
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  kill(target_pid_, SIGKILL);
-  waitpid(target_pid_, nullptr, 0);
-  target_pid_ = -1;
-  killed = Clock::now();
-  bench_thread.join();
-  const auto after_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - killed).count();
-  const std::string stderr_text = slurp(err);
-  EXPECT_NE(rc, 0) << stderr_text;
-  EXPECT_LT(after_ms, 30000) << "the bench must end soon after ctrl-loss-tmo, not at its runtime";
-  EXPECT_NE(stderr_text.find("Host Pathing Error"), std::string::npos) << stderr_text;
-  EXPECT_NE(stderr_text.find("ctrl-loss-tmo 3 s passed"), std::string::npos) << stderr_text;
-  // The JSON report is written although every path is gone, and says so (the check used to be
-  // skipped when there was no report).
-  nlohmann::json r = nlohmann::json::parse(slurp(out), nullptr, /*allow_exceptions=*/false);
-  ASSERT_TRUE(r.is_object()) << "no JSON report: " << slurp(out);
-  EXPECT_EQ(r["recovery"]["reconnects"], 0) << r["recovery"].dump();
-  EXPECT_GE(r["recovery"]["path_errors"].get<uint64_t>(), 1u) << r["recovery"].dump();
-  EXPECT_EQ(r["recovery"]["state"], "deleting") << r["recovery"].dump();
-  EXPECT_EQ(r["recovery"]["failovers"], 0) << r["recovery"].dump();
-  EXPECT_EQ(r["recovery"]["paths"].size(), 1u) << r["recovery"].dump();
-  EXPECT_NE(r["error"].get<std::string>().find("ctrl-loss-tmo"), std::string::npos) << r.dump();
-  std::printf("bench ended %lld ms after the kill (exit %d):\n%s\n",
-              static_cast<long long>(after_ms), rc, stderr_text.c_str());
 }
 
 TEST_F(BenchTest, BadOptionsExitTwoNamingTheOption) {
@@ -322,6 +439,8 @@ TEST_F(BenchTest, BadOptionsExitTwoNamingTheOption) {
   EXPECT_NE(slurp(err).find("--size"), std::string::npos) << slurp(err);
   EXPECT_EQ(bad("--numjobs 8 --runtime 1"), 2);  // the target grants 4 I/O queues
   EXPECT_NE(slurp(err).find("--numjobs"), std::string::npos) << slurp(err);
+  EXPECT_EQ(bad("--numjobs 2 --threads 3 --runtime 1"), 2);
+  EXPECT_NE(slurp(err).find("--threads 3 exceeds --numjobs 2"), std::string::npos) << slurp(err);
 }
 
 }  // namespace

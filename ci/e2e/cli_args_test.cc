@@ -461,6 +461,8 @@ TEST(CliArgs, HostRefusesBadOptions) {
       {"bench --size 10x", 2, "--size"},
       {"bench --iodepth 0", 2, "--iodepth"},
       {"bench --numjobs 0", 2, "--numjobs"},
+      {"bench --numjobs 2 --threads 3", 2, "--threads 3 exceeds --numjobs 2"},
+      {"bench --threads 65", 2, "--threads"},
       {"bench --runtime 0", 2, "--runtime"},
       {"bench --output r.json", 2, "the report file is --json FILE"},
       {"conform --cases no-such-case", 2, "--cases"},

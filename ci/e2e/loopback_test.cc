@@ -327,5 +327,54 @@ TEST(LoopbackSharedBuffersTest, CommandsWaitForABufferAndNoneFails) {
   EXPECT_TRUE((*ctrl)->disconnect().ok());
 }
 
+// bench --threads in process (so under ASan + UBSan too): 4 jobs, one I/O queue each, all on
+// one thread, then on 2, with event and busy polling: every job completes verified reads and
+// writes on its own queue and the report has the 4 jobs and the threads run.
+TEST(LoopbackBenchThreadsTest, FewThreadsDriveFourQueuesEventAndBusy) {
+  std::optional<RxeEnv> env;
+  NVMF_REQUIRE_RXE(env);
+  constexpr char kThreadsNqn[] = "nqn.2024-01.io.nvmf-rdma:e2e-bench-threads";
+  auto target = RunningTarget::start(ram_target_options(*env, kThreadsNqn, 16ull << 20, kLbaSize));
+  ASSERT_NE(target, nullptr);
+  for (host::PollMode poll : {host::PollMode::kEvent, host::PollMode::kBusy}) {
+    for (uint32_t threads : {1u, 2u}) {
+      std::string where = std::string(poll == host::PollMode::kEvent ? "event" : "busy") + ", " +
+                          std::to_string(threads) + " threads";
+      host::HostOptions hopts = host_options_for(*env, (*target)->port(), kThreadsNqn, 16);
+      hopts.num_io_queues = 4;
+      hopts.poll_mode = poll;
+      auto ctrl = host::Controller::connect(hopts);
+      ASSERT_TRUE(ctrl.ok()) << where << ": " << ctrl.status().to_string();
+      host::BenchOptions b;
+      b.rw = host::RwMode::kRandRw;
+      b.bs = {4096};
+      b.iodepth = 4;
+      b.numjobs = 4;
+      b.threads = threads;
+      b.runtime_s = 0.5;
+      b.size = 1 << 20;
+      b.verify = true;
+      auto report = host::run_bench(**ctrl, b);
+      ASSERT_TRUE(report.ok()) << where << ": " << report.status().to_string();
+      EXPECT_TRUE(report->status.ok()) << where << ": " << report->status.to_string();
+      EXPECT_GT(report->verify_checked, 0u) << where;
+      EXPECT_EQ(report->verify_errors, 0u) << where << ": " << report->verify_first_error;
+      EXPECT_EQ(host::bench_json(*report)["global options"]["threads"], threads) << where;
+      ASSERT_EQ(report->results.size(), 1u) << where;
+      const std::vector<host::JobResult>& jobs = report->results[0].jobs;
+      ASSERT_EQ(jobs.size(), 4u) << where;
+      for (uint32_t j = 0; j < 4; ++j) {
+        EXPECT_EQ(jobs[j].jobid, j) << where;
+        EXPECT_EQ(jobs[j].qid, j + 1) << where;
+        EXPECT_GT(jobs[j].read.ios, 0u) << where << ", job " << j;
+        EXPECT_GT(jobs[j].write.ios, 0u) << where << ", job " << j;
+        EXPECT_GT(jobs[j].verify_checked, 0u) << where << ", job " << j;
+        EXPECT_TRUE(jobs[j].status.ok()) << where << ", job " << j;
+      }
+      EXPECT_TRUE((*ctrl)->disconnect().ok()) << where;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nvmf::e2e
