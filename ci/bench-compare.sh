@@ -17,7 +17,8 @@
 #   gets a cell of its own), BENCH_INLINE_OFF (our host's --max-inline-data for the "inline send
 #   off" cell, default 0). --backends: NVMF_BENCH_URING off (default), on (every nvmf-target with
 #   --uring-defer-taskrun on --uring-fixedbufs on) or both (a second set of our targets with them
-#   on, interleaved with the defaults and nvmet in every repetition; ci/bench/backends-guest.sh).
+#   on, interleaved with the defaults and nvmet in every repetition); NVMF_BENCH_VARIANT (nvmf-target
+#   options such as "--poll busy": that second set with these options; ci/bench/backends-guest.sh).
 # Writes DIR (default bench-results/) : bench-report.json, bench-report.md, bench.png, plot.dat
 # and raw/ (every cell's own output). Cells: ci/bench/guest.sh; figures: ci/bench/report.py.
 set -euo pipefail
@@ -61,7 +62,7 @@ if [ "$backends" = 1 ]; then
   rm -rf "$out/raw-backends"
   [ "$reps_given" = 1 ] || reps=3
   cells=20
-  [ "${NVMF_BENCH_URING:-off}" != both ] || cells=28
+  [ "${NVMF_BENCH_URING:-off}" != both ] && [ -z "${NVMF_BENCH_VARIANT:-}" ] || cells=28
   budget=$(python3 -c "print(int($reps * ($cells * ($runtime + $ramp + 15) + 240) + 900))")
   echo "bench-compare.sh --backends: $reps repetitions, ${runtime}s cells after ${ramp}s ramp; guest timeout ${budget}s"
   rc=0

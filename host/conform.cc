@@ -478,4 +478,19 @@ std::string list_text(const std::vector<Case>& all) {
   return o.str();
 }
 
+nlohmann::json list_json(const std::vector<Case>& all) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const Case& c : all) {
+    cases.push_back({{"id", c.id},
+                     {"group", c.group},
+                     {"level", level_name(c.level)},
+                     {"spec", c.spec},
+                     {"description", c.description},
+                     {"sends", c.sends},
+                     {"expect", c.expect},
+                     {"dangerous", c.dangerous}});
+  }
+  return {{"cases", std::move(cases)}, {"count", all.size()}};
+}
+
 }  // namespace nvmf::host::conform

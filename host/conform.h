@@ -221,6 +221,9 @@ nlohmann::json to_json(const RunReport& r);
 std::string junit_xml(const RunReport& r, const std::string& suite);
 // The catalogue as a table (--list).
 std::string list_text(const std::vector<Case>& all);
+// The catalogue as JSON (--list --json): {"cases": [{id, group, level, spec, description,
+// sends, expect, dangerous}], "count": N}, the case fields named as in to_json().
+nlohmann::json list_json(const std::vector<Case>& all);
 
 }  // namespace nvmf::host::conform
 

@@ -14,7 +14,7 @@ CLI::App* add_conform_subcommand(CLI::App& app, ConformArgs& args) {
   CLI::App* c = app.add_subcommand(
       "conform", "check the target against the NVMe-oF RDMA specification (a case catalogue)");
   c->add_option("--cases", args.cases, "comma-separated case ids to run (default: all)");
-  c->add_flag("--list", args.list, "list the catalogue and exit");
+  c->add_flag("--list", args.list, "list the catalogue and exit (with --json, as JSON too)");
   c->add_option("--json", args.json, "JSON report file, or - for stdout");
   c->add_option("--junit", args.junit, "JUnit XML report file");
   c->add_option("--junit-suite", args.suite, "testsuite name in the JUnit XML")
@@ -51,7 +51,18 @@ Result<std::vector<std::string>> conform_case_ids(const std::string& cases) {
 
 int cmd_conform(const HostOptions& opts, int timeout_ms, const ConformArgs& args) {
   if (args.list) {
-    std::cout << conform::list_text(conform::catalogue());
+    // --json FILE writes the catalogue there too (the table stays on stdout); --json - puts
+    // only the JSON on stdout, as a run's report does.
+    if (args.json != "-") std::cout << conform::list_text(conform::catalogue()) << std::flush;
+    if (!args.json.empty()) {
+      std::string text = conform::list_json(conform::catalogue()).dump(2) + "\n";
+      if (args.json == "-") {
+        std::cout << text;
+      } else if (Status st = write_file(args.json, text); !st.ok()) {
+        std::fprintf(stderr, "nvmf-host: conform: %s\n", st.to_string().c_str());
+        return kExitRuntime;
+      }
+    }
     return kExitOk;
   }
   conform::ConformOptions o;

@@ -210,5 +210,22 @@ TEST(ConformList, ListsEveryCaseAndMarksTheDangerousOnes) {
   EXPECT_NE(l.find("dangerous", at), std::string::npos);
 }
 
+TEST(ConformList, JsonHasEveryCaseWithItsFields) {
+  nlohmann::json j = list_json(catalogue());
+  ASSERT_TRUE(j["cases"].is_array());
+  ASSERT_EQ(j["cases"].size(), catalogue().size());
+  EXPECT_EQ(j["count"], catalogue().size());
+  const nlohmann::json* wrap = nullptr;
+  for (const nlohmann::json& c : j["cases"]) {
+    if (c["id"] == "sgl.in-capsule-offset-wrap") wrap = &c;
+  }
+  ASSERT_NE(wrap, nullptr);
+  EXPECT_EQ((*wrap)["group"], "sgl");
+  EXPECT_TRUE((*wrap)["dangerous"].get<bool>());
+  EXPECT_FALSE((*wrap)["spec"].get<std::string>().empty());
+  EXPECT_EQ(j["cases"][0]["id"], catalogue()[0].id);
+  EXPECT_EQ(j["cases"][0]["level"], level_name(catalogue()[0].level));
+}
+
 }  // namespace
 }  // namespace nvmf::host::conform

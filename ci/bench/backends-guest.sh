@@ -15,11 +15,13 @@
 # bench-kbdev (/dev/nullb of its own) and bench-kfile (a file on ext4, nvmet's default
 # buffered_io 0: O_DIRECT). nvmf-target: ports 4421 (block device) and 4422 (file), defaults
 # (O_DIRECT, like nvmet), LBA size as nvmet reports it (512 for the null_blk, 4096 for the file).
-# NVMF_BENCH_URING (off, the default; on; both): our targets' io_uring setup. on: every
-# nvmf-target runs with --uring-defer-taskrun on --uring-fixedbufs on. both: the targets above
-# keep the defaults and a second set, target "oursu" in cells.tsv (ports 4424 block device, 4425
-# file, 4431 the Flush cell, null_blks and a file of their own), runs with both on, its cells
-# next to ours and nvmet's in every repetition. NVMF_BENCH_PARTS ("cells flush", the default):
+# NVMF_BENCH_VARIANT (nvmf-target options, e.g. "--poll busy"; none by default): the targets
+# above keep the defaults and a second set, target "oursv" in cells.tsv (ports 4424 block device,
+# 4425 file, 4431 the Flush cell, null_blks and a file of their own), runs with these options,
+# its cells next to ours and nvmet's in every repetition (the options are written to
+# variant.txt). NVMF_BENCH_URING (off, the default; on; both): on: every nvmf-target runs with
+# --uring-defer-taskrun on --uring-fixedbufs on; both: the variant is those two options.
+# NVMF_BENCH_PARTS ("cells flush", the default):
 # which parts run, to split one long run into shorter ones ("cells" or "flush" alone).
 set -uo pipefail
 # shellcheck source=/dev/null # ci/lib/*.sh are shellchecked on their own
@@ -52,6 +54,10 @@ cell_reps=0 flush_reps=0
 uring_on=(--uring-defer-taskrun on --uring-fixedbufs on)
 ours_args=()
 [ "$uring" = on ] && ours_args=("${uring_on[@]}")
+variant=${NVMF_BENCH_VARIANT:-}
+[ "$uring" = both ] && variant="${uring_on[*]}"
+read -ra variant_args <<<"$variant"
+echo "$variant" >"$out/variant.txt"
 
 # shellcheck disable=SC2317 # reached through the EXIT trap
 cleanup() {
@@ -108,7 +114,7 @@ kfio() { # rep backend target cell dev rw iodepth
 }
 
 # --------------------------------------------------------------------------------- setup --
-say "reps $reps, runtime $runtime s, ramp $ramp s, NVMF_BENCH_URING $uring, parts: $parts"
+say "reps $reps, runtime $runtime s, ramp $ramp s, NVMF_BENCH_URING $uring, variant: ${variant:-none}, parts: $parts"
 modprobe null_blk nr_devices=0 || say "modprobe null_blk failed"
 modprobe nvme_core multipath=N
 modprobe -a nvmet nvmet-rdma nvme-rdma || say "modprobe nvmet/nvme-rdma failed"
@@ -117,8 +123,8 @@ kbdev=$(nullb_create bench-kbdev 256) || say "null_blk for nvmet failed"
 obdev=$(nullb_create bench-obdev 256) || say "null_blk for nvmf-target failed"
 fsdev=$(nullb_create bench-fs 512) || say "null_blk for ext4 failed"
 nullbs=(bench-kbdev bench-obdev)
-if [ "$uring" = both ]; then
-  ubdev=$(nullb_create bench-ubdev 256) || say "null_blk for nvmf-target (uring on) failed"
+if [ -n "$variant" ]; then
+  ubdev=$(nullb_create bench-ubdev 256) || say "null_blk for nvmf-target (variant) failed"
   nullbs+=(bench-ubdev)
 fi
 # Every target's null_blk device is made alike (configfs defaults plus memory_backed 1,
@@ -134,7 +140,7 @@ done
 mkdir -p "$mnt"
 if ! { mkfs.ext4 -q -F "$fsdev" && mount "$fsdev" "$mnt"; }; then say "ext4 on $fsdev failed"; fi
 images=(kernel ours)
-[ "$uring" = both ] && images+=(oursu)
+[ -n "$variant" ] && images+=(oursv)
 for f in "${images[@]}"; do
   # Written once, so that reads are of allocated blocks (not unwritten extents) on both.
   dd if=/dev/zero of="$mnt/$f.img" bs=1M count=128 oflag=direct status=none || say "$f.img failed"
@@ -160,11 +166,11 @@ our_target "$out/target-bdev.log" -a "$taddr" -s 4421 -n "$pfx-obdev" --file "$o
   "${ours_args[@]}"
 our_target "$out/target-file.log" -a "$taddr" -s 4422 -n "$pfx-ofile" --file "$mnt/ours.img" \
   --lba-size 4096 "${ours_args[@]}"
-if [ "$uring" = both ]; then
+if [ -n "$variant" ]; then
   our_target "$out/target-ubdev.log" -a "$taddr" -s 4424 -n "$pfx-ubdev" --file "$ubdev" \
-    "${uring_on[@]}"
-  our_target "$out/target-ufile.log" -a "$taddr" -s 4425 -n "$pfx-ufile" --file "$mnt/oursu.img" \
-    --lba-size 4096 "${uring_on[@]}"
+    "${variant_args[@]}"
+  our_target "$out/target-ufile.log" -a "$taddr" -s 4425 -n "$pfx-ufile" --file "$mnt/oursv.img" \
+    --lba-size 4096 "${variant_args[@]}"
 fi
 # The RAM baseline: our target's RAM namespace (no backend), read by the same Linux host in the
 # same repetition: ours bdev/RAM is the cost of our backend path, nvmet bdev is the reference.
@@ -176,9 +182,9 @@ dev[file-kernel]=$(kconnect "$pfx-kfile" 4420) || say "connect to nvmet file fai
 dev[bdev-ours]=$(kconnect "$pfx-obdev" 4421) || say "connect to nvmf-target bdev failed"
 dev[file-ours]=$(kconnect "$pfx-ofile" 4422) || say "connect to nvmf-target file failed"
 dev[ram-ours]=$(kconnect "$pfx-oram" 4423) || say "connect to nvmf-target RAM failed"
-if [ "$uring" = both ]; then
-  dev[bdev-oursu]=$(kconnect "$pfx-ubdev" 4424) || say "connect to nvmf-target bdev (uring on) failed"
-  dev[file-oursu]=$(kconnect "$pfx-ufile" 4425) || say "connect to nvmf-target file (uring on) failed"
+if [ -n "$variant" ]; then
+  dev[bdev-oursv]=$(kconnect "$pfx-ubdev" 4424) || say "connect to nvmf-target bdev (variant) failed"
+  dev[file-oursv]=$(kconnect "$pfx-ufile" 4425) || say "connect to nvmf-target file (variant) failed"
 fi
 for k in "${!dev[@]}"; do
   say "$k: ${dev[$k]:-none} (LBA $(cat "/sys/block/$(basename "${dev[$k]:-x}")/queue/logical_block_size" 2>/dev/null))"
@@ -201,10 +207,10 @@ for ((rep = 1; rep <= cell_reps; rep++)); do
   for c in "${order[@]}"; do
     IFS=: read -r backend cell rw qd <<<"$c"
     targets=(ours kernel)
-    [ "$uring" = both ] && targets=(ours oursu kernel)
+    [ -n "$variant" ] && targets=(ours oursv kernel)
     if [ $((rep % 2)) = 0 ]; then
       targets=(kernel ours)
-      [ "$uring" = both ] && targets=(kernel oursu ours)
+      [ -n "$variant" ] && targets=(kernel oursv ours)
     fi
     [ "$backend" = ram ] && targets=(ours)  # nvmet has no RAM namespace
     for t in "${targets[@]}"; do
@@ -217,7 +223,7 @@ for n in obdev ofile oram ubdev ufile; do nvme disconnect -n "$pfx-$n" >&3 2>&1;
 # ------------------------------------------------------------------------------ the Flush --
 # One nvmf-target process: subsystem "flush" on a null_blk throttled to 16 MB/s, buffered (the
 # page cache holds what the Flush must write), and subsystem "read" on a null_blk. With
-# NVMF_BENCH_URING both, a second process with the io_uring modes on (target "oursu") after it.
+# NVMF_BENCH_VARIANT, a second process with the variant's options (target "oursv") after it.
 flush_cells() { # TARGET PREFIX PORT [nvmf-target ARGS...]
   local target=$1 p=$2 port=$3
   shift 3
@@ -264,7 +270,7 @@ JSON
 }
 if [ "$flush_reps" -gt 0 ]; then
   flush_cells ours "" 4430 "${ours_args[@]}"
-  [ "$uring" = both ] && flush_cells oursu u 4431 "${uring_on[@]}"
+  [ -n "$variant" ] && flush_cells oursv u 4431 "${variant_args[@]}"
 fi
 say "done"
 exit 0

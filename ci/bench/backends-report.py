@@ -12,9 +12,10 @@ nvmf-host bench's mean QD1 4 KiB read latency (clat_ns) idle and while another h
 on the same nvmf-target process, their ratio per repetition, and how long the Flush took.
 The RAM baseline (our target's RAM namespace, same host, same repetition) gives two more
 ratios per repetition: ours RAM / nvmet bdev, and ours bdev / ours RAM (the cost of our backend
-path). With NVMF_BENCH_URING both, the cells of target "oursu" (nvmf-target with
---uring-defer-taskrun on --uring-fixedbufs on) get a table of their own: their figures, on / off
-(against "ours", the defaults) and on / nvmet per repetition, and their Flush cell. Exit status 1
+path). With NVMF_BENCH_VARIANT (or NVMF_BENCH_URING both), the cells of target "oursv"
+(nvmf-target with the variant's options, RESULTS_DIR/raw-backends/variant.txt) get a table of
+their own: their figures, variant / defaults (against "ours") and variant / nvmet per
+repetition, and their Flush cell. Exit status 1
 when the Flush cell's goal (read latency during the Flush <= 2x idle, median
 of the repetitions) is not met or has no figure.
 """
@@ -81,10 +82,10 @@ def fmt(s, digits=0):
     return f"{f.format(s['median'])} ({f.format(s['min'])}–{f.format(s['max'])})"
 
 
-def uring_on_section(fig, reps):
-    """The "oursu" cells (io_uring modes on) against "ours" (off) and nvmet: markdown lines and
-    the report's "uring_on" object; nothing when the run had none."""
-    if not any(k[2] == "oursu" for k in fig):
+def variant_section(fig, reps, options):
+    """The "oursv" cells (nvmf-target with `options`) against "ours" (the defaults) and nvmet:
+    markdown lines and the report's "variant" object; nothing when the run had none."""
+    if not any(k[2] == "oursv" for k in fig):
         return [], None
 
     def ratio(num, den, backend, cell):
@@ -94,20 +95,21 @@ def uring_on_section(fig, reps):
             out.append(n / d if n is not None and d else None)
         return summary(out)
 
-    md = ["", "io_uring modes: nvmf-target with `--uring-defer-taskrun on --uring-fixedbufs on` "
-          "(on) next to the defaults (off) and nvmet in the same repetitions; ratios inside each "
-          "repetition.", "",
-          "| backend | cell | off | on | on / off | on / nvmet | goal | met (on) |",
+    md = ["", f"Variant: nvmf-target with `{options}` next to the defaults and nvmet in the same "
+          "repetitions; ratios inside each repetition.", "",
+          "| backend | cell | defaults | variant | variant / defaults | variant / nvmet | goal | "
+          "met (variant) |",
           "|---|---|---|---|---|---|---|---|"]
-    out = {"cells": {}, "flush": {}}
+    out = {"options": options, "cells": {}, "flush": {}}
     for backend, bname in BACKENDS.items():
         for cell, (title, _, kind) in CELLS.items():
             off = summary([fig.get((r, backend, "ours", cell)) for r in reps])
-            on = summary([fig.get((r, backend, "oursu", cell)) for r in reps])
-            on_off = ratio("oursu", "ours", backend, cell)
-            on_k = ratio("oursu", "kernel", backend, cell)
-            out["cells"][f"{backend}/{cell}"] = {"off": off, "on": on, "on_over_off": on_off,
-                                                 "on_over_nvmet": on_k,
+            on = summary([fig.get((r, backend, "oursv", cell)) for r in reps])
+            on_off = ratio("oursv", "ours", backend, cell)
+            on_k = ratio("oursv", "kernel", backend, cell)
+            out["cells"][f"{backend}/{cell}"] = {"defaults": off, "variant": on,
+                                                 "variant_over_defaults": on_off,
+                                                 "variant_over_nvmet": on_k,
                                                  "unit": "us" if kind == "lat" else "IOPS"}
             goal, met = "", ""
             if (cell, backend) in GOALS and on_k:
@@ -116,13 +118,13 @@ def uring_on_section(fig, reps):
                 met = "yes" if (on_k["median"] >= g if op == ">=" else on_k["median"] <= g) else "no"
             md.append(f"| {bname} | {title} | {fmt(off)} | {fmt(on)} | {fmt(on_off, 2)} | "
                       f"{fmt(on_k, 2)} | {goal} | {met} |")
-    idle = [fig.get((r, "flush", "oursu", "read1-idle")) for r in reps]
-    during = [fig.get((r, "flush", "oursu", "read1-during-flush")) for r in reps]
-    fms = [fig.get((r, "flush", "oursu", "flush-ms")) for r in reps]
+    idle = [fig.get((r, "flush", "oursv", "read1-idle")) for r in reps]
+    during = [fig.get((r, "flush", "oursv", "read1-during-flush")) for r in reps]
+    fms = [fig.get((r, "flush", "oursv", "flush-ms")) for r in reps]
     fr = summary([d / i if d is not None and i else None for d, i in zip(during, idle)])
     out["flush"] = {"read1_idle_us": summary(idle), "read1_during_flush_us": summary(during),
                     "flush_ms": summary(fms), "ratio_during_over_idle": fr}
-    md += ["", "| Flush cell, io_uring modes on | figure |", "|---|---|",
+    md += ["", "| Flush cell, variant | figure |", "|---|---|",
            f"| QD1 4 KiB randread idle, mean µs | {fmt(summary(idle))} |",
            f"| the same during the Flush, mean µs | {fmt(summary(during))} |",
            f"| ratio during / idle (goal <= 2) | {fmt(fr, 2)}"
@@ -193,7 +195,12 @@ def main(argv):
     report["flush"] = {"read1_idle_us": summary(idle), "read1_during_flush_us": summary(during),
                        "flush_ms": summary(fms), "ratio_during_over_idle": summary(fr)}
     frs = summary(fr)
-    uring_md, report["uring_on"] = uring_on_section(fig, reps)
+    try:
+        with open(os.path.join(raw, "variant.txt")) as f:
+            options = f.read().strip()
+    except OSError:
+        options = ""
+    variant_md, report["variant"] = variant_section(fig, reps, options)
     # The RAM baseline: ours only (nvmet has no RAM namespace; its reference is its null_blk).
     md += ["", "RAM baseline: our target's RAM namespace read and written by the same Linux host in "
            "the same repetitions; ratios inside each repetition.", "",
@@ -227,7 +234,7 @@ def main(argv):
            f"| ratio during / idle (goal <= 2) | {fmt(frs, 2)}"
            f"{'' if not frs else (' yes' if frs['median'] <= 2 else ' no')} |",
            f"| Flush duration, ms | {fmt(summary(fms))} |"]
-    md += uring_md
+    md += variant_md
     if missing:
         md += ["", "Cells without a figure: " + ", ".join(missing)]
     with open(os.path.join(a.results, "backends-report.json"), "w") as f:

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -546,6 +547,34 @@ TEST(CliArgs, HostRefusesBadOptions) {
     EXPECT_NE(o.exit_code, -1) << args << ": " << o.err;
     EXPECT_EQ(o.err.find("connect"), std::string::npos) << args << ": refused too late: " << o.err;
   }
+}
+
+// `conform --list` needs no target; with --json it writes the catalogue as JSON, one entry per
+// line of the table, and `--json -` puts only the JSON on stdout.
+TEST(CliArgs, ConformListWritesJson) {
+  const std::string file = tmpdir() + "/conform-list.json";
+  const std::string table = tmpdir() + "/conform-list.txt";
+  const std::string bin = "'" + runfile("host/nvmf-host") + "' conform --list";
+  ASSERT_EQ(std::system((bin + " --json '" + file + "' > '" + table + "'").c_str()), 0);
+  nlohmann::json j = nlohmann::json::parse(slurp(file), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << slurp(file);
+  ASSERT_TRUE(j["cases"].is_array());
+  ASSERT_GT(j["cases"].size(), 50u);
+  EXPECT_EQ(j["count"], j["cases"].size());
+  // The table still goes to stdout, ending in "N cases".
+  EXPECT_NE(slurp(table).find(std::to_string(j["cases"].size()) + " cases\n"), std::string::npos)
+      << slurp(table);
+  size_t dangerous = 0;
+  for (const nlohmann::json& c : j["cases"]) {
+    EXPECT_TRUE(c["id"].is_string() && c["spec"].is_string() && c["level"].is_string()) << c;
+    if (c["dangerous"] == true) ++dangerous;
+  }
+  EXPECT_GE(dangerous, 1u);
+  const std::string piped = tmpdir() + "/conform-list-stdout.json";
+  ASSERT_EQ(std::system((bin + " --json - > '" + piped + "'").c_str()), 0);
+  nlohmann::json k = nlohmann::json::parse(slurp(piped), nullptr, false);
+  ASSERT_FALSE(k.is_discarded()) << slurp(piped).substr(0, 200);
+  EXPECT_EQ(k, j);
 }
 
 }  // namespace
