@@ -575,6 +575,11 @@ TEST(CliArgs, ConformListWritesJson) {
   nlohmann::json k = nlohmann::json::parse(slurp(piped), nullptr, false);
   ASSERT_FALSE(k.is_discarded()) << slurp(piped).substr(0, 200);
   EXPECT_EQ(k, j);
+  // A report path that cannot be written: exit 1 naming it, no usage line.
+  Outcome bad = run("host/nvmf-host", "conform --list --json /nonexistent-dir/list.json");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("/nonexistent-dir/list.json"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.find("usage:"), std::string::npos) << bad.err;
 }
 
 }  // namespace
