@@ -36,6 +36,12 @@ int64_t now_ns() {
       .count();
 }
 
+int64_t unix_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -510,6 +516,10 @@ Job::Step Job::finish() {
   if (!timed_) measure_end_ = now_ns();
   JobResult& out = *out_;
   out.runtime_s = static_cast<double>(measure_end_ - measure_start_) / 1e9;
+  // now_ns() is the steady clock: the window goes onto the wall clock through one reading of both.
+  const int64_t unix_minus_steady = unix_now_ns() - now_ns();
+  out.window_start_unix_ns = measure_start_ + unix_minus_steady;
+  out.window_end_unix_ns = measure_end_ + unix_minus_steady;
   if (!st_.ok() && out.status.ok()) {
     out.status = std::move(st_).annotate("job " + std::to_string(jobid_) + " (qid " +
                                          std::to_string(qid_) + ")");
@@ -596,22 +606,6 @@ void drive_jobs(std::span<Job* const> jobs, RecoveryGate& gate, bool event_poll,
       n += 2;
     }
   }
-}
-
-void merge_into(JobResult& all, const JobResult& j) {
-  all.runtime_s = std::max(all.runtime_s, j.runtime_s);
-  all.read.ios += j.read.ios;
-  all.read.bytes += j.read.bytes;
-  all.read.clat.merge(j.read.clat);
-  all.write.ios += j.write.ios;
-  all.write.bytes += j.write.bytes;
-  all.write.clat.merge(j.write.clat);
-  all.path.add(j.path);
-  all.verify_checked += j.verify_checked;
-  all.verify_errors += j.verify_errors;
-  all.retried_ios += j.retried_ios;
-  if (all.verify_first_error.empty()) all.verify_first_error = j.verify_first_error;
-  if (all.status.ok()) all.status = j.status;
 }
 
 // Runs `phase` on every job, spread over bench_threads() threads (job j on thread
@@ -706,6 +700,8 @@ nlohmann::json job_json(const JobResult& j, const std::string& name) {
                         {"jobid", j.jobid},
                         {"qid", j.qid},
                         {"runtime", static_cast<uint64_t>(std::llround(j.runtime_s * 1000))},
+                        {"window_start_unix_ns", j.window_start_unix_ns},
+                        {"window_end_unix_ns", j.window_end_unix_ns},
                         {"read", direction_json(j.read, j.runtime_s)},
                         {"write", direction_json(j.write, j.runtime_s)},
                         {"path", path_json(j.path)},
@@ -750,6 +746,27 @@ void job_text(std::string& s, const char* name, const JobResult& j) {
 }
 
 }  // namespace
+
+void merge_into(JobResult& all, const JobResult& j) {
+  all.runtime_s = std::max(all.runtime_s, j.runtime_s);
+  if (j.window_start_unix_ns != 0 &&
+      (all.window_start_unix_ns == 0 || j.window_start_unix_ns < all.window_start_unix_ns)) {
+    all.window_start_unix_ns = j.window_start_unix_ns;
+  }
+  all.window_end_unix_ns = std::max(all.window_end_unix_ns, j.window_end_unix_ns);
+  all.read.ios += j.read.ios;
+  all.read.bytes += j.read.bytes;
+  all.read.clat.merge(j.read.clat);
+  all.write.ios += j.write.ios;
+  all.write.bytes += j.write.bytes;
+  all.write.clat.merge(j.write.clat);
+  all.path.add(j.path);
+  all.verify_checked += j.verify_checked;
+  all.verify_errors += j.verify_errors;
+  all.retried_ios += j.retried_ios;
+  if (all.verify_first_error.empty()) all.verify_first_error = j.verify_first_error;
+  if (all.status.ok()) all.status = j.status;
+}
 
 Result<RwMode> parse_rw(std::string_view text) {
   if (text == "read") return RwMode::kRead;
@@ -912,6 +929,7 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) 
   }
   if (!(o.runtime_s > 0)) return Status::invalid_argument("--runtime must be > 0");
   if (o.ramp_time_s < 0) return Status::invalid_argument("--ramp_time must be >= 0");
+  if (!(o.start_at_unix_s >= 0)) return Status::invalid_argument("--start-at must be >= 0");
   for (uint32_t j = 1; j <= o.numjobs; ++j) {
     Queue* q = c.io_queue_by_qid(static_cast<uint16_t>(j));
     if (q == nullptr) {
@@ -962,6 +980,24 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) 
   return region;
 }
 
+namespace {
+
+// --start-at: sleeps until the wall clock reaches it (in slices, so that SIGINT still ends the
+// run at once). The controller's keep-alive runs on its own thread meanwhile.
+void wait_until_start(const BenchOptions& o) {
+  if (o.start_at_unix_s <= 0) return;
+  const auto start = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::duration<double>(o.start_at_unix_s)));
+  while (std::chrono::system_clock::now() < start) {
+    if (o.stop != nullptr && o.stop->load()) return;
+    std::this_thread::sleep_for(std::min<std::chrono::system_clock::duration>(
+        start - std::chrono::system_clock::now(), std::chrono::milliseconds(100)));
+  }
+}
+
+}  // namespace
+
 Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
   NVMF_ASSIGN_OR_RETURN(uint64_t region, bench_region_bytes(c, o));
   uint32_t max_bs = *std::max_element(o.bs.begin(), o.bs.end());
@@ -998,6 +1034,7 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     if (report.verify_first_error.empty()) report.verify_first_error = r.verify_first_error;
     if (report.status.ok()) report.status = r.status;
   };
+  wait_until_start(o);
   if (o.verify) {
     std::vector<JobResult> fill = run_phase(c, jobs, Phase::kFill, max_bs, o);
     for (const JobResult& r : fill) note(r);
@@ -1045,6 +1082,7 @@ nlohmann::json bench_json(const BenchReport& r) {
             {"threads", bench_threads(o.numjobs, o.threads)},
             {"runtime", o.runtime_s},
             {"ramp_time", o.ramp_time_s},
+            {"start_at", o.start_at_unix_s},
             {"size", r.region_bytes},
             {"verify", o.verify},
             {"poll", r.poll}}},

@@ -61,7 +61,11 @@ struct BenchOptions {
   uint32_t threads = 0;    // threads driving the jobs, 1..numjobs; 0 = one per job
   double runtime_s = 10;   // measured seconds per block size
   double ramp_time_s = 0;  // I/O before measuring starts
-  uint64_t size = 0;       // bytes per job region; 0 = namespace / numjobs
+  // Wall clock (seconds since the Unix epoch) before which no I/O starts: after connecting,
+  // the run waits for it, so that bench processes started apart (one per host) measure the same
+  // window. 0, or a time already past: at once.
+  double start_at_unix_s = 0;
+  uint64_t size = 0;  // bytes per job region; 0 = namespace / numjobs
   bool verify = false;
   uint64_t seed = 0x6e766d66;         // offsets and the verify pattern
   bool progress = false;              // a progress line on stderr once a second
@@ -141,6 +145,10 @@ struct JobResult {
   uint32_t jobid = 0;
   uint16_t qid = 0;
   double runtime_s = 0;  // measured window
+  // The measured window on the wall clock, ns since the Unix epoch (for all jobs: the earliest
+  // start and the latest end): what lets a script check that separate processes overlapped.
+  int64_t window_start_unix_ns = 0;
+  int64_t window_end_unix_ns = 0;
   DirectionStats read, write;
   PathCounters path;
   uint64_t verify_checked = 0;     // reads whose data was checked
@@ -156,6 +164,10 @@ struct JobResult {
   uint32_t resumes = 0;
   Status status;  // transport/NVMe error that ended the job early
 };
+
+// Adds job `j` into `all`: sums of ios and bytes, merged histograms, the longest runtime, the
+// earliest window start (jobs that never measured, 0, aside) and the latest window end.
+void merge_into(JobResult& all, const JobResult& j);
 
 // Every job at one block size of the --bs list.
 struct BsResult {
@@ -204,8 +216,10 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 // Stable JSON schema (version 1), fio's field names where the meaning is the same:
 // {"nvmf_bench_version":1, "global options":{... "threads" (the threads run: numjobs when
 // --threads is 0) ...}, "lba_size", "size", "results":[{"bs",
-// "jobs":[{"jobname","jobid","qid","runtime"(ms),"read":{...},"write":{...},"path":{...},
-// "verify":{...}}], "all":{...}}], "verify":{"enabled","checked","errors","passed",...}}
+// "jobs":[{"jobname","jobid","qid","runtime"(ms),"window_start_unix_ns","window_end_unix_ns",
+// "read":{...},"write":{...},"path":{...},"verify":{...}}], "all":{...}}],
+// "verify":{"enabled","checked","errors","passed",...}} ("global options" also has "start_at",
+// Unix seconds, 0 = none)
 // with per direction {"io_bytes","io_kbytes","bw_bytes","bw"(KiB/s),"iops","runtime"(ms),
 // "total_ios","clat_ns":{"min","max","mean","stddev","N","percentile":{"50.000000":...}}},
 // and "recovery":{"retried_ios","longest_clat_ns","losses","reconnects","longest_outage_ms",

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -54,6 +55,11 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& a) {
   b->add_option("--ramp_time", a.ramp_time, "seconds of I/O before measuring")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0));
+  b->add_option("--start-at", a.start_at,
+                "Unix time (s) before which no I/O starts, after connecting: bench processes "
+                "started apart measure the same window; 0: at once")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   b->add_option("--size", a.size, "bytes per job (default: namespace / numjobs)");
   b->add_flag("--verify", a.verify, "write a pattern with a header per LBA, check it on read");
   b->add_option("--poll", a.poll, "busy|event completion polling")
@@ -78,6 +84,15 @@ Status check_bench_args(const CLI::App& bench, BenchArgs& a) {
         "the text report is on stdout");
   }
   NVMF_RETURN_IF_ERROR(check_bench_threads(a.numjobs, a.threads));
+  // A typo (milliseconds, a year off) would otherwise leave the run connected and silent.
+  const double now_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (a.start_at > now_s + kMaxStartAheadS) {
+    return Status::invalid_argument(
+        "--start-at " + std::to_string(static_cast<int64_t>(a.start_at)) + " is " +
+        std::to_string(static_cast<int64_t>(a.start_at - now_s)) +
+        " s ahead, more than an hour: it takes Unix seconds (date +%s)");
+  }
   NVMF_ASSIGN_OR_RETURN(a.rw_mode, parse_rw(a.rw));
   NVMF_ASSIGN_OR_RETURN(a.bs_list, parse_bs_list(a.bs));
   a.size_bytes = 0;
@@ -110,6 +125,7 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
   o.threads = a.threads;
   o.runtime_s = a.runtime;
   o.ramp_time_s = a.ramp_time;
+  o.start_at_unix_s = a.start_at;
   o.verify = a.verify;
   o.progress = isatty(STDERR_FILENO) == 1;
   o.stop = &g_stop;

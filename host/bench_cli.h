@@ -23,6 +23,7 @@ struct BenchArgs {
   uint32_t threads = 0;  // 0: one thread per job
   double runtime = 10;   // seconds
   double ramp_time = 0;  // seconds
+  double start_at = 0;   // Unix seconds; 0: at once
   std::string size;      // per job; empty = namespace / numjobs
   bool verify = false;
   std::string poll = "busy";
@@ -35,6 +36,9 @@ struct BenchArgs {
   uint64_t size_bytes = 0;  // 0: namespace / numjobs
 };
 
+// How far ahead --start-at may be, in seconds.
+inline constexpr double kMaxStartAheadS = 3600;
+
 // Adds the `bench` subcommand to `app`; the values land in `args`.
 CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& args);
 
@@ -42,7 +46,8 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& args);
 // --numjobs, parses --rw, --bs and --size into rw_mode, bs_list and size_bytes
 // (kInvalidArgument naming the option: "--threads 3 exceeds --numjobs 2: ...", "--size is 0");
 // --json [FILE] selects the JSON report (into FILE; without FILE or with "-" on stdout).
-// kInvalidArgument naming --json when the removed --output was given.
+// kInvalidArgument naming --json when the removed --output was given; naming --start-at when
+// it is more than kMaxStartAheadS ahead of the wall clock (a time already past starts at once).
 Status check_bench_args(const CLI::App& bench, BenchArgs& args);
 
 // Connects (one I/O queue per job, queue size >= iodepth + 1, --poll), runs, prints, disconnects.

@@ -330,6 +330,55 @@ TEST(BenchJson, SchemaUsesFioNames) {
   EXPECT_EQ(j["error"], "");
 }
 
+TEST(BenchJson, WindowsAreOnTheWallClockAndAllSpansEveryJob) {
+  BenchReport r = sample_report();
+  r.options.start_at_unix_s = 1764680000.5;
+  r.results[0].jobs[0].window_start_unix_ns = 1764680001000000000;
+  r.results[0].jobs[0].window_end_unix_ns = 1764680003000000000;
+  r.results[0].jobs[1].window_start_unix_ns = 1764680001200000000;
+  r.results[0].jobs[1].window_end_unix_ns = 1764680003100000000;
+  JobResult all;
+  for (const JobResult& j : r.results[0].jobs) merge_into(all, j);
+  EXPECT_EQ(all.window_start_unix_ns, 1764680001000000000);  // the earliest start
+  EXPECT_EQ(all.window_end_unix_ns, 1764680003100000000);    // the latest end
+  r.results[0].all = all;
+  nlohmann::json j = bench_json(r);
+  EXPECT_DOUBLE_EQ(j["global options"]["start_at"].get<double>(), 1764680000.5);
+  const nlohmann::json& res = j["results"][0];
+  EXPECT_EQ(res["jobs"][1]["window_start_unix_ns"], 1764680001200000000);
+  EXPECT_EQ(res["jobs"][1]["window_end_unix_ns"], 1764680003100000000);
+  EXPECT_EQ(res["all"]["window_start_unix_ns"], 1764680001000000000);
+  EXPECT_EQ(res["all"]["window_end_unix_ns"], 1764680003100000000);
+  // A job that never measured (0) does not pull the start of "all" to the epoch.
+  JobResult none;
+  merge_into(none, JobResult{});
+  merge_into(none, r.results[0].jobs[1]);
+  EXPECT_EQ(none.window_start_unix_ns, 1764680001200000000);
+}
+
+TEST(BenchArgs, StartAtTakesUnixSecondsAtMostAnHourAhead) {
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  ParsedBench none = parse_bench({});
+  ASSERT_TRUE(none.parsed) << none.cli_error;
+  EXPECT_EQ(none.args.start_at, 0.0);
+  const std::string soon = std::to_string(static_cast<int64_t>(now) + 30);
+  ParsedBench ok = parse_bench({"--start-at", soon});
+  ASSERT_TRUE(ok.parsed) << ok.cli_error;
+  EXPECT_TRUE(ok.checked.ok()) << ok.checked.to_string();
+  EXPECT_EQ(ok.args.start_at, std::stod(soon));
+  // Already past: accepted, the run starts at once.
+  EXPECT_TRUE(parse_bench({"--start-at", "1000"}).checked.ok());
+  // Milliseconds by mistake: refused, naming the option and the unit.
+  const std::string ms = std::to_string(static_cast<int64_t>(now) * 1000);
+  ParsedBench far = parse_bench({"--start-at", ms});
+  EXPECT_EQ(far.checked.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(far.checked.message().find("--start-at"), std::string::npos) << far.checked.message();
+  EXPECT_NE(far.checked.message().find("Unix seconds"), std::string::npos) << far.checked.message();
+  EXPECT_FALSE(parse_bench({"--start-at", "-1"}).parsed);
+  EXPECT_FALSE(parse_bench({"--start-at", "soon"}).parsed);
+}
+
 TEST(BenchJson, ThreadsIsTheCountRun) {
   BenchReport r = sample_report();
   r.options.threads = 1;

@@ -4,7 +4,11 @@
 # (both live for the whole run, on ports 4431 and 4432), and in every repetition, for each
 # target (the order alternating between repetitions):
 #   two-hosts  two nvmf-host bench processes at once (two host NQNs, so two controllers), each
-#              one I/O queue, 4 KiB random read at QD32; the figure is the sum of their IOPS;
+#              one I/O queue, 4 KiB random read at QD32; the figure is the sum of their IOPS.
+#              Both start their I/O at one wall-clock time (--start-at, 4 s after launch), and
+#              their measured windows (window_start/end_unix_ns) must overlap by 90% of the
+#              shorter, else the cell runs again (3 tries): a host that connected late (seen: 5 s
+#              in the guest's first cell) would otherwise measure alone and double the sum;
 #   qd1        one host, one I/O queue, 4 KiB random read at QD1 (mean completion latency);
 #   q4x64      one host, 4 I/O queues x QD64, 4 KiB random read (IOPS);
 #   q64x4      one host, 64 I/O queues x QD4, 4 KiB random read (IOPS).
@@ -23,8 +27,9 @@
 #   the CPUs the target's groups are measured on), BENCH_TARGET_POLL (the targets' --poll,
 #   default event).
 # Writes DIR (default bench-results/poll-groups): poll-groups.json (the figures, and
-# host_threads), one JSON per cell (rREP-gGROUPS-CELL[-hN].json), cpu.tsv (the guest's CPU in
-# the middle of each cell) and the targets' logs. Not a test: it prints figures.
+# host_threads), one JSON per cell (rREP-gGROUPS-CELL[-hN].json), the two-hosts cells' window
+# overlap (rREP-gGROUPS-two-hosts.overlap), cpu.tsv (the guest's CPU in the middle of each cell)
+# and the targets' logs. Not a test: it prints figures.
 set -euo pipefail
 # Arguments first, before setup, the build and the guest.
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
@@ -43,7 +48,7 @@ while [ $# -gt 0 ]; do
     --runtime) runtime=$(value "$@") || exit 2; shift 2 ;;
     --host-threads) host_threads=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
-    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
@@ -75,6 +80,9 @@ def load(name):
 def iops(rep, g, cell, hosts=1):
     names = [f"r{rep}-g{g}-{cell}" + (f"-h{h}" if hosts > 1 else "") for h in range(1, hosts + 1)]
     return sum(load(n)["iops"] for n in names)
+def overlap(rep, g):
+    with open(f"{out}/r{rep}-g{g}-two-hosts.overlap") as f:
+        return float(f.read())
 def lat_us(rep, g):
     return load(f"r{rep}-g{g}-qd1")["clat_ns"]["mean"] / 1000.0
 def stats(xs):
@@ -85,6 +93,7 @@ fig = {"repetitions": reps, "host_poll": os.environ.get("BENCH_POLL", "event"),
 for g in (1, 2):
     fig["cells"][f"groups{g}"] = {
         "two_hosts_qd32_iops": stats([iops(r, g, "two-hosts", 2) for r in rs]),
+        "two_hosts_window_overlap": stats([overlap(r, g) for r in rs]),
         "qd1_mean_us": stats([lat_us(r, g) for r in rs]),
         "q4x64_iops": stats([iops(r, g, "q4x64") for r in rs]),
         "q64x4_iops": stats([iops(r, g, "q64x4") for r in rs]),
@@ -168,19 +177,38 @@ cpu_now() { # pid: "user system irq idle target" in jiffies
   tgt=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
   awk -v tgt="$tgt" '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6, tgt; exit }' /proc/stat
 }
+overlap() { # JSON JSON: how much the two measured windows overlap, over the shorter one
+  python3 - "$@" <<'PY'
+import json, sys
+w = []
+for name in sys.argv[1:]:
+    with open(name) as f:
+        a = json.load(f)["results"][0]["all"]
+    w.append((a["window_start_unix_ns"], a["window_end_unix_ns"]))
+shorter = min(e - s for s, e in w)
+both = min(e for _, e in w) - max(s for s, _ in w)
+print(f"{max(both, 0) / shorter:.3f}" if shorter > 0 else "0")
+PY
+}
+start_lead=4 # seconds from launching the two-hosts cell's hosts to their common --start-at
 cell() { # rep groups cell
-  local rep=$1 g=$2 c=$3 n=r$1-g$2-$3 rc=0 before after p hosts=()
+  local rep=$1 g=$2 c=$3 n=r$1-g$2-$3 rc=0 before after p hosts=() lead=0 start_at
   case $c in
     two-hosts)
-      bench "$n-h1" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-1"
+      lead=$start_lead
+      start_at=$(($(date +%s) + lead))
+      bench "$n-h1" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-1" \
+        --start-at "$start_at"
       hosts+=($!)
-      bench "$n-h2" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-2"
+      bench "$n-h2" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-2" \
+        --start-at "$start_at"
       hosts+=($!)
       ;;
     qd1) bench "$n" "$g" --iodepth 1; hosts+=($!) ;;
     q4x64) bench "$n" "$g" --iodepth 64 --numjobs 4 --threads "$host_threads"; hosts+=($!) ;;
     q64x4) bench "$n" "$g" --iodepth 4 --numjobs 64 --threads "$host_threads"; hosts+=($!) ;;
   esac
+  sleep "$lead"
   sleep 2.5
   before=$(cpu_now "${pids[$((g - 1))]}")
   sleep 2
@@ -196,6 +224,26 @@ cell() { # rep groups cell
   echo "poll-groups: rep $rep, --poll-groups $g, $c: exit $rc; guest CPU user $user%," \
     "system $sys%, irq+softirq $irq%, idle $idle%; target process $tgt%" >&2
   [ "$rc" -eq 0 ] || { cat "$out/$n"*.err >&2; return 1; }
+  if [ "$c" = two-hosts ]; then
+    local ov
+    ov=$(overlap "$out/$n-h1.json" "$out/$n-h2.json")
+    echo "poll-groups: rep $rep, --poll-groups $g, two-hosts: measured windows overlap $ov" >&2
+    awk -v o="$ov" 'BEGIN { exit !(o >= 0.9) }' || return 3
+    echo "$ov" >"$out/$n.overlap"
+  fi
+}
+cell_tries() { # rep groups cell: cell, again (up to 3 tries) while the two hosts did not overlap
+  local try rc
+  for try in 1 2 3; do
+    rc=0
+    cell "$@" || rc=$?
+    [ "$rc" -eq 3 ] || return "$rc"
+    # The row of the failed try goes; its JSONs are overwritten by the next.
+    sed -i '$d' "$out/cpu.tsv"
+    echo "poll-groups: rep $1, --poll-groups $2, $3: the hosts' windows overlap less than 90%" \
+      "(try $try of 3)" >&2
+  done
+  return 1
 }
 printf 'rep\tgroups\tcell\tuser_pct\tsystem_pct\tirq_pct\tidle_pct\ttarget_pct\n' >"$out/cpu.tsv"
 for rep in $(seq 1 "$reps"); do
@@ -204,6 +252,6 @@ for rep in $(seq 1 "$reps"); do
   cells="two-hosts qd1 q4x64 q64x4"
   [ $((rep % 2)) -eq 1 ] || cells="q64x4 q4x64 qd1 two-hosts"
   for c in $cells; do
-    for g in $order; do cell "$rep" "$g" "$c"; done
+    for g in $order; do cell_tries "$rep" "$g" "$c"; done
   done
 done

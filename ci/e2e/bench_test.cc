@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -38,9 +40,10 @@ class BenchTest : public CliFixture {
 
   // Runs `nvmf-host bench ARGS --json FILE`; returns the exit status and
   // fills `report` when the file parses.
-  int bench(int port, const std::string& args, nlohmann::json& report) {
-    std::string out = tmpdir() + "/bench.json";
-    std::string err = tmpdir() + "/bench.err";
+  int bench(int port, const std::string& args, nlohmann::json& report,
+            const std::string& name = "bench") {
+    std::string out = tmpdir() + "/" + name + ".json";
+    std::string err = tmpdir() + "/" + name + ".err";
     unlink(out.c_str());
     int rc = run(host("bench", port, args) + " --json '" + out + "' 2>'" + err + "'");
     std::string text = slurp(out);
@@ -241,6 +244,59 @@ TEST_F(BenchTest, TwoThreadsDriveEightJobsBusyAndEvent) {
     EXPECT_EQ(expect_direction(all["write"], "all write"), writes);
     EXPECT_EQ(all["path"]["reads"].get<uint64_t>(), reads);
   }
+}
+
+// Two bench processes launched 1.5 s apart (two host NQNs, as two hosts) with one --start-at
+// 3 s after the first launch: neither starts I/O before that time, so their measured windows
+// (window_start/end_unix_ns, the wall clock) overlap almost wholly, and the keep-alive thread
+// holds both controllers while they wait (-k 1: a KATO the wait would otherwise outlast).
+TEST_F(BenchTest, StartAtAlignsTheWindowsOfProcessesLaunchedApart) {
+  int port = start_target({});
+  ASSERT_NE(port, 0);
+  const double start_at =
+      std::ceil(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                    .count()) +
+      3;
+  char at[32];
+  std::snprintf(at, sizeof(at), "%.0f", start_at);
+  const std::string args = std::string("-k 1 --rw randread --bs 4k --iodepth 4 --runtime 1 ") +
+                           "--size 1m --start-at " + at + " --hostnqn " +
+                           "nqn.2014-08.org.nvmexpress:uuid:start-at-";
+  nlohmann::json r1, r2;
+  int rc1 = -1, rc2 = -1;
+  std::thread first([&] { rc1 = bench(port, args + "1", r1, "first"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::thread second([&] { rc2 = bench(port, args + "2", r2, "second"); });
+  first.join();
+  second.join();
+  ASSERT_EQ(rc1, 0);
+  ASSERT_EQ(rc2, 0);
+  ASSERT_TRUE(r1.is_object() && r2.is_object());
+  EXPECT_DOUBLE_EQ(r1["global options"]["start_at"].get<double>(), start_at);
+  int64_t starts[2], ends[2];
+  const nlohmann::json* reports[2] = {&r1, &r2};
+  for (int i = 0; i < 2; ++i) {
+    const nlohmann::json& r = *reports[i];
+    SCOPED_TRACE(i == 0 ? "first" : "second");
+    EXPECT_EQ(r["error"], "");
+    EXPECT_EQ(r["keep_alive"]["failed"], 0) << r["keep_alive"].dump();
+    const nlohmann::json& all = r["results"][0]["all"];
+    EXPECT_GT(expect_direction(all["read"], "all read"), 0u);
+    starts[i] = all["window_start_unix_ns"].get<int64_t>();
+    ends[i] = all["window_end_unix_ns"].get<int64_t>();
+    // No I/O before --start-at (ramp 0: the window opens with the first command).
+    EXPECT_GE(starts[i], static_cast<int64_t>(start_at * 1e9));
+    EXPECT_LT(starts[i], static_cast<int64_t>((start_at + 1) * 1e9));
+    // The window is the measured runtime (1 s, the last completions after it aside).
+    EXPECT_NEAR(static_cast<double>(ends[i] - starts[i]) / 1e9, 1.0, 0.25);
+    const nlohmann::json& job = r["results"][0]["jobs"][0];
+    EXPECT_EQ(job["window_start_unix_ns"], all["window_start_unix_ns"]);
+  }
+  const int64_t both = std::min(ends[0], ends[1]) - std::max(starts[0], starts[1]);
+  const int64_t shorter = std::min(ends[0] - starts[0], ends[1] - starts[1]);
+  EXPECT_GE(static_cast<double>(both), 0.9 * static_cast<double>(shorter))
+      << "windows [" << starts[0] << ", " << ends[0] << "] and [" << starts[1] << ", " << ends[1]
+      << "]";
 }
 
 // Keep Alive goes out at KATO/2 while every job keeps its queue busy: -k 1 (1 s), 3 s of
