@@ -196,7 +196,8 @@ cell() { # rep groups cell
   case $c in
     two-hosts)
       lead=$start_lead
-      start_at=$(($(date +%s) + lead))
+      # To the millisecond: the CPU sample below is timed from it, as from the start elsewhere.
+      start_at=$(awk -v now="$(date +%s.%N)" -v lead="$lead" 'BEGIN { printf "%.3f", now + lead }')
       bench "$n-h1" "$g" --iodepth 32 --hostnqn "nqn.2014-08.org.nvmexpress:uuid:pg-host-1" \
         --start-at "$start_at"
       hosts+=($!)
