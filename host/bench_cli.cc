@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -87,6 +88,10 @@ Status check_bench_args(const CLI::App& bench, BenchArgs& a) {
   // A typo (milliseconds, a year off) would otherwise leave the run connected and silent.
   const double now_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (!std::isfinite(a.start_at)) {
+    return Status::invalid_argument("--start-at takes Unix seconds (date +%s), not " +
+                                    std::to_string(a.start_at));
+  }
   if (a.start_at > now_s + kMaxStartAheadS) {
     return Status::invalid_argument(
         "--start-at " + std::to_string(static_cast<int64_t>(a.start_at)) + " is " +

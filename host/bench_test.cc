@@ -376,6 +376,10 @@ TEST(BenchArgs, StartAtTakesUnixSecondsAtMostAnHourAhead) {
   EXPECT_NE(far.checked.message().find("--start-at"), std::string::npos) << far.checked.message();
   EXPECT_NE(far.checked.message().find("Unix seconds"), std::string::npos) << far.checked.message();
   EXPECT_FALSE(parse_bench({"--start-at", "-1"}).parsed);
+  for (const char* odd : {"nan", "inf", "1e400"}) {
+    ParsedBench p = parse_bench({"--start-at", odd});
+    EXPECT_FALSE(p.parsed && p.checked.ok()) << odd;
+  }
   EXPECT_FALSE(parse_bench({"--start-at", "soon"}).parsed);
 }
 
