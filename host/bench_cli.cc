@@ -88,6 +88,11 @@ Status check_bench_args(const CLI::App& bench, BenchArgs& a) {
   // A typo (milliseconds, a year off) would otherwise leave the run connected and silent.
   const double now_s =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  // CLI11's Range and NonNegativeNumber let "nan" through (every comparison with it is false).
+  if (std::isnan(a.runtime)) return Status::invalid_argument("--runtime takes seconds, not nan");
+  if (std::isnan(a.ramp_time)) {
+    return Status::invalid_argument("--ramp_time takes seconds, not nan");
+  }
   if (!std::isfinite(a.start_at)) {
     return Status::invalid_argument("--start-at takes Unix seconds (date +%s), not " +
                                     std::to_string(a.start_at));

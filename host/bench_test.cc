@@ -380,6 +380,14 @@ TEST(BenchArgs, StartAtTakesUnixSecondsAtMostAnHourAhead) {
     ParsedBench p = parse_bench({"--start-at", odd});
     EXPECT_FALSE(p.parsed && p.checked.ok()) << odd;
   }
+  // The kind: every seconds option refuses nan (CLI11's range checks let it through).
+  for (const char* opt : {"--runtime", "--ramp_time"}) {
+    ParsedBench p = parse_bench({opt, "nan"});
+    EXPECT_FALSE(p.parsed && p.checked.ok()) << opt;
+    if (p.parsed) {
+      EXPECT_NE(p.checked.message().find(opt), std::string::npos) << p.checked.message();
+    }
+  }
   EXPECT_FALSE(parse_bench({"--start-at", "soon"}).parsed);
 }
 
