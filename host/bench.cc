@@ -180,9 +180,9 @@ class Job {
   bool start(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out);
   // One round: the phase clock (read by the caller once per round of all its jobs: `now`,
   // now_ns()), submissions up to iodepth, one poll of the CQ, completion of the commands it found
-  // done. Where the guest's clock source has no vDSO (hpet, as in the soft-RoCE QEMU guest),
-  // each clock read is a system call: a thread that reads it once per job and round spent more
-  // system calls on the clock than on the verbs at 32 jobs (610k in 2 s, session 10).
+  // done. Where the clock source has no vDSO (hpet, as in the soft-RoCE QEMU guest), each clock
+  // read is a system call: a thread that read it once per job and round made about 600k of them
+  // in 2 s at 32 jobs, twenty times its verbs calls.
   Step step(int64_t now);
   // After a step() that found nothing: waits on this job's queue alone until work may be there
   // (Queue::wait_for_completions: busy returns at once, event sleeps on its channels).
@@ -1042,7 +1042,8 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     if (report.status.ok()) report.status = r.status;
   };
   wait_until_start(o);
-  if (o.verify) {
+  const bool stopped = o.stop != nullptr && o.stop->load();  // SIGINT while waiting: no I/O
+  if (o.verify && !stopped) {
     std::vector<JobResult> fill = run_phase(c, jobs, Phase::kFill, max_bs, o);
     for (const JobResult& r : fill) note(r);
     note_resumes(fill);
@@ -1060,7 +1061,7 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     note_resumes(b.jobs);
     report.results.push_back(std::move(b));
   }
-  if (o.verify && rw_writes(o.rw) && report.status.ok()) {
+  if (o.verify && !stopped && rw_writes(o.rw) && report.status.ok()) {
     std::vector<JobResult> back = run_phase(c, jobs, Phase::kReadBack, max_bs, o);
     for (const JobResult& r : back) note(r);
     note_resumes(back);

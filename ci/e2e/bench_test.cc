@@ -299,6 +299,38 @@ TEST_F(BenchTest, StartAtAlignsTheWindowsOfProcessesLaunchedApart) {
       << "]";
 }
 
+// SIGTERM (handled as SIGINT; a background job of a non-interactive shell ignores SIGINT) while
+// waiting for --start-at (60 s ahead) ends the run at once with no I/O: no results, and
+// --verify neither fills nor reads back (a read-back of a region never written would report
+// every LBA as a mismatch).
+TEST_F(BenchTest, SignalWhileWaitingForStartAtEndsWithoutIo) {
+  int port = start_target({});
+  ASSERT_NE(port, 0);
+  const int64_t at = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count() +
+                     60;
+  std::string out = tmpdir() + "/sigint.json";
+  std::string err = tmpdir() + "/sigint.err";
+  auto t0 = std::chrono::steady_clock::now();
+  int rc =
+      run("sh -c \"" +
+          host("bench", port,
+               "--rw randrw --bs 4k --iodepth 4 --runtime 5 --size 1m "
+               "--verify --start-at " +
+                   std::to_string(at)) +
+          " --json '" + out + "' 2>'" + err + "' & p=\\$!; sleep 2; kill -TERM \\$p; wait \\$p\"");
+  double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(rc, 0) << slurp(err);
+  EXPECT_LT(took_s, 20.0);  // not the 60 s to --start-at, nor its 5 s run
+  nlohmann::json r = nlohmann::json::parse(slurp(out), nullptr, /*allow_exceptions=*/false);
+  ASSERT_TRUE(r.is_object()) << slurp(err);
+  EXPECT_EQ(r["results"].size(), 0u) << r["results"].dump();
+  EXPECT_EQ(r["verify"]["checked"], 0) << r["verify"].dump();
+  EXPECT_EQ(r["verify"]["errors"], 0) << r["verify"].dump();
+  EXPECT_EQ(r["error"], "");
+}
+
 // Keep Alive goes out at KATO/2 while every job keeps its queue busy: -k 1 (1 s), 3 s of
 // QD8 I/O, so about 6 Keep Alives on the admin queue, none failed; the default is nvme-cli's 5 s.
 TEST_F(BenchTest, KeepAliveSentDuringTheBench) {
