@@ -189,7 +189,7 @@ class Job {
   // After a step() that found nothing: waits on this job's queue alone until work may be there
   // (Queue::wait_for_completions: busy returns at once, event sleeps on its channels).
   Step wait();
-  // After the thread's poll() on every job's Queue::wait_fds(): this job's two entries.
+  // After the thread's wait on every job's Queue::wait_fds(): this job's two entries.
   Step after_wait(const pollfd fds[2]);
   // A failure of the thread's wait: as any failure of this job.
   Step fail(Status st);
@@ -540,11 +540,11 @@ Job::Step Job::finish() {
 // One thread's loop over its `jobs` (started) until every one is done, with no lock but the
 // gate's: each round steps every running job; only when none found work does it wait: with one
 // job, or --poll busy, on each job's own queue (Queue::wait_for_completions); with several jobs
-// and --poll event, in one poll() on all their completion and rdma_cm channels (`fds`: 2 per
-// job, allocated by the caller). A recovery asked for by any job parks the thread once.
-// The channels a thread of event-polled jobs sleeps on: every running job's completion channel
-// and rdma_cm channel (Queue::wait_fds) in one epoll set, built at the first sleep and again
-// whenever the running jobs or their queues changed, so that a sleep costs the channels that
+// and --poll event, in one epoll set (WaitSet) over all their completion and rdma_cm channels
+// (`fds`: 2 per job, allocated by the caller). A recovery asked for by any job parks the thread
+// once. The channels a thread of event-polled jobs sleeps on: every running job's completion
+// channel and rdma_cm channel (Queue::wait_fds) in one epoll set, built at the first sleep and
+// again whenever the running jobs or their queues changed, so that a sleep costs the channels that
 // fired rather than all of them: poll() over 64 fds per sleep at 32 jobs per thread was a
 // system call that walked every fd, thousands of times a second.
 class WaitSet {

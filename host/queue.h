@@ -131,8 +131,8 @@ class Queue : public CommandChannel {
   bool slot_done(uint16_t slot) const { return slots_->done(slot); }
   // One thread sleeping on many queues at once (bench --threads), in place of
   // wait_for_completions(): the caller fills a pollfd set with wait_fds() of every queue, sleeps
-  // in one poll() (no longer than the earliest deadline), then calls after_wait() on each queue
-  // with its two entries. No allocation.
+  // in one poll() or epoll set (no longer than the earliest deadline), then calls after_wait() on
+  // each queue with its two entries. No allocation.
   // - wait_fds(fds): fds[0] = the completion channel (fd -1 in busy mode: poll() skips it),
   //   fds[1] = the rdma_cm event channel, both POLLIN, revents 0. The CQ's notification is armed
   //   at connect and re-armed whenever an event is consumed, so after a poll_completions() that
