@@ -403,7 +403,8 @@ bool Job::start(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
 void Job::close_window(int64_t t) {
   ended_ = true;
   measure_end_ = t;
-  const QueueCounters& now = q_->counters();
+  // No queue: a recovery tore it down and gave up; before_park() carried its counters.
+  const QueueCounters now = q_ != nullptr ? q_->counters() : base_;
   out_->path.capsules_inline =
       carried_.capsules_inline + now.capsules_inline - base_.capsules_inline;
   out_->path.capsules_by_reference =
@@ -430,12 +431,15 @@ void Job::before_park() {
 }
 
 Job::Step Job::after_park(const Status& parked) {
-  Status r = parked.ok() ? recover(bs_, *out_) : parked;
+  // The recovery tore the old queue down (before_park() carried its counters): never read it
+  // again, even when the recovery gave up and this job ends now.
+  q_ = nullptr;
+  Status r = parked.ok() ? recover(bs_, *out_) : parked;  // sets q_ to the new queue
+  if (q_ != nullptr) base_ = q_->counters();  // the commands sent again are not counted twice
   if (!r.ok()) {
     st_ = std::move(r);
     return finish();
   }
-  base_ = q_->counters();
   deadline_ = std::chrono::steady_clock::now() + kNoProgressTimeout;
   return Step::kWorked;
 }
@@ -456,6 +460,8 @@ Job::Step Job::step(int64_t now) {
       if (!ended_) close_window(std::min(now, end_));
       measuring_ = false;
     }
+  } else if (o_.stop != nullptr && o_.stop->load(std::memory_order_relaxed)) {
+    submitting = false;  // the --verify fill or read-back, stopped: what is in flight completes
   }
   Status st;
   while (submitting && n_active_ < o_.iodepth) {
@@ -1108,8 +1114,11 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     if (report.status.ok()) report.status = r.status;
   };
   wait_until_start(o);
-  const bool stopped = o.stop != nullptr && o.stop->load();  // SIGINT while waiting: no I/O
-  if (o.verify && !stopped) {
+  // SIGINT/SIGTERM (o.stop) ends every phase: waiting for --start-at (no I/O at all), the
+  // --verify fill (its unwritten part is never read back), the timed runs, and the read-back
+  // (a signal before it skips it: a stopped fill left LBAs a read-back would call mismatches).
+  auto stopped = [&o] { return o.stop != nullptr && o.stop->load(); };
+  if (o.verify && !stopped()) {
     std::vector<JobResult> fill = run_phase(c, jobs, Phase::kFill, max_bs, o);
     for (const JobResult& r : fill) note(r);
     note_resumes(fill);
@@ -1127,7 +1136,7 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     note_resumes(b.jobs);
     report.results.push_back(std::move(b));
   }
-  if (o.verify && !stopped && rw_writes(o.rw) && report.status.ok()) {
+  if (o.verify && !stopped() && rw_writes(o.rw) && report.status.ok()) {
     std::vector<JobResult> back = run_phase(c, jobs, Phase::kReadBack, max_bs, o);
     for (const JobResult& r : back) note(r);
     note_resumes(back);

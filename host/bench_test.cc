@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -375,11 +376,18 @@ TEST(BenchArgs, StartAtTakesUnixSecondsAtMostAnHourAhead) {
   EXPECT_EQ(far.checked.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(far.checked.message().find("--start-at"), std::string::npos) << far.checked.message();
   EXPECT_NE(far.checked.message().find("Unix seconds"), std::string::npos) << far.checked.message();
-  EXPECT_FALSE(parse_bench({"--start-at", "-1"}).parsed);
-  for (const char* odd : {"nan", "inf", "1e400"}) {
+  // Every odd value gets one message naming the option and the unit.
+  for (const char* odd : {"-1", "nan", "inf", "-inf", "1e400"}) {
     ParsedBench p = parse_bench({"--start-at", odd});
-    EXPECT_FALSE(p.parsed && p.checked.ok()) << odd;
+    ASSERT_TRUE(p.parsed) << odd << ": " << p.cli_error;
+    EXPECT_EQ(p.checked.code(), StatusCode::kInvalidArgument) << odd;
+    EXPECT_NE(p.checked.message().find("--start-at takes Unix seconds"), std::string::npos)
+        << odd << ": " << p.checked.message();
   }
+  EXPECT_FALSE(parse_bench({"--start-at", "5abc"}).parsed);
+  ParsedBench minus_zero = parse_bench({"--start-at", "-0"});
+  ASSERT_TRUE(minus_zero.checked.ok()) << minus_zero.checked.to_string();
+  EXPECT_FALSE(std::signbit(minus_zero.args.start_at));
   // The kind: every seconds option refuses nan (CLI11's range checks let it through).
   for (const char* opt : {"--runtime", "--ramp_time"}) {
     ParsedBench p = parse_bench({opt, "nan"});
