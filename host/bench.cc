@@ -38,6 +38,11 @@ int64_t now_ns() {
       .count();
 }
 
+// A now_ns() reading as a steady_clock time point (Deadline), without reading the clock again.
+Deadline steady_at(int64_t ns) {
+  return Deadline(std::chrono::duration_cast<Deadline::duration>(std::chrono::nanoseconds(ns)));
+}
+
 int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -494,9 +499,7 @@ Job::Step Job::step(int64_t now) {
     return Step::kIdle;
   }
   int64_t t = now_ns();
-  deadline_ =
-      Deadline(std::chrono::duration_cast<Deadline::duration>(std::chrono::nanoseconds(t))) +
-      kNoProgressTimeout;
+  deadline_ = steady_at(t) + kNoProgressTimeout;
   for (size_t i = 0; i < n_active_ && st.ok();) {
     if (q_->slot_done(active_[i].slot)) {
       st = complete(i, t, bs, measuring_, *out_);  // moves the last entry into i
@@ -543,14 +546,9 @@ Job::Step Job::finish() {
   return Step::kDone;
 }
 
-// One thread's loop over its `jobs` (started) until every one is done, with no lock but the
-// gate's: each round steps every running job; only when none found work does it wait: with one
-// job, or --poll busy, on each job's own queue (Queue::wait_for_completions); with several jobs
-// and --poll event, in one epoll set (WaitSet) over all their completion and rdma_cm channels
-// (`fds`: 2 per job, allocated by the caller). A recovery asked for by any job parks the thread
-// once. The channels a thread of event-polled jobs sleeps on: every running job's completion
-// channel and rdma_cm channel (Queue::wait_fds) in one epoll set, built at the first sleep and
-// again whenever the running jobs or their queues changed, so that a sleep costs the channels that
+// The channels a thread of event-polled jobs sleeps on: every running job's completion channel
+// and rdma_cm channel (Queue::wait_fds) in one epoll set, built at the first sleep and again
+// whenever the running jobs or their queues changed, so that a sleep costs the channels that
 // fired rather than all of them: poll() over 64 fds per sleep at 32 jobs per thread was a
 // system call that walked every fd, thousands of times a second.
 class WaitSet {
@@ -604,6 +602,12 @@ class WaitSet {
   std::vector<epoll_event> events_;
 };
 
+// One thread's loop over its `jobs` (started) until every one is done, with no lock but the
+// gate's: each round steps every running job; only when none found work does it wait: with one
+// job, or --poll busy, on each job's own queue (Queue::wait_for_completions); with several jobs
+// and --poll event, in one epoll set (WaitSet) over all their completion and rdma_cm channels
+// (`fds`: 2 per job, allocated by the caller). A recovery asked for by any job parks the thread
+// once.
 void drive_jobs(std::span<Job* const> jobs, RecoveryGate& gate, bool event_poll,
                 std::vector<pollfd>& fds) {
   size_t running = 0;
@@ -643,8 +647,7 @@ void drive_jobs(std::span<Job* const> jobs, RecoveryGate& gate, bool event_poll,
       // Busy siblings must not hide a queue that stopped completing: its deadline still holds.
       if (jobs.size() > 1) {
         // The round's clock: a deadline is seconds away, so a round late is no matter.
-        const Deadline now(
-            std::chrono::duration_cast<Deadline::duration>(std::chrono::nanoseconds(round_ns)));
+        const Deadline now = steady_at(round_ns);
         for (Job* j : jobs) {
           if (j->running() && j->idle() && now >= j->deadline()) note(j->wait());
         }

@@ -84,9 +84,6 @@ Status check_bench_args(const CLI::App& bench, BenchArgs& a) {
         "the text report is on stdout");
   }
   NVMF_RETURN_IF_ERROR(check_bench_threads(a.numjobs, a.threads));
-  // A typo (milliseconds, a year off) would otherwise leave the run connected and silent.
-  const double now_s =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   // CLI11's Range and NonNegativeNumber let "nan" through (every comparison with it is false).
   if (std::isnan(a.runtime)) return Status::invalid_argument("--runtime takes seconds, not nan");
   if (std::isnan(a.ramp_time)) {
@@ -97,6 +94,9 @@ Status check_bench_args(const CLI::App& bench, BenchArgs& a) {
                                     std::to_string(a.start_at));
   }
   if (a.start_at == 0) a.start_at = 0;  // -0 as 0 (the JSON would show -0.0)
+  // A typo (milliseconds, a year off) would otherwise leave the run connected and silent.
+  const double now_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   if (a.start_at > now_s + kMaxStartAheadS) {
     return Status::invalid_argument(
         "--start-at " + std::to_string(static_cast<int64_t>(a.start_at)) + " is " +

@@ -46,8 +46,10 @@ CLI::App* add_bench_subcommand(CLI::App& app, BenchArgs& args);
 // --numjobs, parses --rw, --bs and --size into rw_mode, bs_list and size_bytes
 // (kInvalidArgument naming the option: "--threads 3 exceeds --numjobs 2: ...", "--size is 0");
 // --json [FILE] selects the JSON report (into FILE; without FILE or with "-" on stdout).
-// kInvalidArgument naming --json when the removed --output was given; naming --start-at when
-// it is more than kMaxStartAheadS ahead of the wall clock (a time already past starts at once).
+// kInvalidArgument naming --json when the removed --output was given; naming --runtime or
+// --ramp_time when nan (CLI11's range checks let it through); naming --start-at when it is
+// negative, nan or infinite, or more than kMaxStartAheadS ahead of the wall clock (a time
+// already past starts at once; -0 becomes 0).
 Status check_bench_args(const CLI::App& bench, BenchArgs& args);
 
 // Connects (one I/O queue per job, queue size >= iodepth + 1, --poll), runs, prints, disconnects.
