@@ -141,7 +141,12 @@ refused ci/bench/poll-groups.sh \
 refused ci/bench/poll-groups.sh \
   "poll-groups.sh: --host-threads wants a count from 0 to 4, not 'two'" --host-threads two
 reached ci/bench/poll-groups.sh setup --reps 1
+refused ci/bench/poll-groups.sh "poll-groups.sh: --ack-timeout wants 0 to 31, not '32'" \
+  --ack-timeout 32
+refused ci/bench/poll-groups.sh "poll-groups.sh: --ack-timeout wants 0 to 31, not '-1'" \
+  --ack-timeout -1
 reached ci/bench/poll-groups.sh setup --reps 1 --host-threads 0
+reached ci/bench/poll-groups.sh setup --reps 1 --ack-timeout 14
 
 # ci/restart-figures.sh (takes no argument: they were ignored).
 refused ci/restart-figures.sh \

@@ -1001,6 +1001,19 @@ Status check_bench_threads(uint32_t numjobs, uint32_t threads) {
   return ok_status();
 }
 
+Status check_bench_times(const BenchOptions& o) {
+  if (!(o.runtime_s > 0) || !std::isfinite(o.runtime_s)) {
+    return Status::invalid_argument("--runtime must be a finite number of seconds > 0");
+  }
+  if (!(o.ramp_time_s >= 0) || !std::isfinite(o.ramp_time_s)) {
+    return Status::invalid_argument("--ramp_time must be a finite number of seconds >= 0");
+  }
+  if (!(o.start_at_unix_s >= 0) || !std::isfinite(o.start_at_unix_s)) {
+    return Status::invalid_argument("--start-at must be finite Unix seconds >= 0");
+  }
+  return ok_status();
+}
+
 Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) {
   if (o.bs.empty()) return Status::invalid_argument("--bs is empty");
   if (o.iodepth < 1) return Status::invalid_argument("--iodepth must be >= 1");
@@ -1009,9 +1022,7 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) 
   if (o.rwmixread < 0 || o.rwmixread > 100) {
     return Status::invalid_argument("--rwmixread must be 0..100");
   }
-  if (!(o.runtime_s > 0)) return Status::invalid_argument("--runtime must be > 0");
-  if (o.ramp_time_s < 0) return Status::invalid_argument("--ramp_time must be >= 0");
-  if (!(o.start_at_unix_s >= 0)) return Status::invalid_argument("--start-at must be >= 0");
+  NVMF_RETURN_IF_ERROR(check_bench_times(o));
   for (uint32_t j = 1; j <= o.numjobs; ++j) {
     Queue* q = c.io_queue_by_qid(static_cast<uint16_t>(j));
     if (q == nullptr) {

@@ -78,6 +78,10 @@ struct BenchOptions {
 uint32_t bench_threads(uint32_t numjobs, uint32_t threads);
 // kInvalidArgument "--threads 3 exceeds --numjobs 2: ..." when threads > numjobs (0 is fine).
 Status check_bench_threads(uint32_t numjobs, uint32_t threads);
+// The run's times, as a library caller may set them (the CLI refuses the same values first):
+// runtime_s finite and > 0, ramp_time_s and start_at_unix_s finite and >= 0 (seconds; an
+// infinite one would reach a duration_cast). kInvalidArgument naming the option.
+Status check_bench_times(const BenchOptions& o);
 // The thread (0-based) that drives job `jobid` (0-based) of `threads` (>= 1): round robin,
 // jobid % threads, as fio spreads files over a job and SPDK's perf qpairs over its cores.
 inline uint32_t job_thread(uint32_t jobid, uint32_t threads) { return jobid % threads; }
@@ -201,8 +205,8 @@ struct BenchReport {
 
 // Checks the options against the connected controller: numjobs I/O queues, threads within
 // 0..numjobs, iodepth within the queue's slots, every bs a multiple of the LBA size and within
-// max_command_bytes, regions within the namespace. kInvalidArgument naming the option (the CLI
-// exits 2).
+// max_command_bytes, regions within the namespace, times as check_bench_times(). kInvalidArgument
+// naming the option (the CLI exits 2).
 Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o);
 
 // Runs every bs of the list in turn (with --verify: prefill before, read-back after). Returns

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -355,6 +356,36 @@ TEST(BenchJson, WindowsAreOnTheWallClockAndAllSpansEveryJob) {
   merge_into(none, JobResult{});
   merge_into(none, r.results[0].jobs[1]);
   EXPECT_EQ(none.window_start_unix_ns, 1764680001200000000);
+}
+
+// A library caller bypasses the CLI's checks: bench_region_bytes() refuses every time that is
+// not a finite number of seconds in range (an infinite one would reach a duration_cast).
+TEST(BenchTimes, OnlyFiniteSecondsInRangePass) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  BenchOptions good;
+  good.runtime_s = 0.5;
+  good.ramp_time_s = 0;
+  good.start_at_unix_s = 1764680000.5;
+  EXPECT_TRUE(check_bench_times(good).ok());
+  struct Case {
+    double runtime, ramp, start_at;
+    const char* option;
+  };
+  for (const Case& c :
+       {Case{inf, 0, 0, "--runtime"}, Case{nan, 0, 0, "--runtime"}, Case{0, 0, 0, "--runtime"},
+        Case{-inf, 0, 0, "--runtime"}, Case{1, inf, 0, "--ramp_time"},
+        Case{1, nan, 0, "--ramp_time"}, Case{1, -0.5, 0, "--ramp_time"},
+        Case{1, 0, inf, "--start-at"}, Case{1, 0, nan, "--start-at"}, Case{1, 0, -1, "--start-at"},
+        Case{1, 0, -inf, "--start-at"}}) {
+    BenchOptions o = good;
+    o.runtime_s = c.runtime;
+    o.ramp_time_s = c.ramp;
+    o.start_at_unix_s = c.start_at;
+    Status st = check_bench_times(o);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << c.option << " " << st.to_string();
+    EXPECT_NE(st.to_string().find(c.option), std::string::npos) << st.to_string();
+  }
 }
 
 TEST(BenchArgs, StartAtTakesUnixSecondsAtMostAnHourAhead) {

@@ -243,7 +243,8 @@ nlohmann::json negotiation_json(const Negotiation& n) {
                       {"usable_max_inline_data", q.usable},
                       {"capsules_inline", q.capsules_inline},
                       {"capsules_by_reference", q.capsules_by_reference},
-                      {"capsules_with_in_capsule_data", q.capsules_with_in_capsule_data}});
+                      {"capsules_with_in_capsule_data", q.capsules_with_in_capsule_data},
+                      {"ack_timeout", q.ack_timeout}});
   }
   return {{"cntlid", n.cntlid},
           {"ioccsz", n.ioccsz},

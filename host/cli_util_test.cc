@@ -56,7 +56,7 @@ TEST(Json, NegotiationAndStats) {
   n.ioccsz = 260;
   n.in_capsule_data_size = 4096;
   n.in_capsule_enabled = true;
-  n.queues = {{0, 64, 80, false, 64, 5, 0, 0}, {1, 4096, 16, true, 0, 0, 9, 4}};
+  n.queues = {{0, 64, 80, false, 64, 5, 0, 0, 19}, {1, 4096, 16, true, 0, 0, 9, 4, 14}};
   n.min_granted_max_inline_data = 0;
   auto j = negotiation_json(n);
   EXPECT_EQ(j["ioccsz"], 260);
@@ -73,6 +73,8 @@ TEST(Json, NegotiationAndStats) {
   EXPECT_EQ(j["queues"][1]["capsules_inline"], 0);
   EXPECT_EQ(j["queues"][1]["capsules_by_reference"], 9);
   EXPECT_EQ(j["queues"][1]["capsules_with_in_capsule_data"], 4);
+  EXPECT_EQ(j["queues"][0]["ack_timeout"], 19);
+  EXPECT_EQ(j["queues"][1]["ack_timeout"], 14);
   EXPECT_EQ(j["min_granted_max_inline_data"], 0);
   HostStats s;
   s.writes_in_capsule = 3;

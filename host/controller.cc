@@ -568,10 +568,11 @@ Negotiation Controller::negotiation() const {
   n.num_io_queues = static_cast<uint16_t>(io_queues_.size());
   n.io_queue_size = io_queues_.empty() ? 0 : io_queues_.front()->queue_size();
   auto add = [&](const Queue& q) {
-    n.queues.push_back(QueueInlineSend{
-        q.qid(), options_.requested_max_inline_data, q.granted_max_inline_data(),
-        q.inline_fallback(), q.usable_max_inline_data(), q.counters().capsules_inline,
-        q.counters().capsules_by_reference, q.counters().capsules_with_in_capsule_data});
+    n.queues.push_back(
+        QueueInlineSend{q.qid(), options_.requested_max_inline_data, q.granted_max_inline_data(),
+                        q.inline_fallback(), q.usable_max_inline_data(),
+                        q.counters().capsules_inline, q.counters().capsules_by_reference,
+                        q.counters().capsules_with_in_capsule_data, q.ack_timeout()});
   };
   if (admin_) add(*admin_);
   for (const auto& q : io_queues_) add(*q);

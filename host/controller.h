@@ -42,7 +42,7 @@ inline DataSegment segment_of(const verbs::RegisteredBuffer& buffer) {
   return segment_of(buffer, 0, buffer.size());
 }
 
-// max_inline_data of one queue's QP.
+// max_inline_data of one queue's QP (and its local ACK timeout).
 struct QueueInlineSend {
   uint16_t qid = 0;
   uint32_t requested = 0;
@@ -52,6 +52,7 @@ struct QueueInlineSend {
   uint64_t capsules_inline = 0;
   uint64_t capsules_by_reference = 0;  // includes capsules_with_in_capsule_data
   uint64_t capsules_with_in_capsule_data = 0;
+  uint8_t ack_timeout = 0;  // Queue::ack_timeout(): 4.096 us x 2^N
 };
 
 // What was negotiated with the target, for reports and tests.

@@ -153,6 +153,7 @@ TEST(QueueParamsTest, CarriesEveryConnectionOptionOfTheHost) {
   o.requested_max_inline_data = 0;
   o.poll_mode = PollMode::kBusy;
   o.timeout_ms = 1234;
+  o.ack_timeout = 16;
   QueueParams p = queue_params(o, 3, 128);
   EXPECT_EQ(p.qid, 3);
   EXPECT_EQ(p.queue_size, 128);
@@ -162,6 +163,7 @@ TEST(QueueParamsTest, CarriesEveryConnectionOptionOfTheHost) {
   EXPECT_EQ(p.requested_max_inline_data, 0u);
   EXPECT_EQ(p.poll_mode, PollMode::kBusy);
   EXPECT_EQ(p.timeout_ms, 1234);
+  EXPECT_EQ(p.ack_timeout, 16);
 }
 
 }  // namespace

@@ -105,8 +105,10 @@ void print_identify(const Controller& c) {
   std::printf("max command bytes: %u, max_inline_data granted (min over queues): %u\n",
               n.max_command_bytes, n.min_granted_max_inline_data);
   for (const QueueInlineSend& q : n.queues) {
-    std::printf("queue %u: max_inline_data requested %u, granted %u, inline send up to %u%s\n",
-                q.qid, q.requested, q.granted, q.usable, q.fallback ? " (fallback)" : "");
+    std::printf(
+        "queue %u: max_inline_data requested %u, granted %u, inline send up to %u%s; local ACK "
+        "timeout %u\n",
+        q.qid, q.requested, q.granted, q.usable, q.fallback ? " (fallback)" : "", q.ack_timeout);
   }
 }
 
@@ -386,6 +388,12 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode,
           ->check(CLI::Range(-1, 86400 * 365));
   add_hidden_alias(app, "--fast_io_fail_tmo", o.fast_io_fail_tmo_s, fast_io_fail,
                    CLI::Range(-1, 86400 * 365));
+  app.add_option("--ack-timeout", o.ack_timeout,
+                 "local ACK timeout of each queue's QP, 4.096 us x 2^N before a lost command "
+                 "capsule is sent again (0..31; 0 = rdma_cm's, 19 on rxe; SPDK's "
+                 "transport_ack_timeout)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 31));
   app.add_option("--timeout-ms", o.timeout_ms, "per command and CM step timeout")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600000));

@@ -45,6 +45,11 @@ struct HostOptions {
   // target's timer use this to let a controller expire).
   bool send_keep_alive = true;
   int timeout_ms = 5000;  // Per command and per CM step (resolve, connect).
+  // Local ACK timeout of every QP, 0..31: 4.096 us x 2^N before an unacknowledged SEND (a
+  // command capsule) is sent again; set with rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT) before
+  // rdma_connect. 0 = rdma_cm's own (19 = 2147 ms on rxe). SPDK's host calls this
+  // transport_ack_timeout; nvmf-target has the same --ack-timeout for its QPs.
+  uint8_t ack_timeout = 0;
   // max_inline_data asked of each QP (IBV_SEND_INLINE capsules). The QP wrapper retries without
   // inline send when the device refuses; 0 never asks.
   uint32_t requested_max_inline_data = 64;

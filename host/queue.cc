@@ -47,6 +47,7 @@ QueueParams queue_params(const HostOptions& o, const TransportPath& path, uint16
   p.requested_max_inline_data = o.requested_max_inline_data;
   p.poll_mode = o.poll_mode;
   p.timeout_ms = o.timeout_ms;
+  p.ack_timeout = o.ack_timeout;
   return p;
 }
 
@@ -75,7 +76,8 @@ Result<std::unique_ptr<Queue>> Queue::connect(const QueueParams& params,
                           << params.requested_max_inline_data << " granted "
                           << q->granted_max_inline_data() << " usable "
                           << q->usable_max_inline_data()
-                          << (q->inline_fallback() ? " (fallback)" : "");
+                          << (q->inline_fallback() ? " (fallback)" : "") << ", local ACK timeout "
+                          << int{q->ack_timeout()};
   return q;
 }
 
@@ -85,7 +87,10 @@ Status Queue::resolve(const QueueParams& params) {
   NVMF_ASSIGN_OR_RETURN(id_, verbs::CmId::create(*channel_, this));
   NVMF_RETURN_IF_ERROR(
       id_->resolve_addr(params.host_traddr, params.traddr, port, params.timeout_ms));
-  return id_->resolve_route(params.timeout_ms);
+  NVMF_RETURN_IF_ERROR(id_->resolve_route(params.timeout_ms));
+  // rdma_connect moves the QP to RTS with it (cm_connect()).
+  if (params.ack_timeout != 0) NVMF_RETURN_IF_ERROR(id_->set_ack_timeout(params.ack_timeout));
+  return ok_status();
 }
 
 Status Queue::create_resources(std::optional<verbs::ProtectionDomain>& pd,
@@ -181,6 +186,10 @@ Status Queue::cm_connect() {
   }
   NVMF_RETURN_IF_ERROR(event->expect(RDMA_CM_EVENT_ESTABLISHED));
   connected_ = true;
+  // What the QP got (rdma_cm's own, or QueueParams::ack_timeout): once per connection.
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (ibv_query_qp(qp_->get(), &attr, IBV_QP_TIMEOUT, &init) == 0) ack_timeout_ = attr.timeout;
   return ok_status();
 }
 

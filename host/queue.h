@@ -37,6 +37,7 @@ struct QueueParams {
   uint32_t requested_max_inline_data = 64;
   PollMode poll_mode = PollMode::kEvent;
   int timeout_ms = 5000;
+  uint8_t ack_timeout = 0;  // HostOptions::ack_timeout (0: rdma_cm's)
 };
 
 // The parameters of queue `qid` of `queue_size` entries for a connection made with `options`
@@ -88,6 +89,9 @@ class Queue : public CommandChannel {
   bool inline_fallback() const { return qp_->inline_fallback(); }
   // The IBV_SEND_INLINE ceiling (common/inline_send.h usable_max_inline_data()).
   uint32_t usable_max_inline_data() const { return qp_->usable_max_inline_data(); }
+  // The QP's local ACK timeout once connected (4.096 us x 2^N; ibv_query_qp at connect):
+  // QueueParams::ack_timeout, or rdma_cm's own when that was 0. 0 when the query failed.
+  uint8_t ack_timeout() const { return ack_timeout_; }
   // SGEs per SEND the QP got (the SQE plus in-capsule pieces must fit).
   uint32_t granted_max_send_sge() const { return qp_->granted_max_send_sge(); }
   // Posts and completions of this queue (the caller's thread only).
@@ -191,6 +195,7 @@ class Queue : public CommandChannel {
   HostInCapsulePolicy in_capsule_;
   Status failed_;  // sticky: set on timeout or completion error
   bool connected_ = false;
+  uint8_t ack_timeout_ = 0;  // the QP's, queried once connected
   uint32_t idle_spins_ = 0;  // busy mode: empty polls, for check_cm_events() now and then
   int max_qp_rd_atom_ = 1;   // device limit, offered as responder_resources
 

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/verbs/address.h"
 #include "common/verbs/device.h"
+#include "common/verbs/work_request_id.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
 #include "target/cm_request.h"
@@ -35,6 +36,11 @@ constexpr uint64_t kTagEngine = ~uint64_t{0};
 constexpr int kIdleSpins = 64;      // empty polls between two looks at the clock
 constexpr int kCmCheckRounds = 64;  // busy rounds between two looks at the CM channel
 constexpr int kListenBacklog = 128;
+// Work completions taken from a shared CQ by one ibv_poll_cq, and the batches taken from one CQ
+// in one round before the loop moves on (the posts those completions led to go out after each
+// batch).
+constexpr int kPollBatch = 32;
+constexpr int kBatchesPerRound = 4;
 
 uint32_t page_size() { return static_cast<uint32_t>(::sysconf(_SC_PAGESIZE)); }
 
@@ -208,6 +214,7 @@ Result<DeviceContext*> EventLoop::device_for(ibv_context* context) {
                                                            .async_events = nullptr,
                                                            .srq = nullptr,
                                                            .srq_unavailable = false});
+  dev->drain = [this, d = dev.get()] { poll_device(*d, /*max_batches=*/-1); };
   NVMF_ASSIGN_OR_RETURN(dev->async_events, AsyncEventThread::start(context));
   NVMF_RETURN_IF_ERROR(add_fd(dev->channel.fd(), kTagDeviceBase + devices_.size()));
   devices_.push_back(std::move(dev));
@@ -216,6 +223,13 @@ Result<DeviceContext*> EventLoop::device_for(ibv_context* context) {
   // poll group adds the device): a device-wide cost paid before any host connects, not by the
   // first connection.
   ensure_srq(*devices_.back());
+  // Its first shared CQ too (after the SRQ, whose depth it keeps room for). A failure is a WARN:
+  // the first queue tries again.
+  if (Status st = ensure_shared_cq(*devices_.back(), first_port().discovery().registry());
+      !st.ok()) {
+    NVMF_LOG(WARN, "target") << "device " << verbs::device_name(context)
+                             << ": no shared CQ yet: " << st.to_string();
+  }
   return devices_.back().get();
 }
 
@@ -563,13 +577,76 @@ void EventLoop::reject(verbs::CmId& id, uint16_t sts, std::string_view peer,
 
 int EventLoop::poll_queues() {
   int n = engine_ != nullptr ? engine_->reap() : 0;
-  for (auto& [id, q] : queues_) n += q->poll();
+  if (buffer_waiters_can_start()) {
+    for (auto& [id, q] : queues_) n += q->start_buffer_waiters();
+  }
+  for (auto& d : devices_) n += poll_device(*d, kBatchesPerRound);
   if (engine_ != nullptr) engine_->flush_submissions();
   return n;
 }
 
+int EventLoop::poll_device(DeviceContext& dev, int max_batches) {
+  int n = 0;
+  ibv_wc wcs[kPollBatch];
+  for (auto& c : dev.cqs) {
+    if (c->broken) continue;
+    for (int batch = 0; max_batches < 0 || batch < max_batches; ++batch) {
+      int got = c->cq.poll(wcs);
+      if (got < 0) {
+        shared_cq_failed(dev, *c);
+        break;
+      }
+      for (int i = 0; i < got; ++i) dispatch(dev, wcs[i]);
+      n += got;
+      flush_touched(dev);
+      if (got < kPollBatch) break;  // empty now
+    }
+  }
+  flush_touched(dev);  // backend completions and started waiters chain work too
+  return n;
+}
+
+void EventLoop::dispatch(DeviceContext& dev, const ibv_wc& wc) {
+  if (auto it = dev.qps.find(wc.qp_num); it != dev.qps.end()) {
+    it->second->on_completion(wc);
+    return;
+  }
+  // No queue has this QP: cannot happen (a queue is in qps from its QP's creation until its
+  // QP's last completion was polled). Should it, an SRQ receive must still go back.
+  const auto [kind, index] = verbs::decode_wr_id(wc.wr_id);
+  if (kind == verbs::WrKind::kRecv && dev.srq != nullptr && dev.srq->consumed(index, wc.qp_num)) {
+    (void)dev.srq->repost(index);
+  }
+  uint64_t suppressed = 0;
+  if (refusal_log_limiter().allow("stray completion", std::chrono::steady_clock::now(),
+                                  &suppressed)) {
+    NVMF_LOG(WARN, "target") << "work completion for QP " << wc.qp_num << ", which no queue has ("
+                             << verbs::wr_kind_name(kind) << "); dropped"
+                             << suppressed_note(suppressed);
+  }
+}
+
+void EventLoop::flush_touched(DeviceContext& dev) {
+  for (RdmaQueue* q : dev.touched) q->flush();
+  dev.touched.clear();
+}
+
+void EventLoop::shared_cq_failed(DeviceContext& dev, SharedCq& cq) {
+  cq.broken = true;
+  NVMF_LOG(ERROR, "target") << "device " << verbs::device_name(dev.context)
+                            << ": ibv_poll_cq failed on a shared CQ of " << cq.queues
+                            << " queues; tearing them down";
+  for (auto& [qp_num, q] : dev.qps) {
+    if (q->shared_cq() == &cq) q->request_disconnect("ibv_poll_cq failed on its shared CQ");
+  }
+}
+
 void EventLoop::arm_queues() {
-  for (auto& [id, q] : queues_) q->arm();
+  for (auto& d : devices_) {
+    for (auto& c : d->cqs) {
+      if (!c->armed && !c->broken) c->armed = c->cq.req_notify().ok();
+    }
+  }
 }
 
 void EventLoop::drain_cq_events(DeviceContext& dev) {
@@ -577,8 +654,8 @@ void EventLoop::drain_cq_events(DeviceContext& dev) {
   void* context = nullptr;
   while (ibv_get_cq_event(dev.channel.get(), &cq, &context) == 0) {
     ibv_ack_cq_events(cq, 1);
-    for (auto& [id, q] : queues_) {
-      if (q->cq() == cq) q->cq_event_seen();
+    for (auto& c : dev.cqs) {
+      if (c->cq.get() == cq) c->armed = false;
     }
   }
 }

@@ -46,13 +46,14 @@ namespace nvmf::target {
 // goes through the control lock (target/control_lock.h); a queue of another group is asked to
 // disconnect through RdmaQueue::request_disconnect (an atomic flag and this group's eventfd).
 //
-// Loop: deliver the IoEngine's finished backend operations, poll every queue's CQ, then hand
+// Loop: deliver the IoEngine's finished backend operations, poll the shared CQs (each
+// completion goes to the queue its wc.qp_num names; target/shared_cq.h), then hand
 // the backend operations that round produced to the kernel (one io_uring_enter); while there is
 // work, keep polling (checking the CM channel
 // every 64 rounds). Then, by TargetOptions::poll_mode:
 //   event: once busy_poll_us have passed since the last completion (the clock is read every
-//          64 empty polls), arm every CQ, poll once more (a completion may have landed before
-//          the arm), then block in epoll_wait on the CM channel, the devices' completion
+//          64 empty polls), arm every shared CQ, poll once more (a completion may have landed
+//          before the arm), then block in epoll_wait on the CM channel, the devices' completion
 //          channels, the IoEngine's eventfd and the eventfd that stop() writes;
 //   busy:  never sleeps; stop() is seen at the next round.
 // While spinning, the CM channel is read without blocking every 64 × 64 empty polls, and the
@@ -153,9 +154,20 @@ class EventLoop {
   // Carries out the close_listener() requests (event-loop thread).
   void close_requested_listeners();
 
-  // Completions: backend operations reaped, then every CQ, then the new backend operations
-  // submitted. Returns the completions handled.
+  // Completions: backend operations reaped, commands waiting for a shared buffer started when
+  // one is free, then every shared CQ, then the new backend operations submitted. Returns the
+  // completions handled.
   int poll_queues();
+  // Polls each of `dev`'s shared CQs, up to `max_batches` batches of kPollBatch each (< 0: until
+  // it is empty), hands every completion to its queue by QP number (dispatch) and flushes the
+  // queues that chained work after each batch. Returns the completions handled.
+  int poll_device(DeviceContext& dev, int max_batches);
+  void dispatch(DeviceContext& dev, const ibv_wc& wc);
+  void flush_touched(DeviceContext& dev);
+  // ibv_poll_cq failed (the CQ overflowed or the device failed): the CQ takes no new queue and
+  // every queue on it is asked to disconnect.
+  void shared_cq_failed(DeviceContext& dev, SharedCq& cq);
+  // Arms every shared CQ that is not armed (one ibv_req_notify_cq each).
   void arm_queues();
   void drain_cq_events(DeviceContext& dev);
   // Frees the controllers whose keep-alive timer expired, in every subsystem on the port, and
@@ -177,7 +189,8 @@ class EventLoop {
   int check_stalls();
   // Non-blocking CM events, then keep-alive timers (both sweep torn-down queues), then stalls.
   void housekeeping();
-  // Arms every CQ, polls once more, and sleeps in epoll_wait only when that poll found nothing.
+  // Arms every shared CQ, polls once more, and sleeps in epoll_wait only when that poll found
+  // nothing.
   // Returns the completions the poll after the arm handled (0 when it slept), -1 when
   // epoll_wait failed.
   int wait_idle();

@@ -205,6 +205,8 @@ nlohmann::json report(const Target& target, const TargetOptions& options) {
         {"srq_posted_now", s.resources.srq_posted_now},
         {"srq_posted_low", s.resources.srq_posted_low},
         {"srq_limit_events", s.resources.srq_limit_events},
+        {"cqs", s.resources.cqs},
+        {"cq_entries", s.resources.cq_entries},
         {"shared_buffers", s.resources.shared_buffers},
         {"shared_buffers_in_use", s.resources.shared_buffers_in_use},
         {"shared_buffers_in_use_peak", s.resources.shared_buffers_in_use_peak}}},

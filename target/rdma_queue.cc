@@ -21,7 +21,6 @@ namespace {
 using verbs::encode_wr_id;
 using verbs::WrKind;
 
-constexpr int kPollBatch = 32;
 // Command slots made before a Connect is accepted: one receive is posted then, so a slot for its
 // capsule and one for the next capsule while the first one's response is still being sent.
 constexpr uint32_t kSlotsBeforeConnect = 2;
@@ -70,19 +69,29 @@ Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceCont
 }
 
 RdmaQueue::~RdmaQueue() {
+  // Whatever completes from here on finds a queue being torn down: handle() drops it (and gives
+  // an SRQ receive straight back).
+  if (disconnect_reason_.empty()) disconnect_reason_ = "queue destroyed";
   processor_.reset();
   account(-mr_bytes_, -mrs_, -posted_receives_);
   subsystem_.registry().remove_queue(&counters_);
-  if (srq_ != nullptr && qp_) {
-    // Every SRQ receive this queue took must go back: the QP takes no more once in error; the
-    // completions still in its CQ are marked held (before and after the QP is destroyed: a
-    // provider may keep them, or remove them at destruction), then all it holds are reposted.
+  auto drain = [this] {
+    if (dev_.drain) dev_.drain();
+  };
+  if (qp_) {
+    // The QP takes no more receives once in error and its posted work requests complete
+    // (flushed). The shared CQs are polled dry before and after the QP is destroyed (a provider
+    // may still be completing, or complete the rest at destruction): after that no completion
+    // of this QP is left anywhere, so its number may be reused and its queue forgotten.
     stop_qp();
-    drain_srq_completions();
+    drain();
     qp_.reset();
-    drain_srq_completions();
-    srq_->repost_held_by(qp_num_);
   }
+  drain();  // also after a failed setup(), whose QP was destroyed there
+  if (in_qps_) dev_.qps.erase(qp_num_);
+  // Every SRQ receive this queue still holds (commands it was executing) goes back.
+  if (srq_ != nullptr && in_qps_) srq_->repost_held_by(qp_num_);
+  if (cq_ != nullptr) leave_shared_cq(dev_, *cq_, cq_need_, subsystem_.registry());
   if (pool_ != nullptr) {
     // The QP goes first: no RDMA may touch a chunk once another queue can have it.
     qp_.reset();
@@ -95,13 +104,12 @@ Status RdmaQueue::setup() {
   accepted_at_ = std::chrono::steady_clock::now();
   slot_count_ = params_.queue_size + params_.held_slots;
   NVMF_RETURN_IF_ERROR(allocate_buffers());
-  // Receives + per slot a READ or WRITE and a SEND.
-  // With an SRQ, queue_size more: a host that ignores hsqsize can complete more receives on
-  // this CQ than it may hold before the queue sees it and stops its QP.
-  int cqe = static_cast<int>((srq_ != nullptr ? 2 : 1) * params_.queue_size + 2 * slot_count_);
-  NVMF_ASSIGN_OR_RETURN(auto cq, verbs::CompletionQueue::create(dev_.context, cqe, &dev_.channel));
-  cq_.emplace(std::move(cq));
+  NVMF_RETURN_IF_ERROR(join_shared_cq());
   NVMF_RETURN_IF_ERROR(create_qp());
+  // From here its completions can arrive: the event loop finds the queue by its QP number.
+  dev_.qps[qp_num_] = this;
+  in_qps_ = true;
+  dev_.touched.reserve(dev_.qps.size());  // so that mark-as-touched never allocates
   build_work_requests();
   // One receive is posted without an SRQ, and a second capsule waits in RNR retry; with one,
   // the second is held (it has the second pre-Connect slot); a third tears the queue down.
@@ -114,6 +122,13 @@ Status RdmaQueue::setup() {
                      params_.in_capsule_bytes);
   processor_->set_port(params_.port);
   processor_->set_engine(params_.engine);
+  return ok_status();
+}
+
+Status RdmaQueue::join_shared_cq() {
+  const int need = shared_cq_need(2 * slot_count_, params_.queue_size, srq_ != nullptr);
+  NVMF_ASSIGN_OR_RETURN(cq_, target::join_shared_cq(dev_, need, subsystem_.registry()));
+  cq_need_ = need;
   return ok_status();
 }
 
@@ -157,8 +172,8 @@ void RdmaQueue::account(int64_t mr_bytes, int64_t mrs, int64_t posted_receives) 
 
 Status RdmaQueue::create_qp() {
   verbs::QpConfig config;
-  config.send_cq = cq_->get();
-  config.recv_cq = cq_->get();
+  config.send_cq = cq_->cq.get();
+  config.recv_cq = cq_->cq.get();
   config.max_send_wr = 2 * slot_count_;  // per slot: READ or WRITE, then SEND
   config.max_recv_wr = srq_ != nullptr ? 0 : params_.queue_size;
   config.max_send_sge = 1;
@@ -361,16 +376,6 @@ void RdmaQueue::stop_qp() {
   (void)ibv_modify_qp(qp_->get(), &attr, IBV_QP_STATE);
 }
 
-void RdmaQueue::drain_srq_completions() {
-  ibv_wc wcs[kPollBatch];
-  for (int n = cq_->poll(wcs); n > 0; n = cq_->poll(wcs)) {
-    for (int i = 0; i < n; ++i) {
-      const auto [kind, index] = verbs::decode_wr_id(wcs[i].wr_id);
-      if (kind == WrKind::kRecv) (void)srq_->consumed(index, qp_num_);
-    }
-  }
-}
-
 bool RdmaQueue::post_receive(uint32_t index) {
   recv_wrs_[index].next = nullptr;
   int err = qp_->post_recv(&recv_wrs_[index]);
@@ -386,14 +391,8 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   proto::CmAcceptPrivateData data{};
   data.recfmt = proto::kCmRecfmt0;
   data.crqsize = static_cast<uint16_t>(params_.queue_size);
-  if (params_.ack_timeout != 0) {
-    // rdma_accept moves the QP to RTS with the id's timeout when one was set.
-    uint8_t timeout = params_.ack_timeout;
-    if (rdma_set_option(id_.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout,
-                        sizeof(timeout)) != 0) {
-      return Status::from_errno("rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)", errno);
-    }
-  }
+  // rdma_accept moves the QP to RTS with the id's timeout when one was set.
+  if (params_.ack_timeout != 0) NVMF_RETURN_IF_ERROR(id_.set_ack_timeout(params_.ack_timeout));
   NVMF_RETURN_IF_ERROR(id_.accept(&data, sizeof(data), responder_resources, initiator_depth));
   reads_.set_limit(initiator_depth);
   QueueStats info;
@@ -414,23 +413,20 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
 
 // ------------------------------------------------------------------------------ fast path --
 
-int RdmaQueue::poll() {
+int RdmaQueue::start_buffer_waiters() {
   // Chunks other queues gave back since the last round (counted as work: the loop does not
   // sleep while it starts commands).
-  int started = buffer_waiters_.empty() || wants_teardown() ? 0 : serve_buffer_waiters();
-  ibv_wc wcs[kPollBatch];
-  int n = cq_->poll(wcs);
-  if (n < 0) {
-    fail("ibv_poll_cq failed");
-    return 0;
-  }
-  for (int i = 0; i < n; ++i) handle(wcs[i]);
-  flush_sends();
-  events_ += static_cast<uint64_t>(n + started);
-  return n + started;
+  if (buffer_waiters_.empty() || wants_teardown()) return 0;
+  int started = serve_buffer_waiters();
+  events_ += static_cast<uint64_t>(started);
+  return started;
 }
 
 void RdmaQueue::queue_send(ibv_send_wr* first, ibv_send_wr* last) {
+  if (!touched_) {
+    touched_ = true;
+    dev_.touched.push_back(this);  // room reserved for every queue of the device
+  }
   last->next = nullptr;
   if (pending_tail_ != nullptr) {
     pending_tail_->next = first;
@@ -446,11 +442,6 @@ void RdmaQueue::flush_sends() {
   if (head == nullptr || wants_teardown()) return;
   int err = qp_->post_send(head);
   if (err != 0) fail("ibv_post_send: " + errno_string(err));
-}
-
-void RdmaQueue::arm() {
-  if (armed_) return;
-  armed_ = cq_->req_notify().ok();
 }
 
 void RdmaQueue::handle(const ibv_wc& wc) {
@@ -780,7 +771,7 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
     s.pool_chunks = pool_->chunks().count();
     s.pool_waiting = pool_->chunks().waiting;
   }
-  s.cq_armed = armed_;
+  s.cq_armed = cq_ != nullptr && cq_->armed;
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   if (qp_ &&

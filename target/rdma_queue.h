@@ -1,5 +1,6 @@
-// RdmaQueue: one NVMe-oF queue on an RDMA RC connection: its QP, CQ, registered buffers,
-// receive and send work requests, and the CommandProcessor that executes its commands.
+// RdmaQueue: one NVMe-oF queue on an RDMA RC connection: its QP, its place on a shared CQ,
+// registered buffers, receive and send work requests, and the CommandProcessor that executes
+// its commands.
 #ifndef NVMF_TARGET_RDMA_QUEUE_H_
 #define NVMF_TARGET_RDMA_QUEUE_H_
 
@@ -89,11 +90,11 @@ struct RdmaQueueParams {
 // pages (one SGE each).
 // With a shared receive queue (params.srq) the queue has no receives and no SQE or in-capsule
 // buffers of its own: its QP is created on the SRQ, a capsule arrives in one of the SRQ's
-// receives (completed on this queue's CQ; wc.qp_num names this QP) and is read in place; the
+// receives (completed on its shared CQ; wc.qp_num names this QP) and is read in place; the
 // receive goes back to the SRQ when it would have been reposted here (before the response
-// SEND), or when the queue is torn down (QP moved to error, CQ drained, then every receive it
-// still holds, ReceiveTable). Either way a queue holds at most as many capsules as it would
-// have posted receives, queue_size, once its Connect was accepted, and 2 before (one Connect
+// SEND), or when the queue is torn down (QP moved to error, shared CQs drained, then every
+// receive it still holds, ReceiveTable). Either way a queue holds at most as many capsules as it
+// would have posted receives, queue_size, once its Connect was accepted, and 2 before (one Connect
 // and one more capsule, which gets its answer, as a second capsule waiting in RNR retry would
 // without an SRQ). A host that sends more (it ignored sqhd and hsqsize) has its queue torn down
 // (its QP is moved to the error state at once, so it takes no more SRQ receives); per-queue
@@ -109,28 +110,44 @@ struct RdmaQueueParams {
 // Event-loop thread only.
 class RdmaQueue : public QueueLink, public IoCompletion {
  public:
-  // Allocates and registers the buffers, creates the CQ (on dev.channel) and the QP through the
-  // QueuePair wrapper (inline-send fallback included), and posts every receive. `id` is the
-  // adopted CONNECT_REQUEST id. Errors name the failing verb.
+  // Allocates and registers the buffers, joins one of the device's shared CQs (dev.cqs; a new
+  // one, on dev.channel, when none has the room this queue may need: target/shared_cq.h), creates
+  // the QP on it through the QueuePair wrapper (inline-send fallback included), enters the QP
+  // number in dev.qps, and posts the first receive. `id` is the adopted CONNECT_REQUEST id.
+  // Errors name the failing verb; kResourceExhausted when the device's max_cqe cannot hold the
+  // SRQ's receives plus this queue's work requests (lower --max-srq-depth).
   // On error `id` is left with the caller (no QP on it), so it can still be rejected.
   static Result<std::unique_ptr<RdmaQueue>> create(verbs::CmId& id, DeviceContext& dev,
                                                    const RdmaQueueParams& params,
                                                    Subsystem& subsystem, StatusCounters& statuses);
-  // Destroys the processor first (detaching from, or freeing, the controller), then the QP,
-  // CQ, buffers (each MR before its memory) and the CM id, in that order.
+  // Destroys the processor first (detaching from, or freeing, the controller), then moves the
+  // QP to error, drains the shared CQs (dev.drain: every completion of this QP is handed here
+  // and dropped, SRQ receives go back), destroys the QP, drains again, leaves dev.qps and gives
+  // its CQ entries back; then the buffers (each MR before its memory) and the CM id.
   ~RdmaQueue() override;
 
   // rdma_accept with the NVMe-oF accept private data (crqsize = queue_size); on success the
   // queue appears in stats(). `initiator_depth` is also the queue's RDMA READ depth.
   Status accept(uint8_t responder_resources, uint8_t initiator_depth);
-  // Drains up to a batch (32) of completions; returns how many were handled. The RDMA WRITEs
-  // and response SENDs they lead to are chained and posted with one ibv_post_send at the end
-  // (one doorbell per batch: on rxe each ibv_post_send is a write() to uverbs). RDMA READs go
-  // out at once, one post each (see post_read).
-  int poll();
-  // Arms the CQ for one completion event unless already armed.
-  void arm();
-  void cq_event_seen() { armed_ = false; }
+  // Fast path, from the event loop, which polls the shared CQ and finds the queue by
+  // wc.qp_num: one work completion of this queue's QP. The RDMA WRITEs and response SENDs it
+  // leads to are chained for flush(); RDMA READs go out at once, one post each (see post_read).
+  void on_completion(const ibv_wc& wc) {
+    ++events_;
+    handle(wc);
+  }
+  // Posts what was chained since the last flush() with one ibv_post_send (one doorbell per
+  // poll batch: on rxe each ibv_post_send is a write() to uverbs). A queue that chains work
+  // puts itself on dev.touched; the event loop flushes those after each batch of completions.
+  void flush() {
+    touched_ = false;
+    flush_sends();
+  }
+  // Starts the commands waiting for a shared chunk while chunks are free (the event loop calls
+  // it when a pool has free chunks and waiters); returns how many.
+  int start_buffer_waiters();
+  // The shared CQ this queue's QP completes on.
+  SharedCq* shared_cq() const { return cq_; }
   // rdma_disconnect, once; errors are ignored (the peer may be gone already).
   void disconnect();
 
@@ -193,7 +210,6 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   bool wants_teardown() const { return !disconnect_reason_.empty(); }
   const std::string& disconnect_reason() const { return disconnect_reason_; }
   rdma_cm_id* cm_id() const { return id_.get(); }
-  ibv_cq* cq() const { return cq_->get(); }
   const RdmaQueueParams& params() const { return params_; }
   uint32_t granted_max_inline_data() const { return qp_->granted_max_inline_data(); }
   bool inline_fallback() const { return qp_->inline_fallback(); }
@@ -214,6 +230,8 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& params, Subsystem& subsystem,
             StatusCounters& statuses);
   Status setup();
+  // Takes room for shared_cq_need() entries on a shared CQ of dev_ (cq_, cq_need_).
+  Status join_shared_cq();
   Status allocate_buffers();
   Status create_qp();
   void build_work_requests();
@@ -222,8 +240,6 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   bool post_receive(uint32_t index);
   // The command capsule in receive `index` is consumed: post it again (to the SRQ or the QP).
   bool return_receive(uint32_t index);
-  // Teardown with an SRQ: polls the CQ dry, marking the SRQ receives it completes as held.
-  void drain_srq_completions();
   // Moves the QP to the error state (it takes no more receives); errors ignored.
   void stop_qp();
 
@@ -251,7 +267,8 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   // Builds and queues the response (and its RDMA WRITE); its send-queue entries are taken.
   void post_response(uint32_t slot);
   void on_send_done(uint32_t slot);
-  // Appends the chain first..last (last->next is overwritten) to the WRs posted by flush().
+  // Appends the chain first..last (last->next is overwritten) to the WRs posted by flush(), and
+  // puts the queue on dev_.touched (once).
   void queue_send(ibv_send_wr* first, ibv_send_wr* last);
   void flush_sends();
   void fail(const std::string& what);
@@ -277,8 +294,11 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   verbs::CmId id_;  // destroyed last, after the QP
   // first_buf_: receive 0's in-capsule pages, then the Connect data page.
   std::optional<verbs::RegisteredBuffer> sqe_buf_, first_buf_, page_buf_, data_buf_, cqe_buf_;
-  std::optional<verbs::CompletionQueue> cq_;
-  std::optional<verbs::QueuePair> qp_;  // destroyed before the buffers' MRs and the CQ
+  SharedCq* cq_ = nullptr;              // dev_.cqs's, which outlive every queue
+  int cq_need_ = 0;                     // entries promised to this queue on cq_
+  bool in_qps_ = false;                 // entered in dev_.qps
+  bool touched_ = false;                // on dev_.touched
+  std::optional<verbs::QueuePair> qp_;  // destroyed before the buffers' MRs
 
   std::vector<ibv_recv_wr> recv_wrs_;
   std::vector<ibv_sge> recv_sges_;
@@ -289,7 +309,6 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   size_t waiting_head_ = 0, waiting_count_ = 0;
   ibv_send_wr* pending_head_ = nullptr;  // WRs to post at the end of poll()
   ibv_send_wr* pending_tail_ = nullptr;
-  bool armed_ = false;
   bool disconnected_ = false;
   uint64_t events_ = 0;           // completions handled (IdleWatch input)
   uint32_t receives_posted_ = 0;  // receive WRs on the QP now (without an SRQ)

@@ -125,6 +125,11 @@ struct ResourceStats {
   // SRQ limit (depth / 8) was reached (IBV_EVENT_SRQ_LIMIT_REACHED: hosts near RNR).
   uint64_t srqs = 0;
   uint64_t srq_receives = 0;
+  // Shared CQs (target/shared_cq.h), over every poll group and device: how many there are now
+  // and their entries. Each device's first is made when the group first sees the device and
+  // kept; another is made when a queue finds no room and destroyed with its last queue.
+  uint64_t cqs = 0;
+  uint64_t cq_entries = 0;
   uint64_t srq_posted_now = 0;
   uint64_t srq_posted_low = 0;
   uint64_t srq_limit_events = 0;

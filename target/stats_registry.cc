@@ -92,6 +92,13 @@ void StatsRegistry::add_resources(int64_t mr_bytes, int64_t mrs, int64_t posted_
   r.posted_receives_peak = std::max(r.posted_receives_peak, r.posted_receives);
 }
 
+void StatsRegistry::add_cqs(int64_t cqs, int64_t entries) {
+  std::lock_guard lock(mutex_);
+  ResourceStats& r = counts_.resources;
+  r.cqs = static_cast<uint64_t>(static_cast<int64_t>(r.cqs) + cqs);
+  r.cq_entries = static_cast<uint64_t>(static_cast<int64_t>(r.cq_entries) + entries);
+}
+
 void StatsRegistry::add_srq(const SrqCounters* counters) {
   std::lock_guard lock(mutex_);
   srqs_.push_back(counters);

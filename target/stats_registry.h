@@ -40,6 +40,9 @@ class StatsRegistry {
   // A queue registered (or, negative, deregistered) `mr_bytes` of memory in `mrs` regions and
   // keeps `posted_receives` more (fewer) receive WRs posted. Set-up and teardown only.
   void add_resources(int64_t mr_bytes, int64_t mrs, int64_t posted_receives);
+  // Shared CQs made (`cqs` > 0) or destroyed (< 0), and entries added by making or growing
+  // them or given back by destroying them (ResourceStats::cqs, cq_entries).
+  void add_cqs(int64_t cqs, int64_t entries);
   // A device's SRQ: `counters` are read by snapshot() until remove_srq(). Its registered bytes
   // and receives go through add_resources().
   void add_srq(const SrqCounters* counters);

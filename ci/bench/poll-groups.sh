@@ -20,35 +20,42 @@
 # min-max over the repetitions. Goals (issue 12): two-hosts 2 groups >= 1.6x 1 group; q64x4 >=
 # 0.9x q4x64; qd1 with 2 groups within the spread of 1 group.
 #
-# Usage: ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--host-threads N] [--out DIR]
+# Usage: ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--host-threads N]
+#                                 [--ack-timeout N] [--out DIR]
 #   default 3 repetitions of 4 s cells (0.5 s ramp), about 4 minutes in the guest;
-#   --host-threads 0..4 (default 2): nvmf-host bench --threads of the q4x64 and q64x4 cells.
+#   --host-threads 0..4 (default 2): nvmf-host bench --threads of the q4x64 and q64x4 cells;
+#   --ack-timeout 0..31 (default 0: rdma_cm's, 19 = 2147 ms on rxe): the local ACK timeout of
+#   every QP, hosts' and targets' (both binaries' --ack-timeout). rxe reorders packets sent from
+#   two CPUs and recovers a lost tail only at this timer (docs/soft-roce.md).
 #   env: BENCH_POLL (the hosts' --poll, default event: on 2 vCPUs busy-polling hosts would take
 #   the CPUs the target's groups are measured on), BENCH_TARGET_POLL (the targets' --poll,
 #   default event).
 # Writes DIR (default bench-results/poll-groups): poll-groups.json (the figures, and
-# host_threads), one JSON per cell (rREP-gGROUPS-CELL[-hN].json), the two-hosts cells' window
-# overlap (rREP-gGROUPS-two-hosts.overlap), cpu.tsv (the guest's CPU in the middle of each cell)
-# and the targets' logs. Not a test: it prints figures.
+# host_threads, ack_timeout), one JSON per cell (rREP-gGROUPS-CELL[-hN].json), the two-hosts
+# cells' window overlap (rREP-gGROUPS-two-hosts.overlap), cpu.tsv (the guest's CPU in the
+# middle of each cell), retries.tsv (each cell's rxe retry counters: hw_counters of every rxe
+# device, summed, after minus before) and the targets' logs. Not a test: it prints figures.
 set -euo pipefail
 # Arguments first, before setup, the build and the guest.
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
 prog=poll-groups.sh
 # shellcheck disable=SC2034 # read by ci/lib/args.sh
-usage="ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--host-threads N] [--out DIR]"
+usage="ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--host-threads N] [--ack-timeout N] [--out DIR]"
 # shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
 . "$(dirname "$0")/../lib/args.sh"
 reps=3
 runtime=4
 host_threads=2
+ack_timeout=0
 out=bench-results/poll-groups
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) reps=$(value "$@") || exit 2; shift 2 ;;
     --runtime) runtime=$(value "$@") || exit 2; shift 2 ;;
     --host-threads) host_threads=$(value "$@") || exit 2; shift 2 ;;
+    --ack-timeout) ack_timeout=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
-    -h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
@@ -60,6 +67,8 @@ fi
 # At most 4: the q4x64 cell has 4 jobs (nvmf-host refuses --threads above --numjobs).
 [[ $host_threads =~ ^[0-4]$ ]] ||
   usage_error "--host-threads wants a count from 0 to 4, not '$host_threads'"
+[[ $ack_timeout =~ ^([0-9]|[12][0-9]|3[01])$ ]] ||
+  usage_error "--ack-timeout wants 0 to 31, not '$ack_timeout'"
 
 if [ -z "${NVMF_RXE_MODE:-}" ]; then
   mkdir -p "$out"
@@ -70,10 +79,11 @@ if [ -z "${NVMF_RXE_MODE:-}" ]; then
   bin=$(bazel info -c opt bazel-bin 2>/dev/null)
   ci/rxe-run --results "$out" --timeout $((600 + reps * runtime * 40)) \
     env NVMF_BENCH_BIN="$bin" "$PWD/ci/bench/poll-groups.sh" --reps "$reps" \
-    --runtime "$runtime" --host-threads "$host_threads" --out "$out"
-  exec python3 - "$out" "$reps" "$host_threads" <<'PY'
+    --runtime "$runtime" --host-threads "$host_threads" --ack-timeout "$ack_timeout" --out "$out"
+  exec python3 - "$out" "$reps" "$host_threads" "$ack_timeout" <<'PY'
 import json, os, statistics, sys
 out, reps, host_threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ack_timeout = int(sys.argv[4])
 def load(name):
     with open(f"{out}/{name}.json") as f:
         return json.load(f)["results"][0]["all"]["read"]
@@ -89,7 +99,7 @@ def stats(xs):
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "values": xs}
 rs = range(1, reps + 1)
 fig = {"repetitions": reps, "host_poll": os.environ.get("BENCH_POLL", "event"),
-       "host_threads": host_threads, "cells": {}, "ratios": {}}
+       "host_threads": host_threads, "ack_timeout": ack_timeout, "cells": {}, "ratios": {}}
 for g in (1, 2):
     fig["cells"][f"groups{g}"] = {
         "two_hosts_qd32_iops": stats([iops(r, g, "two-hosts", 2) for r in rs]),
@@ -118,6 +128,16 @@ for g in (1, 2):
         fig["cpu_pct"].setdefault(f"groups{g}", {})[cell] = {
             k: statistics.median(float(r[k + "_pct"]) for r in mine)
             for k in ("user", "system", "irq", "idle", "target")}
+# rxe retries per cell (retries.tsv): medians per groups and cell.
+with open(f"{out}/retries.tsv") as f:
+    head = f.readline().rstrip("\n").split("\t")
+    rows = [dict(zip(head, line.rstrip("\n").split("\t"))) for line in f if line.strip()]
+fig["rxe_retries"] = {}
+for g in (1, 2):
+    for cell in ("two-hosts", "qd1", "q4x64", "q64x4"):
+        mine = [r for r in rows if r["groups"] == str(g) and r["cell"] == cell]
+        fig["rxe_retries"].setdefault(f"groups{g}", {})[cell] = {
+            k: statistics.median(int(r[k]) for r in mine) for k in head[3:]} if mine else {}
 with open(f"{out}/poll-groups.json", "w") as f:
     json.dump(fig, f, indent=2)
 def line(name, s, unit=""):
@@ -134,8 +154,12 @@ for g in (1, 2):
     print(f"--poll-groups {g}, two hosts: guest CPU idle {c['idle']:.1f}%, irq+softirq "
           f"{c['irq']:.1f}%, system {c['system']:.1f}%, user {c['user']:.1f}%; target process "
           f"{c['target']:.1f}% of both vCPUs")
+for g in (1, 2):
+    c = fig["rxe_retries"][f"groups{g}"]["two-hosts"]
+    print(f"--poll-groups {g}, two hosts: rxe " +
+          ", ".join(f"{k} {v:g}" for k, v in c.items()) + " per cell (median)")
 print(f"(medians of {reps} interleaved repetitions; q4x64 and q64x4 with host --threads "
-      f"{host_threads}; {out}/poll-groups.json)")
+      f"{host_threads}; --ack-timeout {ack_timeout}; {out}/poll-groups.json)")
 PY
 fi
 
@@ -151,7 +175,7 @@ trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' EXIT
 for g in 1 2; do
   start_listening "$out/target-g$g.log" "$bin/target/nvmf-target" -a "$t" -s $((4430 + g)) \
     -n "$nqn" --ram-size 256m --poll-groups "$g" --max-io-queues 64 \
-    --poll "${BENCH_TARGET_POLL:-event}" || {
+    --poll "${BENCH_TARGET_POLL:-event}" --ack-timeout "$ack_timeout" || {
     echo "poll-groups.sh: the target with --poll-groups $g did not start:" >&2
     cat "$out/target-g$g.log" >&2
     exit 1
@@ -163,7 +187,7 @@ bench() { # name groups [bench options]: one nvmf-host bench process, in the bac
   shift 2
   timeout $((120 + 3 * runtime)) "$bin/host/nvmf-host" bench -a "$t" -s $((4430 + g)) \
     -w "$NVMF_HOST_ADDR" -n "$nqn" --rw randread --bs 4k --runtime "$runtime" \
-    --ramp_time 0.5 --poll "$host_poll" --json "$out/$name.json" "$@" \
+    --ramp_time 0.5 --poll "$host_poll" --ack-timeout "$ack_timeout" --json "$out/$name.json" "$@" \
     2>"$out/$name.err" &
 }
 # CPU use in the middle of a cell, from /proc: the guest's jiffies (user+nice, system,
@@ -176,6 +200,20 @@ cpu_now() { # pid: "user system irq idle target" in jiffies
   local tgt
   tgt=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
   awk -v tgt="$tgt" '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6, tgt; exit }' /proc/stat
+}
+# rxe's retry counters, summed over its devices (target's and host's): a reordered or lost packet
+# is sent again after a NAK or, when nothing follows it, after the QP's local ACK timeout.
+retry_counters="completer_retry_err rcvd_seq_err duplicate_request out_of_seq_request retry_exceeded_err rcvd_rnr_err send_rnr_err"
+retries_now() { # "N N ..." in the order of retry_counters
+  local c d sum vals=()
+  for c in $retry_counters; do
+    sum=0
+    for d in /sys/class/infiniband/*/ports/1/hw_counters; do
+      [ -r "$d/$c" ] && sum=$((sum + $(cat "$d/$c")))
+    done
+    vals+=("$sum")
+  done
+  echo "${vals[*]}"
 }
 overlap() { # JSON JSON: how much the two measured windows overlap, over the shorter one
   python3 - "$@" <<'PY'
@@ -193,6 +231,8 @@ PY
 start_lead=4 # seconds from launching the two-hosts cell's hosts to their common --start-at
 cell() { # rep groups cell
   local rep=$1 g=$2 c=$3 n=r$1-g$2-$3 rc=0 before after p hosts=() lead=0 start_at
+  local retries_before retries_after
+  retries_before=$(retries_now)
   case $c in
     two-hosts)
       lead=$start_lead
@@ -215,6 +255,10 @@ cell() { # rep groups cell
   sleep 2
   after=$(cpu_now "${pids[$((g - 1))]}")
   for p in "${hosts[@]}"; do wait "$p" || rc=$?; done
+  retries_after=$(retries_now)
+  paste -d' ' <(echo "$retries_before") <(echo "$retries_after") |
+    awk -v head="$rep	$g	$c" '{ n = NF / 2; printf "%s", head
+      for (i = 1; i <= n; i++) printf "\t%d", $(i + n) - $i; printf "\n" }' >>"$out/retries.tsv"
   # Shares of the guest's CPU time in the window, in percent (the target's: of both vCPUs too).
   read -r user sys irq idle tgt <<<"$(paste -d' ' <(echo "$before") <(echo "$after") |
     awk '{ t = ($6 - $1) + ($7 - $2) + ($8 - $3) + ($9 - $4); if (t <= 0) t = 1
@@ -239,14 +283,16 @@ cell_tries() { # rep groups cell: cell, again (up to 3 tries) while the two host
     rc=0
     cell "$@" || rc=$?
     [ "$rc" -eq 3 ] || return "$rc"
-    # The row of the failed try goes; its JSONs are overwritten by the next.
+    # The rows of the failed try go; its JSONs are overwritten by the next.
     sed -i '$d' "$out/cpu.tsv"
+    sed -i '$d' "$out/retries.tsv"
     echo "poll-groups: rep $1, --poll-groups $2, $3: the hosts' windows overlap less than 90%" \
       "(try $try of 3)" >&2
   done
   return 1
 }
 printf 'rep\tgroups\tcell\tuser_pct\tsystem_pct\tirq_pct\tidle_pct\ttarget_pct\n' >"$out/cpu.tsv"
+printf 'rep\tgroups\tcell\t%s\n' "$(echo "$retry_counters" | tr ' ' '\t')" >"$out/retries.tsv"
 for rep in $(seq 1 "$reps"); do
   order="1 2"
   [ $((rep % 2)) -eq 1 ] || order="2 1"

@@ -168,14 +168,15 @@ TEST_F(BenchTest, RandRwSweepVerifiesAndCountsPaths) {
 // the host asks for no inline send; rxe may still grant some (a request of 0 is answered with
 // 16 or more), and whether the host then posts inline is issue 4's inline-send policy. Here:
 // whatever was granted, every posted capsule is counted once, and none goes inline when the
-// grant is below a 64-byte SQE.
+// grant is below a 64-byte SQE. --ack-timeout 15 reaches every QP of the host (the report's
+// per-queue ack_timeout is what ibv_query_qp says after connect).
 TEST_F(BenchTest, EventPollingAndCapsuleCountersFollowTheGrant) {
   int port = start_target({});
   ASSERT_NE(port, 0);
   nlohmann::json r;
   ASSERT_EQ(bench(port,
                   "--rw randread --bs 4k --iodepth 8 --runtime 1 --size 1m --poll event "
-                  "--max-inline-data 0",
+                  "--max-inline-data 0 --ack-timeout 15",
                   r),
             0);
   ASSERT_TRUE(r.is_object());
@@ -194,6 +195,7 @@ TEST_F(BenchTest, EventPollingAndCapsuleCountersFollowTheGrant) {
   if (queues[1]["granted_max_inline_data"].get<uint32_t>() < 64) {
     EXPECT_EQ(inl, 0u) << r["negotiation"].dump();
   }
+  for (const nlohmann::json& q : queues) EXPECT_EQ(q["ack_timeout"], 15) << q.dump();
 }
 
 // --threads: 8 jobs (8 I/O queues, QD4) driven by 2 threads, round robin, with busy and event

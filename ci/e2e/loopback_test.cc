@@ -293,6 +293,7 @@ TEST(LoopbackSharedBuffersTest, CommandsWaitForABufferAndNoneFails) {
   ASSERT_NE(target, nullptr);
   host::HostOptions hopts = host_options_for(*env, (*target)->port(), kPoolNqn, 64);
   hopts.num_io_queues = 2;
+  hopts.ack_timeout = 16;  // the host's QPs too: its capsules and the target's READ responses
   auto ctrl = host::Controller::connect(hopts);
   ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
 
@@ -324,7 +325,170 @@ TEST(LoopbackSharedBuffersTest, CommandsWaitForABufferAndNoneFails) {
     EXPECT_LE(q.counters.state_now[done], q.queue_size) << "qid " << q.qid;
   }
   EXPECT_EQ(io_queues, 2);
+  host::Negotiation n = (*ctrl)->negotiation();
+  ASSERT_EQ(n.queues.size(), 3u);
+  for (const host::QueueInlineSend& q : n.queues) {
+    EXPECT_EQ(q.ack_timeout, 16u) << "host qid " << q.qid << ": the QP's local ACK timeout";
+  }
   EXPECT_TRUE((*ctrl)->disconnect().ok());
+}
+
+// Shared CQs (target/shared_cq.h): every queue of a poll group on a device completes on one CQ,
+// not one each: an admin queue and 4 I/O queues, all busy with verified I/O, use the CQ the
+// target made when it saw the device at start-up (at least the SRQ's depth + 4096 entries: rxe
+// rounds a CQ up to a power of two, less one).
+TEST(LoopbackSharedCqTest, FiveQueuesOfOneGroupShareOneCq) {
+  std::optional<RxeEnv> env;
+  NVMF_REQUIRE_RXE(env);
+  constexpr char kCqNqn[] = "nqn.2024-01.io.nvmf-rdma:e2e-shared-cq";
+  target::TargetOptions topts = ram_target_options(*env, kCqNqn, 16ull << 20, kLbaSize);
+  topts.poll_groups = 1;
+  auto target = RunningTarget::start(topts);
+  ASSERT_NE(target, nullptr);
+  const target::ResourceStats idle = (*target)->stats().resources;
+  EXPECT_EQ(idle.cqs, 1u) << "made with the SRQ when the device was first seen";
+  EXPECT_GE(idle.cq_entries, idle.srq_receives + 4096);
+  host::HostOptions hopts = host_options_for(*env, (*target)->port(), kCqNqn, 32);
+  hopts.num_io_queues = 4;
+  auto ctrl = host::Controller::connect(hopts);
+  ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
+  host::BenchOptions b;
+  b.rw = host::RwMode::kRandRw;
+  b.bs = {4096, 64 * 1024};
+  b.iodepth = 16;
+  b.numjobs = 4;
+  b.runtime_s = 0.5;
+  b.size = 1 << 20;
+  b.verify = true;
+  auto report = host::run_bench(**ctrl, b);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  ASSERT_TRUE(report->status.ok()) << report->status.to_string();
+  EXPECT_GT(report->verify_checked, 0u);
+  EXPECT_EQ(report->verify_errors, 0u) << report->verify_first_error;
+  for (const host::JobResult& j : report->results[0].jobs) {
+    EXPECT_GT(j.read.ios + j.write.ios, 0u) << "job " << j.jobid;
+  }
+  target::TargetStats t = (*target)->stats();
+  EXPECT_EQ(t.queues.size(), 5u);
+  EXPECT_EQ(t.resources.cqs, 1u) << "one shared CQ, not one per queue";
+  EXPECT_EQ(t.resources.cq_entries, idle.cq_entries) << "5 small queues fit: no growth";
+  EXPECT_EQ(t.totals.errors, 0u);
+  EXPECT_TRUE((*ctrl)->disconnect().ok());
+}
+
+// Connects `io_queues` I/O queues of 128 entries and runs verified I/O on every one; returns the
+// connected controller (null after a failure).
+std::unique_ptr<host::Controller> connect_and_verify(const RxeEnv& env, target::Target& target,
+                                                     const std::string& nqn, uint16_t io_queues,
+                                                     const std::string& where) {
+  host::HostOptions hopts = host_options_for(env, target.port(), nqn, 128);
+  hopts.num_io_queues = io_queues;
+  auto ctrl = host::Controller::connect(hopts);
+  if (!ctrl.ok()) {
+    ADD_FAILURE() << where << ": " << ctrl.status().to_string();
+    return nullptr;
+  }
+  EXPECT_EQ((*ctrl)->negotiation().num_io_queues, io_queues) << where;
+  host::BenchOptions b;
+  b.rw = host::RwMode::kRandRw;
+  b.bs = {4096};
+  b.iodepth = 8;
+  b.numjobs = io_queues;
+  b.threads = 2;
+  b.runtime_s = 0.3;
+  b.size = 1 << 20;
+  b.verify = true;
+  auto report = host::run_bench(**ctrl, b);
+  if (!report.ok()) {
+    ADD_FAILURE() << where << ": " << report.status().to_string();
+    return nullptr;
+  }
+  EXPECT_TRUE(report->status.ok()) << where << ": " << report->status.to_string();
+  EXPECT_EQ(report->verify_errors, 0u) << where << ": " << report->verify_first_error;
+  EXPECT_EQ(report->results[0].jobs.size(), io_queues) << where;
+  for (const host::JobResult& j : report->results[0].jobs) {
+    EXPECT_GT(j.verify_checked, 0u) << where << ", job " << j.jobid;
+  }
+  return std::move(*ctrl);
+}
+
+// A queue joins a shared CQ only when the CQ can promise it room for every completion it may
+// have there at once (its send work requests; the SRQ's depth once per CQ), so no host can
+// overflow a CQ other hosts' queues complete on. Receives are 64 bytes here (no in-capsule
+// data), so deep SRQs cost little. The admin queue needs 2 x (32 + 4 AER slots) = 72 entries, a
+// 128-entry I/O queue 256. rxe makes a CQ of 2^k - 1 entries, at least what was asked.
+//  - SRQ 12250: the first CQ (12250 + 4096 asked: 16383) has room for the admin queue and 15
+//    I/O queues; the 16th grows it (ibv_resize_cq, doubled: 32767). Still one CQ, kept grown.
+//  - SRQ 30000: the first CQ is rxe's limit, 32767, with 2767 left: the admin queue and ten I/O
+//    queues fit, the eleventh gets a second CQ, destroyed with its last queue; the same again
+//    makes one again.
+//  - SRQ 32767: no CQ can hold a queue next to it: the connection is refused (CM reject) and
+//    the other targets go on serving.
+TEST(LoopbackSharedCqTest, ACqWithoutRoomGrowsThenANewOneComesAndGoes) {
+  std::optional<RxeEnv> env;
+  NVMF_REQUIRE_RXE(env);
+  auto start = [&](uint32_t srq_depth, const std::string& nqn) {
+    target::TargetOptions topts = ram_target_options(*env, nqn, 16ull << 20, kLbaSize);
+    topts.poll_groups = 1;
+    topts.srq = true;
+    topts.inline_data_size = 0;
+    topts.max_srq_depth = srq_depth;
+    topts.max_io_queues = 16;
+    return RunningTarget::start(topts);
+  };
+  const std::string grow_nqn = "nqn.2024-01.io.nvmf-rdma:e2e-shared-cq-grow";
+  auto grow = start(12250, grow_nqn);
+  ASSERT_NE(grow, nullptr);
+  const target::ResourceStats first = (*grow)->stats().resources;
+  ASSERT_EQ(first.srq_receives, 12250u);
+  ASSERT_EQ(first.cqs, 1u);
+  ASSERT_GE(first.cq_entries, 12250u + 4096);
+  ASSERT_LT((first.cq_entries - 12250 - 72) / 256, 16u) << "16 I/O queues must not fit at first";
+  {
+    auto ctrl = connect_and_verify(*env, **grow, grow_nqn, 16, "SRQ 12250");
+    ASSERT_NE(ctrl, nullptr);
+    const target::ResourceStats grown = (*grow)->stats().resources;
+    EXPECT_EQ(grown.cqs, 1u);
+    EXPECT_GE(grown.cq_entries, 2 * first.cq_entries) << "doubled";
+    EXPECT_TRUE(ctrl->disconnect().ok());
+  }
+  EXPECT_EQ((*grow)->stats().totals.errors, 0u);
+
+  const std::string room_nqn = "nqn.2024-01.io.nvmf-rdma:e2e-shared-cq-room";
+  auto room = start(30000, room_nqn);
+  ASSERT_NE(room, nullptr);
+  ASSERT_EQ((*room)->stats().resources.srq_receives, 30000u);
+  ASSERT_EQ((*room)->stats().resources.cq_entries, 32767u);
+  for (int round = 1; round <= 2; ++round) {
+    const std::string where = "SRQ 30000, round " + std::to_string(round);
+    auto ctrl = connect_and_verify(*env, **room, room_nqn, 12, where);
+    ASSERT_NE(ctrl, nullptr) << where;
+    EXPECT_EQ((*room)->stats().resources.cqs, 2u) << where;
+    EXPECT_EQ((*room)->stats().resources.cq_entries, 2u * 32767) << where;
+    EXPECT_TRUE(ctrl->disconnect().ok()) << where;
+    ctrl.reset();
+    // The target destroys the queues when it sees them go (a moment after the host).
+    target::ResourceStats r = (*room)->stats().resources;
+    for (int i = 0; i < 500 && r.cqs != 1; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      r = (*room)->stats().resources;
+    }
+    EXPECT_EQ(r.cqs, 1u) << where << ": the second CQ goes with its last queue";
+    EXPECT_EQ(r.cq_entries, 32767u) << where;
+  }
+  EXPECT_EQ((*room)->stats().totals.errors, 0u);
+
+  const std::string none_nqn = "nqn.2024-01.io.nvmf-rdma:e2e-shared-cq-none";
+  auto none = start(32767, none_nqn);
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ((*none)->stats().resources.cqs, 0u) << "none fits next to the SRQ (a WARN)";
+  auto refused = host::Controller::connect(host_options_for(*env, (*none)->port(), none_nqn, 32));
+  EXPECT_FALSE(refused.ok()) << "no CQ can hold the SRQ and a queue";
+  EXPECT_GE((*none)->stats().connections_rejected, 1u);
+  EXPECT_EQ((*none)->stats().resources.cqs, 0u);
+  auto again = connect_and_verify(*env, **grow, grow_nqn, 2, "SRQ 12250 again");
+  ASSERT_NE(again, nullptr);
+  EXPECT_TRUE(again->disconnect().ok());
 }
 
 // bench --threads in process (so under ASan + UBSan too): 4 jobs, one I/O queue each, all on

@@ -121,6 +121,14 @@ Status CmId::wait_for(rdma_cm_event_type expected, int timeout_ms, std::string_v
   return event->expect(expected).annotate(context);
 }
 
+Status CmId::set_ack_timeout(uint8_t timeout) {
+  if (rdma_set_option(id_, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof(timeout)) !=
+      0) {
+    return Status::from_errno("rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT)", errno);
+  }
+  return ok_status();
+}
+
 Status CmId::connect(const void* private_data, uint8_t len, uint8_t responder_resources,
                      uint8_t initiator_depth, uint8_t retry_count, uint8_t rnr_retry) {
   rdma_conn_param param = make_conn_param(private_data, len, responder_resources, initiator_depth,

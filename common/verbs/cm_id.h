@@ -60,6 +60,9 @@ class CmId {
   // rdma_resolve_route, then waits for ROUTE_RESOLVED (same rules as resolve_addr()).
   Status resolve_route(int timeout_ms);
 
+  // rdma_set_option(RDMA_OPTION_ID_ACK_TIMEOUT): the local ACK timeout (4.096 us x 2^timeout,
+  // 0..31) the QP gets when rdma_connect / rdma_accept moves it to RTS. Call before either.
+  Status set_ack_timeout(uint8_t timeout);
   // rdma_connect with a QP already created on this id (QueuePair::create). Does not wait: the
   // caller waits for ESTABLISHED, REJECTED (private data = NVMe-oF reject) or UNREACHABLE on the
   // channel. `responder_resources` must be >= 1 for the target to RDMA READ from this host.

@@ -46,6 +46,13 @@ CompletionQueue& CompletionQueue::operator=(CompletionQueue&& other) noexcept {
   return *this;
 }
 
+Status CompletionQueue::resize(int cqe) {
+  if (const int err = ibv_resize_cq(cq_, cqe); err != 0) {
+    return Status::from_errno("ibv_resize_cq", err, "cqe " + std::to_string(cqe));
+  }
+  return ok_status();
+}
+
 Status CompletionQueue::req_notify(bool solicited_only) {
   if (const int err = ibv_req_notify_cq(cq_, solicited_only ? 1 : 0); err != 0) {
     return Status::from_errno("ibv_req_notify_cq", err);

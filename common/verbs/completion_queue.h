@@ -34,6 +34,10 @@ class CompletionQueue {
     return ibv_poll_cq(cq_, static_cast<int>(wcs.size()), wcs.data());
   }
 
+  // ibv_resize_cq: at least `cqe` entries (cqe() then says how many); completions already in the
+  // CQ stay. Growing only: a CQ cannot shrink below what it holds.
+  Status resize(int cqe);
+
   // ibv_req_notify_cq: arm the CQ so the next completion (or next solicited one) raises an
   // event on the channel.
   Status req_notify(bool solicited_only = false);
