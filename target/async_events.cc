@@ -54,6 +54,11 @@ void AsyncEventThread::drain() {
     if (event.event_type == IBV_EVENT_SRQ_LIMIT_REACHED && event.element.srq != nullptr &&
         event.element.srq->srq_context != nullptr) {
       static_cast<SharedReceiveQueue*>(event.element.srq->srq_context)->limit_reached();
+    } else if (event.event_type == IBV_EVENT_CQ_ERR) {
+      // rxe reports a CQ overflow this way (ibv_poll_cq does not fail): completions were lost.
+      // The shared CQs' room promises (target/shared_cq.h) exist so that this never happens.
+      NVMF_LOG(ERROR, "target") << "device async event: " << ibv_event_type_str(event.event_type)
+                                << " (a CQ overflowed or failed: completions are lost)";
     } else {
       NVMF_LOG(DEBUG, "target") << "device async event: " << ibv_event_type_str(event.event_type);
     }

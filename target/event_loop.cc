@@ -239,8 +239,17 @@ void EventLoop::ensure_srq(DeviceContext& dev) {
   for (const Listener& l : listeners_) {
     in_capsule = std::max(in_capsule, l.port->in_capsule_data_size());
   }
-  // Each poll group's SRQ on the device gets its share of the receives.
-  const uint32_t depth = poll_group_shares(options_, options_.poll_groups).srq_depth;
+  // Each poll group's SRQ on the device gets its share of the receives, at most what a shared
+  // CQ can keep for it next to its first queues (target/shared_cq.h): every receive of the SRQ
+  // may complete on one CQ.
+  uint32_t depth = poll_group_shares(options_, options_.poll_groups).srq_depth;
+  if (const uint32_t most = max_srq_depth_for_cq(dev.attr.max_cqe); depth > most) {
+    NVMF_LOG(WARN, "target") << "device " << verbs::device_name(dev.context) << ": SRQ depth "
+                             << depth << " (--max-srq-depth per poll group) is above what a CQ of "
+                             << std::min(dev.attr.max_cqe, kSharedCqEntries)
+                             << " entries holds next to its queues; using " << most;
+    depth = most;
+  }
   auto srq = SharedReceiveQueue::create(dev.pd.get(), dev.attr, depth, in_capsule, page_size());
   if (!srq.ok()) {
     dev.srq_unavailable = true;  // once per device

@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--max-srq-depth", o.max_srq_depth,
                  "receives in each device's shared receive queue (SRQ), shared by every queue "
-                 "(16..65535)")
+                 "(16..65535; per poll group at most the device's max_cqe - 4096, 28671 on rxe)")
       ->capture_default_str();
   std::string srq = "on";
   app.add_option("--srq", srq,

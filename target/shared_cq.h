@@ -51,6 +51,14 @@ struct SharedCq {
 // free_cqes.size() when none has room (a new CQ is then made).
 size_t pick_shared_cq(std::span<const int> free_cqes, int need);
 
+// The deepest SRQ a shared CQ can keep room for next to kSharedCqFirstRoom entries of queues,
+// on a device whose max_cqe is `max_cqe` (rxe: 32767 - 4096 = 28671); the event loop clamps a
+// poll group's SRQ to it (a deeper one would leave no CQ room for any queue).
+inline uint32_t max_srq_depth_for_cq(int max_cqe) {
+  const int limit = max_cqe < kSharedCqEntries ? max_cqe : kSharedCqEntries;
+  return limit > kSharedCqFirstRoom ? static_cast<uint32_t>(limit - kSharedCqFirstRoom) : 0;
+}
+
 // Entries of a new shared CQ that keeps `reserved` for the SRQ: reserved + kSharedCqFirstRoom
 // (at least reserved + need), capped at `limit` (min(max_cqe, kSharedCqEntries)).
 inline int shared_cq_first_size(int reserved, int need, int limit) {

@@ -31,6 +31,14 @@ TEST(SharedCq, AQueueNeedsItsSendsAndWithoutAnSrqItsReceives) {
   EXPECT_EQ((kSharedCqEntries - 2048) / shared_cq_need(256, 128, true), 119);
 }
 
+// An SRQ deeper than a CQ can keep room for next to 4096 entries of queues is clamped to it.
+TEST(SharedCq, TheSrqDepthLeavesRoomForQueues) {
+  EXPECT_EQ(max_srq_depth_for_cq(32767), 28671u) << "rxe";
+  EXPECT_EQ(max_srq_depth_for_cq(4194303), 28671u) << "mlx5's max_cqe: capped at 32767 entries";
+  EXPECT_EQ(max_srq_depth_for_cq(8192), 4096u);
+  EXPECT_EQ(max_srq_depth_for_cq(4096), 0u) << "no room at all";
+}
+
 // A new CQ: the SRQ's share plus room for 16 queues of 128 entries, within the device's limit.
 TEST(SharedCq, AFirstCqKeepsTheSrqAndRoomForSixteenQueues) {
   EXPECT_EQ(shared_cq_first_size(4096, 256, 32767), 4096 + 4096);

@@ -419,11 +419,10 @@ std::unique_ptr<host::Controller> connect_and_verify(const RxeEnv& env, target::
 // 128-entry I/O queue 256. rxe makes a CQ of 2^k - 1 entries, at least what was asked.
 //  - SRQ 12250: the first CQ (12250 + 4096 asked: 16383) has room for the admin queue and 15
 //    I/O queues; the 16th grows it (ibv_resize_cq, doubled: 32767). Still one CQ, kept grown.
-//  - SRQ 30000: the first CQ is rxe's limit, 32767, with 2767 left: the admin queue and ten I/O
-//    queues fit, the eleventh gets a second CQ, destroyed with its last queue; the same again
-//    makes one again.
-//  - SRQ 32767: no CQ can hold a queue next to it: the connection is refused (CM reject) and
-//    the other targets go on serving.
+//  - --max-srq-depth 40000: deeper than a CQ can keep room for next to queues, so clamped to
+//    32767 - 4096 = 28671 (a WARN; it used to refuse every connection). The first CQ is rxe's
+//    limit, 32767, with 4096 left: the admin queue and 15 I/O queues fit, the 16th gets a second
+//    CQ, destroyed with its last queue; the same again makes one again.
 TEST(LoopbackSharedCqTest, ACqWithoutRoomGrowsThenANewOneComesAndGoes) {
   std::optional<RxeEnv> env;
   NVMF_REQUIRE_RXE(env);
@@ -455,13 +454,13 @@ TEST(LoopbackSharedCqTest, ACqWithoutRoomGrowsThenANewOneComesAndGoes) {
   EXPECT_EQ((*grow)->stats().totals.errors, 0u);
 
   const std::string room_nqn = "nqn.2024-01.io.nvmf-rdma:e2e-shared-cq-room";
-  auto room = start(30000, room_nqn);
+  auto room = start(40000, room_nqn);
   ASSERT_NE(room, nullptr);
-  ASSERT_EQ((*room)->stats().resources.srq_receives, 30000u);
+  ASSERT_EQ((*room)->stats().resources.srq_receives, 28671u) << "clamped";
   ASSERT_EQ((*room)->stats().resources.cq_entries, 32767u);
   for (int round = 1; round <= 2; ++round) {
-    const std::string where = "SRQ 30000, round " + std::to_string(round);
-    auto ctrl = connect_and_verify(*env, **room, room_nqn, 12, where);
+    const std::string where = "SRQ 28671, round " + std::to_string(round);
+    auto ctrl = connect_and_verify(*env, **room, room_nqn, 16, where);
     ASSERT_NE(ctrl, nullptr) << where;
     EXPECT_EQ((*room)->stats().resources.cqs, 2u) << where;
     EXPECT_EQ((*room)->stats().resources.cq_entries, 2u * 32767) << where;
@@ -477,15 +476,6 @@ TEST(LoopbackSharedCqTest, ACqWithoutRoomGrowsThenANewOneComesAndGoes) {
     EXPECT_EQ(r.cq_entries, 32767u) << where;
   }
   EXPECT_EQ((*room)->stats().totals.errors, 0u);
-
-  const std::string none_nqn = "nqn.2024-01.io.nvmf-rdma:e2e-shared-cq-none";
-  auto none = start(32767, none_nqn);
-  ASSERT_NE(none, nullptr);
-  EXPECT_EQ((*none)->stats().resources.cqs, 0u) << "none fits next to the SRQ (a WARN)";
-  auto refused = host::Controller::connect(host_options_for(*env, (*none)->port(), none_nqn, 32));
-  EXPECT_FALSE(refused.ok()) << "no CQ can hold the SRQ and a queue";
-  EXPECT_GE((*none)->stats().connections_rejected, 1u);
-  EXPECT_EQ((*none)->stats().resources.cqs, 0u);
   auto again = connect_and_verify(*env, **grow, grow_nqn, 2, "SRQ 12250 again");
   ASSERT_NE(again, nullptr);
   EXPECT_TRUE(again->disconnect().ok());
