@@ -4,6 +4,7 @@
 // the one queue down, never crash, and keep serving others.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "common/nvme_status.h"
 #include "common/sgl.h"
 #include "common/verbs/verbs.h"
+#include "host/bench.h"
 #include "host/commands.h"
 #include "host/controller.h"
 #include "host/raw_queue.h"
@@ -161,6 +163,120 @@ TEST_P(RawCapsuleTest, MoreCommandsThanQueueEntries) {
   }
   EXPECT_EQ(cids.size(), 30u);
   expect_target_still_serves();
+}
+
+// Shared CQs (target/shared_cq.h): hostile hosts whose queues complete on the same CQ as a good
+// host's must not disturb it. Rounds of 4 raw admin queues (4 entries each, each from its own
+// host NQN) each send 64 capsules as fast as they can while a good host runs verified random
+// reads and writes (4 KiB and 64 KiB) on 4 I/O queues. Every flooder queue is answered in full
+// or torn down (with an SRQ: see MoreCommandsThanQueueEntries; without: RNR retry), the good
+// host sees no error and every block reads back, and afterwards every SRQ receive and shared
+// buffer is back, every queue gone and the CQs are no more than at start-up (one per group).
+// Seen by a breaker helper first (20 and 36 flooder queues torn down, the victim untouched).
+TEST_P(RawCapsuleTest, FloodersOnTheSharedCqLeaveAVerifyingHostUndisturbed) {
+  const target::ResourceStats idle = (*target_)->stats().resources;
+  host::HostOptions h;
+  h.traddr = env_->target_addr;
+  h.trsvcid = std::to_string((*target_)->port());
+  h.subnqn = kNqn;
+  h.host_traddr = env_->host_addr;
+  h.timeout_ms = kTimeoutMs;
+  h.queue_size = 32;
+  h.num_io_queues = 4;
+  h.ctrl_loss_tmo_s = 0;  // a lost association is a failure here, not something to ride out
+  auto ctrl = host::Controller::connect(h);
+  ASSERT_TRUE(ctrl.ok()) << ctrl.status().to_string();
+
+  struct Flood {
+    bool opened = false;
+    bool torn_down = false;
+    int answered = 0, sent = 0;
+  };
+  auto flood_once = [this](int id) {
+    Flood r;
+    host::RawQueueParams p;
+    p.traddr = env_->target_addr;
+    p.trsvcid = std::to_string((*target_)->port());
+    p.host_traddr = env_->host_addr;
+    p.timeout_ms = kTimeoutMs;
+    auto q = host::RawQueue::create(p);
+    if (!q.ok() || !(*q)->open(0, 3).ok()) return r;
+    host::ConnectSpec spec;
+    spec.sqsize = 3;
+    spec.hostid = host::random_host_id();
+    spec.subnqn = kNqn;
+    spec.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:flooder-" + std::to_string(id);
+    auto c = (*q)->run_connect(spec, /*in_capsule=*/true, kTimeoutMs);
+    if (!c.ok() || status_without_phase(c->status) != kStatusSuccess) return r;
+    r.opened = true;
+    for (int i = 0; i < 64; ++i) {
+      proto::Sqe sqe = host::property_get_sqe(proto::kPropCap, true);
+      encode_null_sgl(sqe.dptr);
+      sqe.cid = static_cast<uint16_t>(i);
+      Status st = (*q)->send(sqe);
+      for (int spins = 0; st.code() == StatusCode::kResourceExhausted && spins < 2000; ++spins) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));  // its send slots
+        st = (*q)->send(sqe);
+      }
+      if (!st.ok()) break;
+      ++r.sent;
+    }
+    while (r.answered < r.sent && (*q)->next_cqe(kTimeoutMs).ok()) ++r.answered;
+    r.torn_down = r.answered < r.sent && (*q)->wait_disconnected(kTimeoutMs);
+    return r;
+  };
+  std::atomic<bool> done{false};
+  int opened = 0, settled = 0, torn = 0;
+  std::thread attackers([&] {
+    for (int round = 0; round < 30 && !done.load(); ++round) {
+      std::vector<Flood> results(4);
+      std::vector<std::thread> threads;
+      for (int f = 0; f < 4; ++f) {
+        threads.emplace_back([&, f, round] { results[f] = flood_once(round * 4 + f); });
+      }
+      for (std::thread& t : threads) t.join();
+      for (const Flood& r : results) {
+        opened += r.opened;
+        torn += r.torn_down;
+        settled += r.opened && (r.torn_down || r.answered == r.sent);
+      }
+    }
+  });
+  host::BenchOptions b;
+  b.rw = host::RwMode::kRandRw;
+  b.bs = {4096, 64 * 1024};
+  b.iodepth = 16;
+  b.numjobs = 4;
+  b.runtime_s = 2;
+  b.size = 128 << 10;
+  b.verify = true;
+  auto report = host::run_bench(**ctrl, b);
+  done = true;
+  attackers.join();
+  std::printf("flooders: %d queues opened, %d torn down, %d settled\n", opened, torn, settled);
+  ASSERT_TRUE(report.ok()) << report.status().to_string();
+  EXPECT_TRUE(report->status.ok()) << report->status.to_string();
+  EXPECT_GT(report->verify_checked, 0u);
+  EXPECT_EQ(report->verify_errors, 0u) << report->verify_first_error;
+  EXPECT_EQ(report->recovery.losses, 0u) << "the good host lost no queue";
+  EXPECT_GT(opened, 0) << "the flood happened";
+  EXPECT_EQ(settled, opened) << "every flooder queue answered in full or torn down";
+  EXPECT_TRUE((*ctrl)->disconnect().ok());
+  ctrl->reset();
+
+  target::TargetStats s = (*target_)->stats();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while ((s.resources.srq_posted_now != s.resources.srq_receives ||
+          s.resources.shared_buffers_in_use != 0 || !s.queues.empty()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    s = (*target_)->stats();
+  }
+  EXPECT_TRUE(s.queues.empty());
+  EXPECT_EQ(s.resources.srq_posted_now, s.resources.srq_receives);
+  EXPECT_EQ(s.resources.shared_buffers_in_use, 0u);
+  EXPECT_EQ(s.resources.cqs, idle.cqs) << "no CQ left behind";
+  EXPECT_EQ(s.resources.cq_entries, idle.cq_entries);
 }
 
 TEST_P(RawCapsuleTest, CapsuleShorterThanAnSqeTearsOnlyThatQueueDown) {
