@@ -289,7 +289,8 @@ Status Job::submit(const IoPattern::Io& io, uint32_t bs) {
   std::span<const Piece> pieces = encode_data(sqe, plan);
   const bool in_capsule = plan.path == WritePath::kInCapsule;
   int64_t start = now_ns();
-  Result<uint16_t> slot = q_->post(sqe, pieces);
+  // Chained: step() posts the round's capsules with one ibv_post_send (post_deferred()).
+  Result<uint16_t> slot = q_->post(sqe, pieces, /*defer=*/true);
   if (!slot.ok()) {
     free_bufs_[n_free_++] = b;
     return std::move(slot).status();
@@ -490,6 +491,9 @@ Job::Step Job::step(int64_t now) {
     }
     if (!timed_ && --to_submit_ == 0) submitting = false;
   }
+  // The capsules chained above go out together; a failed post leaves them in flight (active_)
+  // for the recovery to send again, as a failed submit() does.
+  if (Status posted = q_->post_deferred(); !posted.ok() && st.ok()) st = std::move(posted);
   if (!st.ok()) return fail(std::move(st));
   if (n_active_ == 0) return finish();
   Result<int> found = q_->poll_completions();

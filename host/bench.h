@@ -6,8 +6,9 @@
 // Design: one association (Controller) with numjobs I/O queues; job j owns qid j + 1 and runs on
 // thread job_thread(j, threads), which alone drives its queue through Queue's asynchronous API
 // (post / poll_completions / slot_done / release_slot), so the fast path takes no lock. A thread
-// steps each of its jobs in turn (submit up to iodepth, one poll of its CQ, complete what it
-// found) and waits only when none of them found work: --poll busy spins on; --poll event sleeps
+// steps each of its jobs in turn (submit up to iodepth, chained and posted with one
+// ibv_post_send per job and round: Queue::post(..., defer) and post_deferred(); one poll of its
+// CQ, complete what it found) and waits only when none of them found work: --poll busy spins on; --poll event sleeps
 // in one epoll set over every completion channel and rdma_cm channel of its queues
 // (Queue::wait_fds / Queue::after_wait; the set is built at the first sleep and again when a job
 // ends or after a recovery). Per I/O: one steady_clock read before the post and one per poll

@@ -213,7 +213,7 @@ Status Queue::fail(Status status) {
   return failed_;
 }
 
-Result<uint16_t> Queue::post(const proto::Sqe& sqe, std::span<const Piece> in_capsule) {
+Result<uint16_t> Queue::post(const proto::Sqe& sqe, std::span<const Piece> in_capsule, bool defer) {
   if (!failed_.ok()) return failed_;
   if (in_capsule.size() > kMaxInCapsuleSegments ||
       in_capsule.size() + 1 > qp_->granted_max_send_sge()) {
@@ -233,14 +233,35 @@ Result<uint16_t> Queue::post(const proto::Sqe& sqe, std::span<const Piece> in_ca
   SendMode mode = qp_->send_mode(sizeof(proto::Sqe), !in_capsule.empty());
   s.wr.send_flags = IBV_SEND_SIGNALED | send_flags_for(mode);
   s.wr.next = nullptr;
-  int err = qp_->post_send(&s.wr);
-  if (err != 0) {
+  if (defer) {
+    (deferred_tail_ != nullptr ? deferred_tail_->next : deferred_head_) = &s.wr;
+    deferred_tail_ = &s.wr;
+  } else if (int err = qp_->post_send(&s.wr); err != 0) {
     slots_->abandon(*idx);
     return fail(Status::from_errno("ibv_post_send", err, "queue " + std::to_string(qid_)));
   }
   ++(mode == SendMode::kInline ? counters_.capsules_inline : counters_.capsules_by_reference);
   if (!in_capsule.empty()) ++counters_.capsules_with_in_capsule_data;
   return *idx;
+}
+
+Status Queue::post_deferred() {
+  ibv_send_wr* head = deferred_head_;
+  deferred_head_ = deferred_tail_ = nullptr;
+  if (head == nullptr) return ok_status();
+  ibv_send_wr* bad = nullptr;
+  int err = failed_.ok() ? qp_->post_send(head, &bad) : EIO;
+  if (err == 0) return ok_status();
+  // Nothing from `bad` on was posted (all of it when the queue had failed already): those slots
+  // are free again and the capsules are not counted.
+  for (ibv_send_wr* wr = bad != nullptr ? bad : head; wr != nullptr; wr = wr->next) {
+    slots_->abandon(static_cast<uint16_t>(verbs::decode_wr_id(wr->wr_id).index));
+    --((wr->send_flags & IBV_SEND_INLINE) != 0 ? counters_.capsules_inline
+                                               : counters_.capsules_by_reference);
+    if (wr->num_sge > 1) --counters_.capsules_with_in_capsule_data;
+  }
+  if (!failed_.ok()) return failed_;
+  return fail(Status::from_errno("ibv_post_send", err, "queue " + std::to_string(qid_)));
 }
 
 void Queue::handle_completion(const ibv_wc& wc) {

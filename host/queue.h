@@ -112,7 +112,17 @@ class Queue : public CommandChannel {
   // the slot's SQE buffer, which the CPU copies at post time. Returns the slot.
   // kResourceExhausted when no slot is free; kInvalidArgument for too many SGEs; kIo when the
   // queue has failed before or ibv_post_send fails.
-  Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> in_capsule);
+  // `defer`: the capsule's work request is chained instead of posted, and post_deferred() posts
+  // every chained one with one ibv_post_send (on rxe each ibv_post_send is a write() to uverbs,
+  // so a bench round that refills 16 slots makes one system call instead of 16). Until then the
+  // slot is taken and counted, but the capsule is not on the wire: call post_deferred() before
+  // waiting for it.
+  Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> in_capsule,
+                        bool defer = false);
+  // Posts what post(..., true) chained. On an ibv_post_send error the capsules from the failing
+  // one on were not sent: their slots are abandoned and the queue is failed (kIo, as post()); the
+  // caller recovers as after any transport error. No allocation.
+  Status post_deferred();
   // Waits until `slot` has both its response and its send completion, then frees it and returns
   // the CQE. kTimeout at `deadline` (the queue is then marked failed: the slot cannot be reused
   // safely); kIo on a work completion error. Completions of other slots found meanwhile are
@@ -195,7 +205,9 @@ class Queue : public CommandChannel {
   HostInCapsulePolicy in_capsule_;
   Status failed_;  // sticky: set on timeout or completion error
   bool connected_ = false;
-  uint8_t ack_timeout_ = 0;  // the QP's, queried once connected
+  uint8_t ack_timeout_ = 0;               // the QP's, queried once connected
+  ibv_send_wr* deferred_head_ = nullptr;  // post(..., defer) chain, posted by post_deferred()
+  ibv_send_wr* deferred_tail_ = nullptr;
   uint32_t idle_spins_ = 0;  // busy mode: empty polls, for check_cm_events() now and then
   int max_qp_rd_atom_ = 1;   // device limit, offered as responder_resources
 
