@@ -8,10 +8,10 @@
 // (post / poll_completions / slot_done / release_slot), so the fast path takes no lock. A thread
 // steps each of its jobs in turn (submit up to iodepth, chained and posted with one
 // ibv_post_send per job and round: Queue::post(..., defer) and post_deferred(); one poll of its
-// CQ, complete what it found) and waits only when none of them found work: --poll busy spins on; --poll event sleeps
-// in one epoll set over every completion channel and rdma_cm channel of its queues
-// (Queue::wait_fds / Queue::after_wait; the set is built at the first sleep and again when a job
-// ends or after a recovery). Per I/O: one steady_clock read before the post and one per poll
+// CQ, complete what it found) and waits only when none of them found work: --poll busy spins on;
+// --poll event sleeps in one epoll set over every completion channel and rdma_cm channel of its
+// queues (Queue::wait_fds / Queue::after_wait; the set is built at the first sleep and again when a
+// job ends or after a recovery). Per I/O: one steady_clock read before the post and one per poll
 // batch, a histogram increment; one more clock read per round of the thread's jobs; buffers,
 // work requests and slots are set up before the clock starts; no allocation and no syscall
 // besides the verbs post/poll (and, with --poll event, epoll_wait and the completion channels'
