@@ -18,7 +18,6 @@
 
 #include "common/status.h"
 #include "common/verbs/cm_id.h"
-#include "common/verbs/completion_queue.h"
 #include "common/verbs/queue_pair.h"
 #include "common/verbs/registered_buffer.h"
 #include "target/command_processor.h"

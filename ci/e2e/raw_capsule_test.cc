@@ -79,15 +79,19 @@ class RawCapsuleTest : public ::testing::TestWithParam<bool> {
     if (status_without_phase(c->status) != kStatusSuccess) return nullptr;
     return std::move(*q);
   }
-  // A normal host still gets a controller and a working I/O queue.
-  void expect_target_still_serves() {
+  // A normal host's options for this target.
+  host::HostOptions host_options() const {
     host::HostOptions h;
     h.traddr = env_->target_addr;
     h.trsvcid = std::to_string((*target_)->port());
     h.subnqn = kNqn;
     h.host_traddr = env_->host_addr;
     h.timeout_ms = kTimeoutMs;
-    auto c = host::Controller::connect(h);
+    return h;
+  }
+  // A normal host still gets a controller and a working I/O queue.
+  void expect_target_still_serves() {
+    auto c = host::Controller::connect(host_options());
     ASSERT_TRUE(c.ok()) << c.status().to_string();
     EXPECT_TRUE((*c)->disconnect().ok());
   }
@@ -175,12 +179,7 @@ TEST_P(RawCapsuleTest, MoreCommandsThanQueueEntries) {
 // Seen by a breaker helper first (20 and 36 flooder queues torn down, the victim untouched).
 TEST_P(RawCapsuleTest, FloodersOnTheSharedCqLeaveAVerifyingHostUndisturbed) {
   const target::ResourceStats idle = (*target_)->stats().resources;
-  host::HostOptions h;
-  h.traddr = env_->target_addr;
-  h.trsvcid = std::to_string((*target_)->port());
-  h.subnqn = kNqn;
-  h.host_traddr = env_->host_addr;
-  h.timeout_ms = kTimeoutMs;
+  host::HostOptions h = host_options();
   h.queue_size = 32;
   h.num_io_queues = 4;
   h.ctrl_loss_tmo_s = 0;  // a lost association is a failure here, not something to ride out
