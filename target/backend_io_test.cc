@@ -154,7 +154,8 @@ TEST_F(BackendTest, InCapsuleWriteWithFuaIsGatheredAndSubmittedWithFua) {
 TEST_F(BackendTest, KeyedWriteIsSubmittedFromTheRdmaReadBuffer) {
   TestQueue& q = *io_;
   ASSERT_EQ(q.submit(rw_sqe(proto::kNvmWrite, 0, 8, 4096)), NextStep::kReadFromHost);
-  EXPECT_TRUE(engine_.submitted.empty());  // nothing before the data is here
+  EXPECT_TRUE(engine_.submitted.empty());    // nothing before the data is here
+  std::memset(q.buffer.data(), 0x5A, 4096);  // the READ placed the data
   ASSERT_EQ(q.proc.data_arrived(q.req), NextStep::kBackend);
   ASSERT_EQ(engine_.submitted.size(), 1u);
   EXPECT_EQ(engine_.submitted.front()->data, q.buffer.data());

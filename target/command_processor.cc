@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 
 #include "common/log.h"
@@ -25,6 +26,34 @@ constexpr uint16_t kCommandSequenceError = generic_status(proto::kScCommandSeque
 // nvmet_alloc_ctrl gives a discovery controller connected with KATO 0 this Keep Alive Timeout
 // (NVMET_DISC_KATO_MS), so a host that vanishes does not hold its queues forever.
 constexpr uint32_t kDiscoveryDefaultKatoMs = 120000;
+
+// Every this many bytes of a READ's buffer, and in its last 8, a sentinel word is stamped.
+constexpr uint32_t kSentinelStride = 512;
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Random once per process: a host cannot know the sentinels (it could only make its own
+// command fail anyway).
+uint64_t sentinel_seed() {
+  static const uint64_t seed = [] {
+    std::random_device rd;
+    return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  }();
+  return seed;
+}
+
+// The offsets stamped in a READ of `bytes` (>= 8): every kSentinelStride, and bytes - 8.
+template <typename F>
+void for_each_sentinel(uint32_t bytes, F&& f) {
+  if (bytes < sizeof(uint64_t)) return;
+  for (uint32_t off = 0; off + sizeof(uint64_t) <= bytes; off += kSentinelStride) f(off);
+  if ((bytes - sizeof(uint64_t)) % kSentinelStride != 0) f(bytes - sizeof(uint64_t));
+}
 
 // An NQN field copied out with a guaranteed terminator (a host may fill all 256 bytes).
 std::string nqn_field(const char (&field)[proto::kNqnFieldLength]) {
@@ -188,10 +217,52 @@ NextStep CommandProcessor::receive_data(Request& r, uint32_t bytes, PendingOp op
   r.pending = op;
   r.transfer_bytes = bytes;
   if (r.sgl.kind == SglKind::kInCapsule) return finish_pending(r, nullptr);
+  stamp_read_sentinels(r);
   return NextStep::kReadFromHost;
 }
 
+void CommandProcessor::stamp_read_sentinels(Request& r) {
+  r.read_sentinel =
+      splitmix64(sentinel_seed() ^ reinterpret_cast<uintptr_t>(this) ^ ++reads_armed_);
+  uint8_t* buf = r.buffer.data();
+  const uint64_t word = r.read_sentinel;
+  for_each_sentinel(r.transfer_bytes, [&](uint32_t off) { std::memcpy(buf + off, &word, 8); });
+}
+
+int64_t CommandProcessor::read_data_missing(const Request& r) const {
+  const uint8_t* buf = r.buffer.data();
+  int64_t first = -1;
+  for_each_sentinel(r.transfer_bytes, [&](uint32_t off) {
+    uint64_t word;
+    std::memcpy(&word, buf + off, 8);
+    if (first < 0 && word == r.read_sentinel) first = off;
+  });
+  return first;
+}
+
 NextStep CommandProcessor::data_arrived(Request& r) {
+  if (const int64_t at = read_data_missing(r); at >= 0) [[unlikely]] {
+    // Nothing of the command is executed: the buffer holds whatever was there before.
+    ++reads_without_data_;
+    if (r.pending == PendingOp::kConnect && state_ == ConnectState::kInProgress) {
+      state_ = ConnectState::kNone;
+    }
+    r.pending = PendingOp::kNone;
+    r.transfer_bytes = 0;
+    uint64_t suppressed = 0;
+    if (refusal_log_limiter().allow("read without data", std::chrono::steady_clock::now(),
+                                    &suppressed)) {
+      NVMF_LOG(WARN, "target") << link_.describe() << ": opcode 0x" << std::hex
+                               << unsigned{r.sqe->opcode} << std::dec << " cid " << r.sqe->cid
+                               << ": the RDMA READ of its data completed successfully, but byte "
+                               << at << " still holds the sentinel stamped before the READ: the "
+                               << "data did not arrive (the RDMA provider reported a failed READ "
+                               << "as done); not executed, Data Transfer Error, disconnecting"
+                               << suppressed_note(suppressed);
+    }
+    link_.request_disconnect("an RDMA READ completed without its data");
+    return complete(r, generic_status(proto::kScDataTransferError, /*dnr=*/false));
+  }
   if (qid_ != 0 && r.pending != PendingOp::kConnect) return finish_pending(r, r.buffer.data());
   ControlLock lock(control_mutex());  // Connect data, or an admin command's
   return finish_pending(r, r.buffer.data());

@@ -65,7 +65,9 @@ class CommandProcessor {
   // A capsule arrived in `r` (sqe, in_capsule, buffer set). Advances SQHD and decides. `r` must
   // stay valid while the command is pending (kReadFromHost) or held (kHold).
   NextStep begin(Request& r);
-  // The RDMA READ asked for by kReadFromHost completed: finish the command.
+  // The RDMA READ asked for by kReadFromHost completed: finish the command. Unless the READ's
+  // data is not all there (read_data_missing()): then nothing is executed, the command is
+  // answered Data Transfer Error and the transport is asked to disconnect.
   NextStep data_arrived(Request& r);
   // The backend operation asked for by kBackend finished (r.io.result): answer the command
   // (NVMe status from the errno, io_status.h), or return kBackend again for its next operation
@@ -92,6 +94,8 @@ class CommandProcessor {
 
   uint16_t qid() const { return qid_; }
   uint32_t queue_size() const { return queue_size_; }
+  // RDMA READs whose completion came without their data (read_data_missing()).
+  uint64_t reads_without_data() const { return reads_without_data_; }
   Controller* controller() const {
     return freed_.load(std::memory_order_acquire) ? nullptr : controller_.get();
   }
@@ -111,8 +115,22 @@ class CommandProcessor {
   uint16_t decode_sgl(Request& r);
   // Controller-to-host data of `bytes` (must be <= r.buffer.size()) prepared in r.buffer.
   NextStep respond_with_data(Request& r, uint32_t bytes);
-  // Host-to-controller data of `bytes`: runs `op` now when in-capsule, else asks for a READ.
+  // Host-to-controller data of `bytes`: runs `op` now when in-capsule, else asks for a READ
+  // (after stamp_read_sentinels()).
   NextStep receive_data(Request& r, uint32_t bytes, PendingOp op);
+  // A successful RDMA READ completion is not taken on trust: soft-RoCE (rxe, Linux 6.1.192 at
+  // least) completes a READ with IBV_WC_SUCCESS when its QP fails mid-READ (its completer's
+  // error path, then the QP is moved to the error state and the rest is flushed), with none or
+  // only part of the data placed. Executing that write would store whatever the buffer held: on
+  // a shared chunk, the data of an earlier command, i.e. another LBA's blocks, silently, and for
+  // a host that is gone nobody ever writes the LBA again. So before the READ is posted a random
+  // 64-bit word (r.read_sentinel, new per READ) is stamped at the start of every 512 bytes of
+  // r.buffer[0, transfer_bytes) and in its last 8 bytes; a READ that placed its data overwrote
+  // them all (RDMA places a READ's data in order, so a short one leaves the tail). A false alarm
+  // needs the host's data to hold that word at one of those places (2^-64 per word).
+  void stamp_read_sentinels(Request& r);
+  // The byte offset of the first sentinel still in r.buffer, or -1: every one was overwritten.
+  int64_t read_data_missing(const Request& r) const;
   NextStep finish_pending(Request& r, const uint8_t* contiguous);
   void copy_payload(const Request& r, const uint8_t* contiguous, std::span<uint8_t> dst) const;
 
@@ -182,6 +200,8 @@ class CommandProcessor {
   ConnectState state_ = ConnectState::kNone;
   std::vector<Request*> held_aers_;  // capacity AERL + 1, reserved up front (admin queue)
   uint32_t io_errors_logged_ = 0;
+  uint64_t reads_armed_ = 0;         // READs stamped (stamp_read_sentinels), for the sentinel
+  uint64_t reads_without_data_ = 0;  // READ completions that came without their data
   std::shared_ptr<Controller> controller_;
   // controller_freed() from another poll group: treat controller_ as null (it stays set only to
   // keep the Controller alive until this queue goes).

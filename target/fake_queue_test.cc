@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -87,6 +88,67 @@ TEST_F(FakeQueueTest, InCapsuleConnectThenKeyedConnectByRdmaRead) {
   ASSERT_TRUE(step.has_value());
   EXPECT_EQ(status_sc(admin.last_cqe().status), proto::kScCommandSequenceError);
   EXPECT_EQ(admin.responses(), 2u);
+}
+
+// A keyed Write of 8 LBAs at `slba` whose data the target fetches by RDMA READ.
+proto::Sqe keyed_write_sqe(uint64_t slba, uint16_t cid) {
+  proto::Sqe s = base_sqe(proto::kNvmWrite, cid);
+  s.nsid = 1;
+  s.cdw10 = static_cast<uint32_t>(slba);
+  s.cdw11 = static_cast<uint32_t>(slba >> 32);
+  s.cdw12 = 8 - 1;
+  EXPECT_TRUE(encode_keyed_sgl(s.dptr, 0x3000, 8 * 512, 0x99));
+  return s;
+}
+
+// The field failure behind this test: soft-RoCE completed an RDMA READ with IBV_WC_SUCCESS
+// when its QP failed mid-READ (a host killed, or retries under loss), with no or only part of
+// the data placed. The Write was executed with what its shared chunk still held, the data of
+// an earlier command for another LBA: a well-formed block of another LBA was stored, and read
+// back later by another host. A READ that completes without its data must execute nothing.
+TEST_F(FakeQueueTest, KeyedWriteWhoseReadCameWithoutItsDataIsNotExecuted) {
+  FakeQueue& admin = queue(0, 8);
+  ASSERT_TRUE(admin.deliver(in_capsule_connect_sqe(0, 7), connect_data(proto::kAdminQueueCntlid))
+                  .has_value());
+  ASSERT_EQ(status_without_phase(admin.last_cqe().status), kStatusSuccess);
+  const auto cntlid = static_cast<uint16_t>(admin.last_cqe().dw0);
+  ASSERT_TRUE(admin.deliver(property_set_sqe(proto::kPropCc, 0x00460001), {}).has_value());
+  ASSERT_EQ(status_without_phase(admin.last_cqe().status), kStatusSuccess);
+  FakeQueue& io = queue(1, 16);
+  ASSERT_TRUE(io.deliver(in_capsule_connect_sqe(1, 15), connect_data(cntlid)).has_value());
+  ASSERT_EQ(status_without_phase(io.last_cqe().status), kStatusSuccess);
+
+  // LBA 0..7 written with A: the slot's buffer now holds A.
+  std::vector<uint8_t> a(8 * 512, 0xAA), b(8 * 512, 0xBB);
+  ASSERT_EQ(io.deliver(keyed_write_sqe(0, 1), {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read(a), NextStep::kRespond);
+  ASSERT_EQ(status_without_phase(io.last_cqe().status), kStatusSuccess);
+  ASSERT_EQ(ns_->bytes(0, 1)[0], 0xAA);
+
+  // LBA 64..71 with B, on the same slot: the READ is reported done, nothing placed.
+  ASSERT_EQ(io.deliver(keyed_write_sqe(64, 2), {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(b, 0), NextStep::kRespond);
+  EXPECT_EQ(status_sc(io.last_cqe().status), proto::kScDataTransferError);
+  EXPECT_EQ(io.last_cqe().cid, 2);
+  auto lba64 = ns_->bytes(64 * 512, 8 * 512);
+  EXPECT_EQ(std::count(lba64.begin(), lba64.end(), 0), 8 * 512)
+      << "the Write was executed with the buffer's stale bytes (byte 0: " << int{lba64[0]} << ")";
+  EXPECT_TRUE(io.disconnect_requested());
+  EXPECT_EQ(io.processor().reads_without_data(), 1u);
+
+  // Only the first half placed (a READ cut short): nothing of it is stored either.
+  ASSERT_EQ(io.deliver(keyed_write_sqe(128, 3), {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(b, 4 * 512), NextStep::kRespond);
+  EXPECT_EQ(status_sc(io.last_cqe().status), proto::kScDataTransferError);
+  auto lba128 = ns_->bytes(128 * 512, 8 * 512);
+  EXPECT_EQ(std::count(lba128.begin(), lba128.end(), 0), 8 * 512);
+
+  // And a READ that placed all of its data is executed as before.
+  ASSERT_EQ(io.deliver(keyed_write_sqe(192, 4), {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(b, b.size()), NextStep::kRespond);
+  EXPECT_EQ(status_without_phase(io.last_cqe().status), kStatusSuccess);
+  EXPECT_EQ(ns_->bytes(192 * 512, 1)[0], 0xBB);
+  EXPECT_EQ(io.processor().reads_without_data(), 2u);
 }
 
 }  // namespace

@@ -678,8 +678,10 @@ void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
   // Without an RDMA WRITE the response needs no data buffer (what the command moved was
   // consumed): the chunk goes back now, not at the SEND completion, so that a stall of this
   // QP's SENDs in the transport (on rxe, retransmit rounds of 2 s each) holds no buffer that
-  // commands of other queues wait for.
-  if (!with_data) release_chunk(slot);
+  // commands of other queues wait for. Not on a queue being torn down: its QP may still be
+  // placing data there (a READ the provider reported done without its data, see
+  // CommandProcessor::read_data_missing), so its chunks go back after the QP is destroyed.
+  if (!with_data && !wants_teardown()) release_chunk(slot);
   if (repost && !return_receive(s.recv_index))
     return;  // before the SEND: the host may send at once
   s.with_data = with_data;

@@ -47,6 +47,9 @@ struct Request {
   uint32_t step = 0;            // kBackend commands of several operations: the next one's index
   bool fallback_tried = false;  // zeroing: the other fallocate mode was tried (EOPNOTSUPP)
   proto::Cqe cqe{};             // the response (cid, sqid, sqhd, status, dw0/dw1)
+  // kReadFromHost: the word receive_data() stamped into `buffer` before the READ, which
+  // data_arrived() must find overwritten (read_data_missing() in command_processor.h).
+  uint64_t read_sentinel = 0;
 
   // Where the transport has the request (target/request_state.h); the transport moves it.
   RequestState state = RequestState::kDone;

@@ -95,6 +95,17 @@ std::optional<NextStep> FakeQueue::complete_read(std::span<const uint8_t> data) 
   return act(index, processor_->data_arrived(s.req));
 }
 
+std::optional<NextStep> FakeQueue::complete_read_partly(std::span<const uint8_t> data,
+                                                        size_t placed) {
+  if (reads_.empty()) return std::nullopt;
+  uint32_t index = reads_.front();
+  reads_.erase(reads_.begin());
+  Slot& s = slots_[index];
+  size_t n = std::min({data.size(), placed, static_cast<size_t>(s.req.transfer_bytes)});
+  if (n > 0) std::memcpy(s.buffer.data(), data.data(), n);
+  return act(index, processor_->data_arrived(s.req));
+}
+
 NextStep FakeQueue::act(uint32_t index, NextStep step) {
   Slot& s = slots_[index];
   const target::Request& r = s.req;

@@ -58,6 +58,11 @@ class FakeQueue final : public target::QueueLink {
   // Completes the oldest outstanding RDMA READ with `data` (zero-filled to the length asked);
   // nullopt when none is outstanding.
   std::optional<target::NextStep> complete_read(std::span<const uint8_t> data);
+  // Completes the oldest outstanding RDMA READ as a faulty provider may (soft-RoCE when the QP
+  // fails mid-READ): reported done, but only the first `placed` bytes of `data` were written to
+  // the slot buffer; the rest keeps what it held. nullopt when none is outstanding.
+  std::optional<target::NextStep> complete_read_partly(std::span<const uint8_t> data,
+                                                       size_t placed);
   size_t reads_outstanding() const { return reads_.size(); }
   // Makes the next connect_accepted() fail (the RDMA transport could not set the queue up).
   void fail_connect_setup() { fail_setup_ = true; }
