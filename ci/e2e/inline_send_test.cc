@@ -127,7 +127,7 @@ class InlineSendTest : public ::testing::Test {
     const std::string asked = "with max_inline_data " + std::to_string(size) + " failed";
     for (const auto& l : log_lines_) {
       if (l.find("rdma_create_qp on ") != std::string::npos && l.find(asked) != std::string::npos &&
-          l.find("retrying without inline send") != std::string::npos) {
+          l.find("retried without inline send") != std::string::npos) {
         out.push_back(l);
       }
     }
@@ -337,7 +337,7 @@ TEST_F(InlineSendCliTest, MaxInlineDataKnobsDriveTheFallbackOnBothSides) {
 
   // Host: the WARN names the device; every queue fell back; nothing went inline.
   EXPECT_NE(slurp(wlog).find("rdma_create_qp on "), std::string::npos) << slurp(wlog);
-  EXPECT_NE(slurp(wlog).find("retrying without inline send"), std::string::npos) << slurp(wlog);
+  EXPECT_NE(slurp(wlog).find("retried without inline send"), std::string::npos) << slurp(wlog);
   for (const std::string& path : {wjson, rjson}) {
     nlohmann::json j = nlohmann::json::parse(slurp(path));
     EXPECT_EQ(j["stats"]["capsules_inline"], 0) << j.dump(2);

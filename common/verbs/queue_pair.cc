@@ -58,10 +58,9 @@ Result<QpCreation> create_qp_with_inline_fallback(const QpConfig& config,
     return Status::from_errno("rdma_create_qp", first,
                               describe(make_qp_init_attr(config, 0), device_name));
   }
-  NVMF_LOG(WARN, "verbs") << "rdma_create_qp on " << device_name << " with max_inline_data "
-                          << config.requested_max_inline_data << " failed: " << errno_string(first)
-                          << " (errno " << first
-                          << "); retrying without inline send (max_inline_data 0)";
+  // Once more without inline send. The WARN only when that worked: when it fails too, the
+  // cause was not inline send (a CM id whose peer left gives EINVAL to both), and the error
+  // returned names both attempts.
   attr = make_qp_init_attr(config, 0);
   const int second = create(attr);
   if (second != 0) {
@@ -71,6 +70,10 @@ Result<QpCreation> create_qp_with_inline_fallback(const QpConfig& config,
                                   std::to_string(config.requested_max_inline_data) +
                                   " failed with errno " + std::to_string(first));
   }
+  NVMF_LOG(WARN, "verbs") << "rdma_create_qp on " << device_name << " with max_inline_data "
+                          << config.requested_max_inline_data << " failed: " << errno_string(first)
+                          << " (errno " << first
+                          << "); retried without inline send (max_inline_data 0): created";
   out.granted = caps_of(attr);
   out.inline_fallback = true;
   out.first_errno = first;
