@@ -976,6 +976,8 @@ Status EventLoop::run() {
     // Shared buffers given back outside a poll round (a queue torn down) while commands of
     // other queues wait for one: poll again rather than sleep on them.
     if (buffer_waiters_can_start()) continue;
+    // Polled reads and writes in the kernel: only reap() finds their completions (no eventfd).
+    if (engine_ != nullptr && engine_->polled_in_kernel() > 0) continue;
     const int handled = wait_idle();
     if (handled < 0) {
       shutdown();

@@ -104,6 +104,7 @@ NextStep CommandProcessor::submit_io(Request& r, Namespace& ns, IoOp op, uint64_
   r.io.length = length;
   r.io.data = data;
   r.io.fua = op == IoOp::kWrite && r.fua;
+  r.io.polled = ns.polled();
   (engine_ != nullptr ? engine_ : ns.engine())->submit(r.io);
   return NextStep::kBackend;
 }

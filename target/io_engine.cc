@@ -135,10 +135,12 @@ class UringEngine final : public IoEngine {
                                  << "; Linux < 5.19?): plain reads and writes";
       }
     }
+    if (opt.iopoll) e->setup_poll_ring(depth);
     return std::unique_ptr<IoEngine>(std::move(e));
   }
 
   ~UringEngine() override {
+    if (poll_ok_) io_uring_queue_exit(&poll_ring_);
     if (ring_ok_) io_uring_queue_exit(&ring_);
     if (event_fd_ >= 0) ::close(event_fd_);
   }
@@ -152,23 +154,50 @@ class UringEngine final : public IoEngine {
   }
 
   void flush_submissions() override {
-    if (!unsubmitted_) return;
-    int n = io_uring_submit(&ring_);
     // On -EAGAIN/-EBUSY/-EINTR the entries stay in the SQ ring and go with the next call.
-    if (n >= 0) unsubmitted_ = false;
+    if (unsubmitted_ && io_uring_submit(&ring_) >= 0) unsubmitted_ = false;
+    // On an IOPOLL ring the submit also polls once (liburing adds GETEVENTS).
+    if (poll_unsubmitted_ && io_uring_submit(&poll_ring_) >= 0) poll_unsubmitted_ = false;
   }
 
   int reap() override {
-    int delivered = 0;
-    if (in_kernel_ == 0 && overflow_.empty()) return 0;
-    io_uring_cqe* cqe = nullptr;
+    if (in_kernel_ == 0 && poll_in_kernel_ == 0 && overflow_.empty()) return 0;
     // With TASKRUN_FLAG, io_uring_peek_cqe enters the kernel (GETEVENTS, no wait) only when the
     // SQ ring's IORING_SQ_TASKRUN says completions are held; otherwise it reads the CQ ring.
-    while (io_uring_peek_cqe(&ring_, &cqe) == 0) {
+    int delivered = deliver(ring_, in_kernel_);
+    if (poll_in_kernel_ > 0) {
+      // IOPOLL: nothing reaches the CQ ring until someone polls the device: one
+      // io_uring_enter(GETEVENTS, min_complete 0) polls each request once, without waiting.
+      (void)io_uring_get_events(&poll_ring_);
+      delivered += deliver(poll_ring_, poll_in_kernel_);
+    }
+    while (!overflow_.empty() && prepare(*overflow_.head)) overflow_.pop();
+    return delivered;
+  }
+
+  // Delivers the completions in `ring`'s CQ ring (its SQEs counted in `in_kernel`); a short
+  // read or write is submitted again for the rest.
+  int deliver(io_uring& ring, uint32_t& in_kernel) {
+    int delivered = 0;
+    io_uring_cqe* cqe = nullptr;
+    while (io_uring_peek_cqe(&ring, &cqe) == 0) {
       auto* io = static_cast<IoRequest*>(io_uring_cqe_get_data(cqe));
       int res = cqe->res;
-      io_uring_cqe_seen(&ring_, cqe);
-      --in_kernel_;
+      io_uring_cqe_seen(&ring, cqe);
+      --in_kernel;
+      if (&ring == &poll_ring_ && res == -EOPNOTSUPP) {
+        // The kernel does not poll this device after all (sysfs said io_poll 1; Linux refuses
+        // polled reads of a queue without poll queues): this one again on the first ring, and
+        // every later one there too.
+        if (!poll_refused_) {
+          poll_refused_ = true;
+          NVMF_LOG(WARN, "target") << "io_uring: a polled " << io_op_name(io->op)
+                                   << " was refused (EOPNOTSUPP): reads and writes complete by "
+                                      "interrupt from now on";
+        }
+        if (!overflow_.empty() || !prepare(*io)) overflow_.push(io);
+        continue;
+      }
       if (moves_data(io->op) && res > 0 && io->done_bytes + res < io->length) {
         io->done_bytes += static_cast<uint64_t>(res);  // short transfer: the rest, again
         if (!overflow_.empty() || !prepare(*io)) overflow_.push(io);
@@ -184,7 +213,6 @@ class UringEngine final : public IoEngine {
       ++delivered;
       io->done->io_done(*io);
     }
-    while (!overflow_.empty() && prepare(*overflow_.head)) overflow_.pop();
     return delivered;
   }
 
@@ -197,6 +225,7 @@ class UringEngine final : public IoEngine {
       flush_submissions();
       reap();
       if (in_flight_ == 0) break;
+      if (poll_in_kernel_ > 0) continue;  // found by polling (reap), never by waiting
       io_uring_cqe* cqe = nullptr;
       int err = io_uring_wait_cqe(&ring_, &cqe);
       if (err < 0 && err != -EINTR && err != -EAGAIN) {
@@ -212,9 +241,15 @@ class UringEngine final : public IoEngine {
   std::string describe() const override {
     std::string s = std::string("io_uring (") + setup_.what;
     if (!fixed_buffers()) s += "; no fixed buffers";
+    if (poll_ok_) s += "; IOPOLL ring";
     return s + ")";
   }
   uint32_t setup_flags() const override { return setup_.flags; }
+  bool iopoll() const override { return poll_ok_; }
+  uint64_t polled_operations() const override {
+    return polled_ops_.load(std::memory_order_relaxed);
+  }
+  uint32_t polled_in_kernel() const override { return poll_in_kernel_; }
   bool fixed_buffers() const override { return fixed_ok_.load(std::memory_order_relaxed); }
 
   bool register_memory(uint8_t* base, uint64_t bytes) override {
@@ -287,19 +322,45 @@ class UringEngine final : public IoEngine {
     return -1;
   }
 
+  // The IOPOLL ring (UringSetupOptions::iopoll): as big as the first, no eventfd (its
+  // completions are polled for), no fixed buffers. Refused: a log line, and none.
+  void setup_poll_ring(uint32_t depth) {
+    io_uring_params params{};
+    params.flags = IORING_SETUP_IOPOLL | IORING_SETUP_CQSIZE;
+    params.cq_entries = depth * 2;
+    const int err = io_uring_queue_init_params(depth, &poll_ring_, &params);
+    if (err < 0) {
+      NVMF_LOG(WARN, "target") << "io_uring: no IOPOLL ring (" << errno_string(-err)
+                               << "); polled devices complete by interrupt";
+      return;
+    }
+    poll_ok_ = true;
+    poll_cq_capacity_ = params.cq_entries;
+  }
+
   // Fills one SQE for `io` (from io.done_bytes on); false when the SQ or the CQ budget is full.
+  // A polled request's read or write (not a FUA write: RWF_DSYNC may need a flush after the
+  // data, which a polled completion does not wait for on every kernel) goes to the IOPOLL ring.
   bool prepare(IoRequest& io) {
-    if (in_kernel_ >= cq_capacity_) return false;
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    const bool polled = poll_ok_ && !poll_refused_ && io.polled &&
+                        (io.op == IoOp::kRead || (io.op == IoOp::kWrite && !io.fua));
+    io_uring& ring = polled ? poll_ring_ : ring_;
+    uint32_t& in_kernel = polled ? poll_in_kernel_ : in_kernel_;
+    if (in_kernel >= (polled ? poll_cq_capacity_ : cq_capacity_)) return false;
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
     if (sqe == nullptr) {
-      io_uring_submit(&ring_);
-      sqe = io_uring_get_sqe(&ring_);
+      io_uring_submit(&ring);
+      sqe = io_uring_get_sqe(&ring);
       if (sqe == nullptr) return false;
     }
     const uint64_t done = io.done_bytes;
-    const int fixed = moves_data(io.op) ? fixed_index(io.data + done, io.length - done) : -1;
+    const int fixed =
+        moves_data(io.op) && !polled ? fixed_index(io.data + done, io.length - done) : -1;
     if (fixed >= 0) {  // one writer: a relaxed load and store, no locked instruction
       fixed_ops_.store(fixed_ops_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    if (polled) {
+      polled_ops_.store(polled_ops_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
     const auto bytes = static_cast<unsigned>(io.length - done);
     switch (io.op) {
@@ -329,8 +390,8 @@ class UringEngine final : public IoEngine {
         break;
     }
     io_uring_sqe_set_data(sqe, &io);
-    ++in_kernel_;
-    unsubmitted_ = true;
+    ++in_kernel;
+    (polled ? poll_unsubmitted_ : unsubmitted_) = true;
     return true;
   }
 
@@ -347,6 +408,14 @@ class UringEngine final : public IoEngine {
   uint64_t in_flight_ = 0;    // submitted and not yet delivered (overflow included)
   bool unsubmitted_ = false;  // SQEs prepared since the last io_uring_submit
   IoList overflow_;           // waiting for an SQE or CQ room, in order
+  // The IOPOLL ring (setup_poll_ring), its SQEs not yet reaped, its unsubmitted SQEs.
+  io_uring poll_ring_{};
+  bool poll_ok_ = false;
+  uint32_t poll_cq_capacity_ = 0;
+  uint32_t poll_in_kernel_ = 0;
+  bool poll_unsubmitted_ = false;
+  bool poll_refused_ = false;  // a polled operation got EOPNOTSUPP: none goes there any more
+  std::atomic<uint64_t> polled_ops_{0};  // written by the loop, read by stats()
 };
 
 // ------------------------------------------------------------------------ worker threads --

@@ -45,6 +45,9 @@ struct IoRequest {
   uint8_t* data = nullptr;
   IoCompletion* done = nullptr;
   uint32_t tag = 0;  // the caller's (the transport's slot index)
+  // The file descriptor is an O_DIRECT block device whose queue polls (Namespace::polled()):
+  // its reads and writes (not FUA writes) may go to the engine's IOPOLL ring, when it has one.
+  bool polled = false;
   // Output: bytes moved (kRead/kWrite: `length` on success, the engine retries short
   // transfers), 0 for the others on success, or -errno.
   int64_t result = 0;
@@ -93,6 +96,14 @@ struct UringSetupOptions {
   bool fixed_buffers = false;
   // Tests: skip the sparse table as a kernel older than 5.19 would refuse it.
   bool refuse_sparse_buffers = false;
+  // A second ring set up with IORING_SETUP_IOPOLL (CLI --uring-iopoll; fio's hipri, SPDK's
+  // polled NVMe completions): reads and writes of IoRequest::polled requests go there, and
+  // reap() finds their completions by polling the device's poll queue (io_uring_enter
+  // GETEVENTS without waiting) in the event-loop thread, instead of an interrupt, a softirq
+  // (ksoftirqd on a busy CPU) and task work. Only O_DIRECT reads and writes may be polled;
+  // Flush, Write Zeroes, Dataset Management and FUA writes stay on the first ring. A kernel or
+  // device that refuses IOPOLL: no second ring, a log line, everything on the first.
+  bool iopoll = false;
 };
 
 // The names of io_uring_setup(2) flags as liburing spells them without IORING_SETUP_
@@ -150,6 +161,14 @@ class IoEngine {
   // Reads and writes submitted with a fixed buffer so far (for tests and the --json report;
   // any thread, relaxed).
   virtual uint64_t fixed_operations() const { return 0; }
+  // True when the IOPOLL ring exists (UringSetupOptions::iopoll, and the kernel took it). Any
+  // thread.
+  virtual bool iopoll() const { return false; }
+  // Reads and writes submitted on the IOPOLL ring so far (--json; any thread, relaxed).
+  virtual uint64_t polled_operations() const { return 0; }
+  // Operations on the IOPOLL ring not yet reaped: their completions are only found by reap(),
+  // never signalled on event_fd(), so the event loop must not sleep while this is > 0.
+  virtual uint32_t polled_in_kernel() const { return 0; }
 };
 
 }  // namespace nvmf::target

@@ -111,11 +111,14 @@ nlohmann::json io_engine_json(const TargetStats& s, const TargetOptions& options
                       {"describe", e.describe},
                       {"setup_flags", nvmf::target::uring_setup_flag_names(e.setup_flags)},
                       {"fixed_buffers", e.fixed_buffers},
-                      {"fixed_operations", e.fixed_operations}});
+                      {"fixed_operations", e.fixed_operations},
+                      {"iopoll", e.iopoll},
+                      {"polled_operations", e.polled_operations}});
   }
   return {{"requested", nvmf::target::io_engine_kind_name(options.io_engine)},
           {"uring_defer_taskrun", options.uring.defer_taskrun},
           {"uring_fixedbufs", options.uring.fixed_buffers},
+          {"uring_iopoll", options.uring.iopoll},
           {"per_group", groups}};
 }
 
@@ -294,7 +297,7 @@ int main(int argc, char** argv) {
                  "(io_uring, else threads with a warning)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "uring", "threads"}));
-  std::string defer_taskrun = "off", fixedbufs = "off";
+  std::string defer_taskrun = "off", fixedbufs = "off", iopoll = "off";
   app.add_option("--uring-defer-taskrun", defer_taskrun,
                  "on: each io_uring ring asks for SINGLE_ISSUER | DEFER_TASKRUN | TASKRUN_FLAG "
                  "(Linux 6.1; falls back to SINGLE_ISSUER, then none, on older kernels): "
@@ -306,6 +309,14 @@ int main(int argc, char** argv) {
                  "on: each shared data buffer pool is registered with io_uring as a fixed buffer "
                  "and reads and writes into it use READ_FIXED / WRITE_FIXED (fio's fixedbufs; "
                  "Linux 5.19, else plain reads and writes with a log line)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--uring-iopoll", iopoll,
+                 "on: each poll group gets a second io_uring ring with IORING_SETUP_IOPOLL, and "
+                 "reads and writes (not FUA writes) of O_DIRECT block devices whose queue polls "
+                 "(queue/io_poll 1: nvme poll_queues, null_blk poll_queues) complete by polling "
+                 "the device from the poll group (fio's hipri), not by interrupt; the poll group "
+                 "never sleeps while one is outstanding")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--queue-size", o.max_queue_size, "I/O queue entries offered")
@@ -453,6 +464,7 @@ int main(int argc, char** argv) {
                                          : nvmf::target::IoEngineKind::kAuto;
   o.uring.defer_taskrun = defer_taskrun == "on";
   o.uring.fixed_buffers = fixedbufs == "on";
+  o.uring.iopoll = iopoll == "on";
   if (o.poll_mode == nvmf::target::PollMode::kBusy && busy_poll_us->count() > 0) {
     std::cerr << "nvmf-target: warning: --busy-poll-us is for --poll event; --poll busy never "
                  "sleeps\n";

@@ -114,6 +114,19 @@ bool device_write_cache_volatile(dev_t rdev) {
   return true;
 }
 
+// Whether the block device's queue polls (queue/io_poll "1"); a partition's is its disk's.
+// Unknown counts as not polling.
+bool device_polls(dev_t rdev) {
+  std::string base =
+      "/sys/dev/block/" + std::to_string(major(rdev)) + ":" + std::to_string(minor(rdev));
+  for (const char* rel : {"/queue/io_poll", "/../queue/io_poll"}) {
+    std::ifstream in(base + rel);
+    std::string value;
+    if (in && std::getline(in, value)) return value == "1";
+  }
+  return false;
+}
+
 }  // namespace
 
 bool valid_lba_size(uint32_t lba_size) { return lba_size == 512 || lba_size == 4096; }
@@ -162,6 +175,7 @@ Result<std::unique_ptr<Namespace>> Namespace::open_file(const std::string& path,
   ns->engine_ = &engine;
   ns->block_device_ = opened.block_device;
   ns->direct_ = direct;
+  ns->polled_ = direct && opened.block_device && device_polls(opened.rdev);
   ns->volatile_write_cache_ =
       !(direct && opened.block_device) || device_write_cache_volatile(opened.rdev);
   return ns;
@@ -187,7 +201,7 @@ Namespace::~Namespace() {
 std::string Namespace::describe() const {
   if (!file_backed()) return "ram";
   return std::string(block_device_ ? "block device " : "file ") + path_ +
-         (direct_ ? " (O_DIRECT)" : " (buffered)");
+         (direct_ ? (polled_ ? " (O_DIRECT, polled)" : " (O_DIRECT)") : " (buffered)");
 }
 
 std::span<uint8_t> Namespace::bytes(uint64_t offset, uint64_t length) const {

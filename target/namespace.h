@@ -65,6 +65,10 @@ class Namespace {
   bool file_backed() const { return fd_ >= 0; }
   bool block_device() const { return block_device_; }
   bool direct() const { return direct_; }
+  // An O_DIRECT block device whose queue polls (sysfs queue/io_poll 1: the driver has poll
+  // queues, as nvme with poll_queues > 0 or null_blk with poll_queues): its reads and writes
+  // may be completed by polling (IoRequest::polled, UringSetupOptions::iopoll).
+  bool polled() const { return polled_; }
   int fd() const { return fd_; }
   // Not null exactly when file_backed().
   IoEngine* engine() const { return engine_; }
@@ -101,6 +105,7 @@ class Namespace {
   IoEngine* engine_ = nullptr;
   bool block_device_ = false;
   bool direct_ = false;
+  bool polled_ = false;
   bool volatile_write_cache_ = false;
   int flush_error_ = 0;
 };

@@ -156,8 +156,10 @@ struct IoEngineStats {
   std::string name;          // "io_uring" or "threads"
   std::string describe;      // IoEngine::describe(): "io_uring (single issuer, deferred task work)"
   uint32_t setup_flags = 0;  // io_uring_setup(2) flags the kernel accepted (no CQSIZE/R_DISABLED)
-  bool fixed_buffers = false;     // READ_FIXED / WRITE_FIXED in use for registered memory
-  uint64_t fixed_operations = 0;  // reads and writes submitted with a fixed buffer
+  bool fixed_buffers = false;      // READ_FIXED / WRITE_FIXED in use for registered memory
+  uint64_t fixed_operations = 0;   // reads and writes submitted with a fixed buffer
+  bool iopoll = false;             // the IOPOLL ring exists (IoEngine::iopoll())
+  uint64_t polled_operations = 0;  // reads and writes submitted on the IOPOLL ring
 };
 
 struct TargetStats {

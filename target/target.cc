@@ -477,8 +477,8 @@ TargetStats Target::stats() const {
   for (uint32_t g = 0; g < engines.size(); ++g) {
     const IoEngine* e = engines[g];
     if (e == nullptr) continue;
-    s.io_engines.push_back(
-        {g, e->name(), e->describe(), e->setup_flags(), e->fixed_buffers(), e->fixed_operations()});
+    s.io_engines.push_back({g, e->name(), e->describe(), e->setup_flags(), e->fixed_buffers(),
+                            e->fixed_operations(), e->iopoll(), e->polled_operations()});
   }
   return s;
 }

@@ -106,8 +106,9 @@ struct TargetOptions {
   IoEngineKind io_engine = IoEngineKind::kAuto;
   // How each poll group's io_uring ring is set up (UringSetupOptions, target/io_engine.h): CLI
   // --uring-defer-taskrun (SINGLE_ISSUER | DEFER_TASKRUN | TASKRUN_FLAG, with the fallbacks on
-  // older kernels) and --uring-fixedbufs (each shared buffer pool registered as a fixed buffer,
-  // READ_FIXED / WRITE_FIXED). What the ring got is in Target::stats().io_engines.
+  // older kernels), --uring-fixedbufs (each shared buffer pool registered as a fixed buffer,
+  // READ_FIXED / WRITE_FIXED) and --uring-iopoll (an IOPOLL ring for polled block devices). What
+  // the ring got is in Target::stats().io_engines.
   UringSetupOptions uring;
 
   // In-capsule data size per I/O command capsule, nvmet meaning (bytes): -1 = one page, 0 =

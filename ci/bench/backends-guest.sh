@@ -21,6 +21,8 @@
 # its cells next to ours and nvmet's in every repetition (the options are written to
 # variant.txt). NVMF_BENCH_URING (off, the default; on; both): on: every nvmf-target runs with
 # --uring-defer-taskrun on --uring-fixedbufs on; both: the variant is those two options.
+# NVMF_BENCH_NULLB_POLL_QUEUES (default 0): configfs poll_queues of every target's block device
+# (nvmet's and ours alike; nvmet never polls), for our --uring-iopoll (queue/io_poll then 1).
 # NVMF_BENCH_PARTS ("cells flush", the default):
 # which parts run, to split one long run into shorter ones ("cells" or "flush" alone).
 set -uo pipefail
@@ -48,6 +50,9 @@ target_pids=()
 mnt=/mnt/nvmf-bench
 uring=${NVMF_BENCH_URING:-off}
 parts=${NVMF_BENCH_PARTS:-cells flush}
+poll_queues=${NVMF_BENCH_NULLB_POLL_QUEUES:-0}
+bdev_attrs=()
+[ "$poll_queues" = 0 ] || bdev_attrs=("poll_queues=$poll_queues")
 cell_reps=0 flush_reps=0
 [[ " $parts " == *" cells "* ]] && cell_reps=$reps
 [[ " $parts " == *" flush "* ]] && flush_reps=$reps
@@ -119,19 +124,19 @@ modprobe null_blk nr_devices=0 || say "modprobe null_blk failed"
 modprobe nvme_core multipath=N
 modprobe -a nvmet nvmet-rdma nvme-rdma || say "modprobe nvmet/nvme-rdma failed"
 [ -d "$cfg" ] || mount -t configfs configfs /sys/kernel/config 2>/dev/null
-kbdev=$(nullb_create bench-kbdev 256) || say "null_blk for nvmet failed"
-obdev=$(nullb_create bench-obdev 256) || say "null_blk for nvmf-target failed"
+kbdev=$(nullb_create bench-kbdev 256 "${bdev_attrs[@]}") || say "null_blk for nvmet failed"
+obdev=$(nullb_create bench-obdev 256 "${bdev_attrs[@]}") || say "null_blk for nvmf-target failed"
 fsdev=$(nullb_create bench-fs 512) || say "null_blk for ext4 failed"
 nullbs=(bench-kbdev bench-obdev)
 if [ -n "$variant" ]; then
-  ubdev=$(nullb_create bench-ubdev 256) || say "null_blk for nvmf-target (variant) failed"
+  ubdev=$(nullb_create bench-ubdev 256 "${bdev_attrs[@]}") || say "null_blk for nvmf-target (variant) failed"
   nullbs+=(bench-ubdev)
 fi
 # Every target's null_blk device is made alike (configfs defaults plus memory_backed 1,
 # blocksize 512); record what they are, for the report.
 for n in "${nullbs[@]}"; do
   a=""
-  for k in queue_mode irqmode completion_nsec hw_queue_depth submit_queues memory_backed blocksize cache_size mbps; do
+  for k in queue_mode irqmode completion_nsec hw_queue_depth submit_queues poll_queues memory_backed blocksize cache_size mbps; do
     a+=" $k=$(cat "/sys/kernel/config/nullb/$n/$k" 2>/dev/null)"
   done
   say "null_blk $n:$a"

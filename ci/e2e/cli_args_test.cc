@@ -123,6 +123,7 @@ TEST(CliArgs, TargetRefusesBadOptions) {
       {"--poll-groups 0", 2, "--poll-groups"},
       {"--io-engine fast", 2, "--io-engine"},
       {"--uring-fixedbufs maybe", 2, "--uring-fixedbufs"},
+      {"--uring-iopoll always", 2, "--uring-iopoll"},
       {"--srq maybe", 2, "--srq"},
       {"--max-srq-depth 1", 2, "--max-srq-depth"},
       {"--num-shared-buffers 70000", 2, "--num-shared-buffers"},

@@ -5,7 +5,9 @@
 // NVMe status on the host while the target keeps serving. And io_uring with deferred task work
 // (--uring-defer-taskrun, --uring-fixedbufs) with the loop asleep in epoll between commands
 // (--poll event, --busy-poll-us 0): every completion must wake it through the eventfd, on a file
-// and on a null_blk whose completions come from a timer 2 ms after submission.
+// and on a null_blk whose completions come from a timer 2 ms after submission; and
+// --uring-iopoll on a null_blk with a poll queue, where no completion wakes it and the loop
+// must poll until each is reaped.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <liburing.h>
@@ -188,8 +190,11 @@ class TimerNullBlk {
     (void)put("power", "0");
     ::rmdir(dir_.c_str());
   }
-  // Creates and powers it; the /dev path, or "" with the reason in `why`.
-  std::string create(uint32_t size_mib, uint32_t completion_nsec, std::string& why) {
+  // Creates and powers it; the /dev path, or "" with the reason in `why`. `poll_queues` > 0:
+  // that many IOPOLL queues besides the one interrupt-driven queue (configfs poll_queues; the
+  // disk's queue/io_poll then reads 1).
+  std::string create(uint32_t size_mib, uint32_t completion_nsec, std::string& why,
+                     uint32_t poll_queues = 0) {
     struct stat st {};
     if (::stat(kConfig, &st) != 0 && std::system("modprobe null_blk nr_devices=0") != 0) {
       why = "modprobe null_blk failed";
@@ -200,13 +205,15 @@ class TimerNullBlk {
       return "";
     }
     made_ = true;
-    for (const auto& [key, value] :
-         {std::pair<const char*, std::string>{"size", std::to_string(size_mib)},
-          {"memory_backed", "1"},
-          {"blocksize", "512"},
-          {"irqmode", "2"},
-          {"completion_nsec", std::to_string(completion_nsec)},
-          {"power", "1"}}) {
+    std::vector<std::pair<const char*, std::string>> settings{
+        {"size", std::to_string(size_mib)},
+        {"memory_backed", "1"},
+        {"blocksize", "512"},
+        {"irqmode", "2"},
+        {"completion_nsec", std::to_string(completion_nsec)}};
+    if (poll_queues > 0) settings.emplace_back("poll_queues", std::to_string(poll_queues));
+    settings.emplace_back("power", "1");
+    for (const auto& [key, value] : settings) {
       if (!put(key, value)) {
         why = dir_ + "/" + key + " refused " + value;
         return "";
@@ -311,6 +318,52 @@ TEST_P(DeferredTaskWorkTest, TimerCompletionsOnABlockDeviceWakeTheLoop) {
     o.direct_io = true;  // a block device: O_DIRECT always works
   });
   io_with_the_loop_asleep(64);
+  path_.clear();  // not ours to unlink
+}
+
+TEST_P(DeferredTaskWorkTest, PolledReadsAndWritesOnAPollingBlockDevice) {
+  // --uring-iopoll on a null_blk with a poll queue: every read and write goes to the IOPOLL
+  // ring and completes when the poll group polls the device; none of them signals the eventfd,
+  // so a loop that went to sleep with one outstanding (--busy-poll-us 0) would leave the host
+  // waiting. Flushes stay on the interrupt ring (its completions from the 2 ms timer).
+  TimerNullBlk nullb("e2e-iopoll");
+  std::string why;
+  const std::string dev = nullb.create(16, 2000000, why, 1);
+  ASSERT_FALSE(dev.empty()) << why;
+  start(dev, 0, [](target::TargetOptions& o) {
+    asleep_between_commands(o);
+    o.uring.defer_taskrun = false;
+    o.uring.fixed_buffers = false;
+    o.uring.iopoll = true;
+    o.direct_io = true;
+  });
+  ASSERT_NE(ctrl_, nullptr);
+  constexpr int kRounds = 64;
+  const uint64_t lbas = ctrl_->namespace_info().nsze;
+  for (int i = 0; i < kRounds; ++i) {
+    for (size_t b = 0; b < 4096; ++b) buf_[b] = static_cast<uint8_t>(b * 17 + i);
+    const uint64_t slba = (static_cast<uint64_t>(i) * 7919 * 8) % (lbas - 8);
+    Status w = write(slba, 4096);
+    ASSERT_TRUE(w.ok()) << "write " << i << ": " << w.to_string();
+    Status r = read(slba, 8192, 4096);
+    ASSERT_TRUE(r.ok()) << "read " << i << ": " << r.to_string();
+    ASSERT_EQ(std::memcmp(buf_.data(), buf_.data() + 8192, 4096), 0) << "round " << i;
+    if (i % 16 == 15) {
+      Status f = ctrl_->flush();
+      ASSERT_TRUE(f.ok()) << "flush " << i << ": " << f.to_string();
+    }
+  }
+  target::TargetStats s = (*target_)->stats();
+  EXPECT_EQ(s.totals.errors, 0u);
+  ASSERT_FALSE(s.io_engines.empty());
+  uint64_t polled = 0;
+  for (const target::IoEngineStats& e : s.io_engines) {
+    EXPECT_TRUE(e.iopoll) << e.describe;
+    EXPECT_NE(e.describe.find("IOPOLL ring"), std::string::npos) << e.describe;
+    polled += e.polled_operations;
+  }
+  EXPECT_EQ(polled, 2u * kRounds) << "every read and write polled (the device's queue/io_poll "
+                                     "must read 1, and the kernel must not refuse them)";
   path_.clear();  // not ours to unlink
 }
 
