@@ -477,6 +477,45 @@ TEST_F(UringSetupTest, IopollRingTakesPolledReadsAndWritesOnly) {
   if (!dir.empty()) ::unlink(path.c_str());
 }
 
+// drain() (target shutdown) of a polled read that the kernel refuses with EOPNOTSUPP: reap()
+// moves it to the first ring, where it sits in the SQ unsubmitted; drain() must submit it
+// before it waits on that ring, or io_uring_wait_cqe waits for a completion that never comes
+// and the target never exits. On a fresh engine (the first refusal happens inside drain()). Run
+// in a child with an alarm: a hang is a failure, not a stuck test.
+TEST_F(UringSetupTest, DrainSubmitsAPolledOperationRefusedInsideIt) {
+  const std::string dir = direct_io_dir();
+  const std::string path =
+      dir.empty() ? path_ : dir + "/uring_iopoll_drain" + std::to_string(::getpid());
+  int fd = dir.empty() ? ::open(path.c_str(), O_RDWR | O_CLOEXEC)
+                       : ::open(path.c_str(), O_RDWR | O_CREAT | O_DIRECT | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
+  ASSERT_EQ(::ftruncate(fd, 1 << 20), 0);
+  // Written first: a read of a hole is answered without any I/O, polled or not.
+  for (int i = 0; i < 4096; ++i) mem_[i] = static_cast<uint8_t>(i * 7 + 1);
+  ASSERT_EQ(::pwrite(fd, mem_, 4096, 8192), 4096);
+  ASSERT_EQ(::fsync(fd), 0);
+  EXPECT_EXIT(
+      {
+        ::alarm(10);
+        UringSetupOptions opt;
+        opt.iopoll = true;
+        auto e = IoEngine::create(IoEngineKind::kUring, 8, opt);
+        if (!e.ok() || !(*e)->iopoll()) ::_exit(2);
+        IoRequest r = op(IoOp::kRead, 8192, 4096, mem_ + 4096, fd);
+        r.polled = true;
+        (*e)->submit(r);
+        (*e)->flush_submissions();
+        (*e)->drain();
+        ::_exit((*e)->in_flight() == 0 && r.result == 4096 &&
+                        std::memcmp(mem_, mem_ + 4096, 4096) == 0
+                    ? 0
+                    : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+  ::close(fd);
+  if (!dir.empty()) ::unlink(path.c_str());
+}
+
 TEST_F(UringSetupTest, IopollOffPutsPolledRequestsOnTheOneRing) {
   auto e = make({});
   ASSERT_NE(e, nullptr);
