@@ -225,7 +225,12 @@ class UringEngine final : public IoEngine {
       flush_submissions();
       reap();
       if (in_flight_ == 0) break;
+      // reap() may have prepared SQEs it did not submit (a polled operation the kernel refused,
+      // now for the first ring; the rest of a short transfer; the overflow list): submitted
+      // before waiting on ring_, or io_uring_wait_cqe waits for one the kernel never saw.
+      flush_submissions();
       if (poll_in_kernel_ > 0) continue;  // found by polling (reap), never by waiting
+      if (unsubmitted_) continue;         // -EAGAIN/-EBUSY: try again
       io_uring_cqe* cqe = nullptr;
       int err = io_uring_wait_cqe(&ring_, &cqe);
       if (err < 0 && err != -EINTR && err != -EAGAIN) {
