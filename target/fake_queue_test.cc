@@ -151,5 +151,55 @@ TEST_F(FakeQueueTest, KeyedWriteWhoseReadCameWithoutItsDataIsNotExecuted) {
   EXPECT_EQ(io.processor().reads_without_data(), 2u);
 }
 
+// The edges of the sentinel check: a Connect by READ whose last 8 bytes did not arrive (1024
+// bytes: sentinels at 0, 512 and 1016) is refused and leaves the queue able to take a Connect
+// again; Dataset Management's 16-byte range list (sentinels at 0 and 8) is refused with its
+// second half missing and accepted whole; a 4 KiB Write missing only its last 8 bytes is
+// refused. Every READ that placed all its bytes is accepted (no false alarm).
+TEST_F(FakeQueueTest, SentinelEdgesConnectDsmAndTheLastEightBytes) {
+  FakeQueue& admin = queue(0, 8);
+  ASSERT_TRUE(admin.deliver(in_capsule_connect_sqe(0, 7), connect_data(proto::kAdminQueueCntlid))
+                  .has_value());
+  const auto cntlid = static_cast<uint16_t>(admin.last_cqe().dw0);
+  ASSERT_TRUE(admin.deliver(property_set_sqe(proto::kPropCc, 0x00460001), {}).has_value());
+  FakeQueue& io = queue(1, 16);
+  proto::Sqe k = in_capsule_connect_sqe(1, 15);
+  ASSERT_TRUE(encode_keyed_sgl(reinterpret_cast<proto::ConnectCommand&>(k).sgl1, 0x1000,
+                               proto::kConnectDataSize, 0x77));
+  const std::vector<uint8_t> cd = connect_data(cntlid);
+  ASSERT_EQ(io.deliver(k, {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(cd, proto::kConnectDataSize - 8), NextStep::kRespond);
+  EXPECT_EQ(status_sc(io.last_cqe().status), proto::kScDataTransferError);
+  EXPECT_EQ(io.processor().reads_without_data(), 1u);
+  // Not left "Connect in progress": a new Connect is taken (and this one's data all arrives).
+  ASSERT_EQ(io.deliver(k, {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(cd, cd.size()), NextStep::kRespond);
+  ASSERT_EQ(status_without_phase(io.last_cqe().status), kStatusSuccess);
+
+  proto::Sqe dsm = base_sqe(proto::kNvmDatasetManagement, 9);
+  dsm.nsid = 1;
+  dsm.cdw10 = 0;  // one range
+  ASSERT_TRUE(encode_keyed_sgl(dsm.dptr, 0x5000, 4096, 0x55));
+  std::vector<uint8_t> range(16, 0);
+  range[8] = 0x10;  // slba 0x10, 0 LBAs
+  ASSERT_EQ(io.deliver(dsm, {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(range, 8), NextStep::kRespond);
+  EXPECT_EQ(status_sc(io.last_cqe().status), proto::kScDataTransferError);
+  ASSERT_EQ(io.deliver(dsm, {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(range, 16), NextStep::kRespond);
+  EXPECT_EQ(status_without_phase(io.last_cqe().status), kStatusSuccess);
+
+  std::vector<uint8_t> c(8 * 512, 0xCC);
+  ASSERT_EQ(io.deliver(keyed_write_sqe(256, 10), {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(c, c.size() - 8), NextStep::kRespond);
+  EXPECT_EQ(status_sc(io.last_cqe().status), proto::kScDataTransferError);
+  EXPECT_EQ(ns_->bytes(256 * 512, 1)[0], 0);
+  ASSERT_EQ(io.deliver(keyed_write_sqe(256, 11), {}), NextStep::kReadFromHost);
+  ASSERT_EQ(io.complete_read_partly(c, c.size()), NextStep::kRespond);
+  EXPECT_EQ(status_without_phase(io.last_cqe().status), kStatusSuccess);
+  EXPECT_EQ(ns_->bytes(256 * 512 + 4095, 1)[0], 0xCC);
+  EXPECT_EQ(io.processor().reads_without_data(), 3u);
+}
+
 }  // namespace
 }  // namespace nvmf::target::testing
