@@ -977,7 +977,15 @@ Status EventLoop::run() {
     // other queues wait for one: poll again rather than sleep on them.
     if (buffer_waiters_can_start()) continue;
     // Polled reads and writes in the kernel: only reap() finds their completions (no eventfd).
-    if (engine_ != nullptr && engine_->polled_in_kernel() > 0) continue;
+    // Spinning for them as --poll busy does: the CM channel, keep-alive expiry and stall checks
+    // now and then (wait_idle() does them otherwise, and a polled operation that takes long, a
+    // device timing out, would leave this group deaf to connects and keep-alive timers), and
+    // the CPU given to another group's thread when there are several.
+    if (engine_ != nullptr && engine_->polled_in_kernel() > 0) {
+      if (options_.poll_groups > 1) ::sched_yield();
+      if (++rounds % kCmCheckRounds == 0) housekeeping();
+      continue;
+    }
     const int handled = wait_idle();
     if (handled < 0) {
       shutdown();
