@@ -328,6 +328,11 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
     NVMF_ASSIGN_OR_RETURN(
         t->io_engine_, IoEngine::create(options.io_engine, IoEngine::kDefaultDepth, options.uring));
     NVMF_LOG(INFO, "target") << "file and block-device I/O through " << t->io_engine_->name();
+    if (options.uring.iopoll && std::string_view(t->io_engine_->name()) != "io_uring") {
+      NVMF_LOG(WARN, "target") << "--uring-iopoll on does nothing with the "
+                               << t->io_engine_->name()
+                               << " engine: every operation completes by interrupt";
+    }
   }
   for (const SubsystemOptions& spec : specs) {
     NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(spec, options, t->io_engine_.get()));
