@@ -101,31 +101,27 @@ Result<Opened> open_and_size(const std::string& path, uint64_t size_bytes, bool 
   return out;
 }
 
-// The block device's write cache as sysfs reports it ("write back" or "write through"); a
-// partition's is its disk's. Unknown counts as volatile (a Flush then still does its work).
-bool device_write_cache_volatile(dev_t rdev) {
-  std::string base =
+// The first line of the block device's sysfs queue attribute `name` (queue/NAME); a
+// partition's is its disk's (../queue/NAME). Empty when neither can be read.
+std::string queue_attribute(dev_t rdev, const char* name) {
+  const std::string base =
       "/sys/dev/block/" + std::to_string(major(rdev)) + ":" + std::to_string(minor(rdev));
-  for (const char* rel : {"/queue/write_cache", "/../queue/write_cache"}) {
-    std::ifstream in(base + rel);
-    std::string mode;
-    if (in && std::getline(in, mode)) return mode != "write through";
+  for (const char* rel : {"/queue/", "/../queue/"}) {
+    std::ifstream in(base + rel + name);
+    std::string value;
+    if (in && std::getline(in, value)) return value;
   }
-  return true;
+  return "";
 }
 
-// Whether the block device's queue polls (queue/io_poll "1"); a partition's is its disk's.
-// Unknown counts as not polling.
-bool device_polls(dev_t rdev) {
-  std::string base =
-      "/sys/dev/block/" + std::to_string(major(rdev)) + ":" + std::to_string(minor(rdev));
-  for (const char* rel : {"/queue/io_poll", "/../queue/io_poll"}) {
-    std::ifstream in(base + rel);
-    std::string value;
-    if (in && std::getline(in, value)) return value == "1";
-  }
-  return false;
+// The block device's write cache as sysfs reports it ("write back" or "write through").
+// Unknown counts as volatile (a Flush then still does its work).
+bool device_write_cache_volatile(dev_t rdev) {
+  return queue_attribute(rdev, "write_cache") != "write through";
 }
+
+// Whether the block device's queue polls (queue/io_poll "1"). Unknown counts as not polling.
+bool device_polls(dev_t rdev) { return queue_attribute(rdev, "io_poll") == "1"; }
 
 }  // namespace
 

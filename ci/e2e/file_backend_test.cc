@@ -258,9 +258,8 @@ class DeferredTaskWorkTest : public FileBackendTest {
     o.uring.fixed_buffers = true;
   }
 
-  // QD1: `rounds` x (a 4 KiB write, its read back, compared), a Flush every 16; then checks
-  // what the ring got (Target::stats().io_engines, as the --json report shows it).
-  void io_with_the_loop_asleep(int rounds) {
+  // QD1: `rounds` x (a 4 KiB write, its read back, compared), a Flush every 16.
+  void write_read_rounds(int rounds) {
     ASSERT_NE(ctrl_, nullptr);
     const uint64_t lbas = ctrl_->namespace_info().nsze;
     ASSERT_GE(lbas, 8u * rounds);
@@ -277,6 +276,12 @@ class DeferredTaskWorkTest : public FileBackendTest {
         ASSERT_TRUE(f.ok()) << "flush " << i << ": " << f.to_string();
       }
     }
+  }
+
+  // write_read_rounds(), then what the ring got (Target::stats().io_engines, as the --json
+  // report shows it).
+  void io_with_the_loop_asleep(int rounds) {
+    ASSERT_NO_FATAL_FAILURE(write_read_rounds(rounds));
     target::TargetStats s = (*target_)->stats();
     EXPECT_EQ(s.totals.errors, 0u);
     // One engine per poll group (one per CPU by default), each set up alike.
@@ -337,22 +342,8 @@ TEST_P(DeferredTaskWorkTest, PolledReadsAndWritesOnAPollingBlockDevice) {
     o.uring.iopoll = true;
     o.direct_io = true;
   });
-  ASSERT_NE(ctrl_, nullptr);
   constexpr int kRounds = 64;
-  const uint64_t lbas = ctrl_->namespace_info().nsze;
-  for (int i = 0; i < kRounds; ++i) {
-    for (size_t b = 0; b < 4096; ++b) buf_[b] = static_cast<uint8_t>(b * 17 + i);
-    const uint64_t slba = (static_cast<uint64_t>(i) * 7919 * 8) % (lbas - 8);
-    Status w = write(slba, 4096);
-    ASSERT_TRUE(w.ok()) << "write " << i << ": " << w.to_string();
-    Status r = read(slba, 8192, 4096);
-    ASSERT_TRUE(r.ok()) << "read " << i << ": " << r.to_string();
-    ASSERT_EQ(std::memcmp(buf_.data(), buf_.data() + 8192, 4096), 0) << "round " << i;
-    if (i % 16 == 15) {
-      Status f = ctrl_->flush();
-      ASSERT_TRUE(f.ok()) << "flush " << i << ": " << f.to_string();
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(write_read_rounds(kRounds));
   target::TargetStats s = (*target_)->stats();
   EXPECT_EQ(s.totals.errors, 0u);
   ASSERT_FALSE(s.io_engines.empty());
