@@ -29,11 +29,12 @@
 #   two CPUs and recovers a lost tail only at this timer (docs/soft-roce.md).
 #   env: BENCH_POLL (the hosts' --poll, default event: on 2 vCPUs busy-polling hosts would take
 #   the CPUs the target's groups are measured on), BENCH_TARGET_POLL (the targets' --poll,
-#   default event).
+#   default event), BENCH_TARGET_ARGS (more nvmf-target options for both targets, split at
+#   spaces, e.g. "--busy-poll-us 0"; none by default). All three reach the guest (rxe-run --env).
 # Writes DIR (default bench-results/poll-groups): poll-groups.json (the figures, and
 # host_threads, ack_timeout), one JSON per cell (rREP-gGROUPS-CELL[-hN].json), the two-hosts
-# cells' window overlap (rREP-gGROUPS-two-hosts.overlap), cpu.tsv (the guest's CPU in the
-# middle of each cell), retries.tsv (each cell's rxe retry counters: hw_counters of every rxe
+# cells' window overlap (rREP-gGROUPS-two-hosts.overlap), cpu.tsv (the guest's CPU over each
+# cell's measured window, from the samples in rREP-gGROUPS-CELL.cpu), retries.tsv (each cell's rxe retry counters: hw_counters of every rxe
 # device, summed, after minus before) and the targets' logs. Not a test: it prints figures.
 set -euo pipefail
 # Arguments first, before setup, the build and the guest.
@@ -55,12 +56,12 @@ while [ $# -gt 0 ]; do
     --host-threads) host_threads=$(value "$@") || exit 2; shift 2 ;;
     --ack-timeout) ack_timeout=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
-    -h | --help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
 [[ $reps =~ ^[1-9][0-9]?$ ]] || usage_error "--reps wants a count from 1 to 99, not '$reps'"
-# At least 4 s: the CPU sample of each cell is taken from 2.5 to 4.5 s after the hosts start.
+# At least 4 s: the CPU samples (every 0.2 s) then span most of each measured window.
 if ! [[ $runtime =~ ^[1-9][0-9]{0,2}$ ]] || [ "$runtime" -lt 4 ]; then
   usage_error "--runtime wants whole seconds from 4 to 999, not '$runtime'"
 fi
@@ -78,6 +79,7 @@ if [ -z "${NVMF_RXE_MODE:-}" ]; then
   bazel build -c opt //host:nvmf-host //target:nvmf-target
   bin=$(bazel info -c opt bazel-bin 2>/dev/null)
   ci/rxe-run --results "$out" --timeout $((600 + reps * runtime * 40)) \
+    --env BENCH_POLL --env BENCH_TARGET_POLL --env BENCH_TARGET_ARGS \
     env NVMF_BENCH_BIN="$bin" "$PWD/ci/bench/poll-groups.sh" --reps "$reps" \
     --runtime "$runtime" --host-threads "$host_threads" --ack-timeout "$ack_timeout" --out "$out"
   exec python3 - "$out" "$reps" "$host_threads" "$ack_timeout" <<'PY'
@@ -99,6 +101,8 @@ def stats(xs):
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs), "values": xs}
 rs = range(1, reps + 1)
 fig = {"repetitions": reps, "host_poll": os.environ.get("BENCH_POLL", "event"),
+       "target_poll": os.environ.get("BENCH_TARGET_POLL", "event"),
+       "target_args": os.environ.get("BENCH_TARGET_ARGS", ""),
        "host_threads": host_threads, "ack_timeout": ack_timeout, "cells": {}, "ratios": {}}
 for g in (1, 2):
     fig["cells"][f"groups{g}"] = {
@@ -120,14 +124,30 @@ with open(f"{out}/cpu.tsv") as f:
     head = f.readline().rstrip("\n").split("\t")
     rows = [dict(zip(head, line.rstrip("\n").split("\t"))) for line in f if line.strip()]
 fig["cpu_pct"] = {}
+with open(f"{out}/vcpus") as f:
+    vcpus = int(f.read())
+fig["vcpus"] = vcpus
 for g in (1, 2):
     for cell in ("two-hosts", "qd1", "q4x64", "q64x4"):
         mine = [r for r in rows if r["groups"] == str(g) and r["cell"] == cell]
         if len(mine) != reps:
             sys.exit(f"cpu.tsv: {len(mine)} rows for --poll-groups {g} {cell}, want {reps}")
+        def med(xs):
+            xs = [x for x in xs if x == x]  # a cell whose window had too few samples: nan
+            return statistics.median(xs) if xs else None
         fig["cpu_pct"].setdefault(f"groups{g}", {})[cell] = {
-            k: statistics.median(float(r[k + "_pct"]) for r in mine)
+            k: med(float(r[k + "_pct"]) for r in mine)
             for k in ("user", "system", "irq", "idle", "target")}
+        # CPU time per I/O in us: the target process's, and the rest of the guest's busy time
+        # (hosts, rxe's softirq and tasks): with no idle left, IOPS <= vcpus / (target + rest).
+        per_io = []
+        for r in mine:
+            rep = int(r["rep"])
+            n = iops(rep, g, cell, 2 if cell == "two-hosts" else 1)
+            busy, tgt = 100 - float(r["idle_pct"]), float(r["target_pct"])
+            per_io.append((tgt / 100 * vcpus / n * 1e6, (busy - tgt) / 100 * vcpus / n * 1e6))
+        fig.setdefault("cpu_us_per_io", {}).setdefault(f"groups{g}", {})[cell] = {
+            "target": med(t for t, _ in per_io), "rest": med(h for _, h in per_io)}
 # rxe retries per cell (retries.tsv): medians per groups and cell.
 with open(f"{out}/retries.tsv") as f:
     head = f.readline().rstrip("\n").split("\t")
@@ -149,11 +169,16 @@ for g in (1, 2):
           f"64x4 {c['q64x4_iops']['median']:.0f} IOPS")
 for k, s in fig["ratios"].items():
     line(k, s, "x")
+def pct(x):
+    return "n/a" if x is None else f"{x:.1f}%"
 for g in (1, 2):
-    c = fig["cpu_pct"][f"groups{g}"]["two-hosts"]
-    print(f"--poll-groups {g}, two hosts: guest CPU idle {c['idle']:.1f}%, irq+softirq "
-          f"{c['irq']:.1f}%, system {c['system']:.1f}%, user {c['user']:.1f}%; target process "
-          f"{c['target']:.1f}% of both vCPUs")
+    for cell in ("two-hosts", "q4x64", "q64x4"):
+        c = fig["cpu_pct"][f"groups{g}"][cell]
+        u = fig["cpu_us_per_io"][f"groups{g}"][cell]
+        us = "n/a" if None in u.values() else f"{u['target']:.0f} + {u['rest']:.0f} us"
+        print(f"--poll-groups {g}, {cell}: guest CPU idle {pct(c['idle'])}, irq+softirq "
+              f"{pct(c['irq'])}, system {pct(c['system'])}, user {pct(c['user'])}; target "
+              f"process {pct(c['target'])} of all {vcpus} vCPUs; CPU per I/O target + rest {us}")
 for g in (1, 2):
     c = fig["rxe_retries"][f"groups{g}"]["two-hosts"]
     print(f"--poll-groups {g}, two hosts: rxe " +
@@ -170,12 +195,15 @@ nqn=nqn.2024-01.io.nvmf-rdma:poll-groups
 host_poll=${BENCH_POLL:-event}
 # shellcheck source=/dev/null # ci/lib/target.sh is shellchecked on its own
 . "$(dirname "$0")/../lib/target.sh"
+# shellcheck source=/dev/null # ci/lib/cpu_window.sh is shellchecked on its own
+. "$(dirname "$0")/../lib/cpu_window.sh"
+read -ra target_args <<<"${BENCH_TARGET_ARGS:-}"
 pids=()
 trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' EXIT
 for g in 1 2; do
   start_listening "$out/target-g$g.log" "$bin/target/nvmf-target" -a "$t" -s $((4430 + g)) \
     -n "$nqn" --ram-size 256m --poll-groups "$g" --max-io-queues 64 \
-    --poll "${BENCH_TARGET_POLL:-event}" --ack-timeout "$ack_timeout" || {
+    --poll "${BENCH_TARGET_POLL:-event}" --ack-timeout "$ack_timeout" "${target_args[@]}" || {
     echo "poll-groups.sh: the target with --poll-groups $g did not start:" >&2
     cat "$out/target-g$g.log" >&2
     exit 1
@@ -190,17 +218,15 @@ bench() { # name groups [bench options]: one nvmf-host bench process, in the bac
     --ramp_time 0.5 --poll "$host_poll" --ack-timeout "$ack_timeout" --json "$out/$name.json" "$@" \
     2>"$out/$name.err" &
 }
-# CPU use in the middle of a cell, from /proc: the guest's jiffies (user+nice, system,
+# CPU use over each cell's measured window, from /proc: the guest's jiffies (user+nice, system,
 # irq+softirq, idle+iowait; both vCPUs) and the target process's (utime+stime, every thread),
-# sampled from 2.5 s to 4.5 s after the hosts start (after Connect and the 0.5 s ramp, inside a
-# 4 s or longer runtime). Soft-RoCE does its packet work in the guest's kernel (softirq, rxe
-# tasks) on the same 2 vCPUs as the hosts and the targets, so a guest with no idle time left
-# bounds what a second poll group can add. One row per cell in cpu.tsv.
-cpu_now() { # pid: "user system irq idle target" in jiffies
-  local tgt
-  tgt=$(awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0)
-  awk -v tgt="$tgt" '$1 == "cpu" { print $2 + $3, $4, $7 + $8, $5 + $6, tgt; exit }' /proc/stat
-}
+# sampled every 0.2 s from before the hosts start until they exit (bash builtins only: a
+# sampler that forked would itself load the 2 vCPUs), then taken between the first sample inside
+# the hosts' measured window (window_start/end_unix_ns of their JSON; with two hosts, where both
+# measure) and the last one inside it. Fixed sleeps missed the I/O when the guest ran slowly
+# (hosts connect seconds late under load). Soft-RoCE does its packet work in the guest's kernel
+# (softirq, rxe tasks) on the same 2 vCPUs as the hosts and the targets, so a guest with no idle
+# time left bounds what a second poll group can add. One row per cell in cpu.tsv.
 # rxe's retry counters, summed over its devices (target's and host's): a reordered or lost packet
 # is sent again after a NAK or, when nothing follows it, after the QP's local ACK timeout.
 retry_counters="completer_retry_err rcvd_seq_err duplicate_request out_of_seq_request retry_exceeded_err rcvd_rnr_err send_rnr_err"
@@ -230,9 +256,11 @@ PY
 }
 start_lead=4 # seconds from launching the two-hosts cell's hosts to their common --start-at
 cell() { # rep groups cell
-  local rep=$1 g=$2 c=$3 n=r$1-g$2-$3 rc=0 before after p hosts=() lead=0 start_at
-  local retries_before retries_after
+  local rep=$1 g=$2 c=$3 n=r$1-g$2-$3 rc=0 p hosts=() lead=0 start_at
+  local retries_before retries_after sampler jsons=()
   retries_before=$(retries_now)
+  cpu_sampler "${pids[$((g - 1))]}" >"$out/$n.cpu" &
+  sampler=$!
   case $c in
     two-hosts)
       lead=$start_lead
@@ -249,21 +277,17 @@ cell() { # rep groups cell
     q4x64) bench "$n" "$g" --iodepth 64 --numjobs 4 --threads "$host_threads"; hosts+=($!) ;;
     q64x4) bench "$n" "$g" --iodepth 4 --numjobs 64 --threads "$host_threads"; hosts+=($!) ;;
   esac
-  sleep "$lead"
-  sleep 2.5
-  before=$(cpu_now "${pids[$((g - 1))]}")
-  sleep 2
-  after=$(cpu_now "${pids[$((g - 1))]}")
   for p in "${hosts[@]}"; do wait "$p" || rc=$?; done
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null || true
   retries_after=$(retries_now)
   paste -d' ' <(echo "$retries_before") <(echo "$retries_after") |
     awk -v head="$rep	$g	$c" '{ n = NF / 2; printf "%s", head
       for (i = 1; i <= n; i++) printf "\t%d", $(i + n) - $i; printf "\n" }' >>"$out/retries.tsv"
   # Shares of the guest's CPU time in the window, in percent (the target's: of both vCPUs too).
-  read -r user sys irq idle tgt <<<"$(paste -d' ' <(echo "$before") <(echo "$after") |
-    awk '{ t = ($6 - $1) + ($7 - $2) + ($8 - $3) + ($9 - $4); if (t <= 0) t = 1
-           printf "%.1f %.1f %.1f %.1f %.1f", 100 * ($6 - $1) / t, 100 * ($7 - $2) / t,
-             100 * ($8 - $3) / t, 100 * ($9 - $4) / t, 100 * ($10 - $5) / t }')"
+  if [ "$c" = two-hosts ]; then jsons=("$out/$n-h1.json" "$out/$n-h2.json"); else jsons=("$out/$n.json"); fi
+  read -r user sys irq idle tgt <<<"$(cpu_share "$out/$n.cpu" "${jsons[@]}" 2>/dev/null ||
+    echo nan nan nan nan nan)"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rep" "$g" "$c" "$user" "$sys" "$irq" "$idle" "$tgt" \
     >>"$out/cpu.tsv"
   echo "poll-groups: rep $rep, --poll-groups $g, $c: exit $rc; guest CPU user $user%," \
@@ -291,6 +315,7 @@ cell_tries() { # rep groups cell: cell, again (up to 3 tries) while the two host
   done
   return 1
 }
+nproc >"$out/vcpus"
 printf 'rep\tgroups\tcell\tuser_pct\tsystem_pct\tirq_pct\tidle_pct\ttarget_pct\n' >"$out/cpu.tsv"
 printf 'rep\tgroups\tcell\t%s\n' "$(echo "$retry_counters" | tr ' ' '\t')" >"$out/retries.tsv"
 for rep in $(seq 1 "$reps"); do
