@@ -34,8 +34,9 @@
 # Writes DIR (default bench-results/poll-groups): poll-groups.json (the figures, and
 # host_threads, ack_timeout), one JSON per cell (rREP-gGROUPS-CELL[-hN].json), the two-hosts
 # cells' window overlap (rREP-gGROUPS-two-hosts.overlap), cpu.tsv (the guest's CPU over each
-# cell's measured window, from the samples in rREP-gGROUPS-CELL.cpu), retries.tsv (each cell's rxe retry counters: hw_counters of every rxe
-# device, summed, after minus before) and the targets' logs. Not a test: it prints figures.
+# cell's measured window, from the samples in rREP-gGROUPS-CELL.cpu), retries.tsv (each cell's
+# rxe retry counters: hw_counters of every rxe device, summed, after minus before) and the
+# targets' logs. Not a test: it prints figures.
 set -euo pipefail
 # Arguments first, before setup, the build and the guest.
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
@@ -56,7 +57,7 @@ while [ $# -gt 0 ]; do
     --host-threads) host_threads=$(value "$@") || exit 2; shift 2 ;;
     --ack-timeout) ack_timeout=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
-    -h | --help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
