@@ -6,7 +6,8 @@
 # order reversed every other repetition. Then the Flush cell: one nvmf-target process serves two
 # subsystems; the Linux host writes 64 MiB buffered into the first (a null_blk throttled to
 # 16 MB/s) and sends a Flush, while nvmf-host reads 4 KiB at QD1 from the second; the same read
-# runs idle before and after.
+# runs idle before and after. The cells' first 64 MiB of every null_blk and of our RAM namespace
+# are written once before the cells (no cell pays first-write page allocations).
 #
 # Usage (under ci/rxe-run): ci/bench/backends-guest.sh BIN_DIR REPS RUNTIME RAMP
 # Writes to $NVMF_RESULTS_DIR/raw-backends/: one fio/nvmf-host JSON per cell and repetition, and
@@ -142,6 +143,14 @@ for n in "${nullbs[@]}"; do
   say "null_blk $n:$a"
   echo "$n$a" >>"$out/nullb.txt"
 done
+# The cells' first 64 MiB of every target's null_blk written once before any target opens it,
+# so that no cell pays null_blk's first-write page allocations (memory_backed allocates a page
+# per first write), whichever target's cell runs first.
+for n in "${nullbs[@]}"; do
+  if ! { d=$(nullb_path "$n") && dd if=/dev/zero of="$d" bs=1M count=64 oflag=direct status=none; }; then
+    say "pre-write of $n failed"
+  fi
+done
 mkdir -p "$mnt"
 if ! { mkfs.ext4 -q -F "$fsdev" && mount "$fsdev" "$mnt"; }; then say "ext4 on $fsdev failed"; fi
 images=(kernel ours)
@@ -190,6 +199,12 @@ dev[ram-ours]=$(kconnect "$pfx-oram" 4423) || say "connect to nvmf-target RAM fa
 if [ -n "$variant" ]; then
   dev[bdev-oursv]=$(kconnect "$pfx-ubdev" 4424) || say "connect to nvmf-target bdev (variant) failed"
   dev[file-oursv]=$(kconnect "$pfx-ufile" 4425) || say "connect to nvmf-target file (variant) failed"
+fi
+# The RAM namespace's first 64 MiB written once through the host: its pages are then in the
+# target's memory, so that the RAM baseline measures the transport, not first-touch page faults.
+if [ -n "${dev[ram-ours]:-}" ]; then
+  dd if=/dev/zero of="${dev[ram-ours]}" bs=1M count=64 oflag=direct status=none ||
+    say "pre-write of the RAM namespace failed"
 fi
 for k in "${!dev[@]}"; do
   say "$k: ${dev[$k]:-none} (LBA $(cat "/sys/block/$(basename "${dev[$k]:-x}")/queue/logical_block_size" 2>/dev/null))"
