@@ -50,6 +50,23 @@ done
 [[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--runtime wants seconds, not '$runtime'"
 [[ $ramp =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--ramp wants seconds, not '$ramp'"
 if [ -e "$out" ] && ! [ -d "$out" ]; then usage_error "--out: $out is not a directory"; fi
+# The --backends guest's environment, checked here: a bad value would otherwise be found only
+# minutes into the guest run.
+if [ "$backends" = 1 ]; then
+  case ${NVMF_BENCH_URING:-off} in off | on | both) ;;
+    *) usage_error "NVMF_BENCH_URING wants off, on or both, not '$NVMF_BENCH_URING'" ;;
+  esac
+  parts_given=${NVMF_BENCH_PARTS:-cells flush}
+  read -ra parts_words <<<"$parts_given"
+  [ "${#parts_words[@]}" -gt 0 ] || usage_error "NVMF_BENCH_PARTS wants 'cells', 'flush' or both, not '$parts_given'"
+  for w in "${parts_words[@]}"; do
+    case $w in cells | flush) ;;
+      *) usage_error "NVMF_BENCH_PARTS wants 'cells', 'flush' or both, not '$parts_given'" ;;
+    esac
+  done
+  [[ ${NVMF_BENCH_NULLB_POLL_QUEUES:-0} =~ ^[0-9]{1,3}$ ]] ||
+    usage_error "NVMF_BENCH_NULLB_POLL_QUEUES wants a whole number (null_blk poll_queues), not '$NVMF_BENCH_NULLB_POLL_QUEUES'"
+fi
 
 scripts/setup.sh --bench
 # An optimised build for measuring (fastbuild, the test default, is unoptimised).
