@@ -111,9 +111,14 @@ ROWS = [
      " live", "KernelHostOnNvmfTarget", ["multipath_two_controllers"], None),
     ("", "keep-alive: KATO 2 s, 5 s later still `live`", "KernelHostOnNvmfTarget",
      ["keep_alive_two_kato"], None),
-    ("", "QD32 64 KiB random writes for 10 s complete without an I/O error (kernel I/O timeouts "
-     "printed, not asserted: see Known flaky)", "KernelHostOnNvmfTarget",
-     ["large_writes_qd32_complete"], None),
+    ("", "deep writes beside nvmet-rdma (64 KiB random at QD127 and QD32 x 2 jobs, 20 s; 128 KiB"
+     " and 1 MiB sequential at QD8, 10 s; fio verifying inside the run): 0 kernel I/O timeouts"
+     " and resets on both targets, nvmf-target's IOPS at least 0.8x nvmet-rdma's",
+     "KernelHostDeepWrites",
+     ["setup"] + [f"{j}_{t}" for j in ("qd127", "qd32x2", "seq128k", "seq1m")
+                  for t in ("nvmet_rdma", "nvmf_target",
+                            "nvmf_target_iops_at_least_0_8x_nvmet_rdma")] + ["teardown"],
+     None),
     ("", "host NQN not in allowed_hosts refused (kernel host and nvmf-host); the target then stops"
      " on SIGTERM with exit 0", "KernelHostOnNvmfTarget",
      ["host_not_allowed_kernel_host", "host_not_allowed_nvmf_host", "stop_target"], None),

@@ -51,7 +51,8 @@ RdmaQueue::RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& 
       statuses_(statuses),
       pages_per_recv_(in_capsule_recv_sges(params.in_capsule_bytes, params.page_size) - 1),
       id_(std::move(id)),
-      idle_(std::chrono::milliseconds(params.stall_warn_ms)) {}
+      idle_(std::chrono::milliseconds(params.stall_warn_ms)),
+      transfer_watch_(std::chrono::milliseconds(params.stall_warn_ms)) {}
 
 Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceContext& dev,
                                                      const RdmaQueueParams& params,
@@ -591,6 +592,14 @@ bool RdmaQueue::move(uint32_t slot, RequestState to) {
   }
   counters_.count_move(r.state, to);
   r.state = to;
+  if (is_transfer_state(to)) {
+    Slot& s = slots_[slot];
+    s.transfer_ticket = ++transfer_tickets_;
+    // Before the READ the SQE is still in its receive; a response's CQE carries the cid.
+    s.transfer_cid =
+        to == RequestState::kTransferringFromHost && r.sqe != nullptr ? r.sqe->cid : r.cqe.cid;
+    s.transfer_bytes = to == RequestState::kCompleting ? 0 : r.transfer_bytes;
+  }
   return true;
 }
 
@@ -774,6 +783,16 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
     s.pool_waiting = pool_->chunks().waiting;
   }
   s.cq_armed = cq_ != nullptr && cq_->armed;
+  if (const TransferScan t = scan_transfers(); t.transfers > 0) {
+    const Slot& o = slots_[t.oldest_slot];
+    s.transfers = t.transfers;
+    s.has_oldest_transfer = true;
+    s.oldest_transfer_state = o.req.state;
+    s.oldest_transfer_cid = o.transfer_cid;
+    s.oldest_transfer_bytes = o.transfer_bytes;
+    // transfer_watch_ saw this one as the oldest from its first look at it.
+    s.oldest_transfer_age = transfer_watch_.idle();
+  }
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
   if (qp_ &&
@@ -793,13 +812,41 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
   return s;
 }
 
+RdmaQueue::TransferScan RdmaQueue::scan_transfers() const {
+  TransferScan t;
+  for (uint32_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (!is_transfer_state(s.req.state)) continue;
+    if (t.transfers++ == 0 || s.transfer_ticket < t.oldest_ticket) {
+      t.oldest_ticket = s.transfer_ticket;
+      t.oldest_slot = i;
+    }
+  }
+  return t;
+}
+
 void RdmaQueue::check_stall(IdleWatch::Clock::time_point now) {
   if (wants_teardown() || !connected()) return;
-  switch (idle_.observe(events_, outstanding(), now)) {
+  const TransferScan t = scan_transfers();
+  const uint64_t transfer_stalls_before = transfer_watch_.stalls();
+  const IdleWatch::Verdict transfer = transfer_watch_.observe(t.oldest_ticket, t.transfers, now);
+  const IdleWatch::Verdict queue = idle_.observe(events_, outstanding(), now);
+  if (transfer == IdleWatch::Verdict::kStalled && queue != IdleWatch::Verdict::kStalled &&
+      idle_.idle() < transfer_watch_.idle()) {
+    // Completions go on around it (else the queue's own WARN below says it all).
+    if (transfer_watch_.stalls() != transfer_stalls_before) ++transfer_stalls_;
+    counters_.stalls.set(idle_.stalls() + transfer_stalls_);
+    uint64_t suppressed = 0;
+    if (stall_log_limiter().allow("transfer stall", now, &suppressed)) {
+      NVMF_LOG(WARN, "target") << describe() << ": " << describe_transfer_stall(stall_snapshot())
+                               << suppressed_note(suppressed);
+    }
+  }
+  switch (queue) {
     case IdleWatch::Verdict::kQuiet:
       return;
     case IdleWatch::Verdict::kStalled: {
-      counters_.stalls.set(idle_.stalls());
+      counters_.stalls.set(idle_.stalls() + transfer_stalls_);
       uint64_t suppressed = 0;
       if (stall_log_limiter().allow("stall", now, &suppressed)) {
         NVMF_LOG(WARN, "target") << describe() << ": "

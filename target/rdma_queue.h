@@ -183,8 +183,12 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   uint32_t outstanding() const;
   // Feeds the queue's IdleWatch; when it reports a stall, logs a WARN (describe_stall: the
   // request states, receives posted, send-queue and READ credits, backend operations, shared
-  // buffers, the QP's transport retry settings), and an INFO when completions resume. The
-  // event loop calls it at least every stall_check_interval() while outstanding() > 0.
+  // buffers, the QP's transport retry settings, the oldest transfer), and an INFO when
+  // completions resume. Also watches the oldest request in a transfer state: when the same one
+  // has waited stall_warn_ms for its RDMA READ or response SEND while other completions went on,
+  // a WARN names it (describe_transfer_stall). The event loop calls it at least every
+  // stall_check_interval() while outstanding() > 0; it scans the command slots (not the I/O
+  // path).
   void check_stall(IdleWatch::Clock::time_point now);
   IdleWatch::Clock::duration stall_check_interval() const { return idle_.check_interval(); }
   bool stall_watch_enabled() const { return idle_.enabled(); }
@@ -225,6 +229,12 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     uint8_t* chunk = nullptr;  // the shared pool's chunk it holds
     bool with_data = false;    // its response has an RDMA WRITE in front
     uint32_t sq_held = 0;      // send-queue entries its posted work requests hold
+    // Set when the request enters a transfer state (is_transfer_state): from
+    // transfer_tickets_, so the smallest among those in a transfer state is the oldest; the
+    // cid and bytes the stall WARN names.
+    uint64_t transfer_ticket = 0;
+    uint16_t transfer_cid = 0;
+    uint32_t transfer_bytes = 0;
   };
   RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& params, Subsystem& subsystem,
             StatusCounters& statuses);
@@ -312,6 +322,18 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   uint64_t events_ = 0;           // completions handled (IdleWatch input)
   uint32_t receives_posted_ = 0;  // receive WRs on the QP now (without an SRQ)
   IdleWatch idle_;
+  // The oldest request in a transfer state: a READ or SEND of this QP with no work completion
+  // for stall_warn_ms while the queue's other completions go on (which idle_ does not see).
+  IdleWatch transfer_watch_;
+  uint64_t transfer_tickets_ = 0;
+  uint64_t transfer_stalls_ = 0;  // transfer stalls reported while completions went on
+  // Requests in a transfer state now; the oldest one's slot (when transfers > 0).
+  struct TransferScan {
+    uint32_t transfers = 0;
+    uint32_t oldest_slot = 0;
+    uint64_t oldest_ticket = 0;
+  };
+  TransferScan scan_transfers() const;
   uint32_t backend_in_flight_ = 0;
   uint64_t send_completions_ = 0;  // RDMA READ and SEND work completions (the stall check)
   uint32_t chunks_held_ = 0;       // shared chunks this queue's commands hold

@@ -29,7 +29,39 @@ const char* qp_state_name(int state) {
   }
 }
 
+// "RDMA READ of 65536 bytes", "RDMA WRITE of 4096 bytes and response SEND", "response SEND".
+std::string transfer_work(const StallSnapshot& s) {
+  const std::string bytes = std::to_string(s.oldest_transfer_bytes) + " bytes";
+  switch (s.oldest_transfer_state) {
+    case RequestState::kTransferringFromHost:
+      return "RDMA READ of " + bytes;
+    case RequestState::kTransferringToHost:
+      return "RDMA WRITE of " + bytes + " and response SEND";
+    default:
+      return "response SEND";
+  }
+}
+
+std::string hex_cid(uint16_t cid) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "0x0000";
+  for (int i = 0; i < 4; ++i) out[5 - i] = kDigits[(cid >> (4 * i)) & 0xf];
+  return out;
+}
+
+int64_t ms_of(IdleWatch::Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+// "states ...; receives ...; ...; QP ...": what both stall WARNs show after their first words.
+std::string describe_resources(const StallSnapshot& s);
+
 }  // namespace
+
+bool is_transfer_state(RequestState s) {
+  return s == RequestState::kTransferringFromHost || s == RequestState::kTransferringToHost ||
+         s == RequestState::kCompleting;
+}
 
 IdleWatch::Verdict IdleWatch::observe(uint64_t events, uint32_t outstanding,
                                       Clock::time_point now) {
@@ -73,10 +105,31 @@ std::string describe_qp(const StallSnapshot& s) {
 }
 
 std::string describe_stall(const StallSnapshot& s, IdleWatch::Clock::duration idle) {
+  std::string out = std::to_string(s.outstanding) + " commands outstanding, idle for " +
+                    std::to_string(ms_of(idle)) + " ms: " + describe_resources(s);
+  if (s.has_oldest_transfer) {
+    out += "; oldest transfer: cid " + hex_cid(s.oldest_transfer_cid) + " in " +
+           std::string(request_state_name(s.oldest_transfer_state)) + " for " +
+           std::to_string(ms_of(s.oldest_transfer_age)) + " ms (" + transfer_work(s) + ")";
+  }
+  return out;
+}
+
+std::string describe_transfer_stall(const StallSnapshot& s) {
+  if (!s.has_oldest_transfer) return describe_stall(s, IdleWatch::Clock::duration::zero());
+  return "cid " + hex_cid(s.oldest_transfer_cid) + " in " +
+         std::string(request_state_name(s.oldest_transfer_state)) + " for " +
+         std::to_string(ms_of(s.oldest_transfer_age)) + " ms: its " + transfer_work(s) +
+         " has no work completion yet (" + std::to_string(s.transfers) +
+         " requests in transfer states); " + std::to_string(s.outstanding) +
+         " commands outstanding: " + describe_resources(s);
+}
+
+namespace {
+
+std::string describe_resources(const StallSnapshot& s) {
   auto n = [](uint64_t v) { return std::to_string(v); };
-  std::string out = n(s.outstanding) + " commands outstanding, idle for " +
-                    n(std::chrono::duration_cast<std::chrono::milliseconds>(idle).count()) +
-                    " ms: states";
+  std::string out = "states";
   for (size_t i = 0; i < s.states.size(); ++i) {
     const auto state = static_cast<RequestState>(i);
     if (state == RequestState::kDone || s.states[i] == 0) continue;
@@ -102,5 +155,7 @@ std::string describe_stall(const StallSnapshot& s, IdleWatch::Clock::duration id
   if (s.qp_queried) out += "; " + describe_qp(s);
   return out;
 }
+
+}  // namespace
 
 }  // namespace nvmf::target

@@ -87,7 +87,21 @@ struct StallSnapshot {
   int qp_state = 0;
   uint8_t timeout = 0, retry_cnt = 0, rnr_retry = 0, min_rnr_timer = 0;
   uint8_t max_rd_atomic = 0, max_dest_rd_atomic = 0;
+  // The request longest in a transfer state (transferring_from_host: its RDMA READ posted;
+  // transferring_to_host / completing: its RDMA WRITE and response SEND posted) whose work
+  // completion has not been handled: a wait inside the transport (on rxe, retransmit rounds of
+  // the local ACK timeout each). transfers: requests in those states now.
+  uint32_t transfers = 0;
+  bool has_oldest_transfer = false;
+  RequestState oldest_transfer_state = RequestState::kDone;
+  uint16_t oldest_transfer_cid = 0;
+  uint32_t oldest_transfer_bytes = 0;  // the READ's or WRITE's length (0: a SEND alone)
+  IdleWatch::Clock::duration oldest_transfer_age{};  // at least this long in its state
 };
+
+// True for the states in which a request has work posted on the QP and waits for its work
+// completion: transferring_from_host, transferring_to_host, completing.
+bool is_transfer_state(RequestState s);
 
 // "K commands outstanding, idle for T ms: states transferring_from_host=16 ...; receives posted
 // P of D (with an SRQ: SRQ receives posted P of D, capsules held H of L); capsules waiting for a
@@ -95,6 +109,12 @@ struct StallSnapshot {
 // flight A of D (W waiting); backend operations B; shared buffers F free of C (W waiting); CQ
 // armed; QP RTS timeout 14 (67 ms) retry_cnt 7 rnr_retry 7 min_rnr_timer 12".
 std::string describe_stall(const StallSnapshot& s, IdleWatch::Clock::duration idle);
+
+// A request waiting for its own work completion while the queue's other completions go on
+// (which IdleWatch does not see): "cid 0x001a in transferring_from_host for 1250 ms: its RDMA
+// READ of 65536 bytes has no work completion yet (3 requests in transfer states); 12 commands
+// outstanding: states ...; <the rest of describe_stall>".
+std::string describe_transfer_stall(const StallSnapshot& s);
 
 // "QP RTS timeout 14 (67 ms) retry_cnt 7 rnr_retry 7 min_rnr_timer 12 max_rd_atomic 16
 // max_dest_rd_atomic 128": the transport retry settings rdma_cm gave the QP (qp_* fields).

@@ -135,4 +135,78 @@ TEST(DescribeStall, WithAnSrqShowsItsReceivesAndTheCapsulesTheQueueHolds) {
 }
 
 }  // namespace
+TEST(DescribeStall, TheQueueWarnNamesTheOldestTransfer) {
+  StallSnapshot s;
+  s.outstanding = 2;
+  s.states[static_cast<size_t>(RequestState::kTransferringFromHost)] = 2;
+  s.transfers = 2;
+  s.has_oldest_transfer = true;
+  s.oldest_transfer_state = RequestState::kTransferringFromHost;
+  s.oldest_transfer_cid = 0x1a;
+  s.oldest_transfer_bytes = 65536;
+  s.oldest_transfer_age = milliseconds(2100);
+  const std::string line = describe_stall(s, milliseconds(2000));
+  EXPECT_NE(line.find("; oldest transfer: cid 0x001a in transferring_from_host for 2100 ms (RDMA "
+                      "READ of 65536 bytes)"),
+            std::string::npos)
+      << line;
+}
+
+TEST(DescribeTransferStall, NamesTheCommandItsStateAndTheWorkWithoutACompletion) {
+  StallSnapshot s;
+  s.outstanding = 12;
+  s.states[static_cast<size_t>(RequestState::kTransferringFromHost)] = 3;
+  s.states[static_cast<size_t>(RequestState::kNew)] = 9;
+  s.transfers = 3;
+  s.has_oldest_transfer = true;
+  s.oldest_transfer_state = RequestState::kTransferringFromHost;
+  s.oldest_transfer_cid = 0xbeef;
+  s.oldest_transfer_bytes = 65536;
+  s.oldest_transfer_age = milliseconds(1250);
+  s.receive_depth = 128;
+  const std::string line = describe_transfer_stall(s);
+  EXPECT_EQ(line.rfind("cid 0xbeef in transferring_from_host for 1250 ms: its RDMA READ of 65536 "
+                       "bytes has no work completion yet (3 requests in transfer states); 12 "
+                       "commands outstanding: states new=9 transferring_from_host=3; receives "
+                       "posted 0 of 128",
+                       0),
+            0u)
+      << line;
+  s.oldest_transfer_state = RequestState::kTransferringToHost;
+  s.oldest_transfer_bytes = 4096;
+  EXPECT_NE(describe_transfer_stall(s).find("its RDMA WRITE of 4096 bytes and response SEND has"),
+            std::string::npos);
+  s.oldest_transfer_state = RequestState::kCompleting;
+  s.oldest_transfer_bytes = 0;
+  EXPECT_NE(describe_transfer_stall(s).find("for 1250 ms: its response SEND has no work"),
+            std::string::npos);
+}
+
+TEST(TransferState, OnlyStatesWithWorkPostedOnTheQp) {
+  int n = 0;
+  for (size_t i = 0; i < kRequestStateCount; ++i)
+    n += is_transfer_state(static_cast<RequestState>(i));
+  EXPECT_EQ(n, 3);
+  EXPECT_TRUE(is_transfer_state(RequestState::kTransferringFromHost));
+  EXPECT_TRUE(is_transfer_state(RequestState::kTransferringToHost));
+  EXPECT_TRUE(is_transfer_state(RequestState::kCompleting));
+  EXPECT_FALSE(is_transfer_state(RequestState::kWaitingForReadCredit));
+  EXPECT_FALSE(is_transfer_state(RequestState::kExecuting));
+}
+
+// The watch of the oldest transfer is an IdleWatch fed the oldest request's ticket: other
+// requests coming and going around it do not reset it, its own completion does.
+TEST(IdleWatch, FedTheOldestTransferTicketItSeesOneStuckRequestAmongBusyOnes) {
+  IdleWatch w(milliseconds(1000));
+  const auto t0 = IdleWatch::Clock::time_point{} + std::chrono::hours(1);
+  // Ticket 7 stays the oldest while newer tickets complete around it (the count moves).
+  EXPECT_EQ(w.observe(7, 4, t0), Verdict::kQuiet);
+  EXPECT_EQ(w.observe(7, 9, t0 + milliseconds(500)), Verdict::kQuiet);
+  EXPECT_EQ(w.observe(7, 2, t0 + milliseconds(1000)), Verdict::kStalled);
+  // It completes: the next oldest (ticket 12) starts its own clock.
+  EXPECT_EQ(w.observe(12, 1, t0 + milliseconds(1100)), Verdict::kResumed);
+  EXPECT_EQ(w.stalled_for(), milliseconds(1100));
+  EXPECT_EQ(w.observe(12, 1, t0 + milliseconds(2099)), Verdict::kQuiet);
+}
+
 }  // namespace nvmf::target

@@ -43,8 +43,9 @@ struct CounterSnapshot {
   uint64_t send_queue_waits = 0;
   // Commands that waited for a shared data buffer (target/buffer_pool.h).
   uint64_t buffer_waits = 0;
-  // Stalls reported: commands outstanding and no completion for TargetOptions::stall_warn_ms
-  // (each stall counted once, however many WARN lines it got).
+  // Stalls reported: commands outstanding and no completion for TargetOptions::stall_warn_ms,
+  // or one request's RDMA READ or response SEND without its work completion that long while
+  // other completions went on (each stall counted once, however many WARN lines it got).
   uint64_t stalls = 0;
 
   CounterSnapshot& operator+=(const CounterSnapshot& other);

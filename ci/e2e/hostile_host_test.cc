@@ -12,8 +12,10 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "ci/e2e/raw_cm.h"
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
+#include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
 #include "common/verbs/verbs.h"
@@ -514,6 +517,61 @@ TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   ASSERT_TRUE(ka.ok()) << ka.status().to_string();
   EXPECT_EQ(st(*ka), kStatusSuccess);
   EXPECT_EQ(pool_of(g).in_use_peak, per_group);
+}
+
+// A response SEND that never completes while the queue's other completions go on: the host
+// posts no receive for it (RNR NAK, retried forever) and keeps sending commands, each one a
+// receive completion on the target. The queue is never idle, so only the watch of the oldest
+// transfer sees the stuck SEND; its WARN names the command, its state and the work posted.
+TEST_F(SharedBufferTest, AResponseSendWithoutACompletionIsNamedWhileOtherCompletionsGoOn) {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  set_log_sink([&](std::string_view line) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(line);
+  });
+  start([](target::TargetOptions& o) { o.stall_warn_ms = 500; });
+  host::ConnectSpec spec;
+  uint16_t cntlid = 0;
+  auto admin = attacker_admin(spec, &cntlid);
+  ASSERT_NE(admin, nullptr);
+  // Two CQE receives, never given back: the Connect's response takes one, the first Flush's
+  // the other; the second Flush's response SEND (cid 201) finds none.
+  auto io = attacker_io(spec, cntlid, 2, /*repost=*/false);
+  ASSERT_NE(io, nullptr);
+  auto send_flush = [&](uint16_t cid) {
+    proto::Sqe f = host::flush_sqe(1);
+    f.cid = cid;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    Status sent;
+    while (!(sent = io->send(f)).ok() && sent.code() == StatusCode::kResourceExhausted &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return sent;
+  };
+  ASSERT_TRUE(send_flush(200).ok());
+  ASSERT_TRUE(send_flush(201).ok());
+  // A command every 100 ms for 2.5 s (five times --stall-warn-ms): the target handles a
+  // receive completion each time, so the queue as a whole never looks idle.
+  for (uint16_t cid = 202; cid < 227; ++cid) {
+    ASSERT_TRUE(send_flush(cid).ok()) << "cid " << cid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  set_log_sink(nullptr);
+  int named = 0, idle = 0;
+  for (const std::string& l : lines) {
+    if (l.find("qid 1: cid 0x00c9 in completing for ") != std::string::npos &&
+        l.find("its response SEND has no work completion yet") != std::string::npos) {
+      ++named;
+      if (named == 1) std::printf("%s\n", l.c_str());
+    }
+    idle += l.find("qid 1: ") != std::string::npos &&
+            l.find("commands outstanding, idle for") != std::string::npos;
+  }
+  EXPECT_GE(named, 1) << "the stuck SEND of cid 201 (0x00c9) is named";
+  EXPECT_EQ(idle, 0) << "the queue was never idle: the transfer WARN alone speaks";
+  EXPECT_GE((*target_)->stats().totals.stalls, 1u);
 }
 
 // Writes whose RDMA READ fails (an rkey the host never registered): the READ's completion error

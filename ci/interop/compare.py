@@ -17,6 +17,10 @@ Usage:
       reads happened, and the effective in-capsule size is INLINE_SIZE; with POLL_GROUPS, the
       queues (per_queue, live and freed) were served by that many poll groups ("auto": by as
       many as the report's poll_groups, the groups --poll-groups auto ran).
+  compare.py deep OURS_FIO.json NVMET_FIO.json MIN_RATIO
+      one deep-writes job (ci/lib/deep_writes.sh) on both targets: fio reported no error, its
+      verification read blocks back inside the timed run on both, and nvmf-target's write IOPS
+      are at least MIN_RATIO x nvmet-rdma's.
 Exit 0 when all fields agree, 1 otherwise. A field missing on either side is a failure (never
 skipped), and so is a comparison with nothing to compare.
 """
@@ -209,10 +213,41 @@ def paths(path, inline_size, poll_groups=None):
     return report(rows)
 
 
+def fio_job(path):
+    """The one (group-reported) job of a fio JSON output file; fio may print warnings before it."""
+    text = open(path).read()
+    j = json.loads(text[text.index("{"):])["jobs"][0]
+    w, r = j["write"], j["read"]
+    return {"error": j["error"], "write_ios": w["total_ios"], "write_iops": w["iops"],
+            "verify_reads": r["total_ios"],
+            "p99_ms": w["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1e6,
+            "max_ms": w["clat_ns"]["max"] / 1e6}
+
+
+def deep(ours_path, nvmet_path, min_ratio):
+    ours, nvmet = fio_job(ours_path), fio_job(nvmet_path)
+    need = float(min_ratio)
+    bad = 0
+    for name, j in (("nvmf-target", ours), ("nvmet-rdma", nvmet)):
+        print(f"{name}: {j['write_iops']:.1f} write IOPS ({j['write_ios']} writes), "
+              f"{j['verify_reads']} blocks verified, p99 {j['p99_ms']:.0f} ms, "
+              f"max {j['max_ms']:.0f} ms, fio error {j['error']}")
+        for what, ok in (("fio error 0", j["error"] == 0), ("writes > 0", j["write_ios"] > 0),
+                         ("verified inside the run", j["verify_reads"] > 0)):
+            bad += not ok
+            print(f"{'ok ' if ok else 'BAD'} {name}: {what}")
+    ratio = ours["write_iops"] / nvmet["write_iops"] if nvmet["write_iops"] > 0 else 0.0
+    ok = nvmet["write_iops"] > 0 and ratio >= need
+    bad += not ok
+    print(f"{'ok ' if ok else 'BAD'} nvmf-target / nvmet-rdma write IOPS {ratio:.2f} "
+          f"(at least {need})")
+    return 1 if bad else 0
+
+
 def main(argv):
     cmd, args = argv[0], argv[1:]
     fn = {"idctrl": idctrl, "list": nvme_list, "disc": disc, "negotiation": negotiation,
-          "paths": paths}[cmd]
+          "paths": paths, "deep": deep}[cmd]
     return fn(*args)
 
 

@@ -10,6 +10,7 @@
 #   (env: NVMF_TARGET_ADDR, NVMF_HOST_ADDR, NVMF_RESULTS_DIR from ci/rxe-run;
 #    NVMF_BIN_DIR = bazel-bin, default <repo>/bazel-bin; NVMF_INTEROP_SIZES, default "0 4096 16384";
 #    NVMF_INTEROP_ONLY=file: only the file and block-device checks of ci/interop/file-backend.sh;
+#    NVMF_INTEROP_ONLY=deep: only the deep-writes checks (ci/lib/deep_writes.sh);
 #    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on;
 #    NVMF_INTEROP_POLL_GROUPS=N: nvmf-target's --poll-groups in the in-capsule 4096 cell of
 #    KernelHostOnNvmfTarget_inlineSIZE, default 1, so that one group serves all of the kernel
@@ -292,6 +293,34 @@ finish() { # the closing record and verdict (judge.py completes it on the host)
   nullb_remove interop-ns || log "null_blk interop-ns still in use"
   [ "$failed" -eq 0 ]
 }
+# Deep large writes from the Linux host (ci/lib/deep_writes.sh): nvmf-target and nvmet-rdma
+# run side by side; each job runs on nvmet-rdma, then on nvmf-target, in this one boot. Every
+# run must end with fio's in-run verification passing and no kernel I/O timeout or controller
+# reset (nvme_core io_timeout 30 s); nvmf-target's write IOPS must reach 0.8x nvmet-rdma's for
+# the same job (judged on the host). rxe's retry counters of each run are in its log.
+deep_writes() {
+  local s=KernelHostDeepWrites job
+  # shellcheck disable=SC2034 # read by ci/lib/deep_writes.sh
+  DEEP_OUT=$out/deep-writes DEEP_TARGET_BIN=$target_bin DEEP_NVMET_CONFIG=$here/nvmet-config.py
+  mkdir -p "$DEEP_OUT"
+  # shellcheck source=/dev/null # ci/lib/deep_writes.sh is shellchecked on its own
+  . "$repo/ci/lib/deep_writes.sh"
+  if check "$s" setup deep_setup; then
+    for job in "${DEEP_JOBS[@]}"; do
+      check "$s" "${job}_nvmet_rdma" deep_run "$job" nvmet "$job-nvmet"
+      check "$s" "${job}_nvmf_target" deep_run "$job" ours "$job-ours"
+      judge "$s" "${job}_nvmf_target_iops_at_least_0_8x_nvmet_rdma" deep \
+        "$DEEP_OUT/$job-ours.json" "$DEEP_OUT/$job-nvmet.json" 0.8
+    done
+  fi
+  check "$s" teardown deep_teardown
+}
+# NVMF_INTEROP_ONLY=deep: only the deep-writes checks.
+if [ "${NVMF_INTEROP_ONLY:-}" = deep ]; then
+  deep_writes
+  finish
+  exit
+fi
 # NVMF_INTEROP_ONLY=file: only the file and block-device namespace checks (ci/interop/file-backend.sh).
 if [ "${NVMF_INTEROP_ONLY:-}" = file ]; then
   # shellcheck source=/dev/null # ci/interop/file-backend.sh is shellchecked on its own
@@ -358,30 +387,6 @@ if check "$s" start_target start_target "$cfg" once; then
     dd if=\$n of=/dev/null bs=4k count=1 iflag=direct status=none || exit 1
     [ \"\$st\" = live ] || exit 1
     k_disconnect"
-  # Large writes at QD32 (each one an RDMA READ by the target) complete without an I/O error
-  # reaching fio. The Linux host's io_timeout is lowered to 6 s and the kernel I/O timeouts that
-  # still happen are printed as a figure, not asserted: on soft-RoCE a command capsule of the
-  # host's QP that arrives out of order at our QP makes the host's rxe wait for its 2 s
-  # retransmit timer, and a few rounds exceed 6 s (3 of 4 tries; nvmet-rdma 0 of 4; rxe's
-  # reordering and why nvmet escapes it: docs/soft-roce.md). rxe's retry counters are printed
-  # before and after (rxe0 = our target's device, rxe1 = the host's).
-  CHECK_TIMEOUT=300 check "$s" large_writes_qd32_complete bash -c "
-    rxe_retries() { for d in /sys/class/infiniband/*; do for c in completer_retry_err out_of_seq_request duplicate_request; do printf '%s.%s=%s ' \$(basename \$d) \$c \$(cat \$d/ports/1/hw_counters/\$c 2>/dev/null || echo '?'); done; done; echo; }
-    echo 6 >/sys/module/nvme_core/parameters/io_timeout
-    dmesg -c >/dev/null
-    k_connect || exit 1
-    n=\$(wait_ns)
-    echo \"rxe counters before: \$(rxe_retries)\"
-    fio --name=qd32-64k --filename=\$n --ioengine=libaio --direct=1 --rw=randwrite --bs=64k \
-      --iodepth=32 --numjobs=2 --size=16m --offset_increment=16m --time_based --runtime=10 \
-      --group_reporting; rc=\$?
-    echo \"rxe counters after:  \$(rxe_retries)\"
-    echo 30 >/sys/module/nvme_core/parameters/io_timeout
-    k_disconnect
-    t=\$(dmesg | grep -c 'I/O .*timeout')
-    echo \"fio exit \$rc; kernel I/O timeouts (a figure, not asserted): \$t\"
-    dmesg | grep -E 'timeout|recovery|Reconnect' | head -n 5
-    [ \$rc -eq 0 ]"
   check "$s" host_not_allowed_kernel_host bash -c "
     dmesg -c >/dev/null
     if nvme connect -t rdma -a '$T' -s 4420 -w '$H' -n '$NQN' -q '$HOST_BAD'; then echo 'connect by $HOST_BAD succeeded'; nvme disconnect -n '$NQN'; exit 1; fi
@@ -392,6 +397,8 @@ if check "$s" start_target start_target "$cfg" once; then
     cat '$out/refused-ours.txt'; grep -q 'SC 0x84' '$out/refused-ours.txt'"
   check "$s" stop_target stop_target
 fi
+
+deep_writes
 
 # Two ports (issue 14): 4420 with one page of in-capsule data, 4421 with none. `nvme discover`
 # on either port lists $NQN on both; the Linux host connects to each port (two controllers,

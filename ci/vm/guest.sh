@@ -48,6 +48,27 @@ for d in all default vethA vethB; do
 done
 ip addr add 10.99.0.1/24 dev vethA
 ip addr add 10.99.0.2/24 dev vethB
+# Receive Packet Steering on both veths, over every CPU (docs/soft-roce.md): a veth queues
+# each packet on the backlog of the CPU that sent it, and rxe sends one QP's packets from
+# several CPUs (the system call that posted, softirq where the peer's packets arrived), so
+# without RPS they overtake each other and rxe recovers with a NAK or its retransmit timer
+# (seconds). With RPS every packet of one flow (a QP's UDP source port) goes to the backlog of
+# one CPU chosen by its hash, in the order it was sent.
+rps_mask() { # all CPUs as a sysfs cpumask: 32-bit hex groups, highest first, comma-separated
+	local n=$1 groups=() bits
+	while [ "$n" -gt 0 ]; do
+		bits=$((n >= 32 ? 32 : n))
+		groups=("$(printf '%x' $(((1 << bits) - 1)))" "${groups[@]}")
+		n=$((n - bits))
+	done
+	(
+		IFS=,
+		echo "${groups[*]}"
+	)
+}
+mask=$(rps_mask "$(nproc)")
+for d in vethA vethB; do echo "$mask" >"/sys/class/net/$d/queues/rx-0/rps_cpus"; done
+echo "guest: rps_cpus $mask on vethA and vethB"
 ip link set vethA up
 ip link set vethB up
 ip route add 10.99.0.2/32 dev vethA src 10.99.0.1 table 101
