@@ -4,7 +4,7 @@
 # alternating), ratios are taken inside each repetition. Not a timed test: it prints figures.
 #
 # Usage: ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS]
-#                            [--out DIR] [--backends]
+#                            [--out DIR] [--backends | --deep-writes]
 #   default: 5 repetitions, 2 s per cell after a 0.5 s ramp (about 20 minutes under emulation);
 #   --quick: 2 repetitions of 1 s cells after 0.2 s (a CI smoke that proves the harness works).
 #   --backends: instead of the RAM comparison, file and block-device namespaces (issue 11): the
@@ -13,6 +13,11 @@
 #   reads while another host's Flush runs (exit 1 when they take more than 2x their idle time)
 #   (ci/bench/backends-guest.sh; figures: ci/bench/backends-report.py, backends-report.json/.md;
 #   default 3 repetitions, about 12 minutes in the guest).
+#   --deep-writes: instead, the Linux host's 64 KiB random writes at QD32 x 2 jobs and QD127
+#   (20 s, fio verifying as it goes) against nvmf-target and nvmet-rdma side by side: IOPS, p99,
+#   kernel I/O timeouts and rxe's retry counters per cell (ci/bench/deep-writes-guest.sh;
+#   figures: ci/bench/deep-writes-report.py, deep-writes-report.json/.md; default 3 repetitions,
+#   about 6 minutes in the guest; BENCH_RPS=off runs it with Receive Packet Steering off).
 # Environment: BENCH_POLL (our host's --poll, default busy as in nvmf-host bench; the other mode
 #   gets a cell of its own), BENCH_INLINE_OFF (our host's --max-inline-data for the "inline send
 #   off" cell, default 0). --backends: NVMF_BENCH_URING off (default), on (every nvmf-target with
@@ -28,10 +33,11 @@ runtime=2
 ramp=0.5
 out=bench-results
 backends=0
+deep=0
 reps_given=0
 # Arguments are checked before anything else runs (setup, build, the guest).
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
-prog=bench-compare.sh usage="ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends] (--help)"
+prog=bench-compare.sh usage="ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends | --deep-writes] (--help)"
 # shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
 . "ci/lib/args.sh"
 while [ $# -gt 0 ]; do
@@ -42,7 +48,8 @@ while [ $# -gt 0 ]; do
     --ramp) ramp=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
     --backends) backends=1; shift ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    --deep-writes) deep=1; shift ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
@@ -50,6 +57,8 @@ done
 [[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--runtime wants seconds, not '$runtime'"
 [[ $ramp =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--ramp wants seconds, not '$ramp'"
 if [ -e "$out" ] && ! [ -d "$out" ]; then usage_error "--out: $out is not a directory"; fi
+[ "$backends" = 0 ] || [ "$deep" = 0 ] || usage_error "--backends and --deep-writes exclude each other"
+case ${BENCH_RPS:-on} in on | off) ;; *) usage_error "BENCH_RPS wants on or off, not '$BENCH_RPS'" ;; esac
 # The --backends guest's environment, checked here: a bad value would otherwise be found only
 # minutes into the guest run.
 if [ "$backends" = 1 ]; then
@@ -74,7 +83,7 @@ bazel build -c opt //host:nvmf-host //target:nvmf-target
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')); QEMU TCG guest (2 vCPUs, 2 GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
+machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')); QEMU TCG guest (${NVMF_RXE_CPUS:-2} vCPUs, $((${NVMF_RXE_MEM_MB:-2048} / 1024)) GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
 if [ "$backends" = 1 ]; then
   rm -rf "$out/raw-backends"
   [ "$reps_given" = 1 ] || reps=3
@@ -93,6 +102,22 @@ if [ "$backends" = 1 ]; then
   [ "$rc" -ne 0 ] || rc=$report_rc
   exit "$rc"
 fi
+if [ "$deep" = 1 ]; then
+  rm -rf "$out/raw-deep"
+  [ "$reps_given" = 1 ] || reps=3
+  budget=$((reps * 240 + 600))
+  echo "bench-compare.sh --deep-writes: $reps repetitions; guest timeout ${budget}s"
+  rc=0
+  ci/rxe-run --results "$out" --timeout "$budget" --env BENCH_RPS \
+    ci/bench/deep-writes-guest.sh "$bin" "$reps" || rc=$?
+  [ -s "$out/raw-deep/cells.tsv" ] || { echo "bench-compare.sh: no cells recorded (rxe-run exit $rc)" >&2; exit 1; }
+  report_rc=0
+  python3 ci/bench/deep-writes-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
+    --command "${BENCH_RPS:+BENCH_RPS=$BENCH_RPS }ci/bench-compare.sh --deep-writes --reps $reps" || report_rc=$?
+  echo "bench-compare.sh: report in $out (deep-writes-report.json, deep-writes-report.md)"
+  [ "$rc" -ne 0 ] || rc=$report_rc
+  exit "$rc"
+fi
 rm -rf "$out/raw"
 # Per repetition: 36 cells of (runtime + ramp + ~3 s of connect and process start) and 11
 # perftest runs, and three reconnects of the kernel host to the kernel target.
@@ -106,7 +131,7 @@ if [ ! -s "$out/raw/cells.tsv" ]; then
   echo "bench-compare.sh: the guest recorded no cells (rxe-run exit $rc)" >&2
   exit 1
 fi
-machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; QEMU TCG guest (2 vCPUs, 2 GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
+machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; QEMU TCG guest (${NVMF_RXE_CPUS:-2} vCPUs, $((${NVMF_RXE_MEM_MB:-2048} / 1024)) GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
 # report.py exits 1 when a counter check fails (a cell's writes not on the path its group
 # promises): the plot is still drawn, then this script fails.
 report_rc=0

@@ -117,8 +117,13 @@ ROWS = [
      "KernelHostDeepWrites",
      ["setup"] + [f"{j}_{t}" for j in ("qd127", "qd32x2", "seq128k", "seq1m")
                   for t in ("nvmet_rdma", "nvmf_target",
-                            "nvmf_target_iops_at_least_0_8x_nvmet_rdma")] + ["teardown"],
+                            "nvmf_target_iops_at_least_0_8x_nvmet_rdma")],
      None),
+    ("", "nvmf-host bench --verify, 64 KiB random writes at QD127 for 20 s, against both targets:"
+     " no error, no queue lost, nvmf-target's IOPS at least 0.8x nvmet-rdma's",
+     "KernelHostDeepWrites",
+     ["nvmf_host_bench_qd127_nvmet_rdma", "nvmf_host_bench_qd127_nvmf_target",
+      "nvmf_host_bench_qd127_nvmf_target_iops_at_least_0_8x_nvmet_rdma", "teardown"], None),
     ("", "host NQN not in allowed_hosts refused (kernel host and nvmf-host); the target then stops"
      " on SIGTERM with exit 0", "KernelHostOnNvmfTarget",
      ["host_not_allowed_kernel_host", "host_not_allowed_nvmf_host", "stop_target"], None),

@@ -128,6 +128,11 @@ NVMF_BENCH_NULLB_POLL_QUEUES=-1 refused ci/bench-compare.sh \
   "bench-compare.sh: NVMF_BENCH_NULLB_POLL_QUEUES wants a whole number (null_blk poll_queues), not '-1'" --backends
 NVMF_BENCH_URING=both NVMF_BENCH_PARTS=cells NVMF_BENCH_NULLB_POLL_QUEUES=1 reached \
   ci/bench-compare.sh setup --backends
+refused ci/bench-compare.sh "bench-compare.sh: --backends and --deep-writes exclude each other" \
+  --backends --deep-writes
+BENCH_RPS=maybe refused ci/bench-compare.sh "bench-compare.sh: BENCH_RPS wants on or off, not 'maybe'" \
+  --deep-writes
+BENCH_RPS=off reached ci/bench-compare.sh setup --deep-writes
 
 # ci/bench/scale.sh (runs in the guest: its points were not checked at all).
 refused ci/bench/scale.sh \
@@ -181,8 +186,8 @@ refused scripts/rxe-smoke.sh "rxe-smoke.sh: unknown argument '--frobnicate' (it 
 reached scripts/rxe-smoke.sh rxe-run
 
 echo "$checked command lines checked"
-[ "$checked" -eq 48 ] || {
-  echo "FAIL: $checked command lines checked, want 48"
+[ "$checked" -eq 51 ] || {
+  echo "FAIL: $checked command lines checked, want 51"
   fail=1
 }
 exit "$fail"

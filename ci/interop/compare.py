@@ -21,6 +21,9 @@ Usage:
       one deep-writes job (ci/lib/deep_writes.sh) on both targets: fio reported no error, its
       verification read blocks back inside the timed run on both, and nvmf-target's write IOPS
       are at least MIN_RATIO x nvmet-rdma's.
+  compare.py hostbench OURS_BENCH.json NVMET_BENCH.json MIN_RATIO
+      nvmf-host bench --verify against both targets: no error, every read verified, no queue
+      lost, and the write IOPS against nvmf-target at least MIN_RATIO x against nvmet-rdma.
 Exit 0 when all fields agree, 1 otherwise. A field missing on either side is a failure (never
 skipped), and so is a comparison with nothing to compare.
 """
@@ -244,10 +247,42 @@ def deep(ours_path, nvmet_path, min_ratio):
     return 1 if bad else 0
 
 
+def bench_all(path):
+    """nvmf-host bench --json: the all-jobs line of its one block size, and the checks."""
+    r = load(path)
+    a = r["results"][0]["all"]
+    return {"write_iops": a["write"]["iops"], "write_ios": a["write"]["total_ios"],
+            "p99_ms": a["write"]["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1e6,
+            "verified": r["verify"]["checked"], "verify_errors": r["verify"]["errors"],
+            "losses": r["recovery"]["losses"], "error": r["error"]}
+
+
+def hostbench(ours_path, nvmet_path, min_ratio):
+    ours, nvmet = bench_all(ours_path), bench_all(nvmet_path)
+    need = float(min_ratio)
+    bad = 0
+    for name, j in (("nvmf-target", ours), ("nvmet-rdma", nvmet)):
+        print(f"nvmf-host on {name}: {j['write_iops']:.1f} write IOPS ({j['write_ios']} writes),"
+              f" {j['verified']} reads verified, p99 {j['p99_ms']:.0f} ms, {j['losses']} queues"
+              f" lost, error {j['error']!r}")
+        for what, ok in (("no error", j["error"] == ""), ("reads verified", j["verified"] > 0),
+                         ("no verify error", j["verify_errors"] == 0),
+                         ("no queue lost", j["losses"] == 0)):
+            bad += not ok
+            print(f"{'ok ' if ok else 'BAD'} {name}: {what}")
+    ratio = ours["write_iops"] / nvmet["write_iops"] if nvmet["write_iops"] > 0 else 0.0
+    ok = nvmet["write_iops"] > 0 and ratio >= need
+    bad += not ok
+    print(f"{'ok ' if ok else 'BAD'} nvmf-target / nvmet-rdma write IOPS {ratio:.2f} "
+          f"(at least {need})")
+    return 1 if bad else 0
+
+
 def main(argv):
     cmd, args = argv[0], argv[1:]
     fn = {"idctrl": idctrl, "list": nvme_list, "disc": disc, "negotiation": negotiation,
-          "paths": paths, "deep": deep}[cmd]
+          "paths": paths, "deep": deep,
+          "hostbench": hostbench}[cmd]
     return fn(*args)
 
 

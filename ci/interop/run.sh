@@ -297,11 +297,14 @@ finish() { # the closing record and verdict (judge.py completes it on the host)
 # run side by side; each job runs on nvmet-rdma, then on nvmf-target, in this one boot. Every
 # run must end with fio's in-run verification passing and no kernel I/O timeout or controller
 # reset (nvme_core io_timeout 30 s); nvmf-target's write IOPS must reach 0.8x nvmet-rdma's for
-# the same job (judged on the host). rxe's retry counters of each run are in its log.
+# the same job (judged on the host). Then our host (nvmf-host bench) against each, with the same
+# checks. rxe's retry counters of each run are in its log.
 deep_writes() {
   local s=KernelHostDeepWrites job
   # shellcheck disable=SC2034 # read by ci/lib/deep_writes.sh
-  DEEP_OUT=$out/deep-writes DEEP_TARGET_BIN=$target_bin DEEP_NVMET_CONFIG=$here/nvmet-config.py
+  DEEP_OUT=$out/deep-writes DEEP_TARGET_BIN=$target_bin DEEP_HOST_BIN=$host_bin
+  # shellcheck disable=SC2034
+  DEEP_NVMET_CONFIG=$here/nvmet-config.py
   mkdir -p "$DEEP_OUT"
   # shellcheck source=/dev/null # ci/lib/deep_writes.sh is shellchecked on its own
   . "$repo/ci/lib/deep_writes.sh"
@@ -312,6 +315,11 @@ deep_writes() {
       judge "$s" "${job}_nvmf_target_iops_at_least_0_8x_nvmet_rdma" deep \
         "$DEEP_OUT/$job-ours.json" "$DEEP_OUT/$job-nvmet.json" 0.8
     done
+    # Our host, the same way: nvmf-host bench at iodepth 127 against each.
+    check "$s" nvmf_host_bench_qd127_nvmet_rdma deep_host_bench nvmet host-qd127-nvmet
+    check "$s" nvmf_host_bench_qd127_nvmf_target deep_host_bench ours host-qd127-ours
+    judge "$s" nvmf_host_bench_qd127_nvmf_target_iops_at_least_0_8x_nvmet_rdma hostbench \
+      "$DEEP_OUT/host-qd127-ours.json" "$DEEP_OUT/host-qd127-nvmet.json" 0.8
   fi
   check "$s" teardown deep_teardown
 }

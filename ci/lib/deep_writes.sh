@@ -7,9 +7,11 @@
 # nvme_core io_timeout (30 s). Each job's fio JSON, rxe's retry counters before and after, and
 # the kernel's I/O timeouts and controller resets during it go to files under $DEEP_OUT.
 #
+# deep_host_bench runs nvmf-host bench (our host) the same way against either target.
+#
 # Needs: $NVMF_TARGET_ADDR, $NVMF_HOST_ADDR (ci/rxe-run), ci/lib/target.sh and ci/lib/null_blk.sh
 # sourced, $DEEP_OUT (an existing directory), $DEEP_TARGET_BIN (nvmf-target),
-# $DEEP_NVMET_CONFIG (ci/interop/nvmet-config.py). Optional: $DEEP_TARGET_ARGS (more
+# $DEEP_NVMET_CONFIG (ci/interop/nvmet-config.py), $DEEP_HOST_BIN (nvmf-host). Optional: $DEEP_TARGET_ARGS (more
 # nvmf-target options, word-split).
 
 DEEP_NQN_OURS=nqn.2024-01.io.nvmf-rdma:deep-writes-ours
@@ -169,4 +171,24 @@ deep_run() {
   cat "$DEEP_OUT/$tag.counters"
   head -n 5 "$DEEP_OUT/$tag.kernel"
   [ "$rc" -eq 0 ] && [ "$timeouts" -eq 0 ] && [ "$resets" -eq 0 ]
+}
+
+# deep_host_bench TARGET TAG: nvmf-host bench, 64 KiB random writes at iodepth 127 (both targets'
+# I/O queues hold 127 commands) for 20 s with --verify, against TARGET (ours|nvmet); its JSON
+# report goes to $DEEP_OUT/TAG.json. Exit 0 only when the bench succeeded (every read verified)
+# and no queue was lost to a transport error or a command timeout (recovery.losses 0).
+deep_host_bench() {
+  local t=$1 tag=$2 port=4420 nqn=$DEEP_NQN_OURS rc=0
+  [ "$t" = ours ] || { port=4421 nqn=$DEEP_NQN_NVMET; }
+  echo "before: $(deep_counters)" >"$DEEP_OUT/$tag.counters"
+  timeout -k 5 120 "$DEEP_HOST_BIN" -a "$NVMF_TARGET_ADDR" -s "$port" -w "$NVMF_HOST_ADDR" \
+    -n "$nqn" --hostnqn "$DEEP_HOSTNQN" bench --rw randwrite --bs 65536 --iodepth 127 \
+    --runtime 20 --size 256m --verify --json "$DEEP_OUT/$tag.json" || rc=$?
+  echo "after: $(deep_counters)" >>"$DEEP_OUT/$tag.counters"
+  local losses
+  losses=$(grep -oE '"losses": *[0-9]+' "$DEEP_OUT/$tag.json" | grep -oE '[0-9]+$')
+  echo "nvmf-host bench on $t: exit $rc; queues lost (recovery.losses) ${losses:-?}"
+  cat "$DEEP_OUT/$tag.counters"
+  grep -E '"iops"|"losses"|"reconnects"' "$DEEP_OUT/$tag.json" | head -n 4
+  [ "$rc" -eq 0 ] && [ "${losses:-1}" -eq 0 ]
 }

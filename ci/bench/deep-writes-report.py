@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Figures of `ci/bench-compare.sh --deep-writes` (cells of ci/bench/deep-writes-guest.sh).
+
+Usage: deep-writes-report.py DIR [--machine TEXT] [--command TEXT]
+Reads DIR/raw-deep/cells.tsv and each cell's fio JSON, rxe counters and kernel lines; writes
+DIR/deep-writes-report.json and DIR/deep-writes-report.md and prints the table. Per job: each
+target's median write IOPS and p99 completion latency over the repetitions, the median of the
+per-repetition ratios nvmf-target / nvmet-rdma, the kernel I/O timeouts, and rxe's retry counters
+summed over the job's cells of that target. Exit 1 when a cell has no result.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+
+RETRY_COUNTERS = ("completer_retry_err", "duplicate_request", "out_of_seq_request",
+                  "rcvd_seq_err", "send_err", "softnet.dropped")
+
+
+def fio_job(path):
+    text = open(path).read()
+    j = json.loads(text[text.index("{"):])["jobs"][0]
+    w = j["write"]
+    return {"iops": w["iops"],
+            "p99_ms": w["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1e6,
+            "verified": j["read"]["total_ios"], "error": j["error"]}
+
+
+def counters(path):
+    """{counter: after - before} of a cell's .counters file (both devices added up)."""
+    seen = {}
+    for line in open(path):
+        m = re.match(r"(before|after): (.*)", line.strip())
+        if not m:
+            continue
+        vals = {}
+        for kv in m.group(2).split():
+            k, _, v = kv.partition("=")
+            name = k.split(".", 1)[1] if not k.startswith("softnet") else k
+            if v.isdigit():
+                vals[name] = vals.get(name, 0) + int(v)
+        seen[m.group(1)] = vals
+    b, a = seen.get("before", {}), seen.get("after", {})
+    return {k: a[k] - b.get(k, 0) for k in a}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--machine", default="")
+    ap.add_argument("--command", default="")
+    args = ap.parse_args()
+    raw = os.path.join(args.dir, "raw-deep")
+    env = {}
+    if os.path.exists(os.path.join(raw, "environment.txt")):
+        env = dict(line.rstrip("\n").split("=", 1) for line in open(os.path.join(raw, "environment.txt"))
+                   if "=" in line)
+    cells = [line.rstrip("\n").split("\t") for line in open(os.path.join(raw, "cells.tsv"))]
+    by = {}
+    missing = 0
+    for rep, job, target, tag, rc in cells:
+        try:
+            f = fio_job(os.path.join(raw, tag + ".json"))
+        except (OSError, ValueError, KeyError, IndexError):
+            missing += 1
+            continue
+        kernel = open(os.path.join(raw, tag + ".kernel")).read()
+        f["timeouts"] = len(re.findall(r"I/O .*timeout", kernel))
+        f["counters"] = counters(os.path.join(raw, tag + ".counters"))
+        f["exit"] = int(rc)
+        by.setdefault(job, {}).setdefault(target, {})[int(rep)] = f
+    jobs = {}
+    for job, targets in by.items():
+        out = {}
+        for target, reps in targets.items():
+            out[target] = {
+                "iops_median": statistics.median(r["iops"] for r in reps.values()),
+                "p99_ms_median": statistics.median(r["p99_ms"] for r in reps.values()),
+                "timeouts": sum(r["timeouts"] for r in reps.values()),
+                "failed_cells": sum(r["exit"] != 0 for r in reps.values()),
+                "retry_counters": {c: sum(r["counters"].get(c, 0) for r in reps.values())
+                                   for c in RETRY_COUNTERS},
+                "per_rep": reps,
+            }
+        ours, nvmet = targets.get("ours", {}), targets.get("nvmet", {})
+        ratios = [ours[r]["iops"] / nvmet[r]["iops"] for r in ours if r in nvmet and nvmet[r]["iops"] > 0]
+        out["ratio_median"] = statistics.median(ratios) if ratios else None
+        out["ratios"] = ratios
+        jobs[job] = out
+    report = {"machine": args.machine, "command": args.command, "environment": env,
+              "reps": len({c[0] for c in cells}), "jobs": jobs}
+    with open(os.path.join(args.dir, "deep-writes-report.json"), "w") as f:
+        json.dump(report, f, indent=2, sort_keys=True)
+    names = {"qd32x2": "64 KiB randwrite QD32 x 2 jobs", "qd127": "64 KiB randwrite QD127"}
+    lines = [f"Deep writes from the Linux host, {report['reps']} repetitions; {args.machine}; "
+             f"guest kernel {env.get('kernel', '?')}, {env.get('vcpus', '?')} vCPUs, veth "
+             f"rps_cpus {env.get('rps_cpus', '?')}. Command: `{args.command}`.", "",
+             "| job | target | write IOPS (median) | p99 ms (median) | kernel I/O timeouts | "
+             "rxe retries (completer_retry_err / duplicate_request / out_of_seq_request) | "
+             "ours / nvmet IOPS (median of reps) |",
+             "|---|---|---|---|---|---|---|"]
+    for job in ("qd32x2", "qd127"):
+        if job not in jobs:
+            continue
+        for target, label in (("nvmet", "nvmet-rdma"), ("ours", "nvmf-target")):
+            t = jobs[job].get(target)
+            if not t:
+                continue
+            rc = t["retry_counters"]
+            ratio = jobs[job]["ratio_median"]
+            lines.append(
+                f"| {names[job]} | {label} | {t['iops_median']:.0f} | {t['p99_ms_median']:.0f} | "
+                f"{t['timeouts']} | {rc['completer_retry_err']} / {rc['duplicate_request']} / "
+                f"{rc['out_of_seq_request']} | "
+                f"{'' if target == 'nvmet' or ratio is None else f'{ratio:.2f}'} |")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(args.dir, "deep-writes-report.md"), "w") as f:
+        f.write(text)
+    print(text)
+    if missing:
+        print(f"deep-writes-report: {missing} cells without a result", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
