@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Collects the GoogleTest XML of every expected Bazel test from ONE `bazel test` invocation.
 
 Usage: bazel-test-results.py BEP_JSON LABELS_FILE OUTDIR

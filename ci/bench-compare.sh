@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Compares our host and target with the Linux kernel's NVMe-oF RDMA stack and the raw verbs floor,
 # in one soft-RoCE run, interleaved: every repetition runs every cell back to back (order
 # alternating), ratios are taken inside each repetition. Not a timed test: it prints figures.
@@ -49,7 +50,7 @@ while [ $# -gt 0 ]; do
     --out) out=$(value "$@") || exit 2; shift 2 ;;
     --backends) backends=1; shift ;;
     --deep-writes) deep=1; shift ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h | --help) sed -n '3,26p' "$0"; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done

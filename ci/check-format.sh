@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fails when clang-format (per .clang-format) would change any tracked C++ file, or when any
 # shell script of ci/, scripts/ and .ci/ has a shellcheck finding.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Counts GoogleTest XML results against the list of results that should exist.
 
 Usage: count-gtest-xml.py [--expect FILE]... DIR...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the libFuzzer targets (//fuzz, `bazel build --config=fuzz`: clang 14, ASan + UBSan) and
 # runs each one over its seed corpus (fuzz/corpus/NAME) and then on new inputs for a bounded
 # number of executions. Prints one line per fuzzer and writes fuzz-report.json; exits 1 when any
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
     --only) v=$(value "$@") || exit 2; only+=("$v"); shift 2 ;;
     --jobs) jobs=$(value "$@") || exit 2; shift 2 ;;
     --xml) xml=$(value "$@") || exit 2; shift 2 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done

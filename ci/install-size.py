@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Prints how many Debian packages, and how many MB installed, apt would add for a package list.
 
 Usage: ci/install-size.py [--recommends] [--json] PACKAGE...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests ci/lib/cpu_window.sh: cpu_share takes the CPU shares between the first and the last
 # sample inside the window where every bench JSON measured (samples before and after it do not
 # count), gives nan with too few samples inside, and cpu_sampler writes lines it can read.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests ci/lib/target.sh, the one "start nvmf-target and wait for `listening on`" of the guest
 # scripts: it returns 0 once the line is there (and sets target_pid), 1 soon after the process
 # exits without it, 1 after the time limit; a stale line from an earlier run is never read.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The soft-RoCE half of scripts/loopback.sh: runs under ci/rxe-run, starts nvmf-target, writes
 # the input through nvmf-host, reads it back, compares and writes report.json to NVMF_RESULTS_DIR.
 # Usage: ci/loopback-guest.sh BAZEL_BIN INPUT INLINE_DATA_SIZE LBA_SIZE [GENERATED]

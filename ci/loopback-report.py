@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Prints the short human report of scripts/loopback.sh from its report.json, then checks every
 figure it printed against the others (exit 1 when a check fails)."""
 import json

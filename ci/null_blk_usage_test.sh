@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The guest scripts make every null_blk device they use by name through configfs
 # (ci/lib/null_blk.sh) and never count on the module's own first device: once an earlier test in
 # the same guest has loaded null_blk (file_backend_test loads it with nr_devices=0), a later

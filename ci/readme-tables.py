@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the README's test counts and interop matrix from one scripts/test.sh run's results.
 
 Usage: readme-tables.py RESULTS_DIR [--readme README.md]

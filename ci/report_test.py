@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Tests of the test report itself: ci/count-gtest-xml.py and ci/bazel-test-results.py.
 
 Run directly (python3 ci/report_test.py) or as the Bazel test //ci:report_test, which also

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Time from a target restart to the first completed I/O (issue 14, README "Host recovery"),
 # for our host (nvmf-host bench) and for the Linux nvme-rdma host, both against nvmf-target.
 # Runs under ci/rxe-run; not part of CI (about 3 minutes in the soft-RoCE guest).
@@ -24,7 +25,7 @@ prog=restart-figures.sh usage="ci/rxe-run --results DIR ci/restart-figures.sh (e
 # shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
 . "$(dirname "$0")/lib/args.sh"
 case "${1-}" in
-  -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") [ $# -eq 0 ] || usage_error "unknown argument ''" ;;
   *) usage_error "unknown argument '$1' (it takes none; samples: NVMF_RESTART_SAMPLES)" ;;
 esac

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs each soft-RoCE test binary listed in $1 (one path a line) with XML output into
 # $NVMF_RESULTS_DIR; meant to run under ci/rxe-run, where a device exists. Then, in the same
 # guest, each binary listed in $2 (optional: the in-process tests built with --config=asan,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests ci/run-rxe-tests.sh's follow(): it must return soon after the followed binary exits (the
 # binary is the script's own background child, so it stays an unreaped zombie until bash runs
 # its next command: a 30 s blocking read kept each binary's follow loop 30 s past its exit), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The scripts that take arguments refuse bad ones first: before setup (scripts/setup.sh), the
 # build (bazel), the guest (ci/rxe-run) or a target starts, with the script's own message and
 # exit code 2. Each script runs from a copy of the tree in which setup.sh, bazel and rxe-run

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """scripts/setup.sh installs nothing that would touch /boot (issue 15, item 1).
 
 On a bootable Debian 12 with initramfs-tools, installing a package with a dpkg trigger of

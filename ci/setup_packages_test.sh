@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Bazel entry point of ci/setup_packages_test.py (scripts/setup.sh installs nothing that would
 # rebuild /boot's initramfs).
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Older option spellings kept working on both command lines (nvmf-host, nvmf-target) without
 // being shown: README "Command-line options" lists the current names only.
 #ifndef NVMF_COMMON_CLI_ALIAS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // usage_error.
 #include "common/cli_usage.h"
 

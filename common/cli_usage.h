@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one shape of a bad command line on both binaries (nvmf-host, nvmf-target), the same as the
 // scripts' (ci/lib/args.sh usage_error): two lines on stderr, then exit 2.
 //   PROG: MESSAGE        MESSAGE names the option the user got wrong (or the one missing)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // In-capsule data negotiation math; see in_capsule.h for the rules and their sources.
 #include "common/in_capsule.h"
 

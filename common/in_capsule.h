@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // In-capsule data negotiation math: IOCCSZ <-> bytes, the host's use policy, the target's size.
 //
 // "In-capsule data" is write data carried in the command capsule after the 64-byte SQE (NVMe

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests for the in-capsule data negotiation math, host policy and target size resolution.
 #include "common/in_capsule.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Names for SendMode; the decision itself is constexpr in inline_send.h.
 #include "common/inline_send.h"
 

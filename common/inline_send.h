@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The single place that decides whether a capsule is posted as an inline send (IBV_SEND_INLINE).
 //
 // Words: "inline send" is the verbs flag IBV_SEND_INLINE. It is unrelated to "in-capsule data"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for choose_send_mode: every granted size x in-capsule data x SQE/CQE capsule.
 #include "common/inline_send.h"
 

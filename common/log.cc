@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Leveled logging: line formatting, the global level, and the sink (stderr by default).
 #include "common/log.h"
 

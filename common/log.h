@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Minimal leveled logging to stderr for setup, teardown and errors. Not for the fast path.
 //
 //   NVMF_LOG(INFO) << "listening on " << addr;

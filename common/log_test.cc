@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for common/log: format, level filtering, sinks and thread-safe line emission.
 #include "common/log.h"
 

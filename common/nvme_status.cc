@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Names for NVMe status values (NVMe Base 2.0 §4.2.3 status code tables).
 #include "common/nvme_status.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Composes, takes apart and names the 16-bit NVMe CQE status field.
 //
 // The field is CQE DW3 bits 31:16 seen as a 16-bit value: P bit 0, SC 8:1, SCT 11:9, CRD 13:12,

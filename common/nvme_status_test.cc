@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests for the CQE status field helpers.
 #include "common/nvme_status.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SGL encode (host) and decode with bounds checks (target); see sgl.h for the rules.
 #include "common/sgl.h"
 

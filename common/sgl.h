@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Encodes the command SGL (SQE DPTR) for a host and decodes and checks it for a target.
 //
 // Units: every address, offset and length here is in bytes. Every status returned is a full

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Drives every SGL encode/decode edge case one by one and checks the exact status values.
 #include "common/sgl.h"
 

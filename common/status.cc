@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvmf::Status: names, errno mapping and formatting.
 #include "common/status.h"
 

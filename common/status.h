@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Error values for library boundaries: nvmf::Status, nvmf::Result<T> and the propagation macros.
 #ifndef NVMF_COMMON_STATUS_H_
 #define NVMF_COMMON_STATUS_H_

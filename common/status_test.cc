@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for nvmf::Status, nvmf::Result<T> and the propagation macros.
 #include "common/status.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // escape_wire_text: a strict UTF-8 decoder (RFC 3629 table of well-formed byte sequences) that
 // keeps printable characters and escapes the rest.
 #include "common/wire_text.h"

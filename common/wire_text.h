@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Text that came from a peer (NQNs from a Connect, strings from Identify or a Discovery Log
 // Page, a host's addresses): made safe to put in a log line or a JSON string.
 //

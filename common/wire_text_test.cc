@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for escape_wire_text / is_safe_wire_text: each class of hostile bytes, and the
 // UTF-8 edge cases of RFC 3629 (overlong forms, surrogates, above U+10FFFF, truncation).
 #include "common/wire_text.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes target::check_cm_request with any RDMA_CM_REQUEST private data and limits: it must
 // never read past the data, and what it accepts must fit the limits (NVMe RDMA Transport 1.0
 // §3.3).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes sequences of capsules through target::CommandProcessor: up to six queues (admin and
 // I/O, discovery and NVM) on one port, opened by CM private data, then Connects, Property
 // Get/Set, Identify, Get Log Page, Set/Get Features, Keep Alive, Async Event Requests, I/O with

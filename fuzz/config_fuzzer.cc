@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes the nvmetcli config.json reader (target/config.h) with any text: it must return a
 // config or an error naming a key, never throw, abort, overflow the stack or wrap a number; a
 // config it accepts holds values inside the documented ranges.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes one Fabrics Connect: any SQE and any 1024 bytes of Connect data, in-capsule or by
 // RDMA READ, on an admin or I/O queue of the NVM subsystem (an admin Connect of the allowed
 // host runs first when the input asks, so I/O Connects can find a controller). A Connect that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FakeTarget: the port and subsystems the fuzzers connect to.
 #include "fuzz/fake_target.h"
 

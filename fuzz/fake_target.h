@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FakeTarget: a port with the discovery subsystem and one NVM subsystem on a small RAM namespace,
 // as Target sets them up, for the fuzzers that drive FakeQueues against it.
 #ifndef NVMF_FUZZ_FAKE_TARGET_H_

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """nvmf_fuzzer: one libFuzzer target plus a replay test of its seed corpus.
 
 With --config=fuzz (clang, see .bazelrc) `name` links libFuzzer's main (-fsanitize=fuzzer).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Input: reads a fuzz input as a stream of little-endian integers and byte runs; past the end
 // every read gives zeroes, so any input decodes to some sequence of operations.
 #ifndef NVMF_FUZZ_INPUT_H_

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the hand-made seeds of fuzz/corpus/ (rerun after changing a fuzzer's input format).
 
 Each fuzzer reads its input as fuzz/input.h does: little-endian integers and byte runs, in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Runs LLVMFuzzerTestOneInput once on each file named on the command line (directories are
 // walked, files sorted by name), for builds without libFuzzer: the seed-corpus replay tests and
 // reproducing a crash input with the default compiler. Exit 0 when every input ran; a bug the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzzes SGL decoding (common/sgl.h) with any SQE and receive: what decode_command_sgl accepts
 // must lie inside the in-capsule area and the bytes received, copying it out must stay inside
 // the receive's pages, and keyed SGLs the host encodes must decode to the same fields.

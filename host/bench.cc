@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The `nvmf-host bench` engine and reports; see bench.h.
 #include "host/bench.h"
 

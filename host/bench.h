@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The `nvmf-host bench` engine: fio-like timed I/O over one Controller, one I/O queue per job,
 // the jobs driven by one thread each or spread over --threads N threads (as SPDK's perf drives
 // many qpairs per core with -P, or fio many files per job), completion latencies in a bounded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The `nvmf-host bench` subcommand; see bench_cli.h.
 #include "host/bench_cli.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The `nvmf-host bench` subcommand: its CLI11 options and its run (host/bench.h does the work).
 #ifndef NVMF_HOST_BENCH_CLI_H_
 #define NVMF_HOST_BENCH_CLI_H_

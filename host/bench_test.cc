@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the bench engine's pure parts: option parsing, the I/O pattern and rw mix, the verify
 // pattern, and the JSON report schema. (The engine itself runs in ci/e2e/bench_test.cc.)
 #include "host/bench.h"

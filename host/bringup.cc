@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Controller bring-up and teardown steps; see bringup.h.
 #include "host/bringup.h"
 

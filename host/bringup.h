@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Controller bring-up and teardown steps over a CommandChannel (no verbs): Fabrics Connect,
 // Property Get/Set, enable and wait for CSTS.RDY, Identify, Set Features, shutdown.
 #ifndef NVMF_HOST_BRINGUP_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of host/bringup over a scripted CommandChannel (no verbs).
 #include "host/bringup.h"
 

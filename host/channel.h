@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CommandChannel: the seam between controller bring-up logic and the RDMA queue engine, so the
 // admin sequence (Connect, properties, Identify, shutdown) can be unit-tested without verbs.
 #ifndef NVMF_HOST_CHANNEL_H_

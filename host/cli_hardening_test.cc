@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The nvmf-host CLI helpers against what a careless user types: bad addresses and ports, ranges
 // that overflow 64 bits, a directory or device as --input, an unwritable --json path. Each is
 // refused with a message naming the option, before any connection is made.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvmf-host CLI helpers; see cli_util.h.
 #include "host/cli_util.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Helpers of the nvmf-host CLI that need no device: size parsing, LBA alignment and padding,
 // buffer sizing, and the JSON reports. Kept out of main.cc so they can be unit-tested.
 #ifndef NVMF_HOST_CLI_UTIL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of host/cli_util: size parsing, LBA alignment, padding, buffer sizing, JSON.
 #include "host/cli_util.h"
 

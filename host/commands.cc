@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pure builders for the host's commands; see commands.h.
 #include "host/commands.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pure builders for the commands the host sends: CM private data, Fabrics Connect and its data,
 // Property Get/Set, Identify, Set Features, Keep Alive, Read/Write/Flush. No verbs.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of host/commands: CM private data, Connect data and SQE bytes at spec offsets.
 #include "host/commands.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `nvmf-host conform`: checks an NVMe-oF RDMA target against the specification with a catalogue
 // of cases (host/conform_cases.cc), each sending crafted CM requests and capsules through
 // RawQueue (host/raw_queue.h) and judging what comes back. This header holds the catalogue's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The `nvmf-host conform` catalogue: one small function per case and one table row with its
 // id, level, spec section, what it sends and which answers conform. Every case builds its own
 // association (or bare queues) and drops them when it returns, so the target starts each case

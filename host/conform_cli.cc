@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "host/conform_cli.h"
 
 #include <cstdio>

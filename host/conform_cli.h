@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The `nvmf-host conform` subcommand: its CLI11 options and its run (host/conform.h does the
 // work).
 #ifndef NVMF_HOST_CONFORM_CLI_H_

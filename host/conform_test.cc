@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of `nvmf-host conform` that need no device: the catalogue's integrity, the
 // verdict logic, the exit status and the three report writers.
 #include "host/conform.h"

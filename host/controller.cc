@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The host controller association; see controller.h.
 #include "host/controller.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Controller: the host side of one NVMe-oF RDMA controller association: connect (admin queue,
 // enable, Identify, I/O queues), block I/O over registered buffers, and orderly disconnect.
 #ifndef NVMF_HOST_CONTROLLER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Discovery Log Page reading and decoding.
 #include "host/discover.h"
 

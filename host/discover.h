@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Host side of discovery: reads a target's Discovery Log Page (Get Log Page LID 70h) through
 // the discovery controller (NQN nqn.2014-08.org.nvmexpress.discovery), like `nvme discover`.
 #ifndef NVMF_HOST_DISCOVER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Host discovery: decoding the Discovery Log Page, the Get Log Page SQE, and the read sequence
 // over a scripted CommandChannel serving a log built by the target's builder layout.
 #include "host/discover.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Log-linear latency histogram; see histogram.h.
 #include "host/histogram.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LatencyHistogram: completion latencies in ns kept in log-linear buckets (bounded memory, like
 // fio's), with exact count, min, max, mean and standard deviation, and bucketed percentiles.
 #ifndef NVMF_HOST_HISTOGRAM_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of the log-linear latency histogram: bucket layout, exact moments, percentiles.
 #include "host/histogram.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Identify data checks and decoding; see identify.h.
 #include "host/identify.h"
 

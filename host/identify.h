@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checks and summaries of Identify data the host depends on (controller and namespace). Pure.
 #ifndef NVMF_HOST_IDENTIFY_H_
 #define NVMF_HOST_IDENTIFY_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of host/identify: the controller checks a host must make, namespace decoding.
 #include "host/identify.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Transfer planning; see io_plan.h.
 #include "host/io_plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pure planning of data transfers: how a read or write over caller segments is cut into NVMe
 // commands (MDTS, keyed SGL and NLB limits) and whether each goes in-capsule or keyed. No verbs.
 #ifndef NVMF_HOST_IO_PLAN_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of host/io_plan: MDTS splitting, in-capsule vs keyed choice, CQE status messages.
 #include "host/io_plan.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // KeepAliveSchedule: when the host's keep-alive thread sends its next Keep Alive (admin 18h).
 #ifndef NVMF_HOST_KEEP_ALIVE_SCHEDULE_H_
 #define NVMF_HOST_KEEP_ALIVE_SCHEDULE_H_

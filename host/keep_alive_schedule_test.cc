@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // KeepAliveSchedule with an injected clock: the period is the interval whatever the Keep
 // Alive's round trip (the heartbeat used to run late by one round trip per period).
 #include "host/keep_alive_schedule.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvmf-host: a small nvme-cli-like front end of the host library (identify, write, read).
 #include <CLI/CLI.hpp>
 #include <cstdio>

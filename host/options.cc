@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // HostOptions helpers; see options.h.
 #include "host/options.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // HostOptions: everything the host library needs to connect to one NVMe-oF RDMA controller.
 #ifndef NVMF_HOST_OPTIONS_H_
 #define NVMF_HOST_OPTIONS_H_

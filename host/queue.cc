@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The host queue engine: rdma_cm connect, buffers, post and completion matching; see queue.h.
 #include "host/queue.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Queue: one NVMe-oF RDMA queue of the host (admin qid 0 or I/O qid >= 1): its rdma_cm
 // connection, QP, CQ, registered SQE and CQE buffers, and the command engine (slots matched by
 // CID, completions polled busy or on a completion channel).

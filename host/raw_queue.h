@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RawQueue: one RDMA connection to a target that speaks raw capsules. Unlike host::Queue it
 // sends whatever the caller built (any CM private data, any SQE, any number of bytes after it,
 // more capsules than the target posted receives) and reports whatever comes back (CQEs, CM

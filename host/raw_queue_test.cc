@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for the raw-capsule layer's builders (no device needed): CM REQUEST private data
 // and Connect SQE/data exactly as specified, wrong fields included.
 #include "host/raw_queue.h"

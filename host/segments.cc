@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // uneven_split; see segments.h.
 #include "host/segments.h"
 

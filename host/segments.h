@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Splitting a transfer into uneven pieces, for `nvmf-host write --segments N`: the CLI's way to
 // drive scattered (multi-segment) writes through the host library, as a caller with an iovec would.
 #ifndef NVMF_HOST_SEGMENTS_H_

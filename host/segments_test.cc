@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of host/segments: uneven splits for `nvmf-host write --segments N`.
 #include "host/segments.h"
 

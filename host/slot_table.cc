@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Command-slot bookkeeping; see slot_table.h.
 #include "host/slot_table.h"
 

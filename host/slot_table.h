@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SlotTable: the command-slot bookkeeping of a host queue (CID = slot index), without verbs.
 #ifndef NVMF_HOST_SLOT_TABLE_H_
 #define NVMF_HOST_SLOT_TABLE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of host/slot_table: CID matching and slot reuse rules.
 #include "host/slot_table.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Discovery Log Page (Get Log Page LID 70h) layouts and the Discovery Log entry codes.
 //
 // Layouts and constants only. Sections refer to the NVMe over Fabrics 1.1 specification

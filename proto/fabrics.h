@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NVMe over Fabrics command capsule overlays (Connect, Property Get/Set) and their constants.
 //
 // Layouts and constants only. Section numbers refer to NVM Express Base Specification 2.0

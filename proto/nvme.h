@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // NVMe wire layouts and constants (SQE, CQE, SGL descriptor, status, properties, Identify data).
 //
 // Layouts and constants only. Every multi-byte field is little-endian on the wire; we require a

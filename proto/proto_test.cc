@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Round-trips fields of the wire structs through raw bytes, so a broken layout fails a test.
 #include <gtest/gtest.h>
 

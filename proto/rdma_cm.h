@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RDMA CM private data exchanged when an NVMe-oF RDMA queue connects (request, accept, reject).
 //
 // Layouts and constants only. Source: NVM Express RDMA Transport Specification 1.0b ("RDMA

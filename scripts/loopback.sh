@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job: our target and our host over soft-RoCE write a real file, read it back,
 # compare, and report what was negotiated.
 #
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
       shift
       ;;
     -h | --help)
-      sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) usage_error "unknown option '$opt'" ;;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Smoke test for ci/rxe-run: lists the rxe devices, then passes rping and ib_send_lat traffic from the host device to the target device.
 #
 # Usage: scripts/rxe-smoke.sh            (re-runs itself under ci/rxe-run)
@@ -7,7 +8,7 @@
 set -euo pipefail
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-	sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,7p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0
 fi
 # It takes no argument: anything else is refused before ci/rxe-run boots a guest.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian packages nvmf-rdma uses (no recommended packages), says how much first; idempotent.
 #
 # Usage: scripts/setup.sh [--no-vm] [--vm] [--bench] [--list]
@@ -23,7 +24,7 @@ for arg in "$@"; do
     --bench) want_bench=1 ;;
     --list) list_only=1 ;;
     -h | --help)
-      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs every test: unit tests (Bazel), the same under ASan + UBSan, bounded fuzzing (ci/fuzz.sh),
 # then the soft-RoCE end-to-end, Linux kernel interop and conform suites under ci/rxe-run.
 #
@@ -23,7 +24,7 @@ for arg in "$@"; do
     --rxe-only) run_unit=0 run_san=0 ;;
     --no-sanitizers) run_san=0 run_san_rxe=0 ;;
     -h | --help)
-      sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CommandProcessor: Admin commands (Identify, Get Log Page, Set/Get Features, Keep Alive,
 // Async Event Request, Abort). Base 2.0 §5.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AsyncEventThread: poll() on the async fd and a stop eventfd.
 #include "target/async_events.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AsyncEventThread: reads an RDMA device's asynchronous events (ibv_get_async_event) on a thread
 // of its own and acknowledges each one at once.
 //

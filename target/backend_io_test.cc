@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for the command processor's backend path: file namespaces answered later through
 // the IoEngine (kBackend + io_done), errors as NVMe statuses, FUA, Flush (DNR, sticky), the
 // CC.SHN flush, Write Zeroes, Dataset Management and the Identify fields that announce them.

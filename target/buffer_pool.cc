@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BufferPool and its free list.
 #include "target/buffer_pool.h"
 

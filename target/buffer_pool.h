@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BufferPool: the data buffers every queue of one RDMA device shares (issue 12), instead of
 // queue_size x MDTS per queue. One anonymous mapping of `count` chunks of `chunk_bytes` (the
 // MDTS transfer size: an RDMA READ or WRITE of a command uses one SGE, so a command's data is

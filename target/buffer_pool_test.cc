@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared buffer pool's free list: chunk addresses, exhaustion, give-back checks and the
 // waiters' claim on free chunks. (The registered mapping needs a device: ci/e2e covers it.)
 #include "target/buffer_pool.h"

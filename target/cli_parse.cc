@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // parse_size.
 #include "target/cli_parse.h"
 

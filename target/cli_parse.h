@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Parsing helpers for the nvmf-target command line (kept out of main.cc so they are testable).
 #ifndef NVMF_TARGET_CLI_PARSE_H_
 #define NVMF_TARGET_CLI_PARSE_H_

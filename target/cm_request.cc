@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // check_cm_request: validation of the RDMA_CM_REQUEST private data.
 #include "target/cm_request.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Checks the NVMe-oF RDMA_CM_REQUEST private data a host sends to open a queue.
 #ifndef NVMF_TARGET_CM_REQUEST_H_
 #define NVMF_TARGET_CM_REQUEST_H_

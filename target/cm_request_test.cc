@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for check_cm_request: every reject status and the padding rule.
 #include "target/cm_request.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CommandProcessor: dispatch, data phase helpers and the Fabrics commands (Connect, Property
 // Get/Set). Admin commands are in admin_commands.cc, NVM I/O in io_commands.cc.
 #include "target/command_processor.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CommandProcessor: executes the commands of one queue (Fabrics, Admin, NVM I/O) without any
 // RDMA: the transport hands it a Request and carries out the NextStep it returns. This is the
 // seam between the NVMe-oF core and the RDMA transport (like SPDK's transport ops).

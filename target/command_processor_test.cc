@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for CommandProcessor: Connect, properties, admin and I/O commands, driven in memory
 // the way the RDMA transport drives them (no device needed).
 #include "target/command_processor.h"

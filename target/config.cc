@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvmetcli config.json reader.
 #include "target/config.h"
 

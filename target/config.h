@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Reads the JSON that nvmetcli saves (/etc/nvmet/config.json) into TargetOptions, so one file
 // configures both the Linux kernel target (through configfs) and nvmf-target.
 #ifndef NVMF_TARGET_CONFIG_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvmetcli config.json: a good file, then each unsupported key and each bad value, one by one.
 #include "target/config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The control lock: the one mutex that serializes controller, subsystem and port state across
 // poll groups (target/event_loop.h). Taken by Connect, Admin and Fabrics commands, queue
 // teardown, keep-alive expiry and port removal; never by NVM I/O commands on a connected I/O

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Controller: one host's NVMe controller in the subsystem (dynamic model: created by an admin
 // queue Connect with CNTLID FFFFh, freed when that admin queue goes away).
 #ifndef NVMF_TARGET_CONTROLLER_H_

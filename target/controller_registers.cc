@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ControllerRegisters: CAP/VS/CC/CSTS and the CC.EN / CC.SHN state machine.
 #include "target/controller_registers.h"
 

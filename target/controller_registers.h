@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The controller properties a Fabrics host reads and writes with Property Get/Set: CAP, VS, CC,
 // CSTS, and the CC state machine (enable, reset, shutdown).
 #ifndef NVMF_TARGET_CONTROLLER_REGISTERS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for ControllerRegisters: CAP/VS contents and the CC state machine.
 #include "target/controller_registers.h"
 

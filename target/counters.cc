@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // QueueCounters, StatusCounters and CounterSnapshot arithmetic.
 #include "target/counters.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Relaxed atomic counters written by the event-loop thread and read by stats() from any thread.
 #ifndef NVMF_TARGET_COUNTERS_H_
 #define NVMF_TARGET_COUNTERS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Credits and SlotFifo: the bookkeeping behind a request that waits for a queue resource (RDMA
 // READ depth, send-queue entries) in arrival order instead of failing. Event-loop thread only;
 // no allocation after reset().

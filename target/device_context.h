@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // DeviceContext: the per-RDMA-device objects every queue on that device shares.
 #ifndef NVMF_TARGET_DEVICE_CONTEXT_H_
 #define NVMF_TARGET_DEVICE_CONTEXT_H_

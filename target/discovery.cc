@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Discovery Log Page and discovery Identify Controller builders.
 #include "target/discovery.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The discovery controller's data: the Discovery Log Page (LID 70h) and its Identify
 // Controller. Pure builders, no RDMA; the Port decides which subsystems a host may see.
 #ifndef NVMF_TARGET_DISCOVERY_H_

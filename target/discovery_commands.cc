@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CommandProcessor: the discovery controller's admin commands (nvmet_parse_discovery_cmd):
 // Identify (CNS 01h only), Get Log Page (Discovery Log, LID 70h), Set/Get Features (KATO and
 // Asynchronous Event Configuration only), Keep Alive and Asynchronous Event Request.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Discovery: the Discovery Log Page layout, the Get Log Page window, the discovery Identify, and
 // the port's Connect routing (discovery NQN, several subsystems, allowed hosts), driven in memory.
 #include "target/discovery.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // EventLoop: CM event handling, queue creation and teardown, and the poll/arm/sleep cycle.
 #include "target/event_loop.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // EventLoop: one poll group's thread: its queues' CQs, its rdma_cm channel and the wake-up eventfd,
 // multiplexed with epoll; CQs are drained by polling and the loop sleeps only when idle. Group 0
 // also owns the rdma_cm listeners and the keep-alive timers.

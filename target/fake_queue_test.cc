@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The fuzzers' in-memory transport (target/testing/fake_queue.h) driven by a unit test: a Connect
 // in-capsule and one by RDMA READ reach the processor and come back with the queue's CID and
 // SQID; an RDMA READ waits until the test completes it; a second Connect on one queue is refused.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Identify data builders.
 #include "target/identify.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Builds the Identify data the target returns: Controller (CNS 01h), Namespace (CNS 00h),
 // Active Namespace ID list (CNS 02h) and Namespace Identification Descriptors (CNS 03h).
 #ifndef NVMF_TARGET_IDENTIFY_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for the Identify builders: the fields that steer hosts.
 #include "target/identify.h"
 

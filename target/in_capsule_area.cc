@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // InCapsuleArea::copy_out: page-spanning copy out of a receive buffer's in-capsule pages.
 #include "target/in_capsule_area.h"
 

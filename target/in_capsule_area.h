@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // InCapsuleArea: the in-capsule data area of one receive buffer, split over page-sized buffers
 // (one receive SGE per page, as nvmet-rdma), and copies out of it.
 #ifndef NVMF_TARGET_IN_CAPSULE_AREA_H_

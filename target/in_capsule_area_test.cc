@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for InCapsuleArea::copy_out across page boundaries at odd offsets.
 #include "target/in_capsule_area.h"
 

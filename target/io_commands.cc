@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CommandProcessor: NVM I/O commands (Read, Write, Flush, Write Zeroes, Dataset Management;
 // NVM CS 1.0 §3.2) and the CC.SHN flush. RAM namespaces answer at once; file and block-device
 // namespaces go through the IoEngine (NextStep::kBackend) and answer from io_done().

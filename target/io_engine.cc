@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // IoEngine: the io_uring engine and the worker-thread fallback.
 #include "target/io_engine.h"
 

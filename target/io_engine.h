@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // IoEngine: asynchronous file and block-device I/O for the target's namespaces, on io_uring
 // (liburing) or, where io_uring is unavailable, on a few worker threads. Submissions and
 // completions both happen on the event-loop thread; the thread never waits for the disk.

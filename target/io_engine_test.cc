@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for IoEngine, both kinds, against real files in TEST_TMPDIR: data round trips,
 // short transfers at the end of a file, errors as -errno, more operations than the ring holds,
 // the eventfd, drain(); the io_uring setup fallbacks (flags refused as by an older kernel), a

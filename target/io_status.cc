@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // status_for_io_error.
 #include "target/io_status.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The NVMe status a failed backend operation completes with, following Linux nvmet's mapping
 // of errors from its file and block-device backends (errno_to_nvme_status and
 // blk_to_nvme_status in drivers/nvme/target/core.c).

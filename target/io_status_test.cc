@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for status_for_io_error: nvmet's errno mapping, command by command.
 #include "target/io_status.h"
 

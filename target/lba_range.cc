@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // check_lba_range.
 #include "target/lba_range.h"
 

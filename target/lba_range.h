@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Range checks of NVM Read/Write/Flush commands against the namespace and the transfer limit.
 #ifndef NVMF_TARGET_LBA_RANGE_H_
 #define NVMF_TARGET_LBA_RANGE_H_

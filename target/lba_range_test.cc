@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for check_lba_range, including overflow near 2^64.
 #include "target/lba_range.h"
 

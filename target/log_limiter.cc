@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LogLimiter.
 #include "target/log_limiter.h"
 

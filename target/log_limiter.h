@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // LogLimiter: at most a few log lines per second for each kind, so that a host that keeps
 // sending what the target refuses (CM requests over a limit, bad Connects), or keeps connecting
 // and disconnecting, cannot flood the log.

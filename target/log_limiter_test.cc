@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for LogLimiter: a burst of lines a second per key, with the count of lines refused.
 #include "target/log_limiter.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // nvmf-target: command-line front end of the target library (thin: parse, run, report).
 #include <signal.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Namespace: RAM (anonymous mmap) or a file / block device opened for the IoEngine.
 #include "target/namespace.h"
 

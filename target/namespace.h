@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Storage behind a namespace: anonymous RAM (Read and Write are memcpy on the event-loop
 // thread, the fastest path), or a file or block device served asynchronously through the
 // target's IoEngine (io_uring), never mapped, so the event loop never waits for the disk.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for Namespace: file creation/extension, RAM, read back, errors.
 #include "target/namespace.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Poll-group placement: which poll group (target/event_loop.h) a new queue goes to.
 #ifndef NVMF_TARGET_POLL_GROUP_H_
 #define NVMF_TARGET_POLL_GROUP_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for what poll groups (target/event_loop.h) rest on without a device: queue
 // placement, controller teardown seen from another group, the control lock left to the control
 // path, and per-group counters summed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Port: subsystem lookup at Connect, the per-host Discovery Log Page, CNTLID uniqueness.
 #include "target/port.h"
 

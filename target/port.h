@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Port: one listening transport address and the subsystems linked to it, plus the discovery
 // subsystem every port serves (nvmet's port with its linked subsystems).
 #ifndef NVMF_TARGET_PORT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // QueueLink: what the command processor may ask of the transport that carries its queue.
 #ifndef NVMF_TARGET_QUEUE_LINK_H_
 #define NVMF_TARGET_QUEUE_LINK_H_

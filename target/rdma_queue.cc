@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RdmaQueue: buffers, work requests and the completion handling of one queue.
 #include "target/rdma_queue.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RdmaQueue: one NVMe-oF queue on an RDMA RC connection: its QP, its place on a shared CQ,
 // registered buffers, receive and send work requests, and the CommandProcessor that executes
 // its commands.

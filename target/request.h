@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Request: one command in flight on a queue, as the transport and the command processor share it.
 #ifndef NVMF_TARGET_REQUEST_H_
 #define NVMF_TARGET_REQUEST_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // RequestState: where one command of an RDMA queue is in its life, and what it waits for. One
 // table (transition_allowed) says which moves exist; RdmaQueue moves every request through it
 // and keeps per-state counters (QueueCounters::state_entered / state_now, the --json report's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The request state table, the per-state counters and the credit / FIFO bookkeeping that make a
 // request wait in order for a queue resource.
 #include "target/request_state.h"

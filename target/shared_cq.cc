@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SharedCq: which CQ a new queue joins, and making and growing them.
 #include "target/shared_cq.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SharedCq: one completion queue for many queues of one device in one poll group, as SPDK's
 // RDMA transport gives each poll group one CQ per device (its "poller") instead of one per
 // qpair. The event loop polls it and hands each work completion to the queue whose QP number

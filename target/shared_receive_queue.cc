@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SharedReceiveQueue and its ReceiveTable.
 #include "target/shared_receive_queue.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ReceiveTable: which SRQ receives are posted, which queue holds the others; SharedReceiveQueue
 // refusing a device without SRQ (no device needed).
 #include "target/shared_receive_queue.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // IdleWatch and the stall WARN's text.
 #include "target/stall_report.h"
 

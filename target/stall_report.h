@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // IdleWatch (the stall report): notices a queue that has commands outstanding and has handled no
 // completion for a while, so that the target can say so (a rate-limited WARN naming what each
 // command waits for) instead of staying silent until the host's I/O timeout fires.

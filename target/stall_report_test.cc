@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "target/stall_report.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StallWatch: since when a queue's posted send work (RDMA READs, response SENDs and the RDMA
 // WRITEs before them) has made no progress. Fed by the event loop's housekeeping pass, never on
 // the I/O path.

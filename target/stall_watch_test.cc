@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StallWatch: when a stall starts, when progress or an empty send queue ends it.
 #include "target/stall_watch.h"
 

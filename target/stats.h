@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TargetStats: a point-in-time copy of the target's counters, as returned by Target::stats().
 #ifndef NVMF_TARGET_STATS_H_
 #define NVMF_TARGET_STATS_H_

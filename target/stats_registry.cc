@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StatsRegistry.
 #include "target/stats_registry.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StatsRegistry: the thread-safe bookkeeping behind Target::stats(): live queues and
 // controllers, totals of those already freed, connection counts and the negotiation result.
 #ifndef NVMF_TARGET_STATS_REGISTRY_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of StatsRegistry: per-queue and per-controller counters, live and after teardown.
 #include "target/stats_registry.h"
 

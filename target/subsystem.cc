@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Subsystem.
 #include "target/subsystem.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Subsystem: the one NVM subsystem this target serves: its NQN, namespace 1, its controllers,
 // and the settings every controller reports.
 #ifndef NVMF_TARGET_SUBSYSTEM_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Target: options validation, assembly of namespace + subsystem + event loop, and the API.
 #include "target/target.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Target: the NVMe over Fabrics RDMA target library's entry point (see ARCHITECTURE.md).
 #ifndef NVMF_TARGET_TARGET_H_
 #define NVMF_TARGET_TARGET_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TargetOptions: everything the target library needs, filled by the CLI or a test.
 #ifndef NVMF_TARGET_TARGET_OPTIONS_H_
 #define NVMF_TARGET_TARGET_OPTIONS_H_

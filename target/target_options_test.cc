@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tests of validate_options(): every range it enforces, at and just past each edge, and the
 // inputs a careless user types.
 #include "target/target_options.h"

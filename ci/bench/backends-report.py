@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Turns the raw cells of ci/bench/backends-guest.sh into backends-report.json and
 backends-report.md (issue 11: file and block-device namespaces, our target against nvmet).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Guest side of `ci/bench-compare.sh --deep-writes`: the Linux host's 64 KiB random writes at
 # QD32 x 2 jobs and at QD127 against nvmf-target and nvmet-rdma running side by side
 # (ci/lib/deep_writes.sh), REPS repetitions, the two targets' order alternating per repetition.

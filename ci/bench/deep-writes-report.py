@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Figures of `ci/bench-compare.sh --deep-writes` (cells of ci/bench/deep-writes-guest.sh).
 
 Usage: deep-writes-report.py DIR [--machine TEXT] [--command TEXT]

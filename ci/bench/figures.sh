@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The two seed-feature latency ratios, measured in one soft-RoCE run with our host and target,
 # interleaved: 8 KiB QD1 write with the target's in-capsule size 16384 vs 4096 (issue 3), and
 # 4 KiB QD1 random read with the command capsule posted inline vs by reference (issue 4).
@@ -17,7 +18,7 @@ while [ $# -gt 0 ]; do
     --reps) reps=${2:?}; shift 2 ;;
     --runtime) runtime=${2:?}; shift 2 ;;
     --out) out=${2:?}; shift 2 ;;
-    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "figures.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done

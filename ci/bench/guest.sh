@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The soft-RoCE half of ci/bench-compare.sh: runs under ci/rxe-run, measures every cell of every
 # repetition back to back (order alternating) and records raw outputs; ci/bench/report.py turns
 # them into the report on the host.

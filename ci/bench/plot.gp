@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Latency against I/O size, one line per in-capsule size; our stack and the kernel stack side by
 # side on the same scale. Usage: gnuplot -e "datafile='plot.dat'; outfile='bench.png'" plot.gp
 set terminal pngcairo size 1200,500 font ",10"

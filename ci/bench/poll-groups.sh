@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The poll-group bench (issue 12), in one soft-RoCE run with our host and target, interleaved:
 # a 256 MiB RAM namespace served by a target with --poll-groups 1 and one with --poll-groups 2
 # (both live for the whole run, on ports 4431 and 4432), and in every repetition, for each
@@ -57,7 +58,7 @@ while [ $# -gt 0 ]; do
     --host-threads) host_threads=$(value "$@") || exit 2; shift 2 ;;
     --ack-timeout) ack_timeout=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
-    -h | --help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done

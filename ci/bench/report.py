@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Turns the raw cells of ci/bench/guest.sh into bench-report.json, bench-report.md and the
 plot data (ci/bench/plot.gp draws it).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The scale bench (issue #12), in the soft-RoCE guest: for each point NxQ, a fresh nvmf-target
 # (RAM namespace, in-capsule SCALE_ICS bytes, MDTS 128 KiB, --max-io-queues Q) and one
 # scale_bench process that opens N controllers x Q I/O queues of SCALE_QUEUE_SIZE entries over
@@ -37,7 +38,7 @@ prog=scale.sh usage="ci/rxe-run --results DIR ci/bench/scale.sh [NxQ ...] (e.g. 
 . "$(dirname "$0")/../lib/args.sh"
 for p in "$@"; do
   case "$p" in
-    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   esac
   [[ $p =~ ^[1-9][0-9]{0,3}x[1-9][0-9]{0,3}$ ]] ||
     usage_error "a point is NxQ (controllers x I/O queues, each 1-9999), not '$p'"

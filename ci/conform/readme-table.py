@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Prints the README's conformance table from the JSON reports of ci/conform/run.sh.
 
 Usage: readme-table.py RESULTS_DIR/conform

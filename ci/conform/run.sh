@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `nvmf-host conform` in the soft-RoCE guest (called by ci/run-rxe-tests.sh, under ci/rxe-run):
 # against nvmf-target at in-capsule data sizes 0, 4096 and 16384 (every case, dangerous ones
 # included; each case is one JUnit testcase in $NVMF_RESULTS_DIR/conform-ours-SIZE.xml, which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // `nvmf-host bench` end to end over soft-RoCE, the binaries as separate processes: short runs
 // whose JSON report must have the documented schema, real I/O, verified data and path counters
 // that match the negotiated in-capsule size. No time is asserted (see ci/bench-compare.sh for

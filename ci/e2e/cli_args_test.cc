@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The two binaries against a careless user, no RDMA device needed: every bad command line ends
 // with exit 2 and a message naming the option, or exit 1 naming what failed, before any device
 // or connection is touched; never a crash, an abort or a silent success (exit 0). A bad command

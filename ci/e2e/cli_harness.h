@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared harness of the end-to-end tests that run nvmf-target and nvmf-host as separate
 // processes, as users do: runfiles, a target started in the background on an ephemeral port and
 // stopped with SIGTERM, and host command lines pointed at it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE with the two binaries as separate processes, as users run them:
 // nvmf-target serves a file, nvmf-host writes a real file of a few MiB and reads it back.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE: the target answers bad RDMA CM connect requests with a CM reject
 // whose private data carries the NVMe-oF RDMA reject status (RDMA transport binding, "RDMA_CM
 // REJECT private data"), and keeps serving good connections afterwards. (A short private data

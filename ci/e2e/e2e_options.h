@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Options of the in-process end-to-end tests: a target on the rxe environment's target address
 // and a host pointed at it, with the settings every test shares, so that each test sets only
 // what it is about.

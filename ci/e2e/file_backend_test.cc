@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE, in process: our target serving a file namespace through its
 // IoEngine (io_uring and the worker threads), our host writing, reading and flushing it; then
 // the faults a real disk brings: a file system that runs out of space (a 32 MiB tmpfs under a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The hostile-host suite (issue #10): a host that misbehaves, by bug or on purpose, over
 // soft-RoCE with raw capsules and bare CM connections. The target must refuse with the status
 // nvmet gives (or the spec asks for), keep every other host's queues untouched, bound what a

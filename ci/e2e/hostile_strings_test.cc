@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bytes from the wire are data (issue 10 item 9): a host NQN with invalid UTF-8, control
 // characters, a C1 control, U+2028 and a bidirectional override connects to nvmf-target (run as
 // users run it, a separate process with --json); its log stays one line of safe text per line

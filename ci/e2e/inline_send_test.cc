@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE: the command capsule (host) and the response capsule (target)
 // posted with IBV_SEND_INLINE by default, and by reference after the inline-send fallback or
 // with inline send turned off, with every byte verified and the counters proving each path.

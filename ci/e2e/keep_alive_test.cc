@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE, in process: the target enforces the Keep Alive Timeout the host
 // gave at Connect, like nvmet (whole seconds, KATO rounded up, any command counting as traffic):
 // a host that sends Keep Alive in time keeps its controller; one that goes quiet loses it, with

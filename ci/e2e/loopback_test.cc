@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE, in process: our target library on one thread, our host library on
 // another, checking the advertised fields, data written and read back, the path each write took
 // (the target's counters), and the statuses of bad requests.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE with a bare RDMA connection instead of the host library: a host
 // that floods the admin queue with more capsules than it has entries, and capsules shorter
 // than an SQE or longer than the receive buffers. The target must answer every command or tear

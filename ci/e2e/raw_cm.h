@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A bare rdma_cm connect to the target, for the tests that send a CM request our host library
 // never would (bad private data, no RDMA READ resources) and expect the target to reject it.
 #ifndef NVMF_CI_E2E_RAW_CM_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Host recovery end to end over soft-RoCE: nvmf-target runs as its own process on a file and
 // is killed with SIGKILL (and restarted on the same port and file); the host library, in this
 // process, reconnects with a fresh association after --reconnect-delay, sends the interrupted

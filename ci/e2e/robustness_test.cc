@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE: a hostile host against our target. Crafted SQEs (through the host
 // library's submit_raw() test hook, or a bare host::Queue for Connect) must each get the nvmet
 // status (or the wire-facts one where nvmet is wrong), never a crash or a hang; broken RDMA

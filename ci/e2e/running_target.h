@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An in-process nvmf-target on its own thread, for the end-to-end tests that drive both
 // libraries in one process: started from TargetOptions, stopped and joined on destruction.
 #ifndef NVMF_CI_E2E_RUNNING_TARGET_H_

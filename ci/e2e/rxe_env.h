@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where the soft-RoCE end-to-end tests find their devices: the environment ci/rxe-run exports.
 #ifndef NVMF_CI_E2E_RXE_ENV_H_
 #define NVMF_CI_E2E_RXE_ENV_H_

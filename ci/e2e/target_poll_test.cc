@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE, in process: the target's three ways of waiting for work
 // (TargetOptions::poll_mode, busy_poll_us) serve the same I/O, accept a second controller while
 // the first is busy, notice a disconnect, and stop when asked.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Field checks for the interop suite; every mismatch names both sides' values.
 
 Usage:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (Sourced by ci/interop/run.sh, not run on its own.)
 # shellcheck disable=SC2154 # out, cases, target_pid: ci/interop/run.sh's
 # Interop checks of file and block-device namespaces (issue 11), sourced by ci/interop/run.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Judges an interop run on the host: runs the field comparisons that ci/interop/run.sh recorded
 as "judge" rows (compare.py), then writes every check as a GoogleTest-style testcase into
 RESULTS_DIR/interop.xml, with the check's log tail as the failure text.

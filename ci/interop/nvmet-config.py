@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Applies an nvmetcli config.json to the kernel target's configfs, or clears it.
 
 Usage: nvmet-config.py apply FILE | clear   (apply clears what was there first)

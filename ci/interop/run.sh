@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Interop suite, run under ci/rxe-run: the Linux nvme-rdma host against nvmf-target, and
 # nvmf-host against the Linux nvmet-rdma target, both targets configured from the same
 # nvmetcli config.json (param inline_data_size 0, 4096, 16384). Commands run here and record

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (Sourced, not run.) Argument errors of the scripts that take arguments (scripts/loopback.sh,
 # ci/bench-compare.sh, ci/fuzz.sh, ci/bench/scale.sh, ci/bench/poll-groups.sh,
 # ci/restart-figures.sh): they check every argument before anything else runs, and refuse with

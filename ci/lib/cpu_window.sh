@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The guest's CPU over a bench's measured window (sourced by ci/bench/poll-groups.sh).
 #   cpu_sampler PID >FILE &   one line every 0.2 s until killed: "unix_us cpu <the /proc/stat cpu
 #                             line's fields> utime stime" (jiffies; utime and stime of PID, every

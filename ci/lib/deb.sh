@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (Sourced, not run.) Debian packages fetched without installing them (ci/vm/fetch-kernel,
 # ci/vm/fetch-tools): `apt-get download` needs no root and writes nothing to dpkg's database, so
 # no maintainer script or dpkg trigger (update-initramfs, depmod) runs on this machine.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (Sourced, not run.) Deep large writes from the Linux host to nvmf-target and to nvmet-rdma side
 # by side in one guest boot, for the interop check (ci/interop/run.sh) and the bench
 # (ci/bench/deep-writes-guest.sh). Both targets run at once from the same nvmetcli config shape:

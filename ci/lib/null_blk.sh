@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (Sourced, not run.) Memory-backed null_blk devices made through configfs
 # (/sys/kernel/config/nullb), for the guest scripts (ci/interop, ci/conform, ci/bench). Every
 # script makes the devices it uses here, by name, and never relies on /dev/nullb0: once the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # (Sourced, not run.) Starting nvmf-target from the guest scripts (ci/interop/run.sh,
 # ci/restart-figures.sh, ci/bench/scale.sh, ci/bench/guest.sh, ci/bench/backends-guest.sh,
 # ci/conform/run.sh, ci/loopback-guest.sh): nvmf-target prints "listening on ADDR:PORT" once its

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Stage 2 guest init (PID 1 after switch_root): soft-RoCE "wire" setup, runs the caller's command, writes its result, powers off.
 #
 # ci/rxe-run copies this file into the control share (/run/rxe-ctl) for each

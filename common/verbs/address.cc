@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SocketAddress parsing and printing (numeric IPv4/IPv6 only; no name resolution).
 #include "common/verbs/address.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Socket addresses for rdma_cm: parsing "a.b.c.d" / IPv6 text plus a port, and printing them.
 #ifndef NVMF_COMMON_VERBS_ADDRESS_H_
 #define NVMF_COMMON_VERBS_ADDRESS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for SocketAddress and parse_port (no device needed).
 #include "common/verbs/address.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CmEvent acking and the mapping from unexpected CM events to Status.
 #include "common/verbs/cm_event.h"
 

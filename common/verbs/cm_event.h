@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CmEvent: one rdma_cm event, acknowledged (rdma_ack_cm_event) when the wrapper goes away.
 #ifndef NVMF_COMMON_VERBS_CM_EVENT_H_
 #define NVMF_COMMON_VERBS_CM_EVENT_H_

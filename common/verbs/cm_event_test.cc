@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for cm_event_status: how unexpected rdma_cm events become Status values.
 #include "common/verbs/cm_event.h"
 

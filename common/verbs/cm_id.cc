@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CmId: rdma_cm_id ownership and the CM calls, with the resolve waits.
 #include "common/verbs/cm_id.h"
 

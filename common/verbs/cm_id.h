@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CmId: owns an rdma_cm_id (RDMA_PS_TCP, reliable connected) and wraps the CM calls on it.
 #ifndef NVMF_COMMON_VERBS_CM_ID_H_
 #define NVMF_COMMON_VERBS_CM_ID_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CompletionChannel: ibv_create_comp_channel / ibv_destroy_comp_channel.
 #include "common/verbs/completion_channel.h"
 

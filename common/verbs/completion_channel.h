@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CompletionChannel: owns an ibv_comp_channel (ibv_create_comp_channel).
 #ifndef NVMF_COMMON_VERBS_COMPLETION_CHANNEL_H_
 #define NVMF_COMMON_VERBS_COMPLETION_CHANNEL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CompletionQueue: creation, arming and completion-event waits.
 #include "common/verbs/completion_queue.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CompletionQueue: owns an ibv_cq (ibv_create_cq), with inline polling and event waits.
 #ifndef NVMF_COMMON_VERBS_COMPLETION_QUEUE_H_
 #define NVMF_COMMON_VERBS_COMPLETION_QUEUE_H_

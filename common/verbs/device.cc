@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device queries.
 #include "common/verbs/device.h"
 

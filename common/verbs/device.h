@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Device queries: ibv_query_device and the device name, for limits and log lines.
 #ifndef NVMF_COMMON_VERBS_DEVICE_H_
 #define NVMF_COMMON_VERBS_DEVICE_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // EventChannel: creation, destruction and timed event retrieval.
 #include "common/verbs/event_channel.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // EventChannel: owns an rdma_cm event channel (rdma_create_event_channel).
 #ifndef NVMF_COMMON_VERBS_EVENT_CHANNEL_H_
 #define NVMF_COMMON_VERBS_EVENT_CHANNEL_H_

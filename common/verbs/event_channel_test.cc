@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // EventChannel without an RDMA device: creation either works (rdma_cm present) or fails with a
 // Status naming the verb and errno. Which branch ran is printed; neither pretends to be the
 // other. Device behaviour (events, CM ids) is covered by the rxe-tagged tests elsewhere.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // poll()-based readiness waits with EINTR handling.
 #include "common/verbs/fd_wait.h"
 

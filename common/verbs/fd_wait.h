@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // poll()-based waits on the file descriptors of event channels and completion channels.
 #ifndef NVMF_COMMON_VERBS_FD_WAIT_H_
 #define NVMF_COMMON_VERBS_FD_WAIT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MemoryRegion: ibv_reg_mr / ibv_dereg_mr.
 #include "common/verbs/memory_region.h"
 

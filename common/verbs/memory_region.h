@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MemoryRegion: owns an ibv_mr (ibv_reg_mr).
 #ifndef NVMF_COMMON_VERBS_MEMORY_REGION_H_
 #define NVMF_COMMON_VERBS_MEMORY_REGION_H_

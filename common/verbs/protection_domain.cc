@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ProtectionDomain: ibv_alloc_pd / ibv_dealloc_pd.
 #include "common/verbs/protection_domain.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ProtectionDomain: owns an ibv_pd (ibv_alloc_pd).
 #ifndef NVMF_COMMON_VERBS_PROTECTION_DOMAIN_H_
 #define NVMF_COMMON_VERBS_PROTECTION_DOMAIN_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // QueuePair creation with the inline-send fallback, and its destroy path.
 #include "common/verbs/queue_pair.h"
 

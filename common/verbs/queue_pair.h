@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // QueuePair: an RC QP created on a CmId (rdma_create_qp), home of the inline-send fallback.
 #ifndef NVMF_COMMON_VERBS_QUEUE_PAIR_H_
 #define NVMF_COMMON_VERBS_QUEUE_PAIR_H_

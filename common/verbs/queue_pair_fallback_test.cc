@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for the inline-send fallback of QP creation, driven by a fake create function.
 #include <gtest/gtest.h>
 

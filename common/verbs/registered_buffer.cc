@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AlignedBuffer (posix_memalign / free) and RegisteredBuffer (plus ibv_reg_mr / ibv_dereg_mr).
 #include "common/verbs/registered_buffer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AlignedBuffer and RegisteredBuffer: memory for work requests and its MR, with one owner (the
 // one registered-buffer type of the project: target queues, host queues and host I/O buffers).
 #ifndef NVMF_COMMON_VERBS_REGISTERED_BUFFER_H_

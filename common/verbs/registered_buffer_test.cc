@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for AlignedBuffer and RegisteredBuffer's argument checks, create() and
 // register_memory() (no device needed; the registration itself runs in every soft-RoCE test,
 // whose queues and I/O buffers are built on it).

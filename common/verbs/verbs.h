@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Umbrella header for //common/verbs: RAII wrappers for verbs and rdma_cm objects.
 //
 // Each wrapper has one owner and one destroy path; factories return Result<T> whose errors name

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // wr_kind_name.
 #include "common/verbs/work_request_id.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One encoding of a work request's kind and index into ibv_send_wr/ibv_recv_wr::wr_id, shared by
 // the host's and the target's queues, so that a completion (ibv_wc::wr_id) names what finished.
 #ifndef NVMF_COMMON_VERBS_WORK_REQUEST_ID_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests for the wr_id encoding (no device needed).
 #include "common/verbs/work_request_id.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Capsules for the target's in-memory tests and fuzzers: SQEs and Fabrics Connect data built as a
 // host builds them. No GoogleTest, so the fuzzers (//fuzz) and the unit tests
 // (processor_harness.h) share them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FakeQueue: slots, data phases and the per-response checks.
 #include "target/testing/fake_queue.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FakeQueue: one target queue driven in memory the way RdmaQueue drives it (command slots, RDMA
 // READs that complete later, Async Event Requests held), with the checks every transport relies
 // on. No RDMA device and no GoogleTest: the fuzzers (//fuzz) link it, and unit tests may.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test harness: a CommandProcessor driven in memory the way the RDMA transport drives it (no
 // device), with an IoEngine stand-in whose operations the test completes by hand. For unit
 // tests of target/ only (gtest inside). The capsule builders are in capsules.h; the fuzzers'
