@@ -8,7 +8,7 @@
 #                            [--out DIR] [--backends | --deep-writes]
 #   default: 5 repetitions, 2 s per cell after a 0.5 s ramp (about 20 minutes under emulation);
 #   --quick: 2 repetitions of 1 s cells after 0.2 s (a CI smoke that proves the harness works).
-#   --backends: instead of the RAM comparison, file and block-device namespaces (issue 11): the
+#   --backends: instead of the RAM comparison, file and block-device namespaces: the
 #   Linux host against nvmf-target and nvmet-rdma on a null_blk and on a file on ext4, 4 KiB
 #   random read/write at QD1 and QD32 (and our RAM namespace as a baseline), and one host's QD1
 #   reads while another host's Flush runs (exit 1 when they take more than 2x their idle time)

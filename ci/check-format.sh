@@ -1,9 +1,63 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Fails when clang-format (per .clang-format) would change any tracked C++ file, or when any
-# shell script of ci/, scripts/ and .ci/ has a shellcheck finding.
+# Fails when clang-format (per .clang-format) would change any tracked C++ file, when any
+# shell script of ci/, scripts/ and .ci/ has a shellcheck finding, or when a tracked file speaks
+# of the project's history instead of the code (see words_re below).
+#
+# Usage: ci/check-format.sh [--words-only]
+#   --words-only: only the wording check (no clang-format, no shellcheck); ci/check_words_test.sh.
 set -euo pipefail
+words_only=0
+case "${1-}" in
+  "") ;;
+  --words-only) words_only=1 ;;
+  *)
+    echo "check-format.sh: unknown argument '$1'" >&2
+    echo "usage: ci/check-format.sh [--words-only]" >&2
+    exit 2
+    ;;
+esac
 cd "$(dirname "$0")/.."
+
+# Wording: code, comments, test names and scripts say what the code does and why (citing the
+# spec section or the kernel/SPDK behaviour it mirrors), never the history of its making: no
+# tracker or work-session numbers, lettered test machines, people, or merge narratives.
+# words_scope: git pathspecs of the tracked files searched (binary files are skipped). Markdown
+# is in scope: the docs follow the same rule.
+words_scope=(. ':(exclude)third_party')
+# words_re: an extended regex; every line it matches is a finding, printed PATH:LINE:TEXT.
+words_re='\b([Ss]ession [0-9]+|[Ii]ssues? #?[0-9]+|[Mm]achines? [A-H]\b|on [A-H]\b|[Ee]ngineers?\b'
+words_re+='|[Bb]reak-?it\b|[Bb]reakers?\b|[Hh]elper sessions?\b|[Ss]top [0-9]+\b|\(owner: '
+words_re+='|(the|a|after|before) merge\b|merge (conflict|commit|request)s?\b)'
+# words_allow: extended regexes of legitimate findings, each matched against PATH:LINE:TEXT
+# (none so far: "NVMe session", "issue a command" and "helper" functions do not match words_re).
+words_allow=()
+
+check_words() {
+  local hits a
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    hits=$(git grep -nIE -e "$words_re" -- "${words_scope[@]}" || true)
+  else
+    hits=$(grep -rnIE --exclude-dir=.git --exclude-dir=third_party --exclude-dir='bazel-*' \
+      -e "$words_re" . | sed 's|^\./||' || true)
+  fi
+  for a in "${words_allow[@]}"; do
+    hits=$(grep -vE -e "$a" <<<"$hits" || true)
+  done
+  if [ -n "$hits" ]; then
+    printf '%s\n' "$hits"
+    echo "check-format: $(wc -l <<<"$hits") lines above speak of the project's history, not" \
+      "the code: say what the code does and why (ci/check-format.sh words_re, words_allow)" >&2
+    return 1
+  fi
+  echo "check-format: wording clean (${words_scope[*]})"
+}
+
+if [ "$words_only" = 1 ]; then
+  check_words
+  exit
+fi
+
 mapfile -t files < <(git ls-files '*.cc' '*.h' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 bad=()
 for f in "${files[@]}"; do
@@ -35,3 +89,5 @@ if ! shellcheck "${scripts[@]}"; then
   exit 1
 fi
 echo "check-format: ${#scripts[@]} shell scripts shellcheck clean"
+
+check_words

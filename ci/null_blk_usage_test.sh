@@ -4,7 +4,7 @@
 # (ci/lib/null_blk.sh) and never count on the module's own first device: once an earlier test in
 # the same guest has loaded null_blk (file_backend_test loads it with nr_devices=0), a later
 # `modprobe null_blk nr_devices=1 ...` changes nothing, /dev/nullb0 does not exist, and every cell
-# on it fails (stop 21's CI: 10 interop checks and the nvmet-rdma conform run). This test fails
+# on it fails (interop checks and the nvmet-rdma conform run alike). This test fails
 # on any guest script that names /dev/nullb0 or loads null_blk with devices of its own.
 set -euo pipefail
 root=${TEST_SRCDIR:-}/${TEST_WORKSPACE:-nvmf_rdma}

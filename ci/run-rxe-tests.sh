@@ -149,7 +149,7 @@ done <"$list"
 
 # The skeleton's read/write suite once more with inline send off on both sides (every command
 # capsule and every response posted by reference), under its own XML name: the inline-send
-# path must not hide a bug of the by-reference one (issue 4).
+# path must not hide a bug of the by-reference one.
 while IFS= read -r bin; do
   [ "$(basename "$bin")" = loopback_test ] || continue
   run_gtest loopback_test.by_reference "$bin" NVMF_HOST_MAX_INLINE_DATA=0 NVMF_TARGET_MAX_INLINE_DATA=0
@@ -157,7 +157,7 @@ done <"$list"
 
 # The suites that drive the receive path (Connect, in-capsule data, hostile hosts, keep-alive,
 # lost connections) once more with per-queue receives (--srq off) instead of the shared receive
-# queue (the default), under their own XML names NAME.no_srq (issue 12): NVMF_E2E_SRQ=off
+# queue (the default), under their own XML names NAME.no_srq: NVMF_E2E_SRQ=off
 # reaches the in-process targets (ci/e2e/e2e_options.h) and the nvmf-target processes
 # (ci/e2e/cli_harness.h).
 while IFS= read -r bin; do
@@ -169,7 +169,7 @@ while IFS= read -r bin; do
 done <"$list"
 
 # The same suites once more with one poll group (--poll-groups 1, where every other run has the
-# default, one group per CPU: two in the guest), under their own XML names NAME.pg1 (issue 12):
+# default, one group per CPU: two in the guest), under their own XML names NAME.pg1:
 # NVMF_E2E_POLL_GROUPS=1 reaches the in-process targets and the nvmf-target processes.
 # NeverConnectRssTest is left out: it runs with --poll-groups 1 in every run already (its figure
 # is one group's) and takes ~100 s of the guest's time.

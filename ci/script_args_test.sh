@@ -91,8 +91,8 @@ env_reached() {
   fi
 }
 
-# scripts/loopback.sh (issue 15: --lba-size 1000 was refused after setup, build and a VM boot;
-# --json with no file printed "line 21: 2: --json needs a file").
+# scripts/loopback.sh: --lba-size 1000 refused before setup, build and a VM boot; --json with no
+# file refused with loopback.sh's own message (not a shell error such as "line 21: 2: ...").
 refused scripts/loopback.sh "loopback.sh: --lba-size must be 512 or 4096, not '1000'" --lba-size 1000
 refused scripts/loopback.sh "loopback.sh: --json needs a value" --json
 refused scripts/loopback.sh "loopback.sh: --json needs a value" --lba-size 512 --json
@@ -143,7 +143,7 @@ refused ci/bench/scale.sh \
   --frobnicate
 env_reached ci/bench/scale.sh 1x1 16x4
 
-# ci/bench/poll-groups.sh (issue 12's poll-group figures).
+# ci/bench/poll-groups.sh (the poll-group figures).
 refused ci/bench/poll-groups.sh "poll-groups.sh: --reps needs a value" --reps
 refused ci/bench/poll-groups.sh "poll-groups.sh: --reps wants a count from 1 to 99, not '0'" --reps 0
 refused ci/bench/poll-groups.sh \

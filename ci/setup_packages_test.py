@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""scripts/setup.sh installs nothing that would touch /boot (issue 15, item 1).
+"""scripts/setup.sh installs nothing that would touch /boot.
 
 On a bootable Debian 12 with initramfs-tools, installing a package with a dpkg trigger of
 `update-initramfs` or an initramfs-tools hook rebuilds /boot/initrd.img-*. Checks on the

@@ -49,8 +49,8 @@ TEST(LogFormatTest, FormatsUtcMillisecondsLevelTagAndMessage) {
   EXPECT_EQ(format_log_line(5, LogLevel::kDebug, "", "d"), "1970-01-01T00:00:00.005Z D d\n");
 }
 
-// A remote peer's bytes in a message (a SUBNQN with ESC and a newline, as a hostile host sent in
-// a break-it trial) stay on one line and cannot drive the terminal.
+// A remote peer's bytes in a message (a SUBNQN with ESC and a newline, as a hostile host may send)
+// stay on one line and cannot drive the terminal.
 TEST(LogFormatTest, ControlCharactersAreEscapedSoALineStaysOneLine) {
   const std::string nqn = "nqn.\x1b[31mred\nINJECTED LINE\t\x7f\r";
   EXPECT_EQ(format_log_line(0, LogLevel::kInfo, "target", "no subsystem '" + nqn + "'"),

@@ -31,7 +31,7 @@ using target::NextStep;
 constexpr size_t kQueues = 6;
 constexpr uint32_t kGoodCc = 0x00460001;  // EN, IOSQES 6, IOCQES 4
 
-// Every log line is one line of safe text, whatever the peer sent (issue 10 item 9).
+// Every log line is one line of safe text, whatever the peer sent (common/wire_text.h).
 void check_log_line(std::string_view line) {
   require(!line.empty() && line.back() == '\n', "a log line without its newline");
   require(is_safe_wire_text(line.substr(0, line.size() - 1)),
@@ -359,7 +359,7 @@ class Session {
     target::Controller* ctrl = q.processor().controller();
     if (is_connect && q.last_cqe().status == 0) {
       // One Connect per queue (nvmet_install_queue), and a Connect never takes another
-      // host's live queue away (issue 10 items 1 and 2).
+      // host's live queue away.
       require(!before.had_controller, "a second Connect on one queue succeeded");
       for (size_t i = 0; i < kQueues; ++i) {
         require(i == slot || before.others_disconnecting[i] || !queues_[i]->disconnect_requested(),

@@ -32,7 +32,7 @@ TEST(ConformCatalogue, HasAtLeastSixtyCasesWithUniqueIdsAndEveryField) {
   }
 }
 
-TEST(ConformCatalogue, CoversEveryGroupOfTheIssue) {
+TEST(ConformCatalogue, CoversEveryCaseGroup) {
   std::set<std::string> groups;
   int dangerous = 0, must = 0;
   for (const Case& c : catalogue()) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// BufferPool: the data buffers every queue of one RDMA device shares (issue 12), instead of
+// BufferPool: the data buffers every queue of one RDMA device shares, instead of
 // queue_size x MDTS per queue. One anonymous mapping of `count` chunks of `chunk_bytes` (the
 // MDTS transfer size: an RDMA READ or WRITE of a command uses one SGE, so a command's data is
 // one chunk), registered once (one verbs::RegisteredBuffer: one MR, one lkey). Like SPDK's nvmf

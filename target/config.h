@@ -44,7 +44,7 @@ struct NvmetConfig {
 // port params) become warnings naming the key. qid_max limits the subsystem's I/O queues per
 // controller (at most --max-io-queues).
 //
-// Hostile input (issue 10 item 10) is an error naming the key, never an abort: a document nested
+// Hostile input is an error naming the key, never an abort: a document nested
 // deeper than kMaxJsonDepth levels (arrays or objects, under any key) is refused while parsing;
 // a number beyond 64 bits, an unsigned one above INT64_MAX or one overflowing a double (1e999)
 // is out of range, never wrapped; a value of the wrong type is named with its key; the text of

@@ -333,7 +333,7 @@ TEST(ConfigTest, SeveralSubsystemsOnThePort) {
   EXPECT_TRUE(r->options.subsystems[1].allow_any_host);
 }
 
-// Issue 14 item 5: two ports (two services on one address here, two addresses below), each
+// Two ports (two services on one address here, two addresses below), each
 // with its own in-capsule size, each linking its own subsystems; the first port also fills the
 // single-port fields.
 TEST(ConfigTest, SeveralPortsEachWithItsInCapsuleSizeAndLinks) {
@@ -448,7 +448,7 @@ TEST(ConfigTest, MissingFileNamesIt) {
   EXPECT_NE(r.status().message().find("/nonexistent/config.json"), std::string::npos);
 }
 
-// ------------------------------------------------------- hostile JSON (issue 10 item 10) --
+// ------------------------------------------------------------------------ hostile JSON --
 
 // The text of good() with `from` replaced by `to` (numbers nlohmann_json cannot hold, nesting
 // json objects cannot build, bytes that are not UTF-8).

@@ -318,7 +318,7 @@ TEST_F(PortTest, DiscoveryLogListsOnlySubsystemsTheHostMaySee) {
   EXPECT_EQ(le(&d1.buffer[0], 8), 0u) << "past NUMREC entries: zero";
 }
 
-// Issue 14 item 5: a second port in the group. Each queue finds subsystems through its own
+// A second port in the group. Each queue finds subsystems through its own
 // port; the log lists every enabled port's links on that port's address; CNTLIDs stay unique
 // across the ports (a host's two paths are two controllers of one subsystem); a removed port
 // leaves the log and GENCTR moves on.

@@ -672,8 +672,8 @@ void RdmaQueue::post_read(uint32_t slot) {
   s.data_wr.wr.rdma.rkey = s.req.sgl.rkey;
   // Posted now, not with the batch: a batch of READs makes the host's responder send every READ
   // response at once. Against the Linux host on rxe (QD32, 64 KiB writes) that burst lost
-  // packets and each loss cost a retransmit timeout of seconds (a break-it trial found kernel
-  // I/O timeouts; ci/interop checks it). Posting as each command arrives spaces them out, and
+  // packets and each loss cost a retransmit timeout of seconds (kernel I/O timeouts; ci/interop's
+  // deep-writes checks guard it). Posting as each command arrives spaces them out, and
   // the READ depth (request_read) bounds how many are outstanding at once.
   s.data_wr.next = nullptr;
   int err = qp_->post_send(&s.data_wr);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// SharedReceiveQueue: one ibv_srq per DeviceContext (issue 12 item 3) whose receives every queue
+// SharedReceiveQueue: one ibv_srq per DeviceContext whose receives every queue
 // of that device takes its command capsules from, instead of hsqsize + 1 receives per queue.
 // Like SPDK's nvmf RDMA transport with max_srq_depth (default 4096, as here); nvmet-rdma has
 // the same design (use_srq, one SRQ per completion vector).

@@ -112,7 +112,7 @@ inline constexpr size_t kFreedStatsKept = 64;
 
 // Everything Target::stats() reports. Totals include queues and controllers already freed.
 // Queue resources the target holds now, summed over every queue, and their peaks since start:
-// what a host can make it pin by connecting (the scale bench reads them; issue #12).
+// what a host can make it pin by connecting (the scale bench reads them).
 struct ResourceStats {
   uint64_t mr_bytes = 0;  // bytes in registered memory regions (ibv_reg_mr lengths)
   uint64_t mr_bytes_peak = 0;

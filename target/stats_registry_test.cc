@@ -84,7 +84,7 @@ TEST(StatsRegistryTest, KeepsOnlyTheMostRecentFreed) {
   EXPECT_EQ(s.controllers_freed, kFreedStatsKept + 5);
 }
 
-// Inline send (issue 4): each queue's outcome and response counters, live and after teardown.
+// Inline send: each queue's outcome and response counters, live and after teardown.
 QueueStats inline_info(uint16_t qid, bool fallback) {
   QueueStats q = queue_info(qid);
   q.requested_max_inline_data = fallback ? 4096 : 16;

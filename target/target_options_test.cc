@@ -112,7 +112,7 @@ TEST(ValidateOptions, GivenSizesAreWholeLbas) {
   expect_invalid(o, "--size 8704");
   o.file_size = 8192;
   EXPECT_TRUE(validate_options(o).ok());
-  o.file_size = 100;  // refused before the file is created (a break-it trial found it left)
+  o.file_size = 100;  // refused before the file is created (none is left behind)
   expect_invalid(o, "--size 100 is smaller than one LBA");
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The soft-RoCE half of `ci/bench-compare.sh --backends` (issue 11): the Linux host (fio libaio
+# The soft-RoCE half of `ci/bench-compare.sh --backends`: the Linux host (fio libaio
 # direct=1) against nvmf-target and against nvmet-rdma, both on a block device (null_blk) and on
 # a file (ext4 on null_blk), 4 KiB random read and write at QD1 and QD32. Every repetition runs
 # every cell back to back, our target's and nvmet's cell of one kind next to each other, the

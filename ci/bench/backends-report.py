@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Turns the raw cells of ci/bench/backends-guest.sh into backends-report.json and
-backends-report.md (issue 11: file and block-device namespaces, our target against nvmet).
+backends-report.md (file and block-device namespaces, our target against nvmet).
 
 Usage: ci/bench/backends-report.py RESULTS_DIR [--machine TEXT] [--command TEXT]
 Reads RESULTS_DIR/raw-backends/cells.tsv and the files it names.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The two seed-feature latency ratios, measured in one soft-RoCE run with our host and target,
-# interleaved: 8 KiB QD1 write with the target's in-capsule size 16384 vs 4096 (issue 3), and
-# 4 KiB QD1 random read with the command capsule posted inline vs by reference (issue 4).
+# interleaved: 8 KiB QD1 write with the target's in-capsule size 16384 vs 4096, and
+# 4 KiB QD1 random read with the command capsule posted inline vs by reference.
 #
 # Usage: ci/bench/figures.sh [--reps N] [--runtime SECONDS] [--out DIR]
 #   default 5 repetitions of 2 s cells (0.5 s ramp); every repetition runs the four cells back to

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The poll-group bench (issue 12), in one soft-RoCE run with our host and target, interleaved:
+# The poll-group bench, in one soft-RoCE run with our host and target, interleaved:
 # a 256 MiB RAM namespace served by a target with --poll-groups 1 and one with --poll-groups 2
 # (both live for the whole run, on ports 4431 and 4432), and in every repetition, for each
 # target (the order alternating between repetitions):
@@ -18,7 +18,7 @@
 # measures the target's queues, not 64 host threads waking each other on 2 vCPUs; 0 = one host
 # thread per queue (the bench's default, the figures before --threads existed).
 # Ratios are taken inside each repetition (2 groups / 1 group; 64x4 / 4x64), then median and
-# min-max over the repetitions. Goals (issue 12): two-hosts 2 groups >= 1.6x 1 group; q64x4 >=
+# min-max over the repetitions. Goals: two-hosts 2 groups >= 1.6x 1 group; q64x4 >=
 # 0.9x q4x64; qd1 with 2 groups within the spread of 1 group.
 #
 # Usage: ci/bench/poll-groups.sh [--reps N] [--runtime SECONDS] [--host-threads N]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# The scale bench (issue #12), in the soft-RoCE guest: for each point NxQ, a fresh nvmf-target
+# The scale bench, in the soft-RoCE guest: for each point NxQ, a fresh nvmf-target
 # (RAM namespace, in-capsule SCALE_ICS bytes, MDTS 128 KiB, --max-io-queues Q) and one
 # scale_bench process that opens N controllers x Q I/O queues of SCALE_QUEUE_SIZE entries over
 # raw connections, reads the target's VmRSS/VmHWM with every queue open, and closes them; then

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The scale bench's host side (issue #12): one process opens N controllers x Q I/O queues of E
+// The scale bench's host side: one process opens N controllers x Q I/O queues of E
 // entries against a target over raw connections (host/raw_queue.h, small buffers so that
 // hundreds fit), then reads the target process's VmRSS and VmHWM from /proc while every queue
 // is open. Each controller: admin CM request and Connect (KATO 0: no keep-alive timer), CC.EN = 1

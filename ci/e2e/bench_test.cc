@@ -167,7 +167,7 @@ TEST_F(BenchTest, RandRwSweepVerifiesAndCountsPaths) {
 
 // Event polling, and the capsule counters against what the QP granted. With --max-inline-data 0
 // the host asks for no inline send; rxe may still grant some (a request of 0 is answered with
-// 16 or more), and whether the host then posts inline is issue 4's inline-send policy. Here:
+// 16 or more), and whether the host then posts inline is the host's inline-send policy. Here:
 // whatever was granted, every posted capsule is counted once, and none goes inline when the
 // grant is below a 64-byte SQE. --ack-timeout 15 reaches every QP of the host (the report's
 // per-queue ack_timeout is what ibv_query_qp says after connect).
@@ -472,14 +472,14 @@ TEST_F(BenchTest, ThreadedJobsSurviveATargetRestart) {
   std::printf("threaded bench across a restart: %s\n", rec.dump().c_str());
 }
 
-// Issue 14 proof: the target stopped for longer than ctrl-loss-tmo (3 s): the bench ends with
+// Host recovery: the target stopped for longer than ctrl-loss-tmo (3 s): the bench ends with
 // a clear error naming Host Pathing Error and ctrl-loss-tmo, well before its runtime (60 s):
 // no hang. Once with one job on its own thread, once with 2 jobs on one thread (--threads 1:
 // the thread parks once for both, and both end with the recovery's error).
 TEST_F(BenchTest, TargetGoneLongerThanCtrlLossTmoEndsTheBenchWithAnError) {
   // The last case: the recovery gives up while threads of several jobs wait on it; the jobs
-  // then close their windows without reading the torn-down queues (a use after free once,
-  // found by ASan, which showed in the JSON as path counters twice the commands posted).
+  // then close their windows without reading the torn-down queues (otherwise a use after
+  // free: ASan reports it, and it shows in the JSON as path counters twice the commands posted).
   struct Case {
     const char* jobs;
     size_t count;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// In-capsule data through the two binaries as separate processes (issue 3): `write --segments N`
+// In-capsule data through the two binaries as separate processes: `write --segments N`
 // scattered writes, the negotiation in `identify --json` / `write --json`, and the target's
 // --json report (effective size, clamp warning, write counts by path).
 #include <gtest/gtest.h>

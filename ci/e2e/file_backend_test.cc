@@ -159,7 +159,7 @@ TEST_P(FileBackendTest, IopollWithTheThreadsEngineWarnsAndServes) {
   EXPECT_EQ((*target_)->stats().totals.errors, 0u);
 }
 
-// The repro: a 64 MiB sparse namespace on a 32 MiB tmpfs, written past the space. Each
+// A full file system: a 64 MiB sparse namespace on a 32 MiB tmpfs, written past the space. Each
 // failed write is Capacity Exceeded with DNR; the target lives, and writes over space already
 // allocated still succeed.
 TEST_P(FileBackendTest, FullFileSystemIsCapacityExceededAndTheNextGoodIoWorks) {

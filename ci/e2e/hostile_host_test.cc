@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The hostile-host suite (issue #10): a host that misbehaves, by bug or on purpose, over
+// The hostile-host suite: a host that misbehaves, by bug or on purpose, over
 // soft-RoCE with raw capsules and bare CM connections. The target must refuse with the status
 // nvmet gives (or the spec asks for), keep every other host's queues untouched, bound what a
 // host can make it hold, and keep serving.
@@ -149,9 +149,9 @@ class HostileHostTest : public ::testing::Test {
   std::unique_ptr<RunningTarget> target_;
 };
 
-// Item 1: two Connects back to back on one admin queue, the first still fetching its data by
-// RDMA READ. Today's bug: both ran, two controllers, the first one's timer later used a freed
-// queue.
+// Two Connects back to back on one admin queue, the first still fetching its data by RDMA
+// READ: the second is refused. Were both to run, there would be two controllers and the first
+// one's timer would later use a freed queue.
 TEST_F(HostileHostTest, AdminQueueTakesOneConnectEvenBackToBack) {
   start();
   auto q = raw(31);
@@ -183,7 +183,7 @@ TEST_F(HostileHostTest, AdminQueueTakesOneConnectEvenBackToBack) {
   expect_target_still_serves();
 }
 
-// Item 1 on a live association: a Connect again on its admin and I/O queues.
+// One Connect per queue on a live association: a Connect again on its admin and I/O queues.
 TEST_F(HostileHostTest, ConnectAgainOnALiveQueueIsSequenceError) {
   start();
   auto c = host::Controller::connect(host_options(kVictimNqn));
@@ -200,8 +200,8 @@ TEST_F(HostileHostTest, ConnectAgainOnALiveQueueIsSequenceError) {
   EXPECT_TRUE((*c)->disconnect().ok());
 }
 
-// Item 2: a second connection's I/O Connect for qid 1 of someone else's controller (its host
-// NQN and CNTLID known). Today's bug: accepted, and the victim's queue was disconnected.
+// A second connection's I/O Connect for qid 1 of someone else's controller (its host NQN and
+// CNTLID known) is refused: accepting it would disconnect the victim's queue.
 TEST_F(HostileHostTest, IoConnectForALiveQidLeavesTheVictimAlone) {
   start();
   auto victim = host::Controller::connect(host_options(kVictimNqn));
@@ -218,7 +218,7 @@ TEST_F(HostileHostTest, IoConnectForALiveQidLeavesTheVictimAlone) {
   EXPECT_TRUE((*victim)->disconnect().ok());
 }
 
-// Items 4 and 5: connections that never send a Connect are bounded in number (CM reject
+// Connections that never send a Connect are bounded in number (CM reject
 // NO_RSC above --max-pending-connections) and in time (disconnected after --connect-timeout-ms).
 TEST_F(HostileHostTest, ConnectionsWithoutConnectAreLimitedAndDisconnected) {
   start([](target::TargetOptions& o) {
@@ -244,7 +244,7 @@ TEST_F(HostileHostTest, ConnectionsWithoutConnectAreLimitedAndDisconnected) {
   EXPECT_GE((*target_)->stats().connections_rejected, 1u);
 }
 
-// Item 5: controllers per host NQN.
+// Controllers per host NQN are limited (--max-controllers-per-host).
 TEST_F(HostileHostTest, ControllersPerHostNqnAreLimited) {
   start([](target::TargetOptions& o) { o.max_controllers_per_host = 2; });
   std::vector<std::unique_ptr<host::RawQueue>> qs;
@@ -263,9 +263,9 @@ TEST_F(HostileHostTest, ControllersPerHostNqnAreLimited) {
   expect_target_still_serves();  // another host NQN
 }
 
-// Item 7: an admin queue of 4 entries with AERL + 1 = 4 Async Event Requests outstanding still
-// answers Keep Alive; a controller reset completes the AERs and resets their count. Today's
-// bug: the AERs held every command slot and the Keep Alive was never answered.
+// An admin queue of 4 entries with AERL + 1 = 4 Async Event Requests outstanding still answers
+// Keep Alive; a controller reset completes the AERs and resets their count. Were the AERs to
+// hold every command slot, the Keep Alive would never be answered.
 TEST_F(HostileHostTest, AsyncEventsNeverStarveASmallAdminQueue) {
   start();
   auto q = raw(3);
@@ -313,16 +313,16 @@ TEST_F(HostileHostTest, AsyncEventsNeverStarveASmallAdminQueue) {
   }
 }
 
-// Shared data buffers (issue #12, --num-shared-buffers) against a host that posts no receives
+// Shared data buffers (--num-shared-buffers) against a host that posts no receives
 // for its responses. Each response SEND then meets RNR NAKs, retried forever (the host's CM
 // REQUEST asks for RNR retry 7, as nvme-rdma does), and the RDMA READs queued behind it on the
-// QP never run, so those commands keep their chunks. Found by the break-it session: with the
-// pool held, every other host's data command (Identify included) waited forever. The queue is
-// now torn down after --send-stall-timeout-ms while others wait, and every chunk comes back.
-// Found on the way: a queue torn down in the event loop's idle pass (this stall check, or a
-// keep-alive timer) gave its chunks back just before the loop slept in epoll_wait, so the
-// commands waiting for them started only at the next unrelated event (here never: the other
-// host's Identify timed out after 30 s with the pool free). The loop now polls again instead.
+// QP never run, so those commands keep their chunks. With the pool held, every other host's data
+// command (Identify included) would wait forever: the queue is torn down after
+// --send-stall-timeout-ms while others wait, and every chunk comes back. A queue torn down in
+// the event loop's idle pass (this stall check, or a keep-alive timer) gives its chunks back
+// just before the loop would sleep in epoll_wait, so the loop polls again instead: otherwise the
+// commands waiting for them would start only at the next unrelated event (here never: the other
+// host's Identify would time out after 30 s with the pool free).
 class SharedBufferTest : public HostileHostTest {
  protected:
   static constexpr uint32_t kChunks = 4;
@@ -594,9 +594,9 @@ TEST_F(SharedBufferTest, WritesWhoseReadFailsGiveEveryBufferBack) {
   EXPECT_EQ(wait_in_use(0), 0u);
 }
 
-// Items 4 and 5, measured: 200 connections that never send a Connect, against an nvmf-target
+// Pending connections, measured: 200 connections that never send a Connect, against an nvmf-target
 // process. Its RSS (VmRSS; VmHWM for the peak) before, at the peak, and after the Connect
-// deadline disconnected them all. Goal (issue #10): peak under 64 MiB above idle, back to idle.
+// deadline disconnected them all. Goal: peak under 64 MiB above idle, back to idle.
 class NeverConnectRssTest : public CliFixture {
  protected:
   NeverConnectRssTest() : CliFixture(kNqn) {}

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Bytes from the wire are data (issue 10 item 9): a host NQN with invalid UTF-8, control
+// Bytes from the wire are data: a host NQN with invalid UTF-8, control
 // characters, a C1 control, U+2028 and a bidirectional override connects to nvmf-target (run as
 // users run it, a separate process with --json); its log stays one line of safe text per line
-// and the --json report written at exit is valid JSON naming the NQN escaped. Before the fix the
-// report writer threw at exit (nlohmann_json type_error 316) and the log passed the raw bytes.
+// and the --json report written at exit is valid JSON naming the NQN escaped. Unescaped, the
+// report writer throws at exit (nlohmann_json type_error 316) and the log passes the raw bytes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

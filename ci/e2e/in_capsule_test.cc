@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// In-capsule write data end to end over soft-RoCE (issue 3): for each target inline_data_size,
+// In-capsule write data end to end over soft-RoCE: for each target inline_data_size,
 // the negotiation (target stats, Identify, host policy), then a matrix of write sizes x host
 // buffers in 1-4 uneven segments where every cell writes, reads back, compares and asserts the
 // path from the target's counters (totals, per queue, per controller); then capsules that lie

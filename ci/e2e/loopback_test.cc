@@ -202,7 +202,7 @@ TEST_F(LoopbackTest, FlushSucceeds) {
   EXPECT_TRUE(f.ok()) << f.to_string();
 }
 
-// RDMA READ depth (issue 12): a QD32 run of 64 KiB writes with verify makes every command of
+// RDMA READ depth: a QD32 run of 64 KiB writes with verify makes every command of
 // the queue want an RDMA READ at once. The target must never have more READs outstanding than
 // the initiator depth it accepted with (--max-rdma-read-depth 4 here, below what rxe and the host
 // offer), must reach that depth, and must make the others wait in order rather than fail: every
@@ -275,7 +275,7 @@ TEST(LoopbackReadDepthTest, Qd32WritesNeverExceedTheReadDepth) {
   EXPECT_TRUE((*ctrl)->disconnect().ok());
 }
 
-// Shared data buffers (issue 12): with 3 buffers for a QD32 run of 64 KiB random reads and
+// Shared data buffers: with 3 buffers for a QD32 run of 64 KiB random reads and
 // writes with verify, commands that move data wait for a buffer (waiting_for_buffer) instead of
 // failing, every one completes, the data reads back intact, and the buffers are all back once
 // the host saw its last completion.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Poll groups (issue 12, --poll-groups 2 in every test here, whatever NVMF_E2E_POLL_GROUPS
+// Poll groups (--poll-groups 2 in every test here, whatever NVMF_E2E_POLL_GROUPS
 // says): what only holds across groups. The pending-Connect limit (--max-pending-connections)
 // counts every group's connections exactly, and removing a port destroys its queues in every
 // group before Target::close_port returns. In-process: the ASan + UBSan pass runs it too

@@ -40,7 +40,7 @@ constexpr int kTimeoutMs = 30000;  // a bound against hangs, never asserted as a
 constexpr char kHostNqn[] = "nqn.2014-08.org.nvmexpress:uuid:raw-capsule";
 
 // Every case runs with the shared receive queue (--srq on, the default) and without (per-queue
-// receives): the suite the SRQ's receive accounting is checked by (issue 12).
+// receives): the suite the SRQ's receive accounting is checked by.
 class RawCapsuleTest : public ::testing::TestWithParam<bool> {
  protected:
   bool srq() const { return GetParam(); }
@@ -184,7 +184,6 @@ TEST_P(RawCapsuleTest, MoreCommandsThanQueueEntries) {
 // or torn down (with an SRQ: see MoreCommandsThanQueueEntries; without: RNR retry), the good
 // host sees no error and every block reads back, and afterwards every SRQ receive and shared
 // buffer is back, every queue gone and the CQs are no more than at start-up (one per group).
-// Seen by a breaker helper first (20 and 36 flooder queues torn down, the victim untouched).
 TEST_P(RawCapsuleTest, FloodersOnTheSharedCqLeaveAVerifyingHostUndisturbed) {
   const target::ResourceStats idle = (*target_)->stats().resources;
   host::HostOptions h = host_options();

@@ -196,7 +196,7 @@ TEST_F(RecoveryTest, KeepAliveFailureWhileIdleLeadsToRecovery) {
   EXPECT_NE(r.last_loss.find("Keep Alive"), std::string::npos) << r.last_loss;
 }
 
-// Two ports (issue 14 item 5), one in-process target: port 1 with one page of in-capsule data,
+// Two ports, one in-process target: port 1 with one page of in-capsule data,
 // port 2 with none, both on the environment's target address (two services).
 class MultiPortTest : public ::testing::Test {
  protected:

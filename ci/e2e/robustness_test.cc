@@ -336,7 +336,7 @@ TEST_F(RobustnessTest, IdentifyAndPropertiesWithBadFields) {
   pg.nsid = 0x7E;  // FCTYPE
   EXPECT_EQ(raw(0, pg), kInvalidOpcode);
   // A second Connect on a connected queue (admin and I/O) is refused with Command Sequence
-  // Error (one Connect per queue, issue #10), the queue survives.
+  // Error (one Connect per queue, as nvmet_install_queue), the queue survives.
   proto::Sqe c = host::connect_sqe(1, 128, 0);
   c.flags = proto::kFlagsPsdtSgl;
   ASSERT_TRUE(
@@ -507,7 +507,7 @@ TEST_F(RobustnessTest, WrongRkeyOnWriteTearsTheQueueDownAndTargetServesOn) {
 
 // A host whose CM REQ offers responder_resources 0 would leave the target no RDMA READ credit:
 // the first keyed Write (or keyed Connect data) would wait forever for a READ that is never
-// sent. Before the fix the target accepted such a host (and only logged a warning).
+// sent. So the target rejects such a host rather than only logging a warning.
 TEST_F(RobustnessTest, HostWithoutReadResourcesIsRejectedWithInvalidIrd) {
   proto::CmRequestPrivateData priv = host::cm_request_private_data(0, host::kAdminQueueSize);
   auto rej = raw_connect_expect_reject(*env_, (*target_)->port(), &priv, sizeof(priv),
@@ -520,8 +520,8 @@ TEST_F(RobustnessTest, HostWithoutReadResourcesIsRejectedWithInvalidIrd) {
 }
 
 // The host, against a target that goes away with a command outstanding: the wait ends with
-// "the target disconnected" (kUnavailable) as soon as the CM says so. Before the fix the host
-// sat until its command timeout and then reported a timeout.
+// "the target disconnected" (kUnavailable) as soon as the CM says so, not a timeout after
+// the host sat out its command timeout.
 TEST_F(RobustnessTest, HostReportsATargetThatDisconnectsMidCommand) {
   std::optional<verbs::ProtectionDomain> pd;
   host::QueueParams params = queue_params(0, host::kAdminQueueSize);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # (Sourced by ci/interop/run.sh, not run on its own.)
 # shellcheck disable=SC2154 # out, cases, target_pid: ci/interop/run.sh's
-# Interop checks of file and block-device namespaces (issue 11), sourced by ci/interop/run.sh
+# Interop checks of file and block-device namespaces, sourced by ci/interop/run.sh
 # (its helpers: check, judge, start_target, stop_target, k_connect, k_disconnect, wait_ns,
 # ctrl_dev, write_config, and nullb_create/nullb_remove of ci/lib/null_blk.sh; its variables T, H, NQN, HOST_OK, out). The Linux host against
 # nvmf-target:

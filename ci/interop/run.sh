@@ -409,7 +409,7 @@ fi
 
 deep_writes
 
-# Two ports (issue 14): 4420 with one page of in-capsule data, 4421 with none. `nvme discover`
+# Two ports: 4420 with one page of in-capsule data, 4421 with none. `nvme discover`
 # on either port lists $NQN on both; the Linux host connects to each port (two controllers,
 # two live paths of one subsystem) and reads through the head namespace.
 two_ports_discover() { # two_ports_discover PORT
@@ -481,11 +481,11 @@ if check "$s" start_target start_target "$cfg" two-ports; then
   check "$s" stop_target stop_target
 fi
 
-# File and block-device namespaces: discard, two namespaces, faults, durability (issue 11).
+# File and block-device namespaces: discard, two namespaces, faults, durability.
 # shellcheck source=/dev/null # ci/interop/file-backend.sh is shellchecked on its own
 . "$here/file-backend.sh"
 
-# --max-pending-connections against the Linux host (issue 10): nvme-rdma sets up the CM
+# --max-pending-connections against the Linux host: nvme-rdma sets up the CM
 # connection of every I/O queue before it sends their Connects, so a connecting host holds one
 # pending connection per I/O queue (the README's reason for the default). 6 I/O queues (-i 2
 # -W 2 -P 2: the guest's 2 CPUs cap each kind at 2): at a limit of 6 the host connects with all
