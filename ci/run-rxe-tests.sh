@@ -199,6 +199,29 @@ if [ -n "$asan_list" ]; then
   xml_dir=$NVMF_RESULTS_DIR
 fi
 
+# run_script NAME SUITE CASE SECONDS CMD...: a guest script as one GoogleTest-style case in
+# NAME.xml (as rxe-smoke above); its output goes to logs/NAME.log, its tail is printed on failure.
+run_script() {
+  local name=$1 suite=$2 case=$3 limit=$4 rc=0 t0=$SECONDS
+  shift 4
+  echo "=== [$(clock)] $name (log: $logs/$name.log)"
+  timeout -k 10 "$limit" "$@" >"$logs/$name.log" 2>&1 || rc=$?
+  write_case "$NVMF_RESULTS_DIR/$name.xml" "$suite" "$case" "$rc"
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    echo "  [$(clock)] FAILED  $suite.$case (exit $rc):"
+    tail -n 30 "$logs/$name.log" | sed 's/^/  | /'
+  else
+    echo "  [$(clock)] ok      $suite.$case ($((SECONDS - t0)) s)"
+  fi
+}
+
+# The examples must not rot: examples/host_hello against nvmf-target with a RAM namespace
+# (ci/host-hello.sh), and the README's export-a-disk commands as written, the disk mounted from
+# the Linux host (ci/readme-commands.sh).
+run_script host-hello HostHello WriteReadBack 300 "$here/host-hello.sh"
+run_script readme-commands ReadmeCommands ExportADisk 600 "$here/readme-commands.sh" "$here/../README.md"
+
 # Interop with the Linux kernel host and target (ci/interop/run.sh writes interop.xml).
 if [ -x "$here/interop/run.sh" ]; then
   echo "=== [$(clock)] interop"
