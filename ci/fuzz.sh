@@ -3,7 +3,8 @@
 # Builds the libFuzzer targets (//fuzz, `bazel build --config=fuzz`: clang 14, ASan + UBSan) and
 # runs each one over its seed corpus (fuzz/corpus/NAME) and then on new inputs for a bounded
 # number of executions. Prints one line per fuzzer and writes fuzz-report.json; exits 1 when any
-# fuzzer crashed (the input is kept as OUT/NAME-crash-*: see README "Fuzzing and sanitizers").
+# fuzzer crashed (the input is kept as OUT/NAME-crash-*: see docs/testing.md, "Fuzzing and
+# sanitizers").
 #
 # Usage: ci/fuzz.sh [--runs N] [--out DIR] [--only NAME] [--jobs N] [--xml FILE]
 #   --runs N   executions per fuzzer after the seeds. Default, what .ci/run uses: each fuzzer's

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Writes the README's test counts and interop matrix from one scripts/test.sh run's results.
+"""Writes the documentation's generated tables from one scripts/test.sh run's results.
 
-Usage: readme-tables.py RESULTS_DIR [--readme README.md]
+Usage: readme-tables.py RESULTS_DIR [--docs DOCS_DIR]
 
 RESULTS_DIR is the directory scripts/test.sh printed ("results in ..."): unit/ and rxe/ hold
-the GoogleTest XML, rxe/interop/ the interop suite's files. Every cell of the matrix is the
-status of checks in rxe/interop.xml (ci/interop/judge.py wrote them): "pass" only when every
-check the row names is there and passed, "FAIL (check, ...)" otherwise; a row's figures (target
-counters, what nvmf-host negotiated) come from the same run's JSON reports. Without --readme the
-Markdown goes to stdout; with it, the blocks between the README's markers
-<!-- test-counts:begin/end --> and <!-- interop-matrix:begin/end --> are replaced.
+the GoogleTest XML, rxe/interop/ the interop suite's files, rxe/conform/ the conformance JSON.
+Every cell of the interop matrix is the status of checks in rxe/interop.xml (ci/interop/judge.py
+wrote them): "pass" only when every check the row names is there and passed, "FAIL (check,
+...)" otherwise; a row's figures (target counters, what nvmf-host negotiated) come from the same
+run's JSON reports. Without --docs the Markdown goes to stdout; with it, the blocks between
+markers are replaced: <!-- test-counts:begin/end --> in DOCS_DIR/testing.md,
+<!-- interop-matrix:begin/end --> in DOCS_DIR/interop.md and, when the run has conformance
+reports, <!-- conformance:begin/end --> in DOCS_DIR/conformance.md (ci/conform/readme-table.py).
 """
 import argparse
 import glob
@@ -141,7 +143,7 @@ ROWS = [
     ("", "`--max-pending-connections 5`: the sixth I/O queue's CM connection is rejected and `nvme"
      " connect` fails", "KernelHostOnNvmfTarget_PendingLimit",
      ["start_target_limit_5", "six_io_queues_refused_at_limit_5", "stop_target_limit_5"], None),
-    ("", "file namespace (issue 11): discard and write zeroes enabled, `blkdiscard` and `fstrim` on"
+    ("", "file namespace: discard and write zeroes enabled, `blkdiscard` and `fstrim` on"
      " ext4 free file space, `nvme write-zeroes`, `nvme dsm --ad`, fio verify",
      "KernelHostOnNvmfTarget_FileNamespace",
      ["start_target", "nvme_connect", "discard_and_write_zeroes_enabled",
@@ -229,29 +231,53 @@ def matrix(results):
     return lines
 
 
-def replace_block(text, name, lines):
+def replace_block(text, name, lines, path):
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     if not pattern.search(text):
-        raise SystemExit(f"readme-tables.py: no {begin} ... {end} block in the README")
+        raise SystemExit(f"readme-tables.py: no {begin} ... {end} block in {path}")
     return pattern.sub(lambda _: begin + "\n" + "\n".join(lines) + "\n" + end, text)
+
+
+def conformance(results):
+    """The conformance table of ci/conform/readme-table.py from RESULTS/rxe/conform, or None
+    when the run has no conformance reports."""
+    d = os.path.join(results, "rxe", "conform")
+    if not glob.glob(os.path.join(d, "ours-*.json")) and not glob.glob(
+            os.path.join(d, "linux-*.json")):
+        return None
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "conform_table", os.path.join(os.path.dirname(os.path.abspath(__file__)), "conform",
+                                      "readme-table.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.table(d)
+
+
+def update(path, name, lines):
+    with open(path) as f:
+        text = f.read()
+    text = replace_block(text, name, lines, path)
+    with open(path, "w") as f:
+        f.write(text)
 
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results")
-    ap.add_argument("--readme")
+    ap.add_argument("--docs", help="the docs directory whose testing.md, interop.md and "
+                    "conformance.md get this run's tables")
     args = ap.parse_args(argv)
     c, m = counts(args.results), matrix(args.results)
-    if args.readme:
-        with open(args.readme) as f:
-            text = f.read()
-        text = replace_block(text, "test-counts", c)
-        text = replace_block(text, "interop-matrix", m)
-        with open(args.readme, "w") as f:
-            f.write(text)
+    conf = conformance(args.results)
+    if args.docs:
+        update(os.path.join(args.docs, "testing.md"), "test-counts", c)
+        update(os.path.join(args.docs, "interop.md"), "interop-matrix", m)
+        if conf is not None:
+            update(os.path.join(args.docs, "conformance.md"), "conformance", conf)
     else:
-        print("\n".join(c + [""] + m))
+        print("\n".join(c + [""] + m + ([""] + conf if conf is not None else [])))
     return 0
 
 

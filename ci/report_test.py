@@ -224,7 +224,8 @@ class BazelResultsTest(unittest.TestCase):
 
 
 class ReadmeTablesTest(unittest.TestCase):
-    """The README's interop cells and counts come from the run's XML and reports only."""
+    """The docs' interop cells, counts and conformance table come from the run's XML and reports
+    only."""
 
     def setUp(self):
         self.d = Dir()
@@ -323,18 +324,62 @@ class ReadmeTablesTest(unittest.TestCase):
         lines = tables.counts(self.d.path)
         self.assertEqual(lines[-1], "| all | 2 | 1 |")
 
-    def test_readme_blocks_replaced(self):
-        readme = self.d.write("README.md", "a\n<!-- test-counts:begin -->\nold\n"
-                              "<!-- test-counts:end -->\nb\n<!-- interop-matrix:begin -->\n"
-                              "<!-- interop-matrix:end -->\n")
+    def test_docs_blocks_replaced(self):
+        docs = os.path.join(self.d.path, "docs")
+        testing = self.d.write("docs/testing.md", "a\n<!-- test-counts:begin -->\nold\n"
+                               "<!-- test-counts:end -->\nb\n")
+        interop = self.d.write("docs/interop.md", "c\n<!-- interop-matrix:begin -->\nold\n"
+                               "<!-- interop-matrix:end -->\n")
+        conformance = self.d.write("docs/conformance.md", "<!-- conformance:begin -->\nold\n"
+                                   "<!-- conformance:end -->\n")
         self.d.write("unit/a.xml", PASS2)
         with redirect_stdout(io.StringIO()):
-            tables.main([self.d.path, "--readme", readme])
-        with open(readme) as f:
+            tables.main([self.d.path, "--docs", docs])
+        with open(testing) as f:
             text = f.read()
         self.assertNotIn("old", text)
         self.assertIn("| all | 2 | 0 |", text)
         self.assertTrue(text.startswith("a\n<!-- test-counts:begin -->\n| tests |"))
+        with open(interop) as f:
+            text = f.read()
+        self.assertNotIn("old", text)
+        self.assertIn("**No interop results were found in this run.**", text)
+        # No conformance reports in this run: the conformance table is left as it was.
+        with open(conformance) as f:
+            self.assertIn("old", f.read())
+
+    def test_conformance_block_from_the_run(self):
+        docs = os.path.join(self.d.path, "docs")
+        for name in ("testing.md", "interop.md"):
+            self.d.write("docs/" + name, "<!-- test-counts:begin -->\n<!-- test-counts:end -->\n"
+                         "<!-- interop-matrix:begin -->\n<!-- interop-matrix:end -->\n")
+        conformance = self.d.write("docs/conformance.md", "x\n<!-- conformance:begin -->\nold\n"
+                                   "<!-- conformance:end -->\ny\n")
+        summary = {"cases": 1, "pass": 1, "fail": 0, "must_fail": 0, "should_fail": 0,
+                   "not_applicable": 0, "not_run": 0, "seconds": 3.0}
+        case = {"id": "io.flush", "level": "must", "spec": "NVM CS 1.0 §3.2.1",
+                "verdict": "pass", "got": "success"}
+        self.d.write("rxe/conform/ours-4096.json",
+                     json.dumps({"summary": summary, "cases": [case]}))
+        with redirect_stdout(io.StringIO()):
+            tables.main([self.d.path, "--docs", docs])
+        with open(conformance) as f:
+            text = f.read()
+        self.assertNotIn("old", text)
+        self.assertIn("- nvmf-target, in-capsule 4096: 1 cases, 1 pass, 0 fail", text)
+        self.assertIn("| `io.flush` | must | NVM CS 1.0 §3.2.1 | pass | - |", text)
+        self.assertTrue(text.endswith("<!-- conformance:end -->\ny\n"))
+
+    def test_docs_have_the_markers(self):
+        """The repository's own docs carry the blocks scripts/test.sh's tables go into."""
+        root = os.path.dirname(HERE)
+        for name, block in (("testing.md", "test-counts"), ("interop.md", "interop-matrix"),
+                            ("conformance.md", "conformance")):
+            path = os.path.join(root, "docs", name)
+            with open(path) as f:
+                text = f.read()
+            self.assertIn(f"<!-- {block}:begin -->", text, path)
+            self.assertIn(f"<!-- {block}:end -->", text, path)
 
 
 def bench_cells(reps=(1,), bad=None, missing=None, inline=0):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Time from a target restart to the first completed I/O (README "Host recovery"),
+# Time from a target restart to the first completed I/O (figures: docs/performance.md),
 # for our host (nvmf-host bench) and for the Linux nvme-rdma host, both against nvmf-target.
 # Runs under ci/rxe-run; not part of CI (about 3 minutes in the soft-RoCE guest).
 #

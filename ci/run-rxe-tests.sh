@@ -185,8 +185,8 @@ done <"$list"
 # --config=asan: ASan + UBSan with -fno-sanitize-recover, so any report (a leak at exit included)
 # aborts the binary and fails it. Counted as asan.rxe.NAME (scripts/test.sh moves asan/ next to
 # the unit tests' asan.NAME results). NeverConnectRssTest measures an nvmf-target process's RSS
-# against the README's figure: under ASan it would measure the shadow memory and the quarantine,
-# so it runs in the plain suite only.
+# against docs/performance.md's figure: under ASan it would measure the shadow memory and the
+# quarantine, so it runs in the plain suite only.
 if [ -n "$asan_list" ]; then
   xml_dir=$NVMF_RESULTS_DIR/asan
   mkdir -p "$xml_dir"

@@ -211,10 +211,11 @@ if [ $run_rxe -eq 1 ]; then
   fi
 fi
 
-# The README's test counts and interop matrix from this run (ci/readme-tables.py --readme
-# README.md RESULTS writes them into the README).
+# The docs' generated tables from this run: test counts, interop matrix, conformance table
+# (ci/readme-tables.py RESULTS --docs docs writes them into docs/testing.md, docs/interop.md
+# and docs/conformance.md).
 if python3 ci/readme-tables.py "$results" >"$results/readme-tables.md"; then
-  echo "test.sh: README tables of this run: $results/readme-tables.md"
+  echo "test.sh: generated tables of this run: $results/readme-tables.md (into docs/: python3 ci/readme-tables.py $results --docs docs)"
 fi
 rc=0
 python3 ci/count-gtest-xml.py --expect "$expected" "$unit_xml_dir" "$rxe_xml_dir" \

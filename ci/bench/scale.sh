@@ -29,7 +29,8 @@
 #   target's ulimit -v, default 1700000: the guest has 2 GiB, so a point that does not fit makes
 #   the target refuse a Connect instead of waking the OOM killer; 0 = no limit), SCALE_SRQ
 #   ("on off": the modes, in this order, per point), SCALE_POLL_GROUPS (the target's
-#   --poll-groups, default 1: the README's figures are one poll group's; "auto" for one per CPU).
+#   --poll-groups, default 1: docs/performance.md's figures are one poll group's; "auto": one
+#   per CPU).
 set -uo pipefail
 # Arguments first, before the environment and before any target starts.
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Prints the README's conformance table from the JSON reports of ci/conform/run.sh.
+"""Prints the conformance table of docs/conformance.md from the JSON reports of ci/conform/run.sh.
 
 Usage: readme-table.py RESULTS_DIR/conform
 Reads ours-SIZE.json (nvmf-target) and linux-SIZE.json (Linux nvmet-rdma), one per in-capsule
@@ -49,7 +49,10 @@ def joined(index, sizes, cid):
     return cells[0] if len(set(cells)) == 1 else " / ".join(cells)
 
 
-def main(d):
+def table(d):
+    """The Markdown lines of the table."""
+    out = []
+    print = out.append  # noqa: A001 (the lines, in the order main prints them)
     ours = by_size(d, "ours")
     linux = by_size(d, "linux")
     kernel = ""
@@ -65,7 +68,7 @@ def main(d):
         print(f"- {name}: {s['cases']} cases, {s['pass']} pass, {s['fail']} fail "
               f"({s['must_fail']} must, {s['should_fail']} should), {s['not_applicable']} n/a, "
               f"{s['not_run']} not run; {s['seconds']:.0f} s")
-    print()
+    print("")
     index = {s: {c["id"]: c for c in ours[s]["cases"]} for s in sizes}
     lindex = {s: {c["id"]: c for c in linux[s]["cases"]} for s in lsizes}
     order = ours[sizes[0]]["cases"] if sizes else linux[lsizes[0]]["cases"]
@@ -77,10 +80,10 @@ def main(d):
         print(f"| `{cid}` | {c['level']} | {md(c['spec'])} | {md(joined(index, sizes, cid))} | "
               f"{md(joined(lindex, lsizes, cid) if lsizes else '-')} |")
     if lsizes:
-        print()
+        print("")
         print("Where Linux differs from the specification (its FAIL rows; the in-capsule sizes "
               "named when not every size failed the same way):")
-        print()
+        print("")
         for c in linux[lsizes[0]]["cases"]:
             cid = c["id"]
             answers = {}
@@ -97,6 +100,12 @@ def main(d):
                                 for g, ss in answers.items())
             print(f"- `{cid}` ({c['level']}, {c['spec']}): {c['description']}. Sent: "
                   f"{c['sends']}. Linux answered: {got}. Conforming: {c['expect']}.")
+    return out
+
+
+def main(d):
+    for line in table(d):
+        print(line)
     return 0
 
 

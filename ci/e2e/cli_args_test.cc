@@ -232,7 +232,7 @@ std::string help(const std::string& binary, const std::string& args) {
   return slurp(log);
 }
 
-// One vocabulary for both binaries (README "Command-line options"): the same option names mean
+// One vocabulary for both binaries (docs/cli-reference.md): the same option names mean
 // the same thing, usage shows the program's name, and help points at no source file.
 TEST(CliArgs, BothBinariesShareOneVocabulary) {
   const std::string host = help("host/nvmf-host", "--help");
@@ -347,14 +347,17 @@ std::string join(const std::set<std::string>& names) {
   return out;
 }
 
-// README "Command-line options": one table per binary and per nvmf-host subcommand, under a
-// heading "### `nvmf-target`", "### `nvmf-host`", "### `nvmf-host SUB`", must list exactly the
-// options that binary's `--help` (or `nvmf-host SUB --help`) shows; every nvmf-host subcommand
-// has its table; the shared vocabulary table above them names only options some --help shows.
+// docs/cli-reference.md, section "## Command-line options" (to the next "## " heading or the
+// end of the file): one table per binary and per nvmf-host subcommand, under a heading "###
+// `nvmf-target`", "### `nvmf-host`", "### `nvmf-host SUB`", must list exactly the options that
+// binary's `--help` (or `nvmf-host SUB --help`) shows; every nvmf-host subcommand has its table;
+// the shared vocabulary table above them names only options some --help shows.
 TEST(CliArgs, ReadmeTablesMatchEveryHelp) {
-  const std::string readme = slurp(runfile("README.md"));
+  const std::string readme = slurp(runfile("docs/cli-reference.md"));
+  ASSERT_FALSE(readme.empty()) << "docs/cli-reference.md is missing or empty";
   const size_t start = readme.find("\n## Command-line options\n");
-  ASSERT_NE(start, std::string::npos) << "README has no Command-line options section";
+  ASSERT_NE(start, std::string::npos)
+      << "docs/cli-reference.md has no Command-line options section";
   const size_t stop = readme.find("\n## ", start + 1);
   std::istringstream lines(readme.substr(start, stop - start));
   std::map<std::string, std::set<std::string>> tables;  // heading -> options in its first column
@@ -392,7 +395,8 @@ TEST(CliArgs, ReadmeTablesMatchEveryHelp) {
     every_shown.insert(shown.begin(), shown.end());
     auto table = tables.find(name);
     if (table == tables.end()) {
-      ADD_FAILURE() << "README has no table \"### `" << name << "`\" for: " << join(shown);
+      ADD_FAILURE() << "docs/cli-reference.md has no table \"### `" << name
+                    << "`\" for: " << join(shown);
       continue;
     }
     std::set<std::string> missing, stale;
@@ -402,13 +406,14 @@ TEST(CliArgs, ReadmeTablesMatchEveryHelp) {
     for (const std::string& o : table->second) {
       if (shown.count(o) == 0) stale.insert(o);
     }
-    EXPECT_TRUE(missing.empty()) << name
-                                 << " --help shows, the README table lacks: " << join(missing);
-    EXPECT_TRUE(stale.empty()) << "the README table of " << name
+    EXPECT_TRUE(missing.empty()) << name << " --help shows, the docs/cli-reference.md table lacks: "
+                                 << join(missing);
+    EXPECT_TRUE(stale.empty()) << "the docs/cli-reference.md table of " << name
                                << " lists, --help does not show: " << join(stale);
   }
   for (const auto& [name, options] : tables) {
-    EXPECT_EQ(helps.count(name), 1u) << "README table for " << name << ", which has no --help";
+    EXPECT_EQ(helps.count(name), 1u)
+        << "docs/cli-reference.md table for " << name << ", which has no --help";
   }
   EXPECT_GE(vocabulary.size(), 10u) << "the shared vocabulary table was not found";
   for (const std::string& o : vocabulary) {

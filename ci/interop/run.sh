@@ -273,7 +273,7 @@ export -f k_connect k_disconnect ctrl_dev wait_ns ns_block
 
 # ------------------------------------------------------------------------------ setup --
 log "kernel $(uname -r); target $T, host $H; inline sizes: $sizes; --poll-groups ${NVMF_INTEROP_POLL_GROUPS:-1} in the 4096 cell, auto elsewhere"
-# For the README's generated matrix (ci/readme-tables.py).
+# For docs/interop.md's generated matrix (ci/readme-tables.py).
 {
   echo "kernel=$(uname -r)"
   echo "nvme_cli=$(nvme version 2>/dev/null | head -n 1)"
@@ -487,7 +487,7 @@ fi
 
 # --max-pending-connections against the Linux host: nvme-rdma sets up the CM
 # connection of every I/O queue before it sends their Connects, so a connecting host holds one
-# pending connection per I/O queue (the README's reason for the default). 6 I/O queues (-i 2
+# pending connection per I/O queue (docs/target.md's reason for the default). 6 I/O queues (-i 2
 # -W 2 -P 2: the guest's 2 CPUs cap each kind at 2): at a limit of 6 the host connects with all
 # 7 queues; at 5 its sixth I/O queue gets a CM reject (NO_RSC) and nvme connect fails.
 s=KernelHostOnNvmfTarget_PendingLimit
