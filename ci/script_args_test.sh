@@ -13,7 +13,8 @@ root=$tmp/root
 mark=$tmp/ran
 mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$tmp/bin"
 for f in scripts/loopback.sh scripts/test.sh scripts/rxe-smoke.sh ci/bench-compare.sh \
-  ci/bench/scale.sh ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh; do
+  ci/bench/scale.sh ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh \
+  scripts/install.sh; do
   cp "$src/$f" "$root/$f"
 done
 stub() { # stub PATH NAME: a script that records NAME and fails
@@ -186,9 +187,17 @@ refused scripts/rxe-smoke.sh "rxe-smoke.sh: unknown argument '--frobnicate' (it 
   --frobnicate
 reached scripts/rxe-smoke.sh rxe-run
 
+# scripts/install.sh [PREFIX]: refused before the build; a good PREFIX reaches bazel.
+refused scripts/install.sh "install.sh: unknown option '--frobnicate' (try --help)" --frobnicate
+refused scripts/install.sh "install.sh: unexpected argument 'b' (it takes one PREFIX)" a b
+refused scripts/install.sh "install.sh: PREFIX is empty" ""
+: >"$tmp/a-file"
+refused scripts/install.sh "install.sh: PREFIX $tmp/a-file is not a directory" "$tmp/a-file"
+reached scripts/install.sh bazel "$tmp/prefix"
+
 echo "$checked command lines checked"
-[ "$checked" -eq 51 ] || {
-  echo "FAIL: $checked command lines checked, want 51"
+[ "$checked" -eq 56 ] || {
+  echo "FAIL: $checked command lines checked, want 56"
   fail=1
 }
 exit "$fail"
