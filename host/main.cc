@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // nvmf-host: a small nvme-cli-like front end of the host library (identify, write, read).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,7 +21,9 @@
 #include "host/conform_cli.h"
 #include "host/controller.h"
 #include "host/discover.h"
+#include "host/memlock_bound.h"
 #include "host/segments.h"
+#include "target/memlock.h"
 
 namespace nvmf::host {
 namespace {
@@ -574,6 +577,20 @@ int run(int argc, char** argv) {
   set_log_level(verbose ? LogLevel::kDebug : *level);
   if (disc->parsed()) return cmd_discover(opts, disc_json.target());
   if (opts.subnqn.empty()) return host_usage_error(sub, "-n,--nqn is required");
+  // Before any device is opened: what the connection and bench's buffers register must fit
+  // RLIMIT_MEMLOCK (bench sizes its queues for --iodepth, as cmd_bench does).
+  const uint32_t queue_size = bench->parsed()
+                                  ? std::max<uint32_t>(opts.queue_size, bench_args.iodepth + 1)
+                                  : opts.queue_size;
+  const std::string refusal =
+      memlock_refusal("nvmf-host",
+                      host_memlock_bytes(queue_size, bench->parsed() ? bench_args.numjobs : 0,
+                                         bench_args.iodepth, bench_args.bs_list),
+                      current_memlock_limit());
+  if (!refusal.empty()) {
+    std::cerr << refusal << "\n";
+    return kExitRuntime;
+  }
   if (conform->parsed()) {
     // conform's own default: short per-command timeouts keep a whole run to minutes.
     int timeout = app.get_option("--timeout-ms")->count() > 0 ? opts.timeout_ms : 1500;

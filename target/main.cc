@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // nvmf-target: command-line front end of the target library (thin: parse, run, report).
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <atomic>
@@ -23,6 +24,8 @@
 #include "common/wire_text.h"
 #include "target/cli_parse.h"
 #include "target/config.h"
+#include "target/memlock.h"
+#include "target/startup_checks.h"
 #include "target/target.h"
 
 namespace {
@@ -478,6 +481,23 @@ int main(int argc, char** argv) {
     o = std::move(loaded->options);
   }
   if (auto st = nvmf::target::validate_options(o); !st.ok()) return usage(st.message());
+  // Before any device is opened: what the first Connect registers must fit RLIMIT_MEMLOCK.
+  const uint32_t poll_group_count =
+      nvmf::target::choose_poll_groups(o, nvmf::target::allowed_cpu_count()).groups;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const std::string refusal =
+      nvmf::memlock_refusal("nvmf-target",
+                            nvmf::target::target_memlock_bytes(
+                                o, poll_group_count, page > 0 ? static_cast<uint32_t>(page) : 4096),
+                            nvmf::current_memlock_limit());
+  if (!refusal.empty()) {
+    std::cerr << refusal << "\n";
+    return 1;
+  }
+  if (config_path.empty()) {
+    const std::string notice = nvmf::target::any_host_notice(o);
+    if (!notice.empty()) std::cerr << "nvmf-target: warning: " << notice << "\n";
+  }
   // The report is written at exit: find out now, not after serving, that it cannot be.
   if (!json_path.empty() && json_path != "-" && !std::ofstream(json_path, std::ios::app)) {
     std::cerr << "nvmf-target: --json " << json_path
