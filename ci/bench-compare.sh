@@ -84,7 +84,9 @@ bazel build -c opt //host:nvmf-host //target:nvmf-target
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')); QEMU TCG guest (${NVMF_RXE_CPUS:-2} vCPUs, $((${NVMF_RXE_MEM_MB:-2048} / 1024)) GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
+# The guest's accelerator is the one ci/rxe-run used (it writes $out/rxe-run.accel): filled in
+# after each run (@GUEST@) by the machine= line that follows it.
+machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')); @GUEST@ (${NVMF_RXE_CPUS:-2} vCPUs, $((${NVMF_RXE_MEM_MB:-2048} / 1024)) GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
 if [ "$backends" = 1 ]; then
   rm -rf "$out/raw-backends"
   [ "$reps_given" = 1 ] || reps=3
@@ -95,6 +97,7 @@ if [ "$backends" = 1 ]; then
   rc=0
   ci/rxe-run --results "$out" --timeout "$budget" \
     ci/bench/backends-guest.sh "$bin" "$reps" "$runtime" "$ramp" || rc=$?
+  machine=${machine/@GUEST@/$(sed 's/^kvm$/QEMU KVM guest/; s/^tcg$/QEMU TCG guest/; s/^direct$/no guest (rxe-run direct mode)/' "$out/rxe-run.accel" 2>/dev/null || echo "guest of unknown accelerator")}
   [ -s "$out/raw-backends/cells.tsv" ] || { echo "bench-compare.sh: no cells recorded (rxe-run exit $rc)" >&2; exit 1; }
   report_rc=0
   python3 ci/bench/backends-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
@@ -111,6 +114,7 @@ if [ "$deep" = 1 ]; then
   rc=0
   ci/rxe-run --results "$out" --timeout "$budget" --env BENCH_RPS \
     ci/bench/deep-writes-guest.sh "$bin" "$reps" || rc=$?
+  machine=${machine/@GUEST@/$(sed 's/^kvm$/QEMU KVM guest/; s/^tcg$/QEMU TCG guest/; s/^direct$/no guest (rxe-run direct mode)/' "$out/rxe-run.accel" 2>/dev/null || echo "guest of unknown accelerator")}
   [ -s "$out/raw-deep/cells.tsv" ] || { echo "bench-compare.sh: no cells recorded (rxe-run exit $rc)" >&2; exit 1; }
   report_rc=0
   python3 ci/bench/deep-writes-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
@@ -132,7 +136,7 @@ if [ ! -s "$out/raw/cells.tsv" ]; then
   echo "bench-compare.sh: the guest recorded no cells (rxe-run exit $rc)" >&2
   exit 1
 fi
-machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; QEMU TCG guest (${NVMF_RXE_CPUS:-2} vCPUs, $((${NVMF_RXE_MEM_MB:-2048} / 1024)) GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
+machine="$(nproc)-core host ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(sed 's/^kvm$/QEMU KVM guest/; s/^tcg$/QEMU TCG guest/; s/^direct$/no guest (rxe-run direct mode)/' "$out/rxe-run.accel" 2>/dev/null || echo "guest of unknown accelerator") (${NVMF_RXE_CPUS:-2} vCPUs, $((${NVMF_RXE_MEM_MB:-2048} / 1024)) GiB), Debian kernel 6.1, soft-RoCE rxe0/rxe1 over a veth pair"
 # report.py exits 1 when a counter check fails (a cell's writes not on the path its group
 # promises): the plot is still drawn, then this script fails.
 report_rc=0
