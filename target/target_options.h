@@ -189,14 +189,15 @@ struct TargetOptions {
   // settings), repeated at 2x, 4x, ... while it lasts; CLI --stall-warn-ms, 0 (off) or
   // 10..3600000. The per-queue "stalls" counter of the --json report counts them.
   uint32_t stall_warn_ms = 1000;
-  // The CPU the event loop thread runs on (CLI --cpu none|auto|N): kCpuNone (default) leaves it
-  // to the scheduler, kCpuAuto pins it to the CPU it is on when run() starts, N >= 0 to CPU N
-  // (0..1023), like SPDK's reactors. What pinning changes on soft-RoCE: rxe runs a user-space
-  // QP's requester in the posting system call, so a thread that moves between CPUs sends one
-  // QP's packets from two CPUs' veth backlogs; they arrive out of order and rxe retransmits.
-  // Pinned, our QPs' RDMA READ retries (rxe completer_retry_err) went from 19..58 per QD32
-  // 64 KiB write try to 0; the Linux host's own QPs still reorder (docs/soft-roce.md).
-  int32_t cpu = kCpuNone;
+  // The CPU the event loop thread runs on (CLI --cpu none|auto|N), like SPDK's reactors:
+  // kCpuAuto (the default) pins poll group i to the i-th CPU of the allowed set (one group: the
+  // CPU it is on when run() starts), kCpuNone leaves the threads to the scheduler, N >= 0 pins
+  // the one group to CPU N (0..1023). Pinned, every work request of a QP is posted from one CPU,
+  // and with the I/O queue placement by qid (least_loaded_group) a Linux host on the same
+  // machine has each queue answered from the CPU that drives it: on soft-RoCE over a veth
+  // without Receive Packet Steering that is what keeps its deep writes out of rxe's retransmit
+  // timer (docs/soft-roce.md: unpinned, 127 kernel I/O timeouts in 20 s at QD127; pinned, 0).
+  int32_t cpu = kCpuAuto;
   // Poll groups (CLI --poll-groups auto|N): threads that each own a set of queues, with their
   // own per-device PD, completion channel, shared buffer pool and SRQ (their shares of
   // num_shared_buffers and max_srq_depth: poll_group_shares()) and IoEngine, like SPDK's poll
@@ -205,7 +206,8 @@ struct TargetOptions {
   // at most kMaxPollGroups, or one when `cpu` is a CPU number; 1..kMaxPollGroups runs that many.
   // Target::poll_groups() and the start-up log line say how many run and why. Group 0's thread
   // (run()'s) also listens: it gives a new admin queue to the group with the fewest queues and
-  // an I/O queue to the group with the fewest I/O queues, and runs the keep-alive timers.
+  // an I/O queue to a group with the fewest I/O queues, group (qid - 1) mod n first
+  // (least_loaded_group), and runs the keep-alive timers.
   // poll_mode applies to each group. With more than one group, --cpu auto pins group i to the
   // i-th CPU of the allowed set, and a CPU number is refused (one group only).
   uint32_t poll_groups = 0;  // kPollGroupsAuto
