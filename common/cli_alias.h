@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Older option spellings kept working on both command lines (nvmf-host, nvmf-target) without
-// being shown: README "Command-line options" lists the current names only.
+// being shown: docs/cli-reference.md lists the current names only.
 #ifndef NVMF_COMMON_CLI_ALIAS_H_
 #define NVMF_COMMON_CLI_ALIAS_H_
 

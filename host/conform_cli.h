@@ -13,7 +13,7 @@
 
 namespace nvmf::host {
 
-// The `conform` options as typed (README "nvmf-host conform").
+// The `conform` options as typed (docs/host.md "conform").
 struct ConformArgs {
   std::string cases;  // comma-separated ids; empty: all
   bool list = false;

@@ -191,7 +191,7 @@ if [ $run_rxe -eq 1 ]; then
   else
     echo "test.sh: the soft-RoCE suite did not build; its results are counted as missing" >&2
   fi
-  # The ASan + UBSan results beside the unit tests' (SUMMARY counts both; the README's soft-RoCE
+  # The ASan + UBSan results beside the unit tests' (SUMMARY counts both; docs/testing.md's soft-RoCE
   # row counts the plain suite only, as its unit row does).
   if [ -d "$rxe_xml_dir/asan" ]; then
     for f in "$rxe_xml_dir"/asan/*.xml; do

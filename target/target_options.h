@@ -125,7 +125,7 @@ struct TargetOptions {
   // response inline (even where the provider grants 16 for a request of 0, as rxe does).
   uint32_t requested_max_inline_data = 16;
 
-  // Limits on what hosts can make the target hold (README "Limits"). A CM request beyond
+  // Limits on what hosts can make the target hold (docs/target.md "Limits and their defaults"). A CM request beyond
   // max_pending_connections queues without a successful Connect is rejected with NO_RSC
   // (--max-pending-connections, 1..65535); a queue with no successful Connect within
   // connect_timeout_ms of its CM accept is disconnected (--connect-timeout-ms, 100..3600000).
@@ -162,7 +162,7 @@ struct TargetOptions {
   // receives every queue takes its command capsules from (CLI --srq on, the default; --srq off:
   // each queue posts hsqsize + 1 receives of its own, as SPDK without SRQ). On by default since
   // first-Connect times and the in-process suites measured the same with it on and off on a
-  // quiet machine (README, "Shared receive queue"). max_srq_depth
+  // quiet machine (docs/target.md "Resources a queue uses"). max_srq_depth
   // receives (CLI --max-srq-depth, 16..65535, SPDK's max_srq_depth and its default 4096), each 64
   // bytes + the largest in-capsule size of the ports, registered once: 4096 x (64 + 4096) = 16.3
   // MiB at one page, 64.3 MiB at 16 KiB. A device without SRQ (max_srq 0) falls back to per-queue

@@ -129,7 +129,7 @@ JSON
       fi
       # 0: every must case passed; 1: some failed (findings); anything else: the run broke.
       if [ "$rc" -le 1 ] && [ -s "$out/linux-$size.json" ]; then
-        [ "$rc" -eq 0 ] || log "linux-$size: expected: the FAILs above are Linux nvmet-rdma's own deviations from the specification, recorded in conform/linux-$size.json (README: where Linux differs), not failures of this run"
+        [ "$rc" -eq 0 ] || log "linux-$size: expected: the FAILs above are Linux nvmet-rdma's own deviations from the specification, recorded in conform/linux-$size.json (docs/conformance.md: where Linux differs), not failures of this run"
         rc=0
       fi
     fi
