@@ -125,8 +125,9 @@ struct TargetOptions {
   // response inline (even where the provider grants 16 for a request of 0, as rxe does).
   uint32_t requested_max_inline_data = 16;
 
-  // Limits on what hosts can make the target hold (docs/target.md "Limits and their defaults"). A CM request beyond
-  // max_pending_connections queues without a successful Connect is rejected with NO_RSC
+  // Limits on what hosts can make the target hold (docs/target.md "Limits and their defaults"). A
+  // CM request beyond max_pending_connections queues without a successful Connect is rejected with
+  // NO_RSC
   // (--max-pending-connections, 1..65535); a queue with no successful Connect within
   // connect_timeout_ms of its CM accept is disconnected (--connect-timeout-ms, 100..3600000).
   // An admin Connect beyond max_controllers on the port or max_controllers_per_host for its

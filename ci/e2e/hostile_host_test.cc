@@ -624,8 +624,8 @@ TEST_F(NeverConnectRssTest, TwoHundredConnectionsThatNeverConnect) {
   constexpr int kDeadlineMs = 90000;
   // All 200 accepted: above the default --max-pending-connections (128), which would reject the
   // last 72 with NO_RSC; the figure is the memory of 200 pending connections.
-  // One poll group: docs/performance.md's figure is one group's (each group opens the device and makes
-  // its SRQ at start-up).
+  // One poll group: docs/performance.md's figure is one group's (each group opens the device and
+  // makes its SRQ at start-up).
   int port = start_target({"--ram-size", "1m", "--connect-timeout-ms", std::to_string(kDeadlineMs),
                            "--max-pending-connections", std::to_string(kConnections), "--log-level",
                            "warn", "--poll-groups", "1"});
