@@ -34,16 +34,17 @@ uint64_t target_memlock_bytes(const TargetOptions& o, uint32_t groups, uint32_t 
   // Data buffers.
   bytes += o.num_shared_buffers > 0 ? uint64_t{shares.shared_buffers} * transfer
                                     : kFirstQueueEntries * transfer;
-  // Receives: the first queue's own (SQEs, and in-capsule pages for all but receive 0, whose
-  // pages are in the Connect buffer below), or one group's SRQ.
+  // Receives: with an SRQ, every group's (each group opens the device and makes its SRQ when
+  // the ports start listening), else the first queue's own (SQEs, and in-capsule pages for all
+  // but receive 0, whose pages are in the Connect buffer below).
   const uint64_t pages = in_capsule_pages(o);
-  const uint64_t own =
+  uint64_t receives =
       kFirstQueueEntries * kSqeBytes + (kFirstQueueEntries - 1) * pages * page + pages * page;
-  uint64_t receives = own;
   if (o.srq) {
     const uint64_t depth =
         std::min<uint64_t>(shares.srq_depth, max_srq_depth_for_cq(kSharedCqEntries));
-    receives = std::min(own, round_up(depth * kSqeBytes, page) + depth * pages * page);
+    receives =
+        std::max<uint64_t>(groups, 1) * (round_up(depth * kSqeBytes, page) + depth * pages * page);
   }
   bytes += receives;
   // The Connect data page and the response (CQE) buffers.

@@ -17,10 +17,11 @@ namespace nvmf::target {
 //  - one poll group's share of the shared data buffers (num_shared_buffers / groups chunks of
 //    4 KiB << mdts), registered at the first Connect; with num_shared_buffers 0 the first
 //    (admin) queue's own 32 data buffers instead;
-//  - that queue's receive area: with --srq on, the lesser of one group's SRQ (its share of
-//    max_srq_depth, at most what a shared CQ holds, x (64 bytes + the in-capsule pages)) and the
-//    queue's own receives (what the target falls back to when the device has no SRQ or the SRQ
-//    cannot be registered); with --srq off, the latter;
+//  - the receive areas: with --srq on, every group's SRQ (its share of max_srq_depth, at most
+//    what a shared CQ holds, x (64 bytes + the in-capsule pages)), registered when the ports
+//    start listening; with --srq off, the first queue's own receives. (A device without SRQs
+//    makes the target fall back to per-queue receives, which this bound then overstates: the
+//    check asks for more than that device needs, never less.)
 //  - its Connect page and CQE buffers.
 // The in-capsule size counts at most one page (a device may clamp larger sizes). The RAM
 // namespace (--ram-size) is plain memory, never registered, so it does not count; nor does the

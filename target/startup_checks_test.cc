@@ -11,20 +11,25 @@ namespace {
 
 constexpr uint64_t kMiB = 1 << 20;
 
-TEST(TargetMemlockBytes, DefaultsCountOneGroupsPoolShare) {
-  TargetOptions o;  // 256 shared buffers of 128 KiB (mdts 5), SRQ on, one page in capsule
-  // The first queue's own receives (less than the SRQ): 32 SQEs + 32 pages; Connect page, CQEs.
-  const uint64_t rest = 32 * 64 + 32 * 4096 + 4096 + 32 * 16;
-  EXPECT_EQ(target_memlock_bytes(o, 1, 4096), 256 * 128 * 1024 + rest);
-  EXPECT_EQ(target_memlock_bytes(o, 2, 4096), 128 * 128 * 1024 + rest);
-  EXPECT_EQ(target_memlock_bytes(o, 3, 4096), 86 * 128 * 1024 + rest);  // rounded up
+TEST(TargetMemlockBytes, DefaultsCountOneGroupsPoolShareAndEveryGroupsSrq) {
+  TargetOptions o;  // 256 shared buffers of 128 KiB (mdts 5), SRQ of 4096, one page in capsule
+  // Every group's SRQ: 4096 receives over the groups, each 64 bytes + one page (16.25 MiB in
+  // all); the Connect page and the first queue's 32 CQEs.
+  const uint64_t srqs = 4096 * 64 + 4096 * 4096;
+  const uint64_t rest = 4096 + 32 * 16;
+  EXPECT_EQ(target_memlock_bytes(o, 1, 4096), 256 * 128 * 1024 + srqs + rest);
+  EXPECT_EQ(target_memlock_bytes(o, 2, 4096), 128 * 128 * 1024 + srqs + rest);  // 32.25 MiB
+  // 3 groups: 86 buffers and 1366 receives each (both rounded up); 1366 x 64 = 87424 bytes of
+  // SQEs round up to 22 pages.
+  EXPECT_EQ(target_memlock_bytes(o, 3, 4096),
+            86 * 128 * 1024 + 3 * (22 * 4096 + 1366 * 4096) + rest);
 }
 
-TEST(TargetMemlockBytes, SmallSrqCountsInsteadOfOwnReceives) {
+TEST(TargetMemlockBytes, SrqOffCountsTheFirstQueuesOwnReceives) {
   TargetOptions o;
-  o.max_srq_depth = 16;
+  o.max_srq_depth = 16;  // 16 x 64 bytes of SQEs take one page, then 16 pages
   EXPECT_EQ(target_memlock_bytes(o, 1, 4096), 32 * kMiB + 4096 + 16 * 4096 + 4096 + 32 * 16);
-  o.srq = false;  // then the queue's own receives
+  o.srq = false;  // the queue's own receives: 32 SQEs and 32 pages
   EXPECT_EQ(target_memlock_bytes(o, 1, 4096), 32 * kMiB + 32 * 64 + 32 * 4096 + 4096 + 32 * 16);
 }
 
