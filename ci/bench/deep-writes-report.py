@@ -29,6 +29,11 @@ def fio_job(path):
             "verified": j["read"]["total_ios"], "error": j["error"]}
 
 
+def spread(values):
+    """{"median", "min", "max"} of a non-empty list (the bench reports' shape)."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
 def counters(path):
     """{counter: after - before} of a cell's .counters file (both devices added up)."""
     seen = {}
@@ -77,8 +82,8 @@ def main():
         out = {}
         for target, reps in targets.items():
             out[target] = {
-                "iops_median": statistics.median(r["iops"] for r in reps.values()),
-                "p99_ms_median": statistics.median(r["p99_ms"] for r in reps.values()),
+                "iops": spread([r["iops"] for r in reps.values()]),
+                "p99_ms": spread([r["p99_ms"] for r in reps.values()]),
                 "timeouts": sum(r["timeouts"] for r in reps.values()),
                 "failed_cells": sum(r["exit"] != 0 for r in reps.values()),
                 "retry_counters": {c: sum(r["counters"].get(c, 0) for r in reps.values())
@@ -87,8 +92,7 @@ def main():
             }
         ours, nvmet = targets.get("ours", {}), targets.get("nvmet", {})
         ratios = [ours[r]["iops"] / nvmet[r]["iops"] for r in ours if r in nvmet and nvmet[r]["iops"] > 0]
-        out["ratio_median"] = statistics.median(ratios) if ratios else None
-        out["ratios"] = ratios
+        out["ratio"] = spread(ratios) if ratios else None
         jobs[job] = out
     report = {"machine": args.machine, "command": args.command, "environment": env,
               "reps": len({c[0] for c in cells}), "jobs": jobs}
@@ -98,9 +102,9 @@ def main():
     lines = [f"Deep writes from the Linux host, {report['reps']} repetitions; {args.machine}; "
              f"guest kernel {env.get('kernel', '?')}, {env.get('vcpus', '?')} vCPUs, veth "
              f"rps_cpus {env.get('rps_cpus', '?')}. Command: `{args.command}`.", "",
-             "| job | target | write IOPS (median) | p99 ms (median) | kernel I/O timeouts | "
-             "rxe retries (completer_retry_err / duplicate_request / out_of_seq_request) | "
-             "ours / nvmet IOPS (median of reps) |",
+             "| job | target | write IOPS, median (min–max) | p99 ms, median | kernel I/O timeouts"
+             " | rxe retries (completer_retry_err / duplicate_request / out_of_seq_request) | "
+             "nvmf-target / nvmet-rdma IOPS, median (min–max) of the repetitions |",
              "|---|---|---|---|---|---|---|"]
     for job in ("qd32x2", "qd127"):
         if job not in jobs:
@@ -110,12 +114,14 @@ def main():
             if not t:
                 continue
             rc = t["retry_counters"]
-            ratio = jobs[job]["ratio_median"]
+            r = jobs[job]["ratio"]
+            ratio = "" if target == "nvmet" or r is None else \
+                f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})"
             lines.append(
-                f"| {names[job]} | {label} | {t['iops_median']:.0f} | {t['p99_ms_median']:.0f} | "
-                f"{t['timeouts']} | {rc['completer_retry_err']} / {rc['duplicate_request']} / "
-                f"{rc['out_of_seq_request']} | "
-                f"{'' if target == 'nvmet' or ratio is None else f'{ratio:.2f}'} |")
+                f"| {names[job]} | {label} | {t['iops']['median']:.0f} ({t['iops']['min']:.0f}–"
+                f"{t['iops']['max']:.0f}) | {t['p99_ms']['median']:.0f} | {t['timeouts']} | "
+                f"{rc['completer_retry_err']} / {rc['duplicate_request']} / "
+                f"{rc['out_of_seq_request']} | {ratio} |")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.dir, "deep-writes-report.md"), "w") as f:
         f.write(text)
