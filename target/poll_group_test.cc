@@ -106,7 +106,9 @@ TEST(PollGroupPlacement, OneHostsQueuesFollowTheirQid) {
   std::vector<GroupLoad> loads(4);
   for (uint16_t qid = 0; qid <= 4; ++qid) {
     const size_t g = least_loaded_group(loads, qid);
-    if (qid != 0) EXPECT_EQ(g, qid - 1u);
+    if (qid != 0) {
+      EXPECT_EQ(g, qid - 1u);
+    }
     ++loads[g].queues;
     if (qid != 0) ++loads[g].io_queues;
   }
