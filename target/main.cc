@@ -384,7 +384,8 @@ int main(int argc, char** argv) {
   std::string poll_groups = "auto";
   app.add_option("--poll-groups", poll_groups,
                  "poll group threads, each owning a set of queues (new queues go to the "
-                 "least-loaded group, I/O queue qid to group qid - 1 on a tie): auto (one per CPU "
+                 "least-loaded group; ties: admin queues to the last, I/O queues to the first): "
+                 "auto (one per CPU "
                  "the process may run on, at most 64; "
                  "one with --cpu N) or 1..64")
       ->capture_default_str();

@@ -38,24 +38,23 @@ TEST(PollGroupPlacement, AdminQueueToFewestQueuesIoQueueToFewestIoQueues) {
   EXPECT_EQ(least_loaded_group(loads, 7), 2u);
 }
 
-TEST(PollGroupPlacement, TiesGoToTheLowestIndexAndNoGroupsMeansGroupZero) {
+TEST(PollGroupPlacement, TiesGoToTheLowestIndexForIoAndTheHighestForAdmin) {
   std::vector<GroupLoad> loads{{2, 1}, {2, 1}};
-  EXPECT_EQ(least_loaded_group(loads, 0), 0u);
+  EXPECT_EQ(least_loaded_group(loads, 0), 1u);
   EXPECT_EQ(least_loaded_group(loads, 1), 0u);
-  // A tie on the count that decides goes by the other one (an admin queue), or to group
-  // (qid - 1) mod n when that group is among the tied ones (an I/O queue).
+  // A tie on the count that decides goes by the other one.
   std::vector<GroupLoad> uneven{{3, 1}, {2, 1}};
-  EXPECT_EQ(least_loaded_group(uneven, 1), 0u);
-  EXPECT_EQ(least_loaded_group(uneven, 2), 1u);
-  EXPECT_EQ(least_loaded_group(uneven, 3), 0u);
-  std::vector<GroupLoad> admin_tie{{2, 2}, {2, 1}};
-  EXPECT_EQ(least_loaded_group(admin_tie, 0), 1u);
+  EXPECT_EQ(least_loaded_group(uneven, 1), 1u);
+  std::vector<GroupLoad> admin_tie{{2, 1}, {2, 2}};
+  EXPECT_EQ(least_loaded_group(admin_tie, 0), 0u);
+  std::vector<GroupLoad> admin_three{{1, 0}, {1, 0}, {1, 0}};
+  EXPECT_EQ(least_loaded_group(admin_three, 0), 2u);
   EXPECT_EQ(least_loaded_group({}, 0), 0u);
 }
 
 // Two hosts, each an admin queue then two I/O queues, placed as the listener does (a queue
-// counts from its hand-over): each group ends with three queues, two of them I/O queues; each
-// host's two I/O queues are in different groups, qid 1 in group 0 and qid 2 in group 1.
+// counts from its hand-over): each group ends with one admin queue and two I/O queues, and each
+// host's two I/O queues are in different groups; the first host's I/O queue qid in group qid - 1.
 TEST(PollGroupPlacement, TwoHostsSpreadOverTwoGroups) {
   std::vector<GroupLoad> loads(2);
   std::vector<size_t> placed;
@@ -67,51 +66,46 @@ TEST(PollGroupPlacement, TwoHostsSpreadOverTwoGroups) {
       placed.push_back(g);
     }
   }
-  EXPECT_EQ(placed, (std::vector<size_t>{0, 0, 1, 1, 0, 1}));
+  EXPECT_EQ(placed, (std::vector<size_t>{1, 0, 1, 0, 0, 1}));
   EXPECT_EQ(loads[0].io_queues, 2u);
   EXPECT_EQ(loads[1].io_queues, 2u);
   EXPECT_EQ(loads[0].queues, 3u);
   EXPECT_EQ(loads[1].queues, 3u);
 }
 
-// The qid preference never costs balance: an I/O queue always goes to a group with the fewest
-// I/O queues, whatever the qids (hosts of one, two and three I/O queues, in any order).
-TEST(PollGroupPlacement, QidPreferenceKeepsTheIoQueuesBalanced) {
-  for (size_t groups : {2u, 3u, 4u}) {
+// One host with as many I/O queues as groups on an idle target: I/O queue qid in group qid - 1,
+// its admin queue in the last group.
+TEST(PollGroupPlacement, OneHostsQueuesFollowTheirQid) {
+  for (size_t groups : {2u, 3u, 4u, 8u}) {
     std::vector<GroupLoad> loads(groups);
-    const uint16_t hosts[] = {1, 3, 2, 1, 1, 3, 2, 2};
-    for (uint16_t io_queues : hosts) {
-      for (uint16_t qid = 0; qid <= io_queues; ++qid) {
-        size_t fewest = loads[0].io_queues;
-        for (const GroupLoad& l : loads) fewest = std::min(fewest, l.io_queues);
-        const size_t g = least_loaded_group(loads, qid);
-        if (qid != 0) {
-          EXPECT_EQ(loads[g].io_queues, fewest) << groups << " groups, qid " << qid;
-          ++loads[g].io_queues;
-        }
-        ++loads[g].queues;
-      }
+    for (uint16_t qid = 0; qid <= groups; ++qid) {
+      const size_t g = least_loaded_group(loads, qid);
+      EXPECT_EQ(g, qid == 0 ? groups - 1 : qid - 1u) << groups << " groups, qid " << qid;
+      ++loads[g].queues;
+      if (qid != 0) ++loads[g].io_queues;
     }
-    size_t lo = loads[0].io_queues, hi = lo;
-    for (const GroupLoad& l : loads) {
-      lo = std::min(lo, l.io_queues);
-      hi = std::max(hi, l.io_queues);
-    }
-    EXPECT_LE(hi - lo, 1u) << groups << " groups";
   }
 }
 
-// One host with as many I/O queues as groups on an idle target: queue qid in group qid - 1.
-TEST(PollGroupPlacement, OneHostsQueuesFollowTheirQid) {
-  std::vector<GroupLoad> loads(4);
-  for (uint16_t qid = 0; qid <= 4; ++qid) {
+// A host that connects after another keeps its own I/O queues apart: one in each group.
+TEST(PollGroupPlacement, ASecondHostsQueuesSpreadToo) {
+  std::vector<GroupLoad> loads(2);
+  for (uint16_t qid = 0; qid <= 1; ++qid) {  // a host with one I/O queue
     const size_t g = least_loaded_group(loads, qid);
-    if (qid != 0) {
-      EXPECT_EQ(g, qid - 1u);
-    }
     ++loads[g].queues;
     if (qid != 0) ++loads[g].io_queues;
   }
+  std::vector<size_t> second;
+  for (uint16_t qid = 0; qid <= 2; ++qid) {
+    const size_t g = least_loaded_group(loads, qid);
+    ++loads[g].queues;
+    if (qid != 0) {
+      ++loads[g].io_queues;
+      second.push_back(g);
+    }
+  }
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_NE(second[0], second[1]);
 }
 
 // ------------------------------------------------------------- controllers across groups --

@@ -207,8 +207,8 @@ struct TargetOptions {
   // at most kMaxPollGroups, or one when `cpu` is a CPU number; 1..kMaxPollGroups runs that many.
   // Target::poll_groups() and the start-up log line say how many run and why. Group 0's thread
   // (run()'s) also listens: it gives a new admin queue to the group with the fewest queues and
-  // an I/O queue to a group with the fewest I/O queues, group (qid - 1) mod n first
-  // (least_loaded_group), and runs the keep-alive timers.
+  // an I/O queue to the group with the fewest I/O queues (ties: an admin queue to the last
+  // group, an I/O queue to the first; least_loaded_group), and runs the keep-alive timers.
   // poll_mode applies to each group. With more than one group, --cpu auto pins group i to the
   // i-th CPU of the allowed set, and a CPU number is refused (one group only).
   uint32_t poll_groups = 0;  // kPollGroupsAuto
