@@ -34,12 +34,20 @@ words_re+='|(the|a|after|before) merge\b|merge (conflict|commit|request)s?\b)'
 words_allow=()
 
 check_words() {
-  local hits a
+  local hits a rc=0
+  # grep exits 1 for no match, 2 or more when it failed (a bad pattern or pathspec): a failed
+  # search must not read as a clean tree.
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    hits=$(git grep -nIE -e "$words_re" -- "${words_scope[@]}" || true)
+    hits=$(git grep -nIE -e "$words_re" -- "${words_scope[@]}") || rc=$?
   else
     hits=$(grep -rnIE --exclude-dir=.git --exclude-dir=third_party --exclude-dir='bazel-*' \
-      -e "$words_re" . | sed 's|^\./||' || true)
+      -e "$words_re" .) || rc=$?
+    # shellcheck disable=SC2001 # a prefix on every line, not one substitution
+    hits=$(sed 's|^\./||' <<<"$hits")
+  fi
+  if [ "$rc" -gt 1 ]; then
+    echo "check-format: the wording search failed (grep exit $rc)" >&2
+    return 1
   fi
   for a in "${words_allow[@]}"; do
     hits=$(grep -vE -e "$a" <<<"$hits" || true)

@@ -893,8 +893,8 @@ bool EventLoop::buffer_waiters_can_start() const {
   return false;
 }
 
-void EventLoop::pin_thread() {
-  if (options_.cpu == kCpuNone) return;
+std::optional<cpu_set_t> EventLoop::pin_thread() {
+  if (options_.cpu == kCpuNone) return std::nullopt;
   int cpu = options_.cpu == kCpuAuto ? ::sched_getcpu() : options_.cpu;
   if (options_.cpu == kCpuAuto && options_.poll_groups > 1) {
     // Group i on the i-th CPU the thread may run on (wrapping when groups outnumber them).
@@ -914,7 +914,12 @@ void EventLoop::pin_thread() {
   if (cpu < 0 || cpu >= CPU_SETSIZE) {
     NVMF_LOG(WARN, "target") << "event loop: no CPU to pin to (sched_getcpu: "
                              << errno_string(errno) << "); left to the scheduler";
-    return;
+    return std::nullopt;
+  }
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  if (::pthread_getaffinity_np(::pthread_self(), sizeof(before), &before) != 0) {
+    return std::nullopt;  // no mask to give back: better not pinned than pinned for good
   }
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -922,14 +927,20 @@ void EventLoop::pin_thread() {
   if (int err = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set); err != 0) {
     NVMF_LOG(WARN, "target") << "event loop: pinning to CPU " << cpu << ": " << errno_string(err)
                              << "; left to the scheduler";
-    return;
+    return std::nullopt;
   }
   NVMF_LOG(INFO, "target") << "poll group " << group_ << " pinned to CPU " << cpu
                            << (options_.cpu == kCpuAuto ? " (--cpu auto)" : "");
+  return before;
 }
 
 Status EventLoop::run() {
-  pin_thread();
+  struct Unpin {
+    std::optional<cpu_set_t> mask;
+    ~Unpin() {
+      if (mask) (void)::pthread_setaffinity_np(::pthread_self(), sizeof(*mask), &*mask);
+    }
+  } unpin{pin_thread()};
   using Clock = std::chrono::steady_clock;
   const auto window = std::chrono::microseconds(options_.busy_poll_us);
   int idle = 0;

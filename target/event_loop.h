@@ -5,6 +5,8 @@
 #ifndef NVMF_TARGET_EVENT_LOOP_H_
 #define NVMF_TARGET_EVENT_LOOP_H_
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -195,8 +197,10 @@ class EventLoop {
   // Returns the completions the poll after the arm handled (0 when it slept), -1 when
   // epoll_wait failed.
   int wait_idle();
-  // Pins the calling thread (run()'s) as TargetOptions::cpu says; a failure is a WARN.
-  void pin_thread();
+  // Pins the calling thread (run()'s) as TargetOptions::cpu says; a failure is a WARN. Returns
+  // the thread's affinity mask from before, when it pinned: run() puts it back as it returns, so
+  // a library caller's thread (and the threads it makes later) is not left on one CPU.
+  std::optional<cpu_set_t> pin_thread();
   // Destroys the queues that want teardown, except those still waiting for a backend
   // operation (disconnected now, destroyed once it completed).
   void sweep();

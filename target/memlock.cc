@@ -53,7 +53,7 @@ std::string memlock_refusal(std::string_view program, uint64_t needed_bytes,
   return std::string(program) + ": RLIMIT_MEMLOCK is " + describe_bytes(limit.soft_bytes) +
          "; this configuration registers at least " + describe_bytes(needed_bytes) +
          " for RDMA: raise it with 'ulimit -l unlimited' (shell) or 'LimitMEMLOCK=infinity' "
-         "(systemd unit)";
+         "(systemd unit); past the hard limit only as root or in /etc/security/limits.conf";
 }
 
 }  // namespace nvmf

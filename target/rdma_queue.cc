@@ -815,6 +815,14 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
 
 RdmaQueue::TransferScan RdmaQueue::scan_transfers() const {
   TransferScan t;
+  // The per-state gauges say whether there is anything to find: a queue with no request in a
+  // transfer state (most of them, most of the time) costs three loads, not a walk of its slots.
+  uint64_t in_transfer = 0;
+  for (RequestState st : {RequestState::kTransferringFromHost, RequestState::kTransferringToHost,
+                          RequestState::kCompleting}) {
+    in_transfer += counters_.state_now[static_cast<size_t>(st)].get();
+  }
+  if (in_transfer == 0) return t;
   for (uint32_t i = 0; i < slots_.size(); ++i) {
     const Slot& s = slots_[i];
     if (!is_transfer_state(s.req.state)) continue;

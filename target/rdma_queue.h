@@ -188,8 +188,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   // completions resume. Also watches the oldest request in a transfer state: when the same one
   // has waited stall_warn_ms for its RDMA READ or response SEND while other completions went on,
   // a WARN names it (describe_transfer_stall). The event loop calls it at least every
-  // stall_check_interval() while outstanding() > 0; it scans the command slots (not the I/O
-  // path).
+  // stall_check_interval() while outstanding() > 0 (and every
+  // few dozen rounds of a busy loop): the slots are walked only when the per-state gauges show a
+  // request in a transfer state.
   void check_stall(IdleWatch::Clock::time_point now);
   IdleWatch::Clock::duration stall_check_interval() const { return idle_.check_interval(); }
   bool stall_watch_enabled() const { return idle_.enabled(); }

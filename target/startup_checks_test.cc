@@ -52,10 +52,12 @@ TEST(MemlockRefusal, NamesLimitNeedAndFix) {
   MemlockLimit limit;
   limit.unlimited = false;
   limit.soft_bytes = 8 * kMiB;
-  EXPECT_EQ(memlock_refusal("nvmf-target", 68 * kMiB, limit),
-            "nvmf-target: RLIMIT_MEMLOCK is 8388608 bytes (8 MiB); this configuration registers "
-            "at least 71303168 bytes (68 MiB) for RDMA: raise it with 'ulimit -l unlimited' "
-            "(shell) or 'LimitMEMLOCK=infinity' (systemd unit)");
+  EXPECT_EQ(
+      memlock_refusal("nvmf-target", 68 * kMiB, limit),
+      "nvmf-target: RLIMIT_MEMLOCK is 8388608 bytes (8 MiB); this configuration registers "
+      "at least 71303168 bytes (68 MiB) for RDMA: raise it with 'ulimit -l unlimited' "
+      "(shell) or 'LimitMEMLOCK=infinity' (systemd unit); past the hard limit only as root or "
+      "in /etc/security/limits.conf");
   EXPECT_EQ(memlock_refusal("nvmf-target", 8 * kMiB, limit), "");  // exactly fits
   limit.unlimited = true;
   EXPECT_EQ(memlock_refusal("nvmf-target", 1ull << 40, limit), "");

@@ -46,7 +46,9 @@ struct CounterSnapshot {
   uint64_t buffer_waits = 0;
   // Stalls reported: commands outstanding and no completion for TargetOptions::stall_warn_ms,
   // or one request's RDMA READ or response SEND without its work completion that long while
-  // other completions went on (each stall counted once, however many WARN lines it got).
+  // other completions went on (each stall counted once, however many WARN lines it got; a
+  // transfer stall that turns into a stall of the whole queue, when the host stops sending,
+  // counts as two).
   uint64_t stalls = 0;
 
   CounterSnapshot& operator+=(const CounterSnapshot& other);

@@ -7,7 +7,8 @@ Reads DIR/raw-deep/cells.tsv and each cell's fio JSON, rxe counters and kernel l
 DIR/deep-writes-report.json and DIR/deep-writes-report.md and prints the table. Per job: each
 target's median write IOPS and p99 completion latency over the repetitions, the median of the
 per-repetition ratios nvmf-target / nvmet-rdma, the kernel I/O timeouts, and rxe's retry counters
-summed over the job's cells of that target. Exit 1 when a cell has no result.
+summed over the job's cells of that target. Exit 1 when a cell has no result or failed (its
+figures are still shown, with the count of failed cells).
 """
 import argparse
 import json
@@ -102,10 +103,11 @@ def main():
     lines = [f"Deep writes from the Linux host, {report['reps']} repetitions; {args.machine}; "
              f"guest kernel {env.get('kernel', '?')}, {env.get('vcpus', '?')} vCPUs, veth "
              f"rps_cpus {env.get('rps_cpus', '?')}. Command: `{args.command}`.", "",
-             "| job | target | write IOPS, median (min–max) | p99 ms, median | kernel I/O timeouts"
+             "| job | target | write IOPS, median (min–max) | p99 ms, median | failed cells |"
+             " kernel I/O timeouts"
              " | rxe retries (completer_retry_err / duplicate_request / out_of_seq_request) | "
              "nvmf-target / nvmet-rdma IOPS, median (min–max) of the repetitions |",
-             "|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|"]
     for job in ("qd32x2", "qd127"):
         if job not in jobs:
             continue
@@ -119,15 +121,19 @@ def main():
                 f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})"
             lines.append(
                 f"| {names[job]} | {label} | {t['iops']['median']:.0f} ({t['iops']['min']:.0f}–"
-                f"{t['iops']['max']:.0f}) | {t['p99_ms']['median']:.0f} | {t['timeouts']} | "
+                f"{t['iops']['max']:.0f}) | {t['p99_ms']['median']:.0f} | {t['failed_cells']} | "
+                f"{t['timeouts']} | "
                 f"{rc['completer_retry_err']} / {rc['duplicate_request']} / "
                 f"{rc['out_of_seq_request']} | {ratio} |")
     text = "\n".join(lines) + "\n"
     with open(os.path.join(args.dir, "deep-writes-report.md"), "w") as f:
         f.write(text)
     print(text)
-    if missing:
-        print(f"deep-writes-report: {missing} cells without a result", file=sys.stderr)
+    failed = sum(t["failed_cells"] for j in jobs.values() for k, t in j.items()
+                 if k in ("ours", "nvmet"))
+    if missing or failed:
+        print(f"deep-writes-report: {missing} cells without a result, {failed} failed (fio error,"
+              " verify failure, kernel I/O timeout or reset): see raw-deep/*.log", file=sys.stderr)
         return 1
     return 0
 

@@ -156,15 +156,21 @@ deep_counters() {
 deep_run() {
   local job=$1 t=$2 tag=$3 dev_var=DEEP_DEV_$2 ctrl_var=DEEP_CTRL_$2 args rc=0
   args=$(deep_job_args "$job") || return 2
-  local dev=${!dev_var} ctrl=${!ctrl_var} before
-  before=$(dmesg | wc -l)
+  local dev=${!dev_var} ctrl=${!ctrl_var} mark="nvmf-deep-writes: $tag start $RANDOM$RANDOM"
+  # The kernel's lines from here on: after a marker written to the log (a count of lines would
+  # miss new ones once the ring buffer is full and drops old ones).
+  echo "$mark" >/dev/kmsg
   echo "before: $(deep_counters)" >"$DEEP_OUT/$tag.counters"
   # shellcheck disable=SC2086 # args: fio options, split on purpose
   timeout -k 5 240 fio --name="$job" --filename="$dev" --ioengine=libaio --direct=1 \
     --time_based --group_reporting --verify=crc32c --verify_backlog=16 --verify_fatal=1 \
     $args --output-format=json --output="$DEEP_OUT/$tag.json" || rc=$?
   echo "after: $(deep_counters)" >>"$DEEP_OUT/$tag.counters"
-  dmesg | tail -n +"$((before + 1))" | grep -E "${ctrl}[:n]" >"$DEEP_OUT/$tag.kernel"
+  if ! dmesg | grep -qF "$mark"; then
+    echo "$job on $t: the kernel log no longer holds this run's start (ring buffer wrapped)"
+    return 1
+  fi
+  dmesg | sed -n "/$mark/,\$p" | grep -E "${ctrl}[:n]" >"$DEEP_OUT/$tag.kernel"
   local timeouts resets
   timeouts=$(grep -cE 'I/O .*timeout' "$DEEP_OUT/$tag.kernel")
   resets=$(grep -ciE 'reset|reconnect|recovery' "$DEEP_OUT/$tag.kernel")
