@@ -897,11 +897,18 @@ std::optional<cpu_set_t> EventLoop::pin_thread() {
   if (options_.cpu == kCpuNone) return std::nullopt;
   int cpu = options_.cpu == kCpuAuto ? ::sched_getcpu() : options_.cpu;
   if (options_.cpu == kCpuAuto && options_.poll_groups > 1) {
-    // Group i on the i-th CPU the thread may run on (wrapping when groups outnumber them).
+    // Group i on the ((i - 1) mod n)-th CPU the thread may run on, n the number of groups
+    // (wrapping when groups outnumber the CPUs). On an idle target a host's I/O queue qid goes to
+    // group qid mod n (least_loaded_group), so it is answered from the (qid - 1)-th CPU: the
+    // CPU from which a Linux host on the same machine drives it (blk-mq hardware context qid - 1
+    // when queues and CPUs are as many), as nvmet-rdma answers on the CPU a queue's packets
+    // arrive on. On soft-RoCE over a veth without Receive Packet Steering that keeps each QP's
+    // packets leaving one CPU (docs/soft-roce.md).
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (::sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
-      size_t nth = group_ % static_cast<size_t>(CPU_COUNT(&allowed));
+      const size_t groups = options_.poll_groups;
+      size_t nth = (group_ + groups - 1) % groups % static_cast<size_t>(CPU_COUNT(&allowed));
       for (int c = 0; c < CPU_SETSIZE; ++c) {
         if (!CPU_ISSET(c, &allowed)) continue;
         if (nth-- == 0) {

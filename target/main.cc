@@ -376,17 +376,15 @@ int main(int argc, char** argv) {
   app.add_option("--max-controllers-per-host", o.max_controllers_per_host,
                  "controllers per host NQN; more get Connect Controller Busy")
       ->capture_default_str();
-  std::string cpu = "auto";
+  std::string cpu = "none";
   app.add_option("--cpu", cpu,
-                 "CPU of each poll group thread: auto (group i on the i-th allowed CPU), none "
-                 "(the scheduler's choice) or a CPU number (one poll group only)")
+                 "CPU of each poll group thread: none (the scheduler's choice), auto (group i "
+                 "on the (i-1 mod n)-th allowed CPU) or a CPU number (one poll group only)")
       ->capture_default_str();
   std::string poll_groups = "auto";
   app.add_option("--poll-groups", poll_groups,
                  "poll group threads, each owning a set of queues (new queues go to the "
-                 "least-loaded group; ties: admin queues to the last, I/O queues to the first): "
-                 "auto (one per CPU "
-                 "the process may run on, at most 64; "
+                 "least-loaded group): auto (one per CPU the process may run on, at most 64; "
                  "one with --cpu N) or 1..64")
       ->capture_default_str();
   std::string poll = "event";

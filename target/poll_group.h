@@ -22,22 +22,17 @@ struct GroupLoad {
 
 // The group for a new queue of `qid`: an admin queue (qid 0) to the group with the fewest queues,
 // an I/O queue to the one with the fewest I/O queues (I/O queues carry the load; an admin queue
-// carries keep-alives and a few admin commands); a tie goes by the other count, then, for an
-// I/O queue, to the lowest index and, for an admin queue, to the highest. So a host that opens
-// as many I/O queues as there are groups on an idle target gets I/O queue qid in group
-// qid - 1: its admin queue takes the last group, and each I/O queue then finds the lowest group
-// without one. A Linux host drives I/O queue qid from the CPUs of its blk-mq hardware context
-// qid - 1, so with the groups pinned one per CPU (--cpu auto) a host on the same machine
-// (soft-RoCE tests) has each queue answered from the CPU that drives it, as nvmet-rdma answers
-// on the CPU a queue's packets arrive on (docs/soft-roce.md). 0 when `loads` is empty.
+// carries keep-alives and a few admin commands); a tie goes by the other count, then to the
+// lowest index. On an idle target a host's admin queue lands in group 0 and its I/O queue qid
+// in group qid mod n (EventLoop::pin_thread pins group g to the CPU of blk-mq context qid - 1
+// under --cpu auto). 0 when `loads` is empty.
 inline size_t least_loaded_group(std::span<const GroupLoad> loads, uint16_t qid) {
   auto key = [qid](const GroupLoad& l) {
     return qid == 0 ? std::pair{l.queues, l.io_queues} : std::pair{l.io_queues, l.queues};
   };
   size_t best = 0;
   for (size_t i = 1; i < loads.size(); ++i) {
-    const auto k = key(loads[i]);
-    if (k < key(loads[best]) || (qid == 0 && k == key(loads[best]))) best = i;
+    if (key(loads[i]) < key(loads[best])) best = i;
   }
   return best;
 }

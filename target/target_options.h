@@ -191,14 +191,15 @@ struct TargetOptions {
   // 10..3600000. The per-queue "stalls" counter of the --json report counts them.
   uint32_t stall_warn_ms = 1000;
   // The CPU the event loop thread runs on (CLI --cpu none|auto|N), like SPDK's reactors:
-  // kCpuAuto (the default) pins poll group i to the i-th CPU of the allowed set (one group: the
-  // CPU it is on when run() starts), kCpuNone leaves the threads to the scheduler, N >= 0 pins
-  // the one group to CPU N (0..1023). Pinned, every work request of a QP is posted from one CPU,
-  // and with the I/O queue placement by qid (least_loaded_group) a Linux host on the same
-  // machine has each queue answered from the CPU that drives it: on soft-RoCE over a veth
-  // without Receive Packet Steering that is what keeps its deep writes out of rxe's retransmit
-  // timer (docs/soft-roce.md: unpinned, 127 kernel I/O timeouts in 20 s at QD127; pinned, 0).
-  int32_t cpu = kCpuAuto;
+  // kCpuNone (the default) leaves the threads to the scheduler, kCpuAuto pins poll group i to
+  // the ((i - 1) mod n)-th CPU of the allowed set (one group: the CPU it is on when run()
+  // starts), N >= 0 pins the one group to CPU N (0..1023). Pinned, every work request of a QP is
+  // posted from one CPU, and a Linux host on the same machine has each I/O queue answered from
+  // the CPU that drives it (EventLoop::pin_thread): on soft-RoCE over a veth without Receive
+  // Packet Steering that keeps its deep writes out of rxe's retransmit timer
+  // (docs/soft-roce.md). Not the default: a pinned group cannot move away from busy threads
+  // that share its CPU (a host busy-polling on the same small machine).
+  int32_t cpu = kCpuNone;
   // Poll groups (CLI --poll-groups auto|N): threads that each own a set of queues, with their
   // own per-device PD, completion channel, shared buffer pool and SRQ (their shares of
   // num_shared_buffers and max_srq_depth: poll_group_shares()) and IoEngine, like SPDK's poll
@@ -207,8 +208,8 @@ struct TargetOptions {
   // at most kMaxPollGroups, or one when `cpu` is a CPU number; 1..kMaxPollGroups runs that many.
   // Target::poll_groups() and the start-up log line say how many run and why. Group 0's thread
   // (run()'s) also listens: it gives a new admin queue to the group with the fewest queues and
-  // an I/O queue to the group with the fewest I/O queues (ties: an admin queue to the last
-  // group, an I/O queue to the first; least_loaded_group), and runs the keep-alive timers.
+  // an I/O queue to the group with the fewest I/O queues (least_loaded_group), and runs the
+  // keep-alive timers.
   // poll_mode applies to each group. With more than one group, --cpu auto pins group i to the
   // i-th CPU of the allowed set, and a CPU number is refused (one group only).
   uint32_t poll_groups = 0;  // kPollGroupsAuto

@@ -468,7 +468,7 @@ TEST_F(SharedBufferTest, HostWithoutReceivesCannotHoldTheSharedBuffers) {
   ASSERT_EQ(wait_group_in_use(g, per_group), per_group)
       << "the stalled queue's commands hold its group's whole pool";
   EXPECT_EQ(pool_of(g).chunks, per_group);
-  // The other groups' pools (those made yet: the attacker's admin queue is in the last group) lend
+  // The other groups' pools (those made yet: the attacker's admin queue is in group 0) lend
   // it nothing. Not the total in use: the stalled queue may already be torn down here (2 s).
   for (size_t other = 0; other < groups; ++other) {
     if (other != g) {

@@ -126,12 +126,12 @@ TEST_F(PollGroupsTest, PendingConnectionLimitIsExactAcrossGroups) {
   EXPECT_EQ(unconnected_groups(), (std::multiset<uint32_t>{0, 0, 1, 1}))
       << "admin queues alternate between the groups";
   expect_refused();
-  // idle[1] is in group 0 (the first admin queue took the last group, the second group 0).
+  // idle[1] is in group 1 (the second admin queue).
   ASSERT_EQ(admin_connect(*idle[1]), kStatusSuccess);
   auto after_connect = raw();
   ASSERT_NE(after_connect, nullptr) << "the Connect gave its place back";
   expect_refused();
-  // The host closes a pending queue (group 1): its place comes back once the target saw it.
+  // The host closes a pending queue (group 0): its place comes back once the target saw it.
   const uint64_t torn_down = (*target_)->stats().disconnections;
   idle[0].reset();
   ASSERT_TRUE(wait_disconnections(torn_down + 1));
