@@ -228,16 +228,14 @@ def fio_job(path):
             "max_ms": w["clat_ns"]["max"] / 1e6}
 
 
-def deep(ours_path, nvmet_path, min_ratio):
-    ours, nvmet = fio_job(ours_path), fio_job(nvmet_path)
+def side_by_side(ours, nvmet, min_ratio, describe, checks):
+    """Both targets' runs of one job: each one's line (describe(j)) and checks ((what, ok) of
+    checks(j)), then nvmf-target's write IOPS against at least min_ratio x nvmet-rdma's."""
     need = float(min_ratio)
     bad = 0
     for name, j in (("nvmf-target", ours), ("nvmet-rdma", nvmet)):
-        print(f"{name}: {j['write_iops']:.1f} write IOPS ({j['write_ios']} writes), "
-              f"{j['verify_reads']} blocks verified, p99 {j['p99_ms']:.0f} ms, "
-              f"max {j['max_ms']:.0f} ms, fio error {j['error']}")
-        for what, ok in (("fio error 0", j["error"] == 0), ("writes > 0", j["write_ios"] > 0),
-                         ("verified inside the run", j["verify_reads"] > 0)):
+        print(describe(name, j))
+        for what, ok in checks(j):
             bad += not ok
             print(f"{'ok ' if ok else 'BAD'} {name}: {what}")
     ratio = ours["write_iops"] / nvmet["write_iops"] if nvmet["write_iops"] > 0 else 0.0
@@ -246,6 +244,16 @@ def deep(ours_path, nvmet_path, min_ratio):
     print(f"{'ok ' if ok else 'BAD'} nvmf-target / nvmet-rdma write IOPS {ratio:.2f} "
           f"(at least {need})")
     return 1 if bad else 0
+
+
+def deep(ours_path, nvmet_path, min_ratio):
+    return side_by_side(
+        fio_job(ours_path), fio_job(nvmet_path), min_ratio,
+        lambda name, j: (f"{name}: {j['write_iops']:.1f} write IOPS ({j['write_ios']} writes), "
+                         f"{j['verify_reads']} blocks verified, p99 {j['p99_ms']:.0f} ms, "
+                         f"max {j['max_ms']:.0f} ms, fio error {j['error']}"),
+        lambda j: (("fio error 0", j["error"] == 0), ("writes > 0", j["write_ios"] > 0),
+                   ("verified inside the run", j["verify_reads"] > 0)))
 
 
 def bench_all(path):
@@ -259,24 +267,14 @@ def bench_all(path):
 
 
 def hostbench(ours_path, nvmet_path, min_ratio):
-    ours, nvmet = bench_all(ours_path), bench_all(nvmet_path)
-    need = float(min_ratio)
-    bad = 0
-    for name, j in (("nvmf-target", ours), ("nvmet-rdma", nvmet)):
-        print(f"nvmf-host on {name}: {j['write_iops']:.1f} write IOPS ({j['write_ios']} writes),"
-              f" {j['verified']} reads verified, p99 {j['p99_ms']:.0f} ms, {j['losses']} queues"
-              f" lost, error {j['error']!r}")
-        for what, ok in (("no error", j["error"] == ""), ("reads verified", j["verified"] > 0),
-                         ("no verify error", j["verify_errors"] == 0),
-                         ("no queue lost", j["losses"] == 0)):
-            bad += not ok
-            print(f"{'ok ' if ok else 'BAD'} {name}: {what}")
-    ratio = ours["write_iops"] / nvmet["write_iops"] if nvmet["write_iops"] > 0 else 0.0
-    ok = nvmet["write_iops"] > 0 and ratio >= need
-    bad += not ok
-    print(f"{'ok ' if ok else 'BAD'} nvmf-target / nvmet-rdma write IOPS {ratio:.2f} "
-          f"(at least {need})")
-    return 1 if bad else 0
+    return side_by_side(
+        bench_all(ours_path), bench_all(nvmet_path), min_ratio,
+        lambda name, j: (f"nvmf-host on {name}: {j['write_iops']:.1f} write IOPS "
+                         f"({j['write_ios']} writes), {j['verified']} reads verified, p99 "
+                         f"{j['p99_ms']:.0f} ms, {j['losses']} queues lost, error {j['error']!r}"),
+        lambda j: (("no error", j["error"] == ""), ("reads verified", j["verified"] > 0),
+                   ("no verify error", j["verify_errors"] == 0),
+                   ("no queue lost", j["losses"] == 0)))
 
 
 def main(argv):
