@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Tests of ci/interop/compare.py's deep-writes verdicts (deep, hostbench) on crafted reports."""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+
+
+def fio(iops, writes=100, verified=90, error=0, warning=""):
+    """A fio --output-format=json report of one group-reported job (fio may print a warning
+    line before the JSON)."""
+    job = {"jobname": "j", "error": error,
+           "write": {"iops": iops, "total_ios": writes,
+                     "clat_ns": {"max": 5e8, "percentile": {"99.000000": 4e8}}},
+           "read": {"iops": 0.0, "total_ios": verified}}
+    return warning + json.dumps({"jobs": [job]})
+
+
+def bench(iops, verified=4096, verify_errors=0, losses=0, error=""):
+    """An nvmf-host bench --json report with one block size."""
+    return json.dumps({
+        "results": [{"all": {"write": {"iops": iops, "total_ios": 1000,
+                                       "clat_ns": {"percentile": {"99.000000": 3e8}}}}}],
+        "verify": {"checked": verified, "errors": verify_errors},
+        "recovery": {"losses": losses}, "error": error})
+
+
+class DeepWritesTest(unittest.TestCase):
+    def verdict(self, fn, ours, nvmet, need="0.8"):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for name, text in (("ours.json", ours), ("nvmet.json", nvmet)):
+                paths.append(os.path.join(d, name))
+                with open(paths[-1], "w") as f:
+                    f.write(text)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = fn(paths[0], paths[1], need)
+        return rc, out.getvalue()
+
+    def test_fio_passes_at_the_ratio_and_fails_below_it(self):
+        rc, out = self.verdict(compare.deep, fio(80.0), fio(100.0))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("ok  nvmf-target / nvmet-rdma write IOPS 0.80", out)
+        rc, out = self.verdict(compare.deep, fio(79.0), fio(100.0))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD nvmf-target / nvmet-rdma write IOPS 0.79", out)
+
+    def test_fio_warning_before_the_json_is_skipped(self):
+        rc, out = self.verdict(compare.deep,
+                               fio(120.0, warning="fio: multiple writers may overwrite\n"),
+                               fio(100.0))
+        self.assertEqual(rc, 0, out)
+
+    def test_fio_without_verified_reads_or_with_an_error_fails(self):
+        rc, out = self.verdict(compare.deep, fio(120.0, verified=0), fio(100.0))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD nvmf-target: verified inside the run", out)
+        rc, out = self.verdict(compare.deep, fio(120.0), fio(100.0, error=5))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD nvmet-rdma: fio error 0", out)
+
+    def test_nvmet_without_writes_is_no_baseline(self):
+        rc, out = self.verdict(compare.deep, fio(120.0), fio(0.0, writes=0))
+        self.assertEqual(rc, 1, out)
+
+    def test_hostbench_checks_losses_verify_and_ratio(self):
+        self.assertEqual(self.verdict(compare.hostbench, bench(90.0), bench(100.0))[0], 0)
+        rc, out = self.verdict(compare.hostbench, bench(90.0, losses=1), bench(100.0))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD nvmf-target: no queue lost", out)
+        rc, out = self.verdict(compare.hostbench, bench(90.0), bench(100.0, verify_errors=2))
+        self.assertEqual(rc, 1, out)
+        rc, out = self.verdict(compare.hostbench, bench(70.0), bench(100.0))
+        self.assertEqual(rc, 1, out)
+
+
+if __name__ == "__main__":
+    unittest.main()
