@@ -50,7 +50,9 @@ if ! [ -d "$probe" ] || ! [ -w "$probe" ]; then
 fi
 
 cd "$here/.."
-bazel build -c opt //target:nvmf-target //host:nvmf-host
+# --symlink_prefix=/: no bazel-bin symlink of the optimised build, so that bazel-bin keeps
+# pointing at the default build the test scripts run from.
+bazel build -c opt --symlink_prefix=/ //target:nvmf-target //host:nvmf-host
 bin=$(bazel info -c opt bazel-bin 2>/dev/null)
 install -d "$dest"
 for b in target/nvmf-target host/nvmf-host; do
