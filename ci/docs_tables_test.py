@@ -457,31 +457,23 @@ def main():
     a = ap.parse_args()
     target = a.target or os.path.join(a.root, "target", "nvmf-target")
     tests = a.tests or a.root
+    run = {
+        "target_limits": lambda: check_target_limits(a.root, target),
+        "target_examples": lambda: check_target_examples(a.root),
+        "testing_table": lambda: check_testing_table(a.root, tests),
+        "testing_commands": lambda: check_testing_commands(a.root),
+        "fuzzers": lambda: check_fuzzers(a.root),
+        "architecture": lambda: check_architecture(a.root, target),
+        "architecture_layout": lambda: check_architecture_layout(a.root),
+        "host_library": lambda: check_host_library(a.root),
+        "security": lambda: check_security(a.root, target),
+        "readme_docs": lambda: check_readme_docs(a.root),
+        "performance": lambda: check_performance(a.root),
+    }
     for name in a.only.split(","):
-        if name == "target_limits":
-            check_target_limits(a.root, target)
-        elif name == "target_examples":
-            check_target_examples(a.root)
-        elif name == "testing_table":
-            check_testing_table(a.root, tests)
-        elif name == "testing_commands":
-            check_testing_commands(a.root)
-        elif name == "fuzzers":
-            check_fuzzers(a.root)
-        elif name == "architecture":
-            check_architecture(a.root, target)
-        elif name == "architecture_layout":
-            check_architecture_layout(a.root)
-        elif name == "host_library":
-            check_host_library(a.root)
-        elif name == "security":
-            check_security(a.root, target)
-        elif name == "readme_docs":
-            check_readme_docs(a.root)
-        elif name == "performance":
-            check_performance(a.root)
-        else:
+        if name not in run:
             sys.exit(f"unknown check {name}")
+        run[name]()
     for f in failures:
         print("FAIL", f)
     if failures:
