@@ -18,10 +18,11 @@ Usage:
       reads happened, and the effective in-capsule size is INLINE_SIZE; with POLL_GROUPS, the
       queues (per_queue, live and freed) were served by that many poll groups ("auto": by as
       many as the report's poll_groups, the groups --poll-groups auto ran).
-  compare.py deep OURS_FIO.json NVMET_FIO.json MIN_RATIO
-      one deep-writes job (ci/lib/deep_writes.sh) on both targets: fio reported no error, its
-      verification read blocks back inside the timed run on both, and nvmf-target's write IOPS
-      are at least MIN_RATIO x nvmet-rdma's.
+  compare.py deep OURS_FIO.json[,OURS_FIO.json...] NVMET_FIO.json[,...] MIN_RATIO
+      one deep-writes job (ci/lib/deep_writes.sh) on both targets, one report per round: in
+      every round fio reported no error and its verification read blocks back inside the timed
+      run, and nvmf-target's write IOPS (the mean over its rounds) are at least MIN_RATIO x
+      nvmet-rdma's (the mean over its rounds).
   compare.py hostbench OURS_BENCH.json NVMET_BENCH.json MIN_RATIO
       nvmf-host bench --verify against both targets: no error, every read verified, no queue
       lost, and the write IOPS against nvmf-target at least MIN_RATIO x against nvmet-rdma.
@@ -229,26 +230,36 @@ def fio_job(path):
 
 
 def side_by_side(ours, nvmet, min_ratio, describe, checks):
-    """Both targets' runs of one job: each one's line (describe(j)) and checks ((what, ok) of
-    checks(j)), then nvmf-target's write IOPS against at least min_ratio x nvmet-rdma's."""
+    """Both targets' runs of one job (a list of rounds each): each run's line (describe(j)) and
+    checks ((what, ok) of checks(j)), then nvmf-target's write IOPS, the mean over its rounds,
+    against at least min_ratio x nvmet-rdma's mean."""
     need = float(min_ratio)
     bad = 0
-    for name, j in (("nvmf-target", ours), ("nvmet-rdma", nvmet)):
-        print(describe(name, j))
-        for what, ok in checks(j):
-            bad += not ok
-            print(f"{'ok ' if ok else 'BAD'} {name}: {what}")
-    ratio = ours["write_iops"] / nvmet["write_iops"] if nvmet["write_iops"] > 0 else 0.0
-    ok = nvmet["write_iops"] > 0 and ratio >= need
+    means = {}
+    for name, runs in (("nvmf-target", ours), ("nvmet-rdma", nvmet)):
+        for i, j in enumerate(runs):
+            label = name if len(runs) == 1 else f"{name} round {i + 1}"
+            print(describe(label, j))
+            for what, ok in checks(j):
+                bad += not ok
+                print(f"{'ok ' if ok else 'BAD'} {label}: {what}")
+        means[name] = sum(j["write_iops"] for j in runs) / len(runs) if runs else 0.0
+    base = means["nvmet-rdma"]
+    ratio = means["nvmf-target"] / base if base > 0 else 0.0
+    ok = base > 0 and ratio >= need
     bad += not ok
-    print(f"{'ok ' if ok else 'BAD'} nvmf-target / nvmet-rdma write IOPS {ratio:.2f} "
-          f"(at least {need})")
+    rounds = "" if len(ours) == 1 and len(nvmet) == 1 else (
+        f" (means over {len(ours)} and {len(nvmet)} rounds: "
+        f"{means['nvmf-target']:.1f} / {base:.1f})")
+    print(f"{'ok ' if ok else 'BAD'} nvmf-target / nvmet-rdma write IOPS {ratio:.2f}"
+          f"{rounds} (at least {need})")
     return 1 if bad else 0
 
 
-def deep(ours_path, nvmet_path, min_ratio):
+def deep(ours_paths, nvmet_paths, min_ratio):
     return side_by_side(
-        fio_job(ours_path), fio_job(nvmet_path), min_ratio,
+        [fio_job(p) for p in ours_paths.split(",")],
+        [fio_job(p) for p in nvmet_paths.split(",")], min_ratio,
         lambda name, j: (f"{name}: {j['write_iops']:.1f} write IOPS ({j['write_ios']} writes), "
                          f"{j['verify_reads']} blocks verified, p99 {j['p99_ms']:.0f} ms, "
                          f"max {j['max_ms']:.0f} ms, fio error {j['error']}"),
@@ -268,7 +279,7 @@ def bench_all(path):
 
 def hostbench(ours_path, nvmet_path, min_ratio):
     return side_by_side(
-        bench_all(ours_path), bench_all(nvmet_path), min_ratio,
+        [bench_all(ours_path)], [bench_all(nvmet_path)], min_ratio,
         lambda name, j: (f"nvmf-host on {name}: {j['write_iops']:.1f} write IOPS "
                          f"({j['write_ios']} writes), {j['verified']} reads verified, p99 "
                          f"{j['p99_ms']:.0f} ms, {j['losses']} queues lost, error {j['error']!r}"),

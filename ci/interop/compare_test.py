@@ -67,6 +67,40 @@ class DeepWritesTest(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("BAD nvmet-rdma: fio error 0", out)
 
+    def verdict_rounds(self, ours, nvmet, need="0.8"):
+        """compare.deep over several rounds per target (comma-separated reports)."""
+        with tempfile.TemporaryDirectory() as d:
+            lists = []
+            for name, texts in (("ours", ours), ("nvmet", nvmet)):
+                paths = []
+                for i, text in enumerate(texts):
+                    paths.append(os.path.join(d, f"{name}-{i}.json"))
+                    with open(paths[-1], "w") as f:
+                        f.write(text)
+                lists.append(",".join(paths))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = compare.deep(lists[0], lists[1], need)
+        return rc, out.getvalue()
+
+    def test_rounds_are_judged_on_their_means(self):
+        # One slow round of ours (70 < 80) does not fail the job when the means hold:
+        # (70 + 110) / 2 = 90 against (100 + 100) / 2 = 100.
+        rc, out = self.verdict_rounds([fio(70.0), fio(110.0)], [fio(100.0), fio(100.0)])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("write IOPS 0.90 (means over 2 and 2 rounds: 90.0 / 100.0)", out)
+        # Means below the ratio fail: (70 + 88) / 2 = 79 against 100.
+        rc, out = self.verdict_rounds([fio(70.0), fio(88.0)], [fio(100.0), fio(100.0)])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD nvmf-target / nvmet-rdma write IOPS 0.79", out)
+
+    def test_every_round_must_pass_its_checks(self):
+        rc, out = self.verdict_rounds([fio(120.0), fio(120.0, verified=0)],
+                                      [fio(100.0), fio(100.0)])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD nvmf-target round 2: verified inside the run", out)
+        self.assertIn("ok  nvmf-target round 1: verified inside the run", out)
+
     def test_nvmet_without_writes_is_no_baseline(self):
         rc, out = self.verdict(compare.deep, fio(120.0), fio(0.0, writes=0))
         self.assertEqual(rc, 1, out)

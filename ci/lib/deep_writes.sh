@@ -103,6 +103,13 @@ deep_setup() {
     return 1
   }
   deep_target_pid=$target_pid # set by start_listening (ci/lib/target.sh)
+  deep_connect || return 1
+  echo "deep writes: nvmf-target on $ours_dev, nvmet-rdma on $nvmet_dev"
+}
+
+# deep_connect: the kernel host connected to both targets (-i 2). Sets DEEP_DEV_ours and
+# DEEP_DEV_nvmet (the namespaces), DEEP_CTRL_ours and DEEP_CTRL_nvmet.
+deep_connect() {
   local t p
   for t in ours nvmet; do
     if [ $t = ours ]; then p=4420; else p=4421; fi
@@ -115,9 +122,20 @@ deep_setup() {
     printf -v "DEEP_DEV_$t" '%s' "$(deep_ns "${!nqn_var}")" || return 1
     printf -v "DEEP_CTRL_$t" '%s' "$(deep_ctrl "${!nqn_var}")"
   done
-  echo "deep writes: ours $DEEP_DEV_ours ($DEEP_CTRL_ours) on $ours_dev, nvmet-rdma" \
-    "$DEEP_DEV_nvmet ($DEEP_CTRL_nvmet) on $nvmet_dev"
+  # shellcheck disable=SC2154 # DEEP_DEV_* and DEEP_CTRL_*: set by printf -v above
+  echo "deep writes: ours $DEEP_DEV_ours ($DEEP_CTRL_ours), nvmet-rdma $DEEP_DEV_nvmet" \
+    "($DEEP_CTRL_nvmet)"
   [ -b "$DEEP_DEV_ours" ] && [ -b "$DEEP_DEV_nvmet" ]
+}
+
+# deep_reconnect: both controllers disconnected and connected again, between two rounds of the
+# jobs. New QPs get new UDP source ports, so Receive Packet Steering hashes their flows onto
+# CPUs afresh: the rounds average over where each target's packets are processed, not only over
+# time.
+deep_reconnect() {
+  nvme disconnect -n "$DEEP_NQN_OURS" >/dev/null || return 1
+  nvme disconnect -n "$DEEP_NQN_NVMET" >/dev/null || return 1
+  deep_connect
 }
 
 deep_teardown() {
