@@ -185,6 +185,17 @@ Outcome io_connect_refused(Session& s, Edit edit, std::initializer_list<StatusEx
   return r;
 }
 
+// An I/O Connect to a controller the host has not enabled (CC.EN 0): the host enables the
+// controller before it creates I/O queues (Base 2.0 §3.5.1); SPDK refuses it.
+Outcome connect_io_before_enable(Session& s) {
+  CONFORM_SETUP(a, s.associate(false, false));
+  CONFORM_SETUP(q, s.open(1, 32));
+  CONFORM_ANSWER(c, s.connect(*q, s.connect_spec(1, 31, a.cntlid)));
+  Outcome r = judge_status(c.status, {kConnectInvalid, kSequenceError});
+  if (!status_is_success(c.status)) r.got += ", DW0 " + hex(c.dw0);
+  return r;
+}
+
 Outcome connect_admin_sqsize_zero(Session& s) {
   return admin_connect_refused(s, [](ConnectSpec& c) { c.sqsize = 0; }, {kConnectInvalid});
 }
@@ -425,6 +436,19 @@ Outcome prop_get_reserved(Session& s) {
   return judge_status(c.status, {kInvalidField});
 }
 
+// Property Get of VS with ATTRIB.SIZE 2 (reserved: 0 is 4 bytes, 1 is 8 bytes).
+Outcome prop_get_reserved_size(Session& s) {
+  CONFORM_SETUP(a, s.associate(true, false));
+  Sqe g = property_get_sqe(proto::kPropVs, false);
+  reinterpret_cast<proto::PropertyGetCommand&>(g).attrib = 2;
+  g.flags = proto::kFlagsPsdtSgl;
+  encode_null_sgl(g.dptr);
+  CONFORM_ANSWER(c, s.run(*a.admin, g));
+  Outcome r = judge_status(c.status, {kInvalidField});
+  if (status_is_success(c.status)) r.got += ", DW0 " + hex(c.dw0);
+  return r;
+}
+
 Outcome prop_set_read_only(Session& s) {
   CONFORM_SETUP(a, s.associate(true, false));
   CONFORM_ANSWER(c, s.property_set(*a.admin, proto::kPropCsts, 0));
@@ -544,6 +568,31 @@ Outcome identify_active_list(Session& s) {
                                          : fail(got + (ascending ? "" : ", not ascending"));
 }
 
+// CNS 02h lists the active NSIDs greater than the NSID given: from the last active one, none.
+Outcome identify_active_list_after_last(Session& s) {
+  CONFORM_SETUP(a, s.associate(true, false));
+  CONFORM_ANSWER(all, identify(s, *a.admin, proto::kCnsActiveNamespaceList, 0));
+  if (!status_is_success(all.status)) return fail("from NSID 0: " + status_text(all.status));
+  uint32_t list[1024];
+  std::memcpy(list, a.admin->data(), sizeof(list));
+  uint32_t last = 0;
+  for (size_t n = 0; n < 1024 && list[n] != 0; ++n) last = list[n];
+  if (last == 0) return fail("no active NSID from NSID 0");
+  CONFORM_ANSWER(c, identify(s, *a.admin, proto::kCnsActiveNamespaceList, last));
+  if (!status_is_success(c.status)) return fail(status_text(c.status));
+  uint32_t first = 0;
+  std::memcpy(&first, a.admin->data(), sizeof(first));
+  std::string got = "from NSID " + std::to_string(last) + ": first " + std::to_string(first);
+  return first == 0 ? pass(got) : fail(got);
+}
+
+// CNS 02h with NSID FFFFFFFEh or FFFFFFFFh: Invalid Namespace or Format (Base 2.0 §5.17.2.2).
+Outcome identify_active_list_nsid_fffffffe(Session& s) {
+  CONFORM_SETUP(a, s.associate(true, false));
+  CONFORM_ANSWER(c, identify(s, *a.admin, proto::kCnsActiveNamespaceList, 0xFFFFFFFE));
+  return judge_status(c.status, {kInvalidNs});
+}
+
 Outcome identify_ns_descriptors(Session& s) {
   CONFORM_SETUP(a, s.associate(true, false));
   CONFORM_ANSWER(c, identify(s, *a.admin, proto::kCnsNamespaceIdDescriptorList, s.facts().nsid));
@@ -655,6 +704,21 @@ Outcome log_reserved_lid(Session& s) {
 }
 Outcome log_offset_not_dword(Session& s) { return log_page(s, 0x02, 64, 2, {kInvalidField}); }
 Outcome log_offset_past_end(Session& s) { return log_page(s, 0x02, 64, 4096, {kInvalidField}); }
+
+// The discovery log's offset past its end: the same rule as any log page (Base 2.0 §5.16).
+Outcome log_discovery_offset_past_end(Session& s) {
+  CONFORM_SETUP(a, s.associate(true, false, 32, 0, proto::kDiscoveryNqn));
+  CONFORM_ANSWER(h, s.run(*a.admin, get_log(*a.admin, 0x70, 1024, 0, 0)));
+  if (!status_is_success(h.status)) return fail("header: " + status_text(h.status));
+  uint64_t numrec;
+  std::memcpy(&numrec, a.admin->data() + 8, 8);
+  if (numrec > 64) return not_applicable("NUMREC " + std::to_string(numrec) + ", above 64");
+  const uint64_t beyond = 1024 * (numrec + 1) + 4096;  // past the header and every entry
+  CONFORM_ANSWER(c, s.run(*a.admin, get_log(*a.admin, 0x70, 1024, beyond, 0)));
+  Outcome r = judge_status(c.status, {kInvalidField});
+  r.got = "NUMREC " + std::to_string(numrec) + ", LPO " + std::to_string(beyond) + ": " + r.got;
+  return r;
+}
 
 Outcome log_discovery_partial(Session& s) {
   CONFORM_SETUP(a, s.associate(true, false, 32, 0, proto::kDiscoveryNqn));
@@ -1222,6 +1286,10 @@ const std::vector<Case>& catalogue() {
        "a second Connect on a connected I/O queue", "I/O Connect again on qid 1",
        "Command Sequence Error DNR; the queue keeps working (Read succeeds)", false,
        connect_second_io},
+      {"connect.io-before-enable", "connect", S, "Base 2.0 §3.5.1, §6.3",
+       "I/O Connect before the controller is enabled",
+       "admin Connect, no Property Set CC; CM and Connect for qid 1",
+       "Connect Invalid Parameters or Command Sequence Error", false, connect_io_before_enable},
       {"connect.live-qid", "connect", M, "Base 2.0 §6.3",
        "Connect for a qid already live on the controller",
        "new CM connection + I/O Connect qid 1 while qid 1 is connected",
@@ -1251,6 +1319,9 @@ const std::vector<Case>& catalogue() {
       {"property.get-reserved-offset", "property", M, "Base 2.0 §6.5",
        "Property Get of a reserved offset", "Property Get 100h, 4 bytes",
        "Invalid Field in Command", false, prop_get_reserved},
+      {"property.get-reserved-size", "property", S, "Base 2.0 §6.5",
+       "Property Get with a reserved size", "Property Get VS, ATTRIB.SIZE 2",
+       "Invalid Field in Command", false, prop_get_reserved_size},
       {"property.set-read-only", "property", M, "Base 2.0 §3.1.3, §6.6",
        "Property Set of read-only CSTS", "Property Set CSTS 0",
        "Invalid Field in Command or success; CSTS.RDY still 1", false, prop_set_read_only},
@@ -1286,6 +1357,12 @@ const std::vector<Case>& catalogue() {
       {"identify.active-namespace-list", "identify", M, "Base 2.0 §5.17.2.2",
        "active namespace list", "Identify CNS 02h, NSID 0",
        "success; ascending, holds the namespace, zero after the last", false, identify_active_list},
+      {"identify.active-namespace-list-after-last", "identify", M, "Base 2.0 §5.17.2.2",
+       "active namespace list past the last NSID", "Identify CNS 02h, NSID = the last active one",
+       "success; an empty list", false, identify_active_list_after_last},
+      {"identify.active-namespace-list-nsid-fffffffe", "identify", M, "Base 2.0 §5.17.2.2",
+       "active namespace list from NSID FFFFFFFEh", "Identify CNS 02h, NSID FFFFFFFEh",
+       "Invalid Namespace or Format", false, identify_active_list_nsid_fffffffe},
       {"identify.ns-descriptors", "identify", M, "Base 2.0 §5.17.2.3",
        "namespace identification descriptors", "Identify CNS 03h",
        "success; at least one descriptor, each NIDL matching its NIDT", false,
@@ -1322,6 +1399,10 @@ const std::vector<Case>& catalogue() {
       {"log.offset-past-end", "log", M, "Base 2.0 §5.16", "log page offset past the log's end",
        "Get Log Page 02h (512 bytes), LPO 4096", "Invalid Field in Command", false,
        log_offset_past_end},
+      {"log.discovery-offset-past-end", "log", M, "Base 2.0 §5.16",
+       "discovery log page offset past the log's end",
+       "discovery controller: Get Log Page 70h (1024 bytes), LPO past the last entry + 4096",
+       "Invalid Field in Command", false, log_discovery_offset_past_end},
       {"log.discovery-partial", "log", M, "Base 2.0 §5.16.1.23",
        "partial reads of the discovery log",
        "discovery controller: header, whole log, then each entry alone at its offset",

@@ -39,6 +39,50 @@ bool ChunkList::put(uint8_t* chunk) {
   return true;
 }
 
+bool ChunkList::wait(ChunkWaiter& w) {
+  if (w.linked) return false;
+  w.linked = true;
+  w.next = nullptr;
+  w.prev = tail_;
+  if (tail_ != nullptr) {
+    tail_->next = &w;
+  } else {
+    head_ = &w;
+  }
+  tail_ = &w;
+  ++waiting_;
+  return true;
+}
+
+void ChunkList::withdraw(ChunkWaiter& w) {
+  if (!w.linked) return;
+  if (w.prev != nullptr) {
+    w.prev->next = w.next;
+  } else {
+    head_ = w.next;
+  }
+  if (w.next != nullptr) {
+    w.next->prev = w.prev;
+  } else {
+    tail_ = w.prev;
+  }
+  w.prev = w.next = nullptr;
+  w.linked = false;
+  --waiting_;
+}
+
+uint32_t ChunkList::serve() {
+  uint32_t started = 0;
+  while (head_ != nullptr && !free_.empty()) {
+    ChunkWaiter& w = *head_;
+    withdraw(w);
+    uint8_t* chunk = get();
+    ++started;
+    w.owner->chunk_ready(w.slot, chunk);
+  }
+  return started;
+}
+
 void ChunkList::set_gauges(SharedBufferGauges* gauges) {
   gauges_ = gauges;
   if (gauges_ != nullptr) gauges_->chunks.add(count_);

@@ -7,11 +7,14 @@
 // while one thread serves every queue (there is no contention to save).
 //
 // A command whose SGL1 describes data takes a chunk before the command processor sees it and
-// gives it back when its response SEND completes. When none is free it waits, in its queue's
-// FIFO (request state waiting_for_buffer), and `waiting` counts such requests over all queues:
-// a queue takes a chunk for a new command only when more are free than are waited for, so a
-// queue that waits is served before newcomers of other queues. Event-loop thread only; get()
-// and put() are a few loads and stores on a free list (no allocation, no syscall, no lock).
+// gives it back when its response SEND completes. When none is free it waits (request state
+// waiting_for_buffer) in the pool's one FIFO of waiters, whatever queue it came from, and is
+// served first come first served as chunks come back (SPDK keeps one pending-buffer queue per
+// poll group the same way): a queue with many commands waiting cannot take every freed chunk
+// ahead of another queue's older one. A command of a queue with no waiter takes a chunk only
+// when more are free than are waited for, so waiters go before newcomers too. Event-loop thread
+// only; get(), put() and the FIFO are a few loads and stores (no allocation, no syscall, no
+// lock): a waiter is a node inside the command's slot.
 #ifndef NVMF_TARGET_BUFFER_POOL_H_
 #define NVMF_TARGET_BUFFER_POOL_H_
 
@@ -27,7 +30,27 @@
 
 namespace nvmf::target {
 
-// The free list of `count` chunks of `chunk_bytes` at `base` (memory owned by the caller).
+// Who a waiting command belongs to: the queue that starts it once it has its chunk.
+class ChunkWaiterOwner {
+ public:
+  // The command in `slot` got `chunk` (taken from the list for it): start it.
+  virtual void chunk_ready(uint32_t slot, uint8_t* chunk) = 0;
+
+ protected:
+  ~ChunkWaiterOwner() = default;
+};
+
+// A command waiting for a chunk: a node of ChunkList's FIFO, kept inside the command's slot.
+struct ChunkWaiter {
+  ChunkWaiterOwner* owner = nullptr;
+  uint32_t slot = 0;
+  ChunkWaiter* prev = nullptr;
+  ChunkWaiter* next = nullptr;
+  bool linked = false;
+};
+
+// The free list of `count` chunks of `chunk_bytes` at `base` (memory owned by the caller), and
+// the FIFO of commands waiting for one.
 class ChunkList {
  public:
   ChunkList(uint8_t* base, uint32_t count, uint32_t chunk_bytes);
@@ -47,10 +70,17 @@ class ChunkList {
   // get() and put(), relaxed stores): what the --json report's "resources" shows.
   void set_gauges(SharedBufferGauges* gauges);
 
-  // Requests of all queues waiting for a chunk (kept by the queues).
-  uint32_t waiting = 0;
-  // Chunks a request without waiters may take now: free ones not spoken for by waiters.
-  bool unclaimed() const { return free_count() > waiting; }
+  // Commands of all queues waiting for a chunk.
+  uint32_t waiting() const { return waiting_; }
+  // Chunks a command may take at once: free ones not spoken for by waiters.
+  bool unclaimed() const { return free_count() > waiting_; }
+  // Appends `w` (not linked: false otherwise, nothing changed) to the FIFO.
+  bool wait(ChunkWaiter& w);
+  // Takes `w` out of the FIFO (a queue being torn down withdraws its waiters); no-op if unlinked.
+  void withdraw(ChunkWaiter& w);
+  // While a chunk is free and a command waits: the oldest waiter gets one (its owner's
+  // chunk_ready, called after it left the FIFO). Returns how many were started.
+  uint32_t serve();
 
  private:
   uint8_t* base_;
@@ -58,6 +88,9 @@ class ChunkList {
   uint32_t chunk_bytes_;
   uint32_t high_water_ = 0;
   SharedBufferGauges* gauges_ = nullptr;
+  ChunkWaiter* head_ = nullptr;  // the FIFO of waiters, oldest first
+  ChunkWaiter* tail_ = nullptr;
+  uint32_t waiting_ = 0;
   std::vector<uint32_t> free_;  // chunk indices, a stack
   std::vector<bool> is_free_;   // per chunk
 };

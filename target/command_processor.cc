@@ -382,22 +382,28 @@ NextStep CommandProcessor::connect_admin(Request& r, Subsystem& chosen,
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
         "host '" + hostnqn + "' not allowed on " + chosen.config().nqn);
   }
-  // Controller limits, on the whole port and per host NQN: Connect Controller Busy without DNR
-  // (the Linux host reports "controller is busy"; a retry may find room once one is freed).
+  // Controller limits, on the whole port and per host (its NQN from its peer address), NVM
+  // subsystems and discovery counted apart (Port::controller_count): Connect Controller Busy
+  // without DNR (the Linux host reports "controller is busy"; a retry may find room once one is
+  // freed).
   const uint16_t busy = make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, false);
   Port* port = chosen.port();
-  size_t total = port != nullptr ? port->controller_count() : chosen.controller_count();
+  const bool discovery = chosen.config().discovery;
+  const char* kind = discovery ? " discovery" : "";
+  const std::string peer = link_.peer_host();
+  size_t total = port != nullptr ? port->controller_count(discovery) : chosen.controller_count();
   if (total >= chosen.config().max_controllers) {
     return connect_failed(r, busy, 0,
-                          "the port has " + std::to_string(total) + " controllers, the limit " +
-                              "(--max-controllers " +
+                          "the port has " + std::to_string(total) + kind +
+                              " controllers, the limit (--max-controllers " +
                               std::to_string(chosen.config().max_controllers) + ")");
   }
-  size_t of_host =
-      port != nullptr ? port->controller_count_for(hostnqn) : chosen.controller_count_for(hostnqn);
+  size_t of_host = port != nullptr ? port->controller_count_for(hostnqn, peer, discovery)
+                                   : chosen.controller_count_for(hostnqn, peer);
   if (of_host >= chosen.config().max_controllers_per_host) {
     return connect_failed(r, busy, 0,
-                          "host '" + hostnqn + "' has " + std::to_string(of_host) +
+                          "host '" + hostnqn + "' at " + (peer.empty() ? "?" : peer) + " has " +
+                              std::to_string(of_host) + kind +
                               " controllers, the limit (--max-controllers-per-host " +
                               std::to_string(chosen.config().max_controllers_per_host) + ")");
   }
@@ -409,7 +415,7 @@ NextStep CommandProcessor::connect_admin(Request& r, Subsystem& chosen,
   std::memcpy(hostid.data(), data.hostid, hostid.size());
   uint32_t kato = c.kato;
   if (chosen.config().discovery && kato == 0) kato = kDiscoveryDefaultKatoMs;
-  Controller* ctrl = chosen.create_controller(hostnqn, hostid, kato);
+  Controller* ctrl = chosen.create_controller(hostnqn, hostid, kato, link_.peer_host());
   if (ctrl == nullptr) {
     return connect_failed(r,
                           make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, true),
@@ -439,6 +445,16 @@ NextStep CommandProcessor::connect_io(Request& r, Subsystem& chosen, const proto
         r, kConnectInvalidParameters,
         proto::connect_invalid_param_in_data(offsetof(proto::ConnectData, hostnqn)),
         "HOSTNQN differs from the admin queue's");
+  }
+  // I/O queues belong to an enabled controller: an I/O Connect before CC.EN = 1 and CSTS.RDY = 1,
+  // or after the host cleared CC.EN, is Connect Invalid Parameters (DNR, IPO at QID), as SPDK's
+  // target answers it (Base 2.0 §3.5.1: the host enables the controller, then creates I/O
+  // queues).
+  if (!ctrl->enabled()) {
+    return connect_failed(r, kConnectInvalidParameters,
+                          proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)),
+                          "I/O Connect for controller " + std::to_string(ctrl->cntlid()) +
+                              ", which is not enabled (CC.EN 0)");
   }
   // Base 2.0 §6.3: a QID the controller did not grant (Set Features Number of Queues, or every
   // queue when the host never sent it) is Connect Invalid Parameters, DNR, IATTR 0 IPO at QID;
@@ -520,8 +536,12 @@ NextStep CommandProcessor::property_set(Request& r) {
     complete_held_aers(generic_status(proto::kScAbortRequested, false));
   }
   if (t != CcTransition::kNone) {
-    NVMF_LOG(INFO, "target") << "controller " << controller_->cntlid() << ": "
-                             << cc_transition_name(t);
+    // A host may toggle CC.EN at will: rate-limited like the other per-connection lines.
+    if (uint64_t suppressed = 0; connection_log_limiter().allow(
+            "cc transition", std::chrono::steady_clock::now(), &suppressed)) {
+      NVMF_LOG(INFO, "target") << "controller " << controller_->cntlid() << ": "
+                               << cc_transition_name(t) << suppressed_note(suppressed);
+    }
     subsystem_->registry().set_controller_ready(controller_->cntlid(),
                                                 controller_->registers().ready());
   }

@@ -334,14 +334,14 @@ TEST_F(ProcessorTest, IoConnectForALiveQidIsRefusedAndTheLiveQueueKept) {
   EXPECT_EQ(again.status(), kStatusSuccess);
 }
 
-TEST_F(ProcessorTest, IoCommandBeforeReadyIsSequenceError) {
-  TestQueue& a = queue(0);
-  a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid));
+// An I/O queue connected while the controller was enabled, then CC.EN cleared: its commands are
+// Command Sequence Error until the host enables the controller again (nvmet_check_ctrl_status).
+TEST_F(ProcessorTest, IoCommandWhileNotReadyIsSequenceError) {
+  TestQueue& a = admin();
+  TestQueue& q = io(1);
+  a.submit(property_set_sqe(proto::kPropCc, kGoodCc & ~proto::kCcEn));
   ASSERT_EQ(a.status(), kStatusSuccess);
-  TestQueue& q = queue(1, 128);
-  q.submit(connect_sqe(1, 127, true), connect_data(1));
-  ASSERT_EQ(q.status(), kStatusSuccess);
-  q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));  // CC.EN still 0 (nvmet_check_ctrl_status)
+  q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
   EXPECT_EQ(q.status(), kSequenceError);
   a.submit(property_set_sqe(proto::kPropCc, kGoodCc));
   q.submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
@@ -404,6 +404,34 @@ TEST_F(ProcessorTest, ReconnectStormLogsABurstOfLinesASecond) {
   }
 }
 
+// A host that toggles CC.EN, or shuts its controller down, in a loop: the INFO line of each
+// transition is limited like the connection lines (kConnectionLogBurst a second per kind).
+TEST_F(ProcessorTest, CcTransitionStormLogsABurstOfLinesASecond) {
+  TestQueue& a = admin();
+  std::vector<std::string> lines;
+  set_log_sink([&](std::string_view line) { lines.emplace_back(line); });
+  constexpr int kRounds = 300;
+  int answered = 0;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kRounds; ++i) {
+    a.submit(property_set_sqe(proto::kPropCc, kGoodCc & ~proto::kCcEn));
+    answered += a.status() == kStatusSuccess;
+    a.submit(property_set_sqe(proto::kPropCc, kGoodCc));
+    answered += a.status() == kStatusSuccess;
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  set_log_sink({});
+  EXPECT_EQ(answered, 2 * kRounds);
+  const auto bound = static_cast<int>(kConnectionLogBurst * (static_cast<int>(seconds) + 2));
+  int n = 0;
+  for (const std::string& l : lines) {
+    n += l.find(": enabled") != std::string::npos ||
+         l.find(": disabled (reset)") != std::string::npos;
+  }
+  EXPECT_GE(n, 1) << "the first transitions are logged";
+  EXPECT_LE(n, bound) << "in " << seconds << " s";
+}
+
 TEST_F(ProcessorTest, DiscoveryControllerWithKatoZeroGetsNvmetDefault) {
   SubsystemConfig dcfg;
   dcfg.nqn = proto::kDiscoveryNqn;
@@ -461,6 +489,30 @@ TEST_F(ProcessorTest, IoConnectChecksHostId) {
   EXPECT_EQ(q.req.cqe.dw0, proto::connect_invalid_param_in_data(0));
   q.submit(connect_sqe(1, 127, true), connect_data(1));
   EXPECT_EQ(q.status(), kStatusSuccess);
+}
+
+// An I/O Connect to a controller the host has not enabled (CC.EN 0), or has disabled again, is
+// Connect Invalid Parameters with IPO at the QID field (SPDK's answer); once enabled it succeeds.
+TEST_F(ProcessorTest, IoConnectNeedsAnEnabledController) {
+  TestQueue& a = queue(0);
+  a.submit(connect_sqe(0, 31, true), connect_data(proto::kAdminQueueCntlid));
+  ASSERT_EQ(a.status(), kStatusSuccess);
+  TestQueue& q = queue(1, 128);
+  q.submit(connect_sqe(1, 127, true), connect_data(1));
+  EXPECT_EQ(q.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true));
+  EXPECT_EQ(q.req.cqe.dw0, proto::connect_invalid_param_in_sqe(42));  // QID at byte 42
+  EXPECT_EQ(subsys_->find_controller(1)->queue(1), nullptr);
+  a.submit(property_set_sqe(proto::kPropCc, kGoodCc));
+  ASSERT_EQ(a.status(), kStatusSuccess);
+  q.submit(connect_sqe(1, 127, true), connect_data(1));
+  EXPECT_EQ(q.status(), kStatusSuccess);
+  // Disabled again (CC.EN 1 -> 0 resets the controller): a second queue is refused.
+  a.submit(property_set_sqe(proto::kPropCc, kGoodCc & ~proto::kCcEn));
+  ASSERT_EQ(a.status(), kStatusSuccess);
+  TestQueue& q2 = queue(2, 128);
+  q2.submit(connect_sqe(2, 127, true), connect_data(1));
+  EXPECT_EQ(q2.req.cqe.dw0, proto::connect_invalid_param_in_sqe(42));
 }
 
 TEST_F(ProcessorTest, AdminTeardownFreesControllerAndDisconnectsIo) {

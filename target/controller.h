@@ -31,6 +31,9 @@ class Controller {
 
   uint16_t cntlid() const { return cntlid_; }
   const std::string& hostnqn() const { return hostnqn_; }
+  // The address its admin queue connected from (QueueLink::peer_host), set at creation.
+  const std::string& peer_host() const { return peer_host_; }
+  void set_peer_host(std::string peer_host) { peer_host_ = std::move(peer_host); }
   const std::array<uint8_t, 16>& hostid() const { return hostid_; }
   ControllerRegisters& registers() { return registers_; }
   const ControllerRegisters& registers() const { return registers_; }
@@ -81,6 +84,7 @@ class Controller {
  private:
   uint16_t cntlid_;
   std::string hostnqn_;
+  std::string peer_host_;
   std::array<uint8_t, 16> hostid_;
   uint32_t kato_ms_;
   Clock::time_point keep_alive_at_;

@@ -48,7 +48,13 @@ bool ControllerRegisters::ready() const { return (csts_ & proto::kCstsRdy) != 0;
 
 uint16_t ControllerRegisters::property_get(uint8_t attrib, uint32_t offset, uint64_t* value) const {
   *value = 0;
-  bool eight = (attrib & 0x7) == proto::kPropertySize8;
+  // ATTRIB.SIZE (bits 2:0): 0 = 4 bytes, 1 = 8 bytes, the rest reserved: Invalid Field, never
+  // read as 4 bytes (Fabrics 1.1 §3.4.3.2).
+  const uint8_t size = attrib & 0x7;
+  if (size != proto::kPropertySize4 && size != proto::kPropertySize8) {
+    return generic_status(proto::kScInvalidField);
+  }
+  bool eight = size == proto::kPropertySize8;
   if (eight && offset == proto::kPropCap) {
     *value = cap_;
   } else if (!eight && offset == proto::kPropVs) {

@@ -44,6 +44,20 @@ TEST(ControllerRegisters, WrongSizesAndOffsetsAreInvalidField) {
   EXPECT_TRUE(status_dnr(kInvalidField));
 }
 
+// ATTRIB.SIZE values 2..7 are reserved: Invalid Field, not a 4-byte read of CC or CSTS.
+TEST(ControllerRegisters, ReservedPropertySizesAreInvalidField) {
+  ControllerRegisters r(128, proto::make_version(1, 3));
+  for (uint8_t size = 2; size < 8; ++size) {
+    uint64_t v = 1;
+    EXPECT_EQ(r.property_get(size, proto::kPropCc, &v), kInvalidField) << "size " << int{size};
+    EXPECT_EQ(v, 0u);
+    EXPECT_EQ(r.property_get(size, proto::kPropVs, &v), kInvalidField) << "size " << int{size};
+  }
+  uint64_t v = 0;
+  EXPECT_EQ(r.property_get(proto::kPropertySize4, proto::kPropVs, &v), kStatusSuccess);
+  EXPECT_EQ(v, proto::make_version(1, 3));
+}
+
 TEST(ControllerRegisters, EnableSetsReady) {
   ControllerRegisters r(128, proto::make_version(1, 3));
   CcTransition t;

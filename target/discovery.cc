@@ -71,9 +71,9 @@ std::vector<uint8_t> build_discovery_log_records(const DiscoveryAddress& current
 }
 
 uint16_t copy_log_window(std::span<const uint8_t> log, uint64_t offset, std::span<uint8_t> out) {
-  if ((offset & 3) != 0) return generic_status(proto::kScInvalidField);
+  if ((offset & 3) != 0 || offset > log.size()) return generic_status(proto::kScInvalidField);
   std::fill(out.begin(), out.end(), 0);
-  if (offset >= log.size()) return kStatusSuccess;
+  if (offset == log.size()) return kStatusSuccess;
   size_t n = std::min<uint64_t>(out.size(), log.size() - offset);
   std::memcpy(out.data(), log.data() + offset, n);
   return kStatusSuccess;

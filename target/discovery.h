@@ -58,9 +58,10 @@ std::vector<uint8_t> build_discovery_log_records(const DiscoveryAddress& current
                                                  uint64_t genctr, uint16_t asqsz);
 
 // Get Log Page data window: copies bytes [offset, offset + out.size()) of `log` into `out`,
-// zero-filling what lies beyond the log's end (Base 2.0 §5.16: reading past the end returns
-// zeroes; nvmet 6.1 instead reads past its buffer). Returns the CQE status: Invalid Field with
-// DNR when `offset` is not dword aligned (Base 2.0 §5.16 LPOL), else success.
+// zero-filling what of the window lies beyond the log's end. Returns the CQE status: Invalid
+// Field with DNR when `offset` is not dword aligned or lies beyond the log's end (Base 2.0
+// §5.16 LPOL; the same rule as the NVM subsystem's log pages; nvmet 6.1 instead reads past its
+// buffer), else success.
 uint16_t copy_log_window(std::span<const uint8_t> log, uint64_t offset, std::span<uint8_t> out);
 
 // Identify Controller of a discovery controller, as nvmet answers it: CNTRLTYPE 2 (discovery),

@@ -87,17 +87,19 @@ TEST(DiscoveryLogTest, AdrfamFromAddress) {
   EXPECT_EQ(adrfam_for("fe80::1"), proto::kAdrfamIpv6);
 }
 
-TEST(DiscoveryLogTest, WindowCopiesAndZeroFillsPastTheEnd) {
+TEST(DiscoveryLogTest, WindowCopiesAndZeroFillsWhatLiesPastTheEnd) {
   std::vector<uint8_t> log(2048);
   for (size_t i = 0; i < log.size(); ++i) log[i] = static_cast<uint8_t>(i % 251 + 1);
   std::vector<uint8_t> out(1024, 0xEE);
   ASSERT_EQ(copy_log_window(log, 1536, out), kStatusSuccess);
   EXPECT_EQ(out[0], log[1536]);
   EXPECT_EQ(out[511], log[2047]);
-  EXPECT_EQ(out[512], 0) << "past the end reads as zero (Base 2.0 §5.16)";
+  EXPECT_EQ(out[512], 0) << "the window's part past the end reads as zero";
   EXPECT_EQ(out[1023], 0);
-  ASSERT_EQ(copy_log_window(log, 4096, out), kStatusSuccess);
+  ASSERT_EQ(copy_log_window(log, 2048, out), kStatusSuccess) << "a window starting at the end";
   EXPECT_EQ(out[0], 0);
+  EXPECT_EQ(copy_log_window(log, 4096, out), generic_status(proto::kScInvalidField))
+      << "an offset beyond the end, as the NVM subsystem's log pages answer it (Base 2.0 §5.16)";
   EXPECT_EQ(copy_log_window(log, 2, out), generic_status(proto::kScInvalidField))
       << "LPO must be dword aligned";
 }
@@ -134,7 +136,9 @@ class FakeLink : public QueueLink {
  public:
   void request_disconnect(std::string_view reason) override { reasons.emplace_back(reason); }
   std::string describe() const override { return "test"; }
+  std::string peer_host() const override { return peer; }
   std::vector<std::string> reasons;
+  std::string peer;
 };
 
 // One queue driven in memory; Connect data and other data go keyed (data_arrived()).
@@ -265,6 +269,56 @@ class PortTest : public ::testing::Test {
   std::vector<std::unique_ptr<Queue>> queues_;
 };
 
+// The controller limits count NVM subsystems and discovery apart, and a host by its NQN from its
+// peer address: a client that opens discovery controllers under a victim's host NQN fills neither
+// the victim's room on its subsystem nor, from its own address, the victim's per-host share.
+TEST(PortLimitsTest, DiscoveryControllersAndClaimedNqnsTakeNothingFromTheVictim) {
+  auto ns = std::move(Namespace::create_ram(1 << 20, 512)).value();
+  StatsRegistry registry;
+  StatusCounters statuses;
+  SubsystemConfig disc;
+  disc.nqn = proto::kDiscoveryNqn;
+  disc.discovery = true;
+  disc.max_controllers = 3;
+  disc.max_controllers_per_host = 2;
+  Subsystem discovery(disc, registry);
+  SubsystemConfig a;
+  a.nqn = kNqnA;
+  a.max_controllers = 3;
+  a.max_controllers_per_host = 2;
+  Subsystem sub(a, *ns, registry);
+  Port port(address_v4(), discovery);
+  port.link(sub);
+  std::vector<std::unique_ptr<Queue>> qs;
+  auto connect = [&](const char* subnqn, const char* hostnqn, const char* peer) {
+    qs.push_back(std::make_unique<Queue>(sub, statuses, 0));
+    qs.back()->link.peer = peer;
+    qs.back()->proc.set_port(&port);
+    qs.back()->submit(connect_sqe(0), connect_data(0xFFFF, subnqn, hostnqn));
+    return qs.back()->status();
+  };
+  const uint16_t busy =
+      make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, /*dnr=*/false);
+  // The attacker (10.0.0.66) claims the victim's host NQN on discovery controllers.
+  EXPECT_EQ(connect(proto::kDiscoveryNqn, kHost1, "10.0.0.66"), kStatusSuccess);
+  EXPECT_EQ(connect(proto::kDiscoveryNqn, kHost1, "10.0.0.66"), kStatusSuccess);
+  EXPECT_EQ(connect(proto::kDiscoveryNqn, kHost1, "10.0.0.66"), busy) << "its own share is 2";
+  EXPECT_EQ(port.controller_count(true), 2u);
+  EXPECT_EQ(port.controller_count(false), 0u);
+  // The victim (10.0.0.2) still gets its discovery controllers and its subsystem's.
+  EXPECT_EQ(connect(proto::kDiscoveryNqn, kHost1, "10.0.0.2"), kStatusSuccess);
+  EXPECT_EQ(connect(kNqnA, kHost1, "10.0.0.2"), kStatusSuccess);
+  EXPECT_EQ(connect(kNqnA, kHost1, "10.0.0.2"), kStatusSuccess);
+  EXPECT_EQ(connect(kNqnA, kHost1, "10.0.0.2"), busy) << "the victim's own share is 2";
+  // The discovery kind is full (3), the NVM kind has room for one more host.
+  EXPECT_EQ(connect(proto::kDiscoveryNqn, kHost2, "10.0.0.3"), busy);
+  EXPECT_EQ(connect(kNqnA, kHost2, "10.0.0.3"), kStatusSuccess);
+  EXPECT_EQ(connect(kNqnA, kHost2, "10.0.0.4"), busy) << "3 NVM controllers on the port";
+  EXPECT_EQ(port.controller_count_for(kHost1, "10.0.0.66", true), 2u);
+  EXPECT_EQ(port.controller_count_for(kHost1, "10.0.0.2", false), 2u);
+  qs.clear();
+}
+
 TEST_F(PortTest, ConnectPicksTheSubsystemBySubnqn) {
   admin(kNqnB, kHost1);
   EXPECT_EQ(a_->controller_count(), 0u);
@@ -346,7 +400,7 @@ TEST_F(PortTest, SecondPortListsItsOwnAddressAndFindsOnlyItsLinks) {
   EXPECT_EQ(b_->controller_count(), 2u) << "two paths, two controllers of subsystem b";
   EXPECT_NE(b_->find_controller(1), nullptr);
   EXPECT_NE(b_->find_controller(2), nullptr);
-  EXPECT_EQ(port2.controller_count_for(kHost1), 2u) << "limits count across the group";
+  EXPECT_EQ(port2.controller_count_for(kHost1, "", false), 2u) << "limits count across the group";
 
   Queue& d = queue(0);
   d.proc.set_port(&port2);

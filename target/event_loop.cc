@@ -65,6 +65,12 @@ std::string peer_of(const verbs::CmId& id) {
   return addr.ok() ? addr->to_string() : std::string("(unknown peer)");
 }
 
+// The peer's address without its port: the key of the per-peer shares.
+std::string peer_host_of(const verbs::CmId& id) {
+  auto addr = id.peer_address();
+  return addr.ok() ? addr->host() : std::string("(unknown peer)");
+}
+
 }  // namespace
 
 EventLoop::EventLoop(const TargetOptions& options, StatusCounters& statuses,
@@ -441,21 +447,31 @@ void EventLoop::on_connect_request(verbs::CmEvent& event) {
   // Connections waiting for their Connect, over every poll group: bounded, refused at the CM
   // before anything is allocated for them. The place is taken now and given back by the queue
   // (or by the hand-over, when refused).
-  if (!pending_->try_admit(options_.max_pending_connections)) {
+  const std::string peer_host = peer_host_of(id);
+  if (!pending_->try_admit(options_.max_pending_connections, peer_host,
+                           options_.max_pending_connections_per_peer)) {
+    const size_t mine = pending_->count_for(peer_host);
+    if (mine >= options_.max_pending_connections_per_peer) {
+      return reject(id, proto::kCmRejectNoResources, peer,
+                    std::to_string(mine) + " connections of " + peer_host +
+                        " are waiting for their Connect, its share "
+                        "(--max-pending-connections-per-peer " +
+                        std::to_string(options_.max_pending_connections_per_peer) + ")");
+    }
     return reject(id, proto::kCmRejectNoResources, peer,
                   std::to_string(pending_->count()) +
                       " connections are waiting for their Connect, the limit "
                       "(--max-pending-connections " +
                       std::to_string(options_.max_pending_connections) + ")");
   }
-  PendingSlot pending(pending_);
+  PendingSlot pending(pending_, peer_host);
   // The listener's device context first: it resolves the ports' in-capsule sizes (once) before
   // any group sizes a queue by them.
   if (auto dev = device_for(id.verbs()); !dev.ok()) {
     return reject(id, proto::kCmRejectNoResources, peer, dev.status().to_string());
   }
-  Handoff h{std::move(id),    port,  check.qid, check.hrqsize,
-            check.queue_size, param, peer,      std::move(pending)};
+  Handoff h{std::move(id), port, check.qid, check.hrqsize,     check.queue_size,
+            param,         peer, peer_host, std::move(pending)};
   size_t target = 0;
   if (groups_.size() > 1) {
     std::vector<GroupLoad> loads;
@@ -540,6 +556,7 @@ void EventLoop::accept_connection(Handoff& h) {
   p.held_slots = h.qid == 0 ? uint32_t{limits.aerl} + 1 : 0;
   p.stall_warn_ms = options_.stall_warn_ms;
   p.peer = peer;
+  p.peer_host = h.peer_host;
   p.srq = (*dev)->srq.get();
   p.wake_fd = wake_fd_;
   p.engine = engine_;
@@ -551,7 +568,11 @@ void EventLoop::accept_connection(Handoff& h) {
   }
   std::unique_ptr<RdmaQueue> q = std::move(queue).value();
   if (Status st = q->accept(responder_resources, initiator_depth); !st.ok()) {
-    NVMF_LOG(WARN, "target") << q->describe() << ": accept failed: " << st.to_string();
+    if (uint64_t suppressed = 0; refusal_log_limiter().allow(
+            "accept failed", std::chrono::steady_clock::now(), &suppressed)) {
+      NVMF_LOG(WARN, "target") << q->describe() << ": accept failed: " << st.to_string()
+                               << suppressed_note(suppressed);
+    }
     first_port().discovery().registry().count_rejected();
     return;
   }
@@ -592,7 +613,10 @@ void EventLoop::reject(verbs::CmId& id, uint16_t sts, std::string_view peer,
 int EventLoop::poll_queues() {
   int n = engine_ != nullptr ? engine_->reap() : 0;
   if (buffer_waiters_can_start()) {
-    for (auto& [id, q] : queues_) n += q->start_buffer_waiters();
+    // One FIFO per pool, whatever queue a waiter came from (target/buffer_pool.h).
+    for (auto& d : devices_) {
+      if (d->pool != nullptr) n += static_cast<int>(d->pool->chunks().serve());
+    }
   }
   for (auto& d : devices_) n += poll_device(*d, kBatchesPerRound);
   if (engine_ != nullptr) engine_->flush_submissions();
@@ -703,23 +727,25 @@ std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_stalled_q
   std::optional<std::chrono::steady_clock::time_point> next;
   for (auto& [id, q] : queues_) {
     auto since = q->send_stalled_since(now);
-    if (!since || q->wants_teardown() || q->chunks_held() == 0 || !q->buffers_waited_for()) {
-      continue;
-    }
+    if (!since || q->wants_teardown()) continue;
+    // What the stalled queue holds that others need: shared data buffers other commands wait
+    // for, and SRQ receives its parked capsules keep from every other queue on the device.
+    const uint32_t chunks = q->buffers_waited_for() ? q->chunks_held() : 0;
+    const uint32_t receives = q->srq_receives_parked();
+    if (chunks == 0 && receives == 0) continue;
     if (*since + timeout <= now) {
+      const std::string held = std::to_string(chunks) + " shared buffers others wait for and " +
+                               std::to_string(receives) + " shared receive queue receives";
       uint64_t suppressed = 0;
       if (refusal_log_limiter().allow("send stall", now, &suppressed)) {
         NVMF_LOG(WARN, "target") << q->describe() << ": no send completion for "
                                  << options_.send_stall_timeout_ms
-                                 << " ms (--send-stall-timeout-ms) while holding "
-                                 << q->chunks_held()
-                                 << " shared buffers others wait for; disconnecting"
-                                 << suppressed_note(suppressed);
+                                 << " ms (--send-stall-timeout-ms) while holding " << held
+                                 << "; disconnecting" << suppressed_note(suppressed);
       }
       q->request_disconnect(
           "no RDMA READ or SEND completion for " + std::to_string(options_.send_stall_timeout_ms) +
-          " ms (--send-stall-timeout-ms) while holding " + std::to_string(q->chunks_held()) +
-          " shared buffers other commands wait for (the host posts no receives?)");
+          " ms (--send-stall-timeout-ms) while holding " + held + " (the host posts no receives?)");
     } else if (!next || *since + timeout < *next) {
       next = *since + timeout;
     }
@@ -886,7 +912,8 @@ void EventLoop::maintain_srqs() {
 
 bool EventLoop::buffer_waiters_can_start() const {
   for (const auto& d : devices_) {
-    if (d->pool != nullptr && d->pool->chunks().waiting > 0 && d->pool->chunks().free_count() > 0) {
+    if (d->pool != nullptr && d->pool->chunks().waiting() > 0 &&
+        d->pool->chunks().free_count() > 0) {
       return true;
     }
   }

@@ -131,8 +131,9 @@ class EventLoop {
     uint16_t hrqsize = 0;
     uint32_t queue_size = 0;
     rdma_conn_param param{};
-    std::string peer;
-    PendingSlot pending;  // its place under --max-pending-connections, until the queue has it
+    std::string peer;       // "addr:port"
+    std::string peer_host;  // "addr"
+    PendingSlot pending;    // its place under --max-pending-connections, until the queue has it
   };
   void accept_connection(Handoff& h);
   // Port removal in this group (close_listener): `ports` (bit i: listener i's port) have their
@@ -182,9 +183,10 @@ class EventLoop {
   std::optional<std::chrono::steady_clock::time_point> expire_connect_deadlines(
       std::chrono::steady_clock::time_point now);
   // Asks every queue whose posted send work has had no completion for send_stall_timeout_ms
-  // while it holds shared buffers that commands wait for to disconnect (target/stall_watch.h);
-  // returns the earliest such deadline left (only while commands wait for buffers: a queue
-  // that starts waiting wakes the loop, which looks again before it sleeps).
+  // while it holds shared buffers that commands wait for, or SRQ receives (capsules parked for
+  // a slot), to disconnect (target/stall_watch.h); returns the earliest such deadline left (only
+  // while it holds them: a command that starts waiting, or a capsule parked, is work the loop
+  // handles, and it looks again before it sleeps).
   std::optional<std::chrono::steady_clock::time_point> expire_stalled_queues(
       std::chrono::steady_clock::time_point now);
   // Feeds every queue's IdleWatch (RdmaQueue::check_stall, target/stall_report.h); returns the

@@ -65,6 +65,9 @@ TEST_F(FakeQueueTest, InCapsuleConnectThenKeyedConnectByRdmaRead) {
   const auto cntlid = static_cast<uint16_t>(admin.last_cqe().dw0);
   EXPECT_NE(cntlid, proto::kAdminQueueCntlid);
   ASSERT_NE(subsys_->find_controller(cntlid), nullptr);
+  // Enabled (CC.EN 1): I/O queues may connect.
+  ASSERT_TRUE(admin.deliver(property_set_sqe(proto::kPropCc, 0x00460001), {}).has_value());
+  EXPECT_EQ(status_without_phase(admin.last_cqe().status), kStatusSuccess);
 
   // An I/O queue's Connect with keyed data: the processor asks for an RDMA READ, which waits.
   FakeQueue& io = queue(1, 16);
@@ -88,7 +91,7 @@ TEST_F(FakeQueueTest, InCapsuleConnectThenKeyedConnectByRdmaRead) {
   step = admin.deliver(in_capsule_connect_sqe(0, 7), connect_data(proto::kAdminQueueCntlid));
   ASSERT_TRUE(step.has_value());
   EXPECT_EQ(status_sc(admin.last_cqe().status), proto::kScCommandSequenceError);
-  EXPECT_EQ(admin.responses(), 2u);
+  EXPECT_EQ(admin.responses(), 3u);
 }
 
 // A keyed Write of 8 LBAs at `slba` whose data the target fetches by RDMA READ.

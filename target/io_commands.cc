@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "common/log.h"
@@ -15,6 +16,7 @@
 #include "target/control_lock.h"
 #include "target/io_engine.h"
 #include "target/lba_range.h"
+#include "target/log_limiter.h"
 
 namespace nvmf::target {
 namespace {
@@ -194,7 +196,11 @@ NextStep CommandProcessor::shutdown_next(Request& r) {
     if (ns->file_backed()) return submit_io(r, *ns, IoOp::kFlush, 0, 0, nullptr);
   }
   if (controller_ != nullptr) controller_->registers().shutdown_complete();
-  NVMF_LOG(INFO, "target") << link_.describe() << ": shutdown complete (namespaces flushed)";
+  if (uint64_t suppressed = 0; connection_log_limiter().allow(
+          "shutdown complete", std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(INFO, "target") << link_.describe() << ": shutdown complete (namespaces flushed)"
+                             << suppressed_note(suppressed);
+  }
   return complete(r, kStatusSuccess);
 }
 
@@ -295,8 +301,12 @@ NextStep CommandProcessor::io_done(Request& r) {
   if (r.sqe->opcode == proto::kOpcodeFabrics) {  // the CC.SHN flush
     ControlLock lock(control_mutex());
     if (io.result < 0) {
-      NVMF_LOG(WARN, "target") << link_.describe() << ": flush at shutdown failed: "
-                               << errno_string(static_cast<int>(-io.result));
+      if (uint64_t suppressed = 0; refusal_log_limiter().allow(
+              "flush at shutdown failed", std::chrono::steady_clock::now(), &suppressed)) {
+        NVMF_LOG(WARN, "target") << link_.describe() << ": flush at shutdown failed: "
+                                 << errno_string(static_cast<int>(-io.result))
+                                 << suppressed_note(suppressed);
+      }
       if (Namespace* ns = namespace_at(r.step - 1)) {
         ns->set_flush_error(static_cast<int>(-io.result));
       }

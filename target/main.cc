@@ -361,6 +361,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-pending-connections", o.max_pending_connections,
                  "connections waiting for their Connect; more are rejected at the CM (NO_RSC)")
       ->capture_default_str();
+  app.add_option("--max-pending-connections-per-peer", o.max_pending_connections_per_peer,
+                 "of those, connections one peer address may hold; more are rejected at the CM "
+                 "(NO_RSC)")
+      ->capture_default_str();
   app.add_option("--connect-timeout-ms", o.connect_timeout_ms,
                  "a connection with no successful Connect this long after its CM accept is "
                  "disconnected")
@@ -368,13 +372,15 @@ int main(int argc, char** argv) {
   app.add_option("--send-stall-timeout-ms", o.send_stall_timeout_ms,
                  "a queue whose posted RDMA READs and response SENDs get no completion this long "
                  "(a host that posts no receives), while commands wait for the shared buffers it "
-                 "holds, is disconnected")
+                 "holds or it holds shared receive queue receives, is disconnected")
       ->capture_default_str();
   app.add_option("--max-controllers", o.max_controllers,
-                 "controllers on the port (discovery included); more get Connect Controller Busy")
+                 "controllers on the port, NVM subsystems' and discovery's each; more get Connect "
+                 "Controller Busy")
       ->capture_default_str();
   app.add_option("--max-controllers-per-host", o.max_controllers_per_host,
-                 "controllers per host NQN; more get Connect Controller Busy")
+                 "controllers per host NQN from one peer address, NVM subsystems' and "
+                 "discovery's each; more get Connect Controller Busy")
       ->capture_default_str();
   std::string cpu = "none";
   app.add_option("--cpu", cpu,
@@ -518,10 +524,10 @@ int main(int argc, char** argv) {
   g_target.store(target->get());
   if (g_stop.load()) (*target)->stop();
   std::printf(
-      "nvmf-target: limits: %u pending connections, Connect within %u ms, %u controllers, %u per "
-      "host NQN, %u I/O queues per controller\n",
-      o.max_pending_connections, o.connect_timeout_ms, o.max_controllers,
-      o.max_controllers_per_host, unsigned{o.max_io_queues});
+      "nvmf-target: limits: %u pending connections (%u per peer), Connect within %u ms, %u "
+      "controllers, %u per host, %u I/O queues per controller\n",
+      o.max_pending_connections, o.max_pending_connections_per_peer, o.connect_timeout_ms,
+      o.max_controllers, o.max_controllers_per_host, unsigned{o.max_io_queues});
   // Before "listening on ADDR:PORT", whose last ':' the harnesses read the port after.
   const nvmf::target::PollGroupChoice& groups = (*target)->poll_groups();
   std::printf("nvmf-target: %u poll group%s (%s)\n", groups.groups, groups.groups == 1 ? "" : "s",

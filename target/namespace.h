@@ -5,6 +5,7 @@
 #ifndef NVMF_TARGET_NAMESPACE_H_
 #define NVMF_TARGET_NAMESPACE_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -88,11 +89,13 @@ class Namespace {
   // A Flush of this namespace failed with `err` (an errno): every later Flush fails too, with
   // the same status. The kernel reports a write-back error to fdatasync only once per open
   // file, so a retried Flush would "succeed" over data that was lost (the fsync retry
-  // problem); the failure stays visible until the target is restarted.
+  // problem); the failure stays visible until the target is restarted. Any poll group may set
+  // and read it (one namespace serves every group's queues): the first error wins.
   void set_flush_error(int err) {
-    if (flush_error_ == 0) flush_error_ = err;
+    int none = 0;
+    flush_error_.compare_exchange_strong(none, err, std::memory_order_relaxed);
   }
-  int flush_error() const { return flush_error_; }
+  int flush_error() const { return flush_error_.load(std::memory_order_relaxed); }
 
  private:
   Namespace(uint8_t* base, uint64_t size_bytes, uint32_t lba_size, int fd, std::string path);
@@ -108,7 +111,7 @@ class Namespace {
   bool direct_ = false;
   bool polled_ = false;
   bool volatile_write_cache_ = false;
-  int flush_error_ = 0;
+  std::atomic<int> flush_error_{0};
 };
 
 // True for the LBA sizes this target supports: 512 and 4096 bytes.

@@ -6,8 +6,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <string>
 #include <utility>
 
 namespace nvmf::target {
@@ -38,28 +41,48 @@ inline size_t least_loaded_group(std::span<const GroupLoad> loads, uint16_t qid)
 }
 
 // Connections accepted at the CM that have not had a successful Fabrics Connect yet, over every
-// poll group: what --max-pending-connections (TargetOptions::max_pending_connections) bounds.
-// The listener admits (try_admit, a compare-and-swap: a check and its increment are one step);
-// the group that owns the queue gives its place back (PendingSlot) at the instant it stops
-// pending: its Connect succeeded (before the response is posted), it is torn down, or the
-// hand-over was refused. So the count is never behind what the groups hold: the limit is exact
-// across groups (per-group counts published each round would not be). Thread-safe.
+// poll group: what --max-pending-connections (TargetOptions::max_pending_connections) bounds, and
+// each peer address's share of it (--max-pending-connections-per-peer), so that one peer holding
+// bare CM connections (reopening each as its Connect deadline drops it) cannot shut every other
+// peer out. The listener admits (try_admit: the checks and the increments are one step under a
+// mutex); the group that owns the queue gives its place back (PendingSlot) at the instant it
+// stops pending: its Connect succeeded (before the response is posted), it is torn down, or the
+// hand-over was refused. So the counts are never behind what the groups hold: the limits are
+// exact across groups. Thread-safe; never on the I/O path.
 class PendingConnections {
  public:
-  // Counts one more connection when fewer than `limit` are pending; false (nothing counted)
-  // when `limit` are.
-  bool try_admit(size_t limit) {
-    size_t n = count_.load(std::memory_order_relaxed);
-    while (n < limit) {
-      if (count_.compare_exchange_weak(n, n + 1, std::memory_order_acq_rel)) return true;
+  // Counts one more connection of `peer` (its address without the port) when fewer than
+  // `limit` are pending in all and fewer than `per_peer_limit` of that peer; false (nothing
+  // counted) otherwise.
+  bool try_admit(size_t limit, const std::string& peer = {}, size_t per_peer_limit = SIZE_MAX) {
+    std::lock_guard lock(mu_);
+    if (count_.load(std::memory_order_relaxed) >= limit) return false;
+    size_t& mine = by_peer_[peer];
+    if (mine >= per_peer_limit) {
+      if (mine == 0) by_peer_.erase(peer);
+      return false;
     }
-    return false;
+    ++mine;
+    count_.fetch_add(1, std::memory_order_relaxed);
+    return true;
   }
-  void release() { count_.fetch_sub(1, std::memory_order_acq_rel); }
-  size_t count() const { return count_.load(std::memory_order_acquire); }
+  void release(const std::string& peer = {}) {
+    std::lock_guard lock(mu_);
+    auto it = by_peer_.find(peer);
+    if (it != by_peer_.end() && --it->second == 0) by_peer_.erase(it);
+    count_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  size_t count() const { return count_.load(std::memory_order_relaxed); }
+  size_t count_for(const std::string& peer) const {
+    std::lock_guard lock(mu_);
+    auto it = by_peer_.find(peer);
+    return it == by_peer_.end() ? 0 : it->second;
+  }
 
  private:
+  mutable std::mutex mu_;
   std::atomic<size_t> count_{0};
+  std::map<std::string, size_t> by_peer_;  // guarded by mu_; peers with none pending are erased
 };
 
 // One admitted connection's place in a PendingConnections, given back once: by release() or
@@ -69,12 +92,15 @@ class PendingConnections {
 class PendingSlot {
  public:
   PendingSlot() = default;
-  explicit PendingSlot(std::shared_ptr<PendingConnections> of) : of_(std::move(of)) {}
-  PendingSlot(PendingSlot&& other) noexcept : of_(std::move(other.of_)) {}
+  explicit PendingSlot(std::shared_ptr<PendingConnections> of, std::string peer = {})
+      : of_(std::move(of)), peer_(std::move(peer)) {}
+  PendingSlot(PendingSlot&& other) noexcept
+      : of_(std::move(other.of_)), peer_(std::move(other.peer_)) {}
   PendingSlot& operator=(PendingSlot&& other) noexcept {
     if (this != &other) {
       release();
       of_ = std::move(other.of_);
+      peer_ = std::move(other.peer_);
     }
     return *this;
   }
@@ -85,12 +111,13 @@ class PendingSlot {
   bool held() const { return of_ != nullptr; }
   void release() {
     if (of_ == nullptr) return;
-    of_->release();
+    of_->release(peer_);
     of_.reset();
   }
 
  private:
   std::shared_ptr<PendingConnections> of_;
+  std::string peer_;
 };
 
 }  // namespace nvmf::target

@@ -304,6 +304,37 @@ TEST(PendingConnectionsTest, AdmitsUpToTheLimitAndEachSlotGivesItsPlaceBackOnce)
   EXPECT_FALSE(pending->try_admit(1));
 }
 
+// One peer address holds at most its share: its next CM request is refused while another peer
+// is still admitted, and each slot gives its place back to its own peer's count.
+TEST(PendingConnectionsTest, OnePeerCannotTakeTheWholeLimit) {
+  auto pending = std::make_shared<PendingConnections>();
+  std::vector<PendingSlot> attacker;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(pending->try_admit(6, "10.0.0.66", 4)) << i;
+    attacker.emplace_back(pending, "10.0.0.66");
+  }
+  EXPECT_FALSE(pending->try_admit(6, "10.0.0.66", 4)) << "its share is taken";
+  EXPECT_EQ(pending->count_for("10.0.0.66"), 4u);
+  ASSERT_TRUE(pending->try_admit(6, "10.0.0.2", 4)) << "another peer still gets in";
+  PendingSlot victim(pending, "10.0.0.2");
+  ASSERT_TRUE(pending->try_admit(6, "10.0.0.3", 4));
+  PendingSlot third(pending, "10.0.0.3");
+  EXPECT_FALSE(pending->try_admit(6, "10.0.0.4", 4)) << "the limit over all peers";
+  EXPECT_EQ(pending->count(), 6u);
+  EXPECT_EQ(pending->count_for("10.0.0.4"), 0u) << "a refused peer is not counted";
+  attacker[0].release();
+  EXPECT_EQ(pending->count_for("10.0.0.66"), 3u);
+  EXPECT_EQ(pending->count_for("10.0.0.2"), 1u);
+  EXPECT_TRUE(pending->try_admit(6, "10.0.0.4", 4));
+  PendingSlot fourth(pending, "10.0.0.4");
+  attacker.clear();
+  victim.release();
+  third.release();
+  fourth.release();
+  EXPECT_EQ(pending->count(), 0u);
+  EXPECT_EQ(pending->count_for("10.0.0.66"), 0u);
+}
+
 // The listener admits while other groups' threads give places back: the count never goes past
 // the limit and ends at exactly what is still held.
 TEST(PendingConnectionsTest, ExactUnderConcurrentReleases) {

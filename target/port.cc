@@ -72,15 +72,20 @@ bool Port::cntlid_in_use(uint16_t cntlid) const {
   return false;
 }
 
-size_t Port::controller_count() const {
+size_t Port::controller_count(bool discovery) const {
   size_t n = 0;
-  for (const Subsystem* s : served()) n += s->controller_count();
+  for (const Subsystem* s : served()) {
+    if (s->config().discovery == discovery) n += s->controller_count();
+  }
   return n;
 }
 
-size_t Port::controller_count_for(std::string_view hostnqn) const {
+size_t Port::controller_count_for(std::string_view hostnqn, std::string_view peer_host,
+                                  bool discovery) const {
   size_t n = 0;
-  for (const Subsystem* s : served()) n += s->controller_count_for(hostnqn);
+  for (const Subsystem* s : served()) {
+    if (s->config().discovery == discovery) n += s->controller_count_for(hostnqn, peer_host);
+  }
   return n;
 }
 

@@ -61,10 +61,14 @@ class Port {
   // True when a controller of any subsystem served by the group (discovery included) uses
   // `cntlid`.
   bool cntlid_in_use(uint16_t cntlid) const;
-  // Live controllers of the subsystems served by the group (discovery included), in all and for
-  // `hostnqn`.
-  size_t controller_count() const;
-  size_t controller_count_for(std::string_view hostnqn) const;
+  // Live controllers of the subsystems served by the group, NVM subsystems and discovery apart
+  // (`discovery`: which kind), in all and for `hostnqn` connected from `peer_host`: each kind
+  // has its own --max-controllers and --max-controllers-per-host, so that discovery controllers
+  // (anyone may open them) never take an NVM subsystem's room, and a host NQN claimed from
+  // another address takes nothing from the host that really has it.
+  size_t controller_count(bool discovery) const;
+  size_t controller_count_for(std::string_view hostnqn, std::string_view peer_host,
+                              bool discovery) const;
 
   const DiscoveryAddress& address() const { return address_; }
   // The port really listened on (trsvcid "0" picks one at bind time).

@@ -20,6 +20,10 @@ class QueueLink {
   virtual void request_disconnect(std::string_view reason) = 0;
   // "10.0.0.2:51234 qid 1", for logs.
   virtual std::string describe() const = 0;
+  // The peer's address without the port ("10.0.0.2"): the key of the per-host controller
+  // limits (a host NQN is only claimed; the address is where the connection really comes
+  // from). The default: one peer for every fake.
+  virtual std::string peer_host() const { return {}; }
   // A Connect on this queue passed every check: set up what the queue needs for commands beyond
   // a Connect (the RDMA transport registers its data buffers and posts the rest of its
   // receives), before the Connect's response is sent. False when that failed (logged by the

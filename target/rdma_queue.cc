@@ -98,7 +98,7 @@ RdmaQueue::~RdmaQueue() {
     // The QP goes first: no RDMA may touch a chunk once another queue can have it.
     qp_.reset();
     for (uint32_t i = 0; i < slots_.size(); ++i) release_chunk(i);
-    pool_->chunks().waiting -= buffer_waiters_.size();
+    withdraw_buffer_waiters();
   }
 }
 
@@ -250,8 +250,12 @@ bool RdmaQueue::connect_accepted() {
   ibv_pd* pd = dev_.pd.get();
   size_t page_bytes = 0;  // registered in page_buf_
   auto fail_setup = [this, &page_bytes](const Status& st) {
-    NVMF_LOG(WARN, "target") << describe()
-                             << ": setting up the queue after its Connect: " << st.to_string();
+    if (uint64_t suppressed = 0; refusal_log_limiter().allow(
+            "queue setup failed", std::chrono::steady_clock::now(), &suppressed)) {
+      NVMF_LOG(WARN, "target") << describe()
+                               << ": setting up the queue after its Connect: " << st.to_string()
+                               << suppressed_note(suppressed);
+    }
     if (page_buf_) account(-static_cast<int64_t>(page_bytes), -1, 0);
     page_buf_.reset();
     data_buf_.reset();
@@ -311,7 +315,10 @@ bool RdmaQueue::connect_accepted() {
       slots_[index].req.buffer = {};
       slots_[index].data_sge = {0, 0, pool->lkey()};
     }
-    buffer_waiters_.reset(slot_count_);
+    for (uint32_t index = 0; index < slot_count_; ++index) {
+      slots_[index].waiter.owner = this;
+      slots_[index].waiter.slot = index;
+    }
     pool_ = pool;
     grown_ = true;
     if (srq_ != nullptr) return true;
@@ -415,13 +422,11 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
 
 // ------------------------------------------------------------------------------ fast path --
 
-int RdmaQueue::start_buffer_waiters() {
-  // Chunks other queues gave back since the last round (counted as work: the loop does not
-  // sleep while it starts commands).
-  if (buffer_waiters_.empty() || wants_teardown()) return 0;
-  int started = serve_buffer_waiters();
-  events_ += static_cast<uint64_t>(started);
-  return started;
+void RdmaQueue::chunk_ready(uint32_t slot, uint8_t* chunk) {
+  --buffer_waiters_;
+  ++events_;  // work done: the idle watch sees progress
+  attach_chunk(slot, chunk);
+  act(slot, processor_->begin(slots_[slot].req));
 }
 
 void RdmaQueue::queue_send(ibv_send_wr* first, ibv_send_wr* last) {
@@ -539,21 +544,20 @@ void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
   r.in_capsule.received_bytes = byte_len - kSqeBytes;
   if (!move(slot, RequestState::kNew)) return;
   if (pool_ != nullptr && sgl1_bytes(*r.sqe) > 0) {
-    if (!buffer_waiters_.empty() || !pool_->chunks().unclaimed()) {
+    if (!pool_->chunks().unclaimed()) {
       if (!move(slot, RequestState::kWaitingForBuffer)) return;
       counters_.buffer_waits.add();
-      if (!buffer_waiters_.push(slot)) return fail("buffer waiters: more than one entry per slot");
-      ++pool_->chunks().waiting;
+      if (!pool_->chunks().wait(s.waiter)) return fail("buffer waiters: a slot waits twice");
+      ++buffer_waiters_;
       return;
     }
-    attach_chunk(slot);
+    attach_chunk(slot, pool_->chunks().get());  // unclaimed(): one is free
   }
   act(slot, processor_->begin(r));
 }
 
-void RdmaQueue::attach_chunk(uint32_t slot) {
+void RdmaQueue::attach_chunk(uint32_t slot, uint8_t* chunk) {
   Slot& s = slots_[slot];
-  uint8_t* chunk = pool_->chunks().get();  // the callers checked that one is free
   s.chunk = chunk;
   ++chunks_held_;
   s.req.buffer = {chunk, pool_->chunks().chunk_bytes()};
@@ -570,17 +574,10 @@ void RdmaQueue::release_chunk(uint32_t slot) {
   s.data_sge.addr = 0;
 }
 
-int RdmaQueue::serve_buffer_waiters() {
-  int started = 0;
-  while (!buffer_waiters_.empty() && pool_->chunks().free_count() > 0 && !wants_teardown()) {
-    uint32_t slot = buffer_waiters_.front();
-    buffer_waiters_.pop();
-    --pool_->chunks().waiting;
-    attach_chunk(slot);
-    ++started;
-    act(slot, processor_->begin(slots_[slot].req));
-  }
-  return started;
+void RdmaQueue::withdraw_buffer_waiters() {
+  if (pool_ == nullptr || buffer_waiters_ == 0) return;
+  for (Slot& s : slots_) pool_->chunks().withdraw(s.waiter);
+  buffer_waiters_ = 0;
 }
 
 bool RdmaQueue::move(uint32_t slot, RequestState to) {
@@ -781,7 +778,7 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
     s.shared_pool = true;
     s.pool_free = pool_->chunks().free_count();
     s.pool_chunks = pool_->chunks().count();
-    s.pool_waiting = pool_->chunks().waiting;
+    s.pool_waiting = pool_->chunks().waiting();
   }
   s.cq_armed = cq_ != nullptr && cq_->armed;
   if (const TransferScan t = scan_transfers(); t.transfers > 0) {
@@ -881,7 +878,12 @@ void RdmaQueue::check_stall(IdleWatch::Clock::time_point now) {
 
 void RdmaQueue::fail(const std::string& what) {
   if (wants_teardown()) return;
-  NVMF_LOG(ERROR, "target") << describe() << ": " << what << "; tearing the queue down";
+  // A host can make any number of its connections fail (a 1-byte capsule each): rate-limited.
+  if (uint64_t suppressed = 0; connection_log_limiter().allow(
+          "queue failed", std::chrono::steady_clock::now(), &suppressed)) {
+    NVMF_LOG(ERROR, "target") << describe() << ": " << what << "; tearing the queue down"
+                              << suppressed_note(suppressed);
+  }
   request_disconnect(what);
 }
 
@@ -901,10 +903,7 @@ void RdmaQueue::request_disconnect(std::string_view reason) {
   // Its commands waiting for a shared buffer will never start: withdraw them now, so that they
   // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
   // polling for them while the queue waits for a backend operation before its teardown.
-  if (pool_ != nullptr && !buffer_waiters_.empty()) {
-    pool_->chunks().waiting -= buffer_waiters_.size();
-    while (!buffer_waiters_.empty()) buffer_waiters_.pop();
-  }
+  withdraw_buffer_waiters();
 }
 
 void RdmaQueue::take_remote_disconnect_slow() {

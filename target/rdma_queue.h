@@ -55,7 +55,8 @@ struct RdmaQueueParams {
   // Milliseconds with commands outstanding and no completion before check_stall() logs a WARN
   // (TargetOptions::stall_warn_ms; 0: never).
   uint32_t stall_warn_ms = 1000;
-  std::string peer;  // "addr:port"
+  std::string peer;       // "addr:port"
+  std::string peer_host;  // "addr"
   // The port whose listener took the CM request: its subsystems are what Connect may name, its
   // in-capsule size is what Identify reports. Null: the subsystem's own port (unit tests).
   Port* port = nullptr;
@@ -108,7 +109,7 @@ struct RdmaQueueParams {
 // QP's max_send_wr; a READ takes one, a response one, or two with its RDMA WRITE; a response
 // waits in ready_to_complete).
 // Event-loop thread only.
-class RdmaQueue : public QueueLink, public IoCompletion {
+class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner {
  public:
   // Allocates and registers the buffers, joins one of the device's shared CQs (dev.cqs; a new
   // one, on dev.channel, when none has the room this queue may need: target/shared_cq.h), creates
@@ -143,9 +144,9 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     touched_ = false;
     flush_sends();
   }
-  // Starts the commands waiting for a shared chunk while chunks are free (the event loop calls
-  // it when a pool has free chunks and waiters); returns how many.
-  int start_buffer_waiters();
+  // ChunkWaiterOwner: the pool's FIFO (ChunkList::serve, from the event loop) gave the command
+  // waiting in `slot` its chunk: it starts.
+  void chunk_ready(uint32_t slot, uint8_t* chunk) override;
   // The shared CQ this queue's QP completes on.
   SharedCq* shared_cq() const { return cq_; }
   // rdma_disconnect, once; errors are ignored (the peer may be gone already).
@@ -160,6 +161,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     if (remote_disconnect_.load(std::memory_order_acquire)) take_remote_disconnect_slow();
   }
   std::string describe() const override;
+  std::string peer_host() const override { return params_.peer_host; }
   // IoCompletion: a backend operation of one of this queue's commands finished; the response
   // (and its RDMA WRITE) is queued and goes out with the next poll()'s post. A queue being torn
   // down only counts it.
@@ -177,7 +179,11 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     return stall_.observe(send_queue_.in_use(), send_completions_, now);
   }
   uint32_t chunks_held() const { return chunks_held_; }
-  bool buffers_waited_for() const { return pool_ != nullptr && pool_->chunks().waiting > 0; }
+  // Receives of the device's SRQ this queue holds with capsules that wait for a free slot
+  // (every slot waits for its response SEND to complete); 0 without an SRQ (its own receives
+  // are nobody else's).
+  uint32_t srq_receives_parked() const { return srq_ != nullptr ? waiting_count_ : 0; }
+  bool buffers_waited_for() const { return pool_ != nullptr && pool_->chunks().waiting() > 0; }
 
   // Commands received and not done: capsules waiting for a slot plus slots in any state but
   // done and held (an AER may rightly be held for hours).
@@ -229,6 +235,7 @@ class RdmaQueue : public QueueLink, public IoCompletion {
     ibv_send_wr data_wr{};
     ibv_send_wr send_wr{};
     uint8_t* chunk = nullptr;  // the shared pool's chunk it holds
+    ChunkWaiter waiter;        // its place in the pool's FIFO while waiting_for_buffer
     bool with_data = false;    // its response has an RDMA WRITE in front
     uint32_t sq_held = 0;      // send-queue entries its posted work requests hold
     // Set when the request enters a transfer state (is_transfer_state): from
@@ -267,11 +274,11 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   void post_read(uint32_t slot);
   // Posts what waits, oldest first: responses, then READs, while the credits last.
   void serve_waiters();
-  // Shared pool: the slot takes a chunk as its data buffer / gives it back.
-  void attach_chunk(uint32_t slot);
+  // Shared pool: the slot takes `chunk` (from pool_) as its data buffer / gives it back.
+  void attach_chunk(uint32_t slot, uint8_t* chunk);
   void release_chunk(uint32_t slot);
-  // Starts the commands waiting for a chunk while chunks are free; returns how many.
-  int serve_buffer_waiters();
+  // Takes every waiting command of this queue out of the pool's FIFO.
+  void withdraw_buffer_waiters();
   // `repost`: give the command's receive back first (false for a held command, whose receive
   // went back when it was held).
   void respond(uint32_t slot, bool with_data, bool repost = true);
@@ -340,12 +347,12 @@ class RdmaQueue : public QueueLink, public IoCompletion {
   uint64_t send_completions_ = 0;  // RDMA READ and SEND work completions (the stall check)
   uint32_t chunks_held_ = 0;       // shared chunks this queue's commands hold
   StallWatch stall_;
-  Credits reads_;               // RDMA READs outstanding, limit = the initiator depth
-  Credits send_queue_;          // send work requests outstanding, limit = the QP's max_send_wr
-  SlotFifo read_waiters_;       // waiting_for_read_credit, oldest first
-  SlotFifo response_waiters_;   // ready_to_complete without send-queue room, oldest first
-  SlotFifo buffer_waiters_;     // waiting_for_buffer, oldest first
-  BufferPool* pool_ = nullptr;  // dev_.pool once connected with shared buffers
+  Credits reads_;                // RDMA READs outstanding, limit = the initiator depth
+  Credits send_queue_;           // send work requests outstanding, limit = the QP's max_send_wr
+  SlotFifo read_waiters_;        // waiting_for_read_credit, oldest first
+  SlotFifo response_waiters_;    // ready_to_complete without send-queue room, oldest first
+  uint32_t buffer_waiters_ = 0;  // slots in the pool's FIFO (waiting_for_buffer)
+  BufferPool* pool_ = nullptr;   // dev_.pool once connected with shared buffers
   std::string disconnect_reason_;
   PendingSlot pending_;  // until the Connect succeeded or the queue wants teardown
   const std::thread::id owner_ = std::this_thread::get_id();  // the thread that created it

@@ -93,7 +93,8 @@ Subsystem::~Subsystem() {
 }
 
 Controller* Subsystem::create_controller(const std::string& hostnqn,
-                                         const std::array<uint8_t, 16>& hostid, uint32_t kato_ms) {
+                                         const std::array<uint8_t, 16>& hostid, uint32_t kato_ms,
+                                         std::string peer_host) {
   uint32_t last = std::min<uint32_t>(config_.cntlid_max, kMaxCntlid);
   uint32_t cntlid = config_.cntlid_min == 0 ? 1 : config_.cntlid_min;
   for (; cntlid <= last; ++cntlid) {
@@ -104,6 +105,7 @@ Controller* Subsystem::create_controller(const std::string& hostnqn,
   uint16_t io_queues = config_.discovery ? 0 : config_.max_io_queues;
   auto ctrl = std::make_shared<Controller>(static_cast<uint16_t>(cntlid), hostnqn, hostid, kato_ms,
                                            io_queues, config_.io_queue_size, config_.version);
+  ctrl->set_peer_host(std::move(peer_host));
   Controller* raw = ctrl.get();
   controllers_[raw->cntlid()] = std::move(ctrl);
   registry_.add_controller(raw->cntlid(), hostnqn);
@@ -116,9 +118,11 @@ Controller* Subsystem::create_controller(const std::string& hostnqn,
   return raw;
 }
 
-size_t Subsystem::controller_count_for(std::string_view hostnqn) const {
+size_t Subsystem::controller_count_for(std::string_view hostnqn, std::string_view peer_host) const {
   size_t n = 0;
-  for (const auto& [cntlid, ctrl] : controllers_) n += ctrl->hostnqn() == hostnqn ? 1 : 0;
+  for (const auto& [cntlid, ctrl] : controllers_) {
+    n += ctrl->hostnqn() == hostnqn && ctrl->peer_host() == peer_host ? 1 : 0;
+  }
   return n;
 }
 
@@ -147,9 +151,13 @@ std::optional<Controller::Clock::time_point> Subsystem::expire_keep_alives(
     }
   }
   for (auto [cntlid, kato_ms] : expired) {
-    NVMF_LOG(WARN, "target") << "controller " << cntlid << " of " << config_.nqn
-                             << ": no Keep Alive within KATO " << kato_ms
-                             << " ms; freeing it (keep-alive timer expired)";
+    if (uint64_t suppressed = 0;
+        connection_log_limiter().allow("keep-alive expired", now, &suppressed)) {
+      NVMF_LOG(WARN, "target") << "controller " << cntlid << " of " << config_.nqn
+                               << ": no Keep Alive within KATO " << kato_ms
+                               << " ms; freeing it (keep-alive timer expired)"
+                               << suppressed_note(suppressed);
+    }
     // nvmet_ctrl_fatal_error: the whole association goes, the admin queue included (freeing
     // alone disconnects only the I/O queues: normally the admin queue is why it is freed).
     if (CommandProcessor* admin = controllers_.at(cntlid)->queue(0)) {

@@ -106,8 +106,9 @@ class Subsystem {
   // A new controller with the lowest CNTLID in cntlid_min..cntlid_max free in this subsystem and,
   // when linked, on the whole port (the stats registry keys controllers by CNTLID); null when
   // all are taken.
+  // `peer_host`: the address of the admin queue's peer (Controller::peer_host).
   Controller* create_controller(const std::string& hostnqn, const std::array<uint8_t, 16>& hostid,
-                                uint32_t kato_ms);
+                                uint32_t kato_ms, std::string peer_host = {});
   Controller* find_controller(uint16_t cntlid) const;
   // The same, shared: what a queue bound to it holds (null when there is none).
   std::shared_ptr<Controller> shared_controller(uint16_t cntlid) const;
@@ -115,8 +116,8 @@ class Subsystem {
   // line. `reason` goes into that line.
   void free_controller(uint16_t cntlid, std::string_view reason);
   size_t controller_count() const { return controllers_.size(); }
-  // Controllers of this subsystem created for `hostnqn`.
-  size_t controller_count_for(std::string_view hostnqn) const;
+  // Controllers of this subsystem created for `hostnqn` from `peer_host`.
+  size_t controller_count_for(std::string_view hostnqn, std::string_view peer_host = {}) const;
   // Frees every controller whose keep-alive timer expired by `now` (a WARN line each, like
   // nvmet's "keep-alive timer expired"; its queues are asked to disconnect). Returns the
   // earliest deadline left, or nullopt when no controller has a timer.

@@ -236,6 +236,10 @@ Status validate_options(const TargetOptions& o) {
     return bad("--max-pending-connections " + std::to_string(o.max_pending_connections) +
                " is not in 1..65535");
   }
+  if (o.max_pending_connections_per_peer < 1 || o.max_pending_connections_per_peer > 65535) {
+    return bad("--max-pending-connections-per-peer " +
+               std::to_string(o.max_pending_connections_per_peer) + " is not in 1..65535");
+  }
   if (o.num_shared_buffers > 65535) {
     return bad("--num-shared-buffers " + std::to_string(o.num_shared_buffers) +
                " is not in 0..65535");

@@ -131,12 +131,20 @@ struct TargetOptions {
   // (--max-pending-connections, 1..65535); a queue with no successful Connect within
   // connect_timeout_ms of its CM accept is disconnected (--connect-timeout-ms, 100..3600000).
   // An admin Connect beyond max_controllers on the port or max_controllers_per_host for its
-  // HOSTNQN (discovery controllers included) gets Connect Controller Busy
+  // HOSTNQN from its peer address (NVM subsystems and discovery counted apart: discovery
+  // controllers, which any host may open, never take an NVM subsystem's room, and a host NQN
+  // claimed from another address takes nothing from the host that has it) gets Connect
+  // Controller Busy
   // (--max-controllers, --max-controllers-per-host, 1..65519). nvmet has none of these.
   // A connecting Linux host holds one pending connection per I/O queue (nvme-rdma establishes
   // every I/O queue's CM connection before it sends their Connects): 128 lets 16 hosts with 8
   // I/O queues each connect at the same instant, at about 265 KiB a connection on rxe (33 MiB).
   uint32_t max_pending_connections = 128;
+  // Of those, what one peer address may hold (--max-pending-connections-per-peer, 1..65535): a
+  // CM request beyond it is rejected with NO_RSC whatever room the others leave. 32: a Linux host
+  // connecting to several subsystems at once with 8 I/O queues each (its CM connections of one
+  // controller are pending together) stays below it, and 96 places are left to other peers.
+  uint32_t max_pending_connections_per_peer = 32;
   uint32_t connect_timeout_ms = 10000;
   uint32_t max_controllers = 128;
   uint32_t max_controllers_per_host = 32;
@@ -171,12 +179,14 @@ struct TargetOptions {
   bool srq = true;
   uint32_t max_srq_depth = 4096;
   // A queue whose posted send work (RDMA READs, response SENDs) has had no completion for this
-  // long, while it holds shared buffers that commands of any queue wait for, is torn down (CLI
+  // long, while it holds shared buffers that commands of any queue wait for or SRQ receives
+  // (capsules parked for a free slot), is torn down (CLI
   // --send-stall-timeout-ms, 100..3600000; target/stall_watch.h). Such a queue has a host that
   // posts no receive for our responses (its CM REQUEST asked for RNR retry forever): without a
-  // bound it would keep its chunks, and starve every other host of data buffers, for as long
-  // as it stays connected. 30 s is the Linux host's default I/O timeout (nvme_core io_timeout):
-  // a host that got no answer for that long has given up on those commands anyway.
+  // bound it would keep its chunks and receives, and starve every other host of data buffers
+  // or receives (RNR), for as long as it stays connected. 30 s is the Linux host's default I/O
+  // timeout (nvme_core io_timeout): a host that got no answer for that long has given up on those
+  // commands anyway.
   uint32_t send_stall_timeout_ms = 30000;
 
   PollMode poll_mode = PollMode::kEvent;  // CLI --poll

@@ -575,6 +575,85 @@ TEST_F(SharedBufferTest, AResponseSendWithoutACompletionIsNamedWhileOtherComplet
   EXPECT_GE((*target_)->stats().totals.stalls, 1u);
 }
 
+// A host that posts no receives for its responses and keeps sending dataless commands: every
+// response SEND behind the first RNR-NAKed one stalls, every command slot of the queue waits for
+// its SEND, and further capsules are parked each in an SRQ receive that no other queue can use
+// (over many queues a host could empty the SRQ and leave every other host with RNR NAKs). The
+// queue holds no shared buffer, so only the SRQ rule tears it down: after
+// --send-stall-timeout-ms, with one WARN naming the host, and the receives go back to the SRQ.
+TEST_F(SharedBufferTest, HostWithoutReceivesCannotPinSharedReceiveQueueReceives) {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  set_log_sink([&](std::string_view line) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(line);
+  });
+  start([](target::TargetOptions& o) {
+    o.srq = true;
+    o.send_stall_timeout_ms = 2000;
+  });
+  const uint64_t posted_before = (*target_)->stats().resources.srq_posted_now;
+  ASSERT_GT(posted_before, 0u) << "the target runs with a shared receive queue";
+  host::ConnectSpec spec;
+  uint16_t cntlid = 0;
+  auto admin = attacker_admin(spec, &cntlid);
+  ASSERT_NE(admin, nullptr);
+  // Two CQE receives, never given back: the Connect's response takes one, the first Flush's
+  // the other. The queue has 32 entries, so 32 command slots.
+  auto io = attacker_io(spec, cntlid, 2, /*repost=*/false);
+  ASSERT_NE(io, nullptr);
+  constexpr int kParked = 16;
+  constexpr int kFlushes = 1 + 32 + kParked;  // one answered, 32 slots stalled, 16 parked
+  for (int i = 0; i < kFlushes; ++i) {
+    proto::Sqe f = host::flush_sqe(1);
+    f.cid = static_cast<uint16_t>(400 + i);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    Status sent;
+    while (!(sent = io->send(f)).ok() && sent.code() == StatusCode::kResourceExhausted &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_TRUE(sent.ok()) << "flush " << i << ": " << sent.to_string();
+  }
+  // The parked capsules' receives are out of the SRQ (the admin queue's own are back: it is
+  // idle).
+  const auto t_parked = std::chrono::steady_clock::now();
+  uint64_t posted = 0;
+  while ((posted = (*target_)->stats().resources.srq_posted_now) != posted_before - kParked &&
+         std::chrono::steady_clock::now() < t_parked + std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(posted, posted_before - kParked) << "16 capsules parked in SRQ receives";
+  EXPECT_TRUE(io->wait_disconnected(kTimeoutMs)) << "the stalled queue is torn down";
+  const double after_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_parked).count();
+  uint64_t back = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((back = (*target_)->stats().resources.srq_posted_now) != posted_before &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(back, posted_before) << "every receive back in the SRQ";
+  set_log_sink(nullptr);
+  int warned = 0;
+  for (const std::string& l : lines) {
+    if (l.find("qid 1: no send completion for 2000 ms") != std::string::npos &&
+        l.find("while holding 0 shared buffers others wait for and 16 shared receive queue "
+               "receives; disconnecting") != std::string::npos) {
+      if (++warned == 1) std::printf("%s\n", l.c_str());
+    }
+  }
+  EXPECT_EQ(warned, 1) << "one WARN names the queue and what it held";
+  std::printf(
+      "16 SRQ receives held by a host posting no receives: queue torn down %.1f s after "
+      "they were parked (--send-stall-timeout-ms 2000)\n",
+      after_s);
+  // The attacker's admin queue (not stalled) still answers.
+  auto ka = command(*admin, host::keep_alive_sqe());
+  ASSERT_TRUE(ka.ok()) << ka.status().to_string();
+  EXPECT_EQ(st(*ka), kStatusSuccess);
+}
+
 // Writes whose RDMA READ fails (an rkey the host never registered): the READ's completion error
 // tears the queue down, and the chunks its commands held, waiting ones included, all come back.
 TEST_F(SharedBufferTest, WritesWhoseReadFailsGiveEveryBufferBack) {
@@ -622,13 +701,15 @@ TEST_F(NeverConnectRssTest, TwoHundredConnectionsThatNeverConnect) {
   // Longer than setting the 200 up takes under emulation (43 s measured on a loaded machine),
   // so that all of them are open at once.
   constexpr int kDeadlineMs = 90000;
-  // All 200 accepted: above the default --max-pending-connections (128), which would reject the
+  // All 200 accepted, from one peer: above the default --max-pending-connections (128) and its
+  // per-peer share (32), which would reject the
   // last 72 with NO_RSC; the figure is the memory of 200 pending connections.
   // One poll group: docs/performance.md's figure is one group's (each group opens the device and
   // makes its SRQ at start-up).
   int port = start_target({"--ram-size", "1m", "--connect-timeout-ms", std::to_string(kDeadlineMs),
-                           "--max-pending-connections", std::to_string(kConnections), "--log-level",
-                           "warn", "--poll-groups", "1"});
+                           "--max-pending-connections", std::to_string(kConnections),
+                           "--max-pending-connections-per-peer", std::to_string(kConnections),
+                           "--log-level", "warn", "--poll-groups", "1"});
   ASSERT_GT(port, 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const long before = status_kib("VmRSS:");

@@ -35,6 +35,7 @@ class FakeLink : public QueueLink {
   explicit FakeLink(std::string name) : name_(std::move(name)) {}
   void request_disconnect(std::string_view reason) override { reasons.emplace_back(reason); }
   std::string describe() const override { return name_; }
+  std::string peer_host() const override { return peer; }
   bool connect_accepted() override {
     ++accepts;
     return accept_ok;
@@ -43,6 +44,7 @@ class FakeLink : public QueueLink {
   bool on_owner_thread() const override { return owner; }
   std::vector<std::string> reasons;
   bool owner = true;  // false: calls come as from another poll group
+  std::string peer;   // peer_host()
   int accepts = 0;
   bool accept_ok = true;
   std::vector<proto::Cqe> held_responses;
