@@ -44,13 +44,14 @@ done
 
 # fuzzer, corpus directory, CI executions, extra libFuzzer flags. Executions per second measured
 # under ASan + UBSan on the loaded 2-core build machine: cm_private_data 35000, sgl 12800,
-# config 900, connect 750, command_sequence 80.
+# config 900, connect 750, command_sequence 80, host_response 60000.
 fuzzers=(
   "cm_private_data_fuzzer cm_private_data 200000 -max_len=64"
   "sgl_fuzzer sgl 200000 -max_len=256"
   "connect_fuzzer connect 20000 -max_len=1400"
   "command_sequence_fuzzer command_sequence 3000 -max_len=4096"
   "config_fuzzer config 20000 -max_len=16384 -dict=fuzz/config.dict"
+  "host_response_fuzzer host_response 200000 -max_len=8192"
 )
 selected=()
 for f in "${fuzzers[@]}"; do

@@ -196,9 +196,57 @@ def config_seeds():
           .replace(b'interop"]\n  }]', b'interop"}]\n  }]'))
 
 
+def host_response_seeds():
+    # Byte 0 picks what the target sent (fuzz/host_response_fuzzer.cc).
+    ctrl = bytearray(4096)
+    ctrl[77] = 5  # MDTS
+    ctrl[320:322] = u16(1)  # KAS
+    ctrl[1792:1796] = u32(4)  # IOCCSZ: the 64-byte SQE alone
+    ctrl[1796:1800] = u32(1)  # IORCSZ
+    ctrl[4:24] = b"serial".ljust(20)
+    write("host_response", "identify-controller", bytes([0]) + ctrl)
+    ns = bytearray(4096)
+    ns[0:8] = u64(2048)  # NSZE
+    ns[8:16] = u64(2048)  # NCAP
+    ns[130] = 9  # LBAF 0: 512-byte blocks
+    write("host_response", "identify-namespace", bytes([1]) + u32(1) + ns)
+    big = bytearray(ns)
+    big[25] = 17  # NLBAF: 18 formats, FLBAS bits 6:5 in use
+    big[26] = 0x21  # format 17: bits 3:0 = 1, bits 6:5 = 1
+    big[128 + 4 * 17 + 2] = 12  # 4 KiB
+    write("host_response", "identify-namespace-upper-flbas", bytes([1]) + u32(7) + big)
+    write("host_response", "active-list", bytes([2]) + u16(12) + u32(1) + u32(2) + u32(0))
+
+    def entry(subtype, nqn, traddr, trsvcid):
+        e = bytearray(1024)
+        e[0], e[1], e[2], e[3] = 1, 1, subtype, 0  # RDMA, IPv4
+        e[4:6] = u16(1)
+        e[6:8] = u16(0xFFFF)
+        e[8:10] = u16(32)
+        e[32:32 + len(trsvcid)] = trsvcid
+        e[256:256 + len(nqn)] = nqn
+        e[512:512 + len(traddr)] = traddr
+        return bytes(e)
+    header = u64(3) + u64(2) + u16(0) + bytes(1006)
+    write("host_response", "discovery-log", bytes([3, 2]) + header
+          + entry(3, DISCOVERY_NQN, b"10.0.0.1", b"4420") + entry(2, FUZZ_NQN, b"10.0.0.1", b"4420"))
+    write("host_response", "discovery-log-numrec-beyond", bytes([3, 1]) + u64(3) + u64(5)
+          + u16(0) + bytes(1006) + entry(2, FUZZ_NQN, b"10.0.0.1", b"4420"))
+    cqe = u32(0) + u32(0) + u16(1) + u16(1) + u16(0) + u16(1)  # dw0, dw1, sqhd, sqid, cid, status
+    slots = bytes([4, 7])
+    slots += bytes([0]) + u16(0) + bytes([0]) + u16(0)  # acquire 0, acquire 1
+    slots += bytes([2]) + u16(0) + cqe  # the response of CID 0 before its send completion
+    slots += bytes([1]) + u16(0) + bytes([3]) + u16(0)  # sent, released
+    slots += bytes([2]) + u16(0) + cqe  # CID 0 again: no longer in flight
+    slots += bytes([2]) + u16(300) + cqe  # a CID out of range
+    slots += bytes([4]) + u16(1)  # slot 1 abandoned
+    write("host_response", "slots", slots)
+
+
 if __name__ == "__main__":
     cm_seeds()
     sgl_seeds()
     connect_seeds()
     sequence_seeds()
     config_seeds()
+    host_response_seeds()

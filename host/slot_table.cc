@@ -17,7 +17,10 @@ std::optional<uint16_t> SlotTable::acquire() {
 }
 
 void SlotTable::abandon(uint16_t slot) {
-  state_[slot].busy = false;
+  // A slot not in flight is already on the free list: pushing it again would hand it out twice
+  // (and write past the list).
+  if (slot >= state_.size() || !state_[slot].busy) return;
+  state_[slot] = State{};
   free_list_[free_count_++] = slot;
 }
 
@@ -36,9 +39,12 @@ bool SlotTable::on_response(const proto::Cqe& cqe) {
   return true;
 }
 
-bool SlotTable::done(uint16_t slot) const { return state_[slot].sent && state_[slot].answered; }
+bool SlotTable::done(uint16_t slot) const {
+  return slot < state_.size() && state_[slot].busy && state_[slot].sent && state_[slot].answered;
+}
 
 proto::Cqe SlotTable::release(uint16_t slot) {
+  if (!done(slot)) return proto::Cqe{};
   proto::Cqe cqe = state_[slot].cqe;
   abandon(slot);
   return cqe;

@@ -26,7 +26,8 @@ class SlotTable {
   // A free slot, now in flight; nullopt when all are busy. The lowest-numbered slots are
   // handed out first after construction.
   std::optional<uint16_t> acquire();
-  // Gives back a slot whose send could not be posted (nothing can arrive for it).
+  // Gives back a slot whose send could not be posted (nothing can arrive for it). A slot not in
+  // flight (or out of range) is left alone.
   void abandon(uint16_t slot);
 
   // The send completion of `slot`. False when the slot is not in flight or already sent.
@@ -35,9 +36,10 @@ class SlotTable {
   // not in flight, or already answered (a protocol error the queue treats as fatal).
   bool on_response(const proto::Cqe& cqe);
 
-  // True when `slot` has both its response and its send completion.
+  // True when `slot` is in flight and has both its response and its send completion (false
+  // once released, or out of range).
   bool done(uint16_t slot) const;
-  // Frees a done() slot and returns its CQE.
+  // Frees a done() slot and returns its CQE; any other slot: nothing changes, a zero CQE.
   proto::Cqe release(uint16_t slot);
 
  private:
