@@ -54,5 +54,27 @@ TEST(SlotTable, AbandonedSlotIsReused) {
   EXPECT_FALSE(t.done(s));  // state reset on acquire
 }
 
+// Found by host_response_fuzzer: a released slot still read as done(), so a caller that asked
+// again could release it twice, putting it on the free list twice (handed out to two commands,
+// and the list written past its end). Released, abandoned again or out of range: nothing moves.
+TEST(SlotTable, AReleasedSlotIsNotDoneAndCannotBeFreedTwice) {
+  SlotTable t(2);
+  uint16_t s = *t.acquire();
+  ASSERT_TRUE(t.on_send_complete(s));
+  ASSERT_TRUE(t.on_response(response(s, 9)));
+  ASSERT_TRUE(t.done(s));
+  EXPECT_EQ(t.release(s).dw0, 9u);
+  EXPECT_FALSE(t.done(s)) << "released";
+  EXPECT_EQ(t.release(s).dw0, 0u) << "a second release changes nothing";
+  t.abandon(s);
+  t.abandon(7);
+  EXPECT_EQ(t.free_count(), 2);
+  uint16_t a = *t.acquire();
+  uint16_t b = *t.acquire();
+  EXPECT_NE(a, b) << "one slot handed out twice";
+  EXPECT_FALSE(t.acquire().has_value());
+  EXPECT_FALSE(t.done(9)) << "out of range";
+}
+
 }  // namespace
 }  // namespace nvmf::host
