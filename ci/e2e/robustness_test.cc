@@ -157,9 +157,10 @@ class RobustnessTest : public ::testing::Test {
     return q.run(sqe, {reinterpret_cast<const uint8_t*>(&d), sizeof(d)}, {}, false);
   }
 
-  // An admin queue connected by hand that never sends Set Features Number of Queues, so its
-  // controller may open every qid up to the target's max_io_queues (4): nvmet grants every
-  // queue to a host that never asked. Returns the CNTLID, or 0 with a test failure.
+  // An admin queue connected by hand and enabled (CC.EN 1: I/O queues connect only to an
+  // enabled controller) that never sends Set Features Number of Queues, so its controller may
+  // open every qid up to the target's max_io_queues (4): nvmet grants every queue to a host
+  // that never asked. Returns the CNTLID, or 0 with a test failure.
   uint16_t bare_admin(std::unique_ptr<host::Queue>& admin,
                       std::optional<verbs::ProtectionDomain>& pd, std::string_view hostnqn) {
     auto q = host::Queue::connect(queue_params(0, host::kAdminQueueSize), pd);
@@ -171,6 +172,10 @@ class RobustnessTest : public ::testing::Test {
     EXPECT_TRUE(cqe.ok()) << cqe.status().to_string();
     if (!cqe.ok()) return 0;
     EXPECT_EQ(status_without_phase(cqe->status), kStatusSuccess) << status_text(cqe->status);
+    auto en = admin->run(host::property_set_sqe(proto::kPropCc, host::kCcEnable), {}, {}, false);
+    EXPECT_TRUE(en.ok()) << en.status().to_string();
+    if (!en.ok()) return 0;
+    EXPECT_EQ(status_without_phase(en->status), kStatusSuccess) << status_text(en->status);
     return static_cast<uint16_t>(cqe->dw0);
   }
 
@@ -467,13 +472,14 @@ TEST_F(RobustnessTest, CommandsBeforeEnableGetSequenceError) {
   auto id = (*admin)->run(host::identify_sqe(proto::kCnsController, 0), {}, data, false);
   ASSERT_TRUE(id.ok()) << id.status().to_string();
   EXPECT_EQ(status_without_phase(id->status), kSequenceError) << status_text(id->status);
-  // An I/O queue may connect before the controller is enabled (nvmet accepts it too), but its
-  // commands wait for CC.EN.
+  // An I/O queue may not connect before the controller is enabled: Connect Invalid Parameters
+  // with IPO at QID (SPDK; nvmet accepts it), and the unconnected queue takes nothing else.
   auto io = host::Queue::connect(queue_params(1, 32), pd);
   ASSERT_TRUE(io.ok()) << io.status().to_string();
   auto ic = bare_connect(**io, 1, 32, cntlid, kNqn, hostnqn);
   ASSERT_TRUE(ic.ok()) << ic.status().to_string();
-  EXPECT_EQ(status_without_phase(ic->status), kStatusSuccess) << status_text(ic->status);
+  EXPECT_EQ(status_without_phase(ic->status), kConnectInvalid) << status_text(ic->status);
+  EXPECT_EQ(ic->dw0, proto::connect_invalid_param_in_sqe(offsetof(proto::ConnectCommand, qid)));
   auto rd = (*io)->run(host::read_sqe(1, 0, 1), {}, std::span<uint8_t>(data.data(), kLba), false);
   ASSERT_TRUE(rd.ok()) << rd.status().to_string();
   EXPECT_EQ(status_without_phase(rd->status), kSequenceError) << status_text(rd->status);
