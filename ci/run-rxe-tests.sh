@@ -227,7 +227,7 @@ run_script readme-commands ReadmeCommands ExportADisk 600 "$here/readme-commands
 # (scripts/test.sh expects their results either way).
 echo "=== [$(clock)] interop"
 rc=0
-# About 10 minutes on a quiet 2-core machine under TCG, the deep-writes checks (7) included.
+# About 12 minutes on a quiet 2-core machine under TCG, the deep-writes checks (9) included.
 timeout 1500 bash "$here/interop/run.sh" || rc=$?
 if [ "$rc" -ne 0 ]; then
   status=1

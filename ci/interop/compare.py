@@ -21,8 +21,8 @@ Usage:
   compare.py deep OURS_FIO.json[,OURS_FIO.json...] NVMET_FIO.json[,...] MIN_RATIO
       one deep-writes job (ci/lib/deep_writes.sh) on both targets, one report per round: in
       every round fio reported no error and its verification read blocks back inside the timed
-      run, and nvmf-target's write IOPS (the mean over its rounds) are at least MIN_RATIO x
-      nvmet-rdma's (the mean over its rounds).
+      run, and nvmf-target's write IOPS (the median of its rounds) are at least MIN_RATIO x
+      nvmet-rdma's (the median of its rounds).
   compare.py hostbench OURS_BENCH.json NVMET_BENCH.json MIN_RATIO
       nvmf-host bench --verify against both targets: no error, every read verified, no queue
       lost, and the write IOPS against nvmf-target at least MIN_RATIO x against nvmet-rdma.
@@ -30,6 +30,7 @@ Exit 0 when all fields agree, 1 otherwise. A field missing on either side is a f
 skipped), and so is a comparison with nothing to compare.
 """
 import json
+import statistics
 import sys
 
 
@@ -231,8 +232,9 @@ def fio_job(path):
 
 def side_by_side(ours, nvmet, min_ratio, describe, checks):
     """Both targets' runs of one job (a list of rounds each): each run's line (describe(j)) and
-    checks ((what, ok) of checks(j)), then nvmf-target's write IOPS, the mean over its rounds,
-    against at least min_ratio x nvmet-rdma's mean."""
+    checks ((what, ok) of checks(j)), then nvmf-target's write IOPS, the median of its rounds
+    (one round disturbed by the emulated machine weighs nothing), against at least min_ratio x
+    nvmet-rdma's median."""
     need = float(min_ratio)
     bad = 0
     means = {}
@@ -243,13 +245,13 @@ def side_by_side(ours, nvmet, min_ratio, describe, checks):
             for what, ok in checks(j):
                 bad += not ok
                 print(f"{'ok ' if ok else 'BAD'} {label}: {what}")
-        means[name] = sum(j["write_iops"] for j in runs) / len(runs) if runs else 0.0
+        means[name] = statistics.median(j["write_iops"] for j in runs) if runs else 0.0
     base = means["nvmet-rdma"]
     ratio = means["nvmf-target"] / base if base > 0 else 0.0
     ok = base > 0 and ratio >= need
     bad += not ok
     rounds = "" if len(ours) == 1 and len(nvmet) == 1 else (
-        f" (means over {len(ours)} and {len(nvmet)} rounds: "
+        f" (medians of {len(ours)} and {len(nvmet)} rounds: "
         f"{means['nvmf-target']:.1f} / {base:.1f})")
     print(f"{'ok ' if ok else 'BAD'} nvmf-target / nvmet-rdma write IOPS {ratio:.2f}"
           f"{rounds} (at least {need})")

@@ -83,16 +83,24 @@ class DeepWritesTest(unittest.TestCase):
                 rc = compare.deep(lists[0], lists[1], need)
         return rc, out.getvalue()
 
-    def test_rounds_are_judged_on_their_means(self):
-        # One slow round of ours (70 < 80) does not fail the job when the means hold:
-        # (70 + 110) / 2 = 90 against (100 + 100) / 2 = 100.
+    def test_rounds_are_judged_on_their_medians(self):
+        # Two rounds: the median is the mean, (70 + 110) / 2 = 90 against 100.
         rc, out = self.verdict_rounds([fio(70.0), fio(110.0)], [fio(100.0), fio(100.0)])
         self.assertEqual(rc, 0, out)
-        self.assertIn("write IOPS 0.90 (means over 2 and 2 rounds: 90.0 / 100.0)", out)
-        # Means below the ratio fail: (70 + 88) / 2 = 79 against 100.
+        self.assertIn("write IOPS 0.90 (medians of 2 and 2 rounds: 90.0 / 100.0)", out)
+        # (70 + 88) / 2 = 79 against 100 fails.
         rc, out = self.verdict_rounds([fio(70.0), fio(88.0)], [fio(100.0), fio(100.0)])
         self.assertEqual(rc, 1, out)
         self.assertIn("BAD nvmf-target / nvmet-rdma write IOPS 0.79", out)
+        # Three rounds: one disturbed round of either target weighs nothing; two slow ones fail.
+        rc, out = self.verdict_rounds([fio(50.0), fio(95.0), fio(100.0)],
+                                      [fio(100.0), fio(300.0), fio(100.0)])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("write IOPS 0.95 (medians of 3 and 3 rounds: 95.0 / 100.0)", out)
+        rc, out = self.verdict_rounds([fio(50.0), fio(70.0), fio(100.0)],
+                                      [fio(100.0), fio(100.0), fio(100.0)])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD nvmf-target / nvmet-rdma write IOPS 0.70", out)
 
     def test_every_round_must_pass_its_checks(self):
         rc, out = self.verdict_rounds([fio(120.0), fio(120.0, verified=0)],

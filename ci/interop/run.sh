@@ -295,14 +295,15 @@ finish() { # the closing record and verdict (judge.py completes it on the host)
   [ "$failed" -eq 0 ]
 }
 # Deep large writes from the Linux host (ci/lib/deep_writes.sh): nvmf-target and nvmet-rdma
-# run side by side in this one boot. Each job runs in two rounds, nvmet-rdma then nvmf-target,
-# then (the kernel host reconnected to both: new QPs, whose flows Receive Packet Steering places
-# on CPUs afresh) nvmf-target then nvmet-rdma: a drift of the emulated machine's speed during
-# the job, and where each target's packets happen to be processed, weigh on both alike. Every run must end with fio's in-run verification passing and no kernel
-# I/O timeout or controller reset (nvme_core io_timeout 30 s); nvmf-target's write IOPS, the
-# mean of its rounds, must reach 0.8x nvmet-rdma's for the same job (judged on the host). Then
-# our host (nvmf-host bench) against each, with the same checks. rxe's retry counters of each
-# run are in its log.
+# run side by side in this one boot. Each job runs in three rounds, nvmet-rdma then nvmf-target,
+# nvmf-target then nvmet-rdma, nvmet-rdma then nvmf-target, the kernel host reconnected to both
+# before rounds 2 and 3 (new QPs, whose flows Receive Packet Steering places on CPUs afresh): a
+# drift of the emulated machine's speed, and where each target's packets happen to be
+# processed, weigh on both alike. Every run must end with fio's in-run verification passing and
+# no kernel I/O timeout or controller reset (nvme_core io_timeout 30 s); nvmf-target's write
+# IOPS, the median of its rounds, must reach 0.8x nvmet-rdma's median for the same job (judged
+# on the host). Then our host (nvmf-host bench) against each, with the same checks. rxe's retry
+# counters of each run are in its log.
 deep_writes() {
   local s=KernelHostDeepWrites job
   # shellcheck disable=SC2034 # read by ci/lib/deep_writes.sh
@@ -315,20 +316,18 @@ deep_writes() {
   if check "$s" setup deep_setup; then
     local round order t name
     for job in "${DEEP_JOBS[@]}"; do
-      for round in 1 2; do
+      for round in 1 2 3; do
         order="nvmet ours"
-        if [ "$round" = 2 ]; then
-          order="ours nvmet"
-          check "$s" "${job}_reconnect" deep_reconnect
-        fi
+        [ "$round" = 2 ] && order="ours nvmet"
+        [ "$round" = 1 ] || check "$s" "${job}_reconnect_round$round" deep_reconnect
         for t in $order; do
           if [ "$t" = ours ]; then name=nvmf_target; else name=nvmet_rdma; fi
           check "$s" "${job}_${name}_round$round" deep_run "$job" "$t" "$job-$t-$round"
         done
       done
       judge "$s" "${job}_nvmf_target_iops_at_least_0_8x_nvmet_rdma" deep \
-        "$DEEP_OUT/$job-ours-1.json,$DEEP_OUT/$job-ours-2.json" \
-        "$DEEP_OUT/$job-nvmet-1.json,$DEEP_OUT/$job-nvmet-2.json" 0.8
+        "$DEEP_OUT/$job-ours-1.json,$DEEP_OUT/$job-ours-2.json,$DEEP_OUT/$job-ours-3.json" \
+        "$DEEP_OUT/$job-nvmet-1.json,$DEEP_OUT/$job-nvmet-2.json,$DEEP_OUT/$job-nvmet-3.json" 0.8
     done
     # Our host, the same way: nvmf-host bench at iodepth 127 against each.
     check "$s" nvmf_host_bench_qd127_nvmet_rdma deep_host_bench nvmet host-qd127-nvmet
