@@ -170,6 +170,19 @@ TEST(ValidateOptionsHardening, NumSharedBuffersIsAtMost65535) {
   }
 }
 
+TEST(ValidateOptionsHardening, MaxPendingConnectionsPerPeerIs1To65535) {
+  TargetOptions o = good();
+  EXPECT_EQ(o.max_pending_connections_per_peer, 32u);
+  o.max_pending_connections_per_peer = 0;
+  expect_invalid(o, "--max-pending-connections-per-peer 0 is not in 1..65535");
+  o.max_pending_connections_per_peer = 65536;
+  expect_invalid(o, "--max-pending-connections-per-peer 65536 is not in 1..65535");
+  for (uint32_t ok : {1u, 32u, 65535u}) {
+    o.max_pending_connections_per_peer = ok;
+    EXPECT_TRUE(validate_options(o).ok()) << ok;
+  }
+}
+
 TEST(ValidateOptionsHardening, MaxSrqDepthIs16To65535AndSrqIsOnByDefault) {
   TargetOptions o = good();
   EXPECT_TRUE(o.srq);
