@@ -39,8 +39,36 @@ bool ChunkList::put(uint8_t* chunk) {
   return true;
 }
 
+namespace {
+// Owner load (chunks held plus waiters) going from 0 to 1 or back: the number of active owners.
+void load_changed(uint32_t before, uint32_t after, uint32_t& active) {
+  if (before == 0 && after > 0) ++active;
+  if (before > 0 && after == 0) --active;
+}
+}  // namespace
+
+uint8_t* ChunkList::take(ChunkWaiterOwner& owner) {
+  uint8_t* chunk = get();
+  if (chunk == nullptr) return nullptr;
+  const uint32_t before = owner.pool_held_ + owner.pool_waiting_;
+  ++owner.pool_held_;
+  load_changed(before, before + 1, active_);
+  return chunk;
+}
+
+bool ChunkList::give(uint8_t* chunk, ChunkWaiterOwner& owner) {
+  if (owner.pool_held_ == 0 || !put(chunk)) return false;
+  const uint32_t before = owner.pool_held_ + owner.pool_waiting_;
+  --owner.pool_held_;
+  load_changed(before, before - 1, active_);
+  return true;
+}
+
 bool ChunkList::wait(ChunkWaiter& w) {
-  if (w.linked) return false;
+  if (w.linked || w.owner == nullptr) return false;
+  const uint32_t before = w.owner->pool_held_ + w.owner->pool_waiting_;
+  ++w.owner->pool_waiting_;
+  load_changed(before, before + 1, active_);
   w.linked = true;
   w.next = nullptr;
   w.prev = tail_;
@@ -69,15 +97,27 @@ void ChunkList::withdraw(ChunkWaiter& w) {
   w.prev = w.next = nullptr;
   w.linked = false;
   --waiting_;
+  const uint32_t before = w.owner->pool_held_ + w.owner->pool_waiting_;
+  --w.owner->pool_waiting_;
+  load_changed(before, before - 1, active_);
 }
 
 uint32_t ChunkList::serve() {
   uint32_t started = 0;
   while (head_ != nullptr && !free_.empty()) {
-    ChunkWaiter& w = *head_;
+    // The oldest waiter of a queue under its share; the oldest waiter when there is none.
+    const uint32_t fair = share();
+    ChunkWaiter* pick = head_;
+    for (ChunkWaiter* w = head_; w != nullptr; w = w->next) {
+      if (w->owner->pool_held_ < fair) {
+        pick = w;
+        break;
+      }
+    }
+    ChunkWaiter& w = *pick;
     withdraw(w);
-    uint8_t* chunk = get();
     ++started;
+    uint8_t* chunk = take(*w.owner);
     w.owner->chunk_ready(w.slot, chunk);
   }
   return started;

@@ -12,14 +12,22 @@
 // served first come first served as chunks come back (SPDK keeps one pending-buffer queue per
 // poll group the same way): a queue with many commands waiting cannot take every freed chunk
 // ahead of another queue's older one. A command of a queue with no waiter takes a chunk only
-// when more are free than are waited for, so waiters go before newcomers too. Event-loop thread
-// only; get(), put() and the FIFO are a few loads and stores (no allocation, no syscall, no
-// lock): a waiter is a node inside the command's slot.
+// when more are free than are waited for, so waiters go before newcomers too.
+//
+// Fair share: while commands wait, a freed chunk goes to the oldest waiter whose queue holds
+// fewer chunks than its share (the pool's chunks over the queues holding or waiting for one,
+// at least 1), and to the oldest waiter only when every waiting queue holds its share. So a
+// queue keeping 128 large Reads outstanding can take every chunk while it is alone (nothing is
+// held back from a lone queue), but a QD1 queue beside it waits for one chunk to come back,
+// never behind the other queue's whole backlog. Event-loop thread only; take(), give() and the
+// FIFO are a few loads and stores (no allocation, no syscall, no lock): a waiter is a node
+// inside the command's slot, and serve() walks the FIFO only while chunks are contended.
 #ifndef NVMF_TARGET_BUFFER_POOL_H_
 #define NVMF_TARGET_BUFFER_POOL_H_
 
 #include <infiniband/verbs.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -30,14 +38,22 @@
 
 namespace nvmf::target {
 
-// Who a waiting command belongs to: the queue that starts it once it has its chunk.
+// Who holds chunks and whose commands wait: the queue that starts a waiter once it has its
+// chunk. The counts are ChunkList's (take, give, wait, withdraw, serve) for its fair share.
 class ChunkWaiterOwner {
  public:
   // The command in `slot` got `chunk` (taken from the list for it): start it.
   virtual void chunk_ready(uint32_t slot, uint8_t* chunk) = 0;
+  uint32_t pool_chunks_held() const { return pool_held_; }
+  uint32_t pool_waiters() const { return pool_waiting_; }
 
  protected:
   ~ChunkWaiterOwner() = default;
+
+ private:
+  friend class ChunkList;
+  uint32_t pool_held_ = 0;
+  uint32_t pool_waiting_ = 0;
 };
 
 // A command waiting for a chunk: a node of ChunkList's FIFO, kept inside the command's slot.
@@ -60,6 +76,9 @@ class ChunkList {
   // Gives back a chunk get() returned. False (nothing changed) for a pointer that is not the
   // start of a chunk of this list or is already free: a transport bug, never a host's doing.
   bool put(uint8_t* chunk);
+  // get() and put() for a queue: its chunks held count toward its share.
+  uint8_t* take(ChunkWaiterOwner& owner);
+  bool give(uint8_t* chunk, ChunkWaiterOwner& owner);
 
   uint32_t count() const { return count_; }
   uint32_t chunk_bytes() const { return chunk_bytes_; }
@@ -74,13 +93,18 @@ class ChunkList {
   uint32_t waiting() const { return waiting_; }
   // Chunks a command may take at once: free ones not spoken for by waiters.
   bool unclaimed() const { return free_count() > waiting_; }
-  // Appends `w` (not linked: false otherwise, nothing changed) to the FIFO.
+  // Appends `w` (not linked and with an owner: false otherwise, nothing changed) to the FIFO.
   bool wait(ChunkWaiter& w);
   // Takes `w` out of the FIFO (a queue being torn down withdraws its waiters); no-op if unlinked.
   void withdraw(ChunkWaiter& w);
-  // While a chunk is free and a command waits: the oldest waiter gets one (its owner's
-  // chunk_ready, called after it left the FIFO). Returns how many were started.
+  // While a chunk is free and a command waits: the oldest waiter whose queue holds less than
+  // share(), else the oldest waiter, gets one (its owner's chunk_ready, called after it left
+  // the FIFO). Returns how many were started.
   uint32_t serve();
+  // Queues holding or waiting for a chunk now.
+  uint32_t active_owners() const { return active_; }
+  // A queue's fair share: count() / active_owners(), at least 1.
+  uint32_t share() const { return active_ <= 1 ? count_ : std::max<uint32_t>(1, count_ / active_); }
 
  private:
   uint8_t* base_;
@@ -91,6 +115,7 @@ class ChunkList {
   ChunkWaiter* head_ = nullptr;  // the FIFO of waiters, oldest first
   ChunkWaiter* tail_ = nullptr;
   uint32_t waiting_ = 0;
+  uint32_t active_ = 0;         // owners with chunks held or waiters
   std::vector<uint32_t> free_;  // chunk indices, a stack
   std::vector<bool> is_free_;   // per chunk
 };

@@ -56,11 +56,26 @@ TEST(ChunkListTest, RefusesForeignMisalignedAndDoubleGiveBacks) {
   EXPECT_EQ(list.free_count(), 2u);
 }
 
+// Records the order in which its commands got their chunks.
+struct RecordingOwner : ChunkWaiterOwner {
+  RecordingOwner(int id, std::vector<std::pair<int, uint32_t>>* order) : id(id), order(order) {}
+  void chunk_ready(uint32_t slot, uint8_t* chunk) override {
+    EXPECT_NE(chunk, nullptr);
+    order->emplace_back(id, slot);
+  }
+  int id;
+  std::vector<std::pair<int, uint32_t>>* order;
+};
+
 TEST(ChunkListTest, WaitersClaimFreeChunksBeforeNewcomers) {
   std::vector<uint8_t> mem(2 * 4096);
   ChunkList list(mem.data(), 2, 4096);
   EXPECT_TRUE(list.unclaimed());
-  ChunkWaiter w1, w2;
+  std::vector<std::pair<int, uint32_t>> order;
+  RecordingOwner q(1, &order);
+  ChunkWaiter w1, w2, stray;
+  EXPECT_FALSE(list.wait(stray)) << "a waiter belongs to a queue";
+  w1.owner = w2.owner = &q;
   ASSERT_TRUE(list.wait(w1));
   ASSERT_TRUE(list.wait(w2));
   EXPECT_EQ(list.waiting(), 2u);
@@ -73,22 +88,13 @@ TEST(ChunkListTest, WaitersClaimFreeChunksBeforeNewcomers) {
   list.withdraw(w1);
   list.withdraw(w1);  // no longer linked: nothing happens
   EXPECT_EQ(list.waiting(), 0u);
+  EXPECT_EQ(q.pool_waiters(), 0u);
+  EXPECT_EQ(list.active_owners(), 0u);
 }
 
-// Records the order in which its commands got their chunks.
-struct RecordingOwner : ChunkWaiterOwner {
-  RecordingOwner(int id, std::vector<std::pair<int, uint32_t>>* order) : id(id), order(order) {}
-  void chunk_ready(uint32_t slot, uint8_t* chunk) override {
-    EXPECT_NE(chunk, nullptr);
-    order->emplace_back(id, slot);
-  }
-  int id;
-  std::vector<std::pair<int, uint32_t>>* order;
-};
-
-// Waiters are served in arrival order whatever queue they belong to: a queue that queued many
-// commands first does not take every freed chunk ahead of another queue's later, single one
-// beyond its turn, and one that withdrew (torn down) is skipped.
+// Waiters are served in arrival order whatever queue they belong to while every waiting queue
+// holds its share: a queue that queued many commands first does not take every freed chunk
+// ahead of another queue's later, single one, and one that withdrew (torn down) is skipped.
 TEST(ChunkListTest, WaitersAreServedInArrivalOrderAcrossQueues) {
   std::vector<uint8_t> mem(3 * 4096);
   ChunkList list(mem.data(), 3, 4096);
@@ -110,17 +116,71 @@ TEST(ChunkListTest, WaitersAreServedInArrivalOrderAcrossQueues) {
   ASSERT_TRUE(list.wait(wc));
   ASSERT_TRUE(list.wait(wa[2]));
   EXPECT_FALSE(list.wait(wb)) << "already waiting";
+  EXPECT_EQ(list.active_owners(), 3u);
   list.withdraw(wc);
+  EXPECT_EQ(list.active_owners(), 2u) << "queue 3 was torn down";
+  EXPECT_EQ(list.share(), 1u) << "3 chunks over 2 queues";
   EXPECT_EQ(list.serve(), 0u) << "no chunk free";
   ASSERT_TRUE(list.put(held[0]));
   ASSERT_TRUE(list.put(held[1]));
   EXPECT_EQ(list.serve(), 2u);
   ASSERT_TRUE(list.put(held[2]));
   EXPECT_EQ(list.serve(), 1u);
-  const std::vector<std::pair<int, uint32_t>> want = {{1, 0}, {1, 1}, {2, 7}};
+  // Queue 1's first waiter is the oldest; then queue 1 holds its share (1) and queue 2's
+  // waiter, under its share, goes before queue 1's second.
+  const std::vector<std::pair<int, uint32_t>> want = {{1, 0}, {2, 7}, {1, 1}};
   EXPECT_EQ(order, want);
   EXPECT_EQ(list.waiting(), 1u) << "queue 1's third command waits for the next chunk";
   EXPECT_EQ(list.free_count(), 0u);
+  EXPECT_EQ(a.pool_chunks_held(), 2u);
+  EXPECT_EQ(b.pool_chunks_held(), 1u);
+}
+
+// A queue alone may take every chunk (nothing is held back from it); a QD1 queue that comes
+// beside a queue holding the whole pool with 6 more commands waiting gets the first chunk
+// that comes back, not the 7th, and once every queue is gone the counts are back to 0.
+TEST(ChunkListTest, AQueueUnderItsShareGoesBeforeTheBacklogOfAQueueOverIt) {
+  constexpr uint32_t kChunks = 4;
+  std::vector<uint8_t> mem(kChunks * 4096);
+  ChunkList list(mem.data(), kChunks, 4096);
+  std::vector<std::pair<int, uint32_t>> order;
+  RecordingOwner hog(1, &order), victim(2, &order);
+  std::vector<uint8_t*> hog_chunks;
+  for (uint32_t i = 0; i < kChunks; ++i) {
+    ASSERT_TRUE(list.unclaimed());
+    hog_chunks.push_back(list.take(hog));
+    ASSERT_NE(hog_chunks.back(), nullptr);
+  }
+  EXPECT_EQ(list.active_owners(), 1u);
+  EXPECT_EQ(list.share(), kChunks) << "a lone queue's share is the whole pool";
+  ChunkWaiter backlog[6];
+  for (uint32_t i = 0; i < 6; ++i) {
+    backlog[i].owner = &hog;
+    backlog[i].slot = i;
+    ASSERT_TRUE(list.wait(backlog[i]));
+  }
+  ChunkWaiter v;
+  v.owner = &victim;
+  v.slot = 42;
+  ASSERT_TRUE(list.wait(v));
+  EXPECT_EQ(list.share(), kChunks / 2);
+  ASSERT_TRUE(list.give(hog_chunks.back(), hog));
+  hog_chunks.pop_back();
+  EXPECT_EQ(list.serve(), 1u);
+  ASSERT_EQ(order.size(), 1u);
+  EXPECT_EQ(order[0], std::make_pair(2, 42u)) << "the victim's one command, not backlog[0]";
+  EXPECT_EQ(victim.pool_chunks_held(), 1u);
+  // The hog, at 3 of 4 (over its share of 2), still gets what comes back while the victim
+  // holds its one and waits for nothing: the pool is never idle while anyone waits.
+  ASSERT_TRUE(list.give(hog_chunks.back(), hog));
+  hog_chunks.pop_back();
+  EXPECT_EQ(list.serve(), 1u);
+  EXPECT_EQ(order.back(), std::make_pair(1, 0u));
+  EXPECT_FALSE(list.give(mem.data() + 4096 * 3 + 1, hog)) << "not a chunk";
+  for (auto& w : backlog) list.withdraw(w);
+  EXPECT_EQ(list.active_owners(), 2u);
+  EXPECT_EQ(hog.pool_waiters(), 0u);
+  EXPECT_EQ(hog.pool_chunks_held(), 3u);
 }
 
 // The --json report's "resources" counts come from these gauges: a chunk held shows, a refused

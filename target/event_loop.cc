@@ -637,6 +637,9 @@ int EventLoop::poll_device(DeviceContext& dev, int max_batches) {
       for (int i = 0; i < got; ++i) dispatch(dev, wcs[i]);
       n += got;
       flush_touched(dev);
+      if (dev.srq != nullptr && dev.srq->parked() > dev.srq->parked_share()) {
+        evict_srq_parkers(dev);
+      }
       if (got < kPollBatch) break;  // empty now
     }
   }
@@ -661,6 +664,41 @@ void EventLoop::dispatch(DeviceContext& dev, const ibv_wc& wc) {
     NVMF_LOG(WARN, "target") << "work completion for QP " << wc.qp_num << ", which no queue has ("
                              << verbs::wr_kind_name(kind) << "); dropped"
                              << suppressed_note(suppressed);
+  }
+}
+
+void EventLoop::evict_srq_parkers(DeviceContext& dev) {
+  const SharedReceiveQueue* srq = dev.srq.get();
+  // Receives of queues already being torn down come back when they are swept: not counted.
+  auto live = [srq](const RdmaQueue& q) {
+    return q.shared_receive_queue() == srq && !q.wants_teardown();
+  };
+  uint32_t parked = 0;
+  for (auto& [id, q] : queues_) {
+    if (live(*q)) parked += q->srq_receives_parked();
+  }
+  while (parked > srq->parked_share()) {
+    RdmaQueue* heaviest = nullptr;
+    for (auto& [id, q] : queues_) {
+      if (live(*q) && q->srq_receives_parked() > 0 &&
+          (heaviest == nullptr || q->srq_receives_parked() > heaviest->srq_receives_parked())) {
+        heaviest = q.get();
+      }
+    }
+    if (heaviest == nullptr) return;
+    const uint32_t held = heaviest->srq_receives_parked();
+    const std::string what =
+        std::to_string(held) + " of the shared receive queue's " + std::to_string(srq->depth()) +
+        " receives in capsules waiting for a command slot (capsules parked "
+        "on this device: " +
+        std::to_string(parked) + ", at most " + std::to_string(srq->parked_share()) + ")";
+    uint64_t suppressed = 0;
+    if (refusal_log_limiter().allow("srq parked", std::chrono::steady_clock::now(), &suppressed)) {
+      NVMF_LOG(WARN, "target") << heaviest->describe() << ": holds " << what << "; disconnecting"
+                               << suppressed_note(suppressed);
+    }
+    heaviest->request_disconnect("holds " + what + " (the host takes no responses?)");
+    parked -= held;
   }
 }
 
@@ -729,13 +767,16 @@ std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_stalled_q
     auto since = q->send_stalled_since(now);
     if (!since || q->wants_teardown()) continue;
     // What the stalled queue holds that others need: shared data buffers other commands wait
-    // for, and SRQ receives its parked capsules keep from every other queue on the device.
+    // for, SRQ receives its parked capsules keep from every other queue on the device; and
+    // capsules parked at all mean a host sending commands while taking no responses.
     const uint32_t chunks = q->buffers_waited_for() ? q->chunks_held() : 0;
-    const uint32_t receives = q->srq_receives_parked();
-    if (chunks == 0 && receives == 0) continue;
+    const uint32_t parked = q->capsules_parked();
+    if (chunks == 0 && parked == 0) continue;
     if (*since + timeout <= now) {
       const std::string held = std::to_string(chunks) + " shared buffers others wait for and " +
-                               std::to_string(receives) + " shared receive queue receives";
+                               std::to_string(parked) + " capsules parked (" +
+                               std::to_string(q->srq_receives_parked()) +
+                               " shared receive queue receives)";
       uint64_t suppressed = 0;
       if (refusal_log_limiter().allow("send stall", now, &suppressed)) {
         NVMF_LOG(WARN, "target") << q->describe() << ": no send completion for "

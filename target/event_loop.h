@@ -168,6 +168,13 @@ class EventLoop {
   int poll_device(DeviceContext& dev, int max_batches);
   void dispatch(DeviceContext& dev, const ibv_wc& wc);
   void flush_touched(DeviceContext& dev);
+  // More of `dev`'s SRQ receives held by parked capsules (with in-capsule data, on queues
+  // whose every command slot waits for its SEND) than SharedReceiveQueue::parked_share(): the
+  // queues parking the most are torn down, heaviest first, until the others' parked receives
+  // fit, each with one WARN naming its host (rate limited). A host that takes no responses
+  // and keeps sending capsules with in-capsule data takes at most half the SRQ, for as long as
+  // it takes to disconnect it, never the receives every other host needs.
+  void evict_srq_parkers(DeviceContext& dev);
   // ibv_poll_cq failed (the CQ overflowed or the device failed): the CQ takes no new queue and
   // every queue on it is asked to disconnect.
   void shared_cq_failed(DeviceContext& dev, SharedCq& cq);
@@ -183,10 +190,10 @@ class EventLoop {
   std::optional<std::chrono::steady_clock::time_point> expire_connect_deadlines(
       std::chrono::steady_clock::time_point now);
   // Asks every queue whose posted send work has had no completion for send_stall_timeout_ms
-  // while it holds shared buffers that commands wait for, or SRQ receives (capsules parked for
-  // a slot), to disconnect (target/stall_watch.h); returns the earliest such deadline left (only
-  // while it holds them: a command that starts waiting, or a capsule parked, is work the loop
-  // handles, and it looks again before it sleeps).
+  // while it holds shared buffers that commands wait for, or has capsules parked for a slot
+  // (with or without their SRQ receives), to disconnect (target/stall_watch.h); returns the
+  // earliest such deadline left (only while it holds them: a command that starts waiting, or a
+  // capsule parked, is work the loop handles, and it looks again before it sleeps).
   std::optional<std::chrono::steady_clock::time_point> expire_stalled_queues(
       std::chrono::steady_clock::time_point now);
   // Feeds every queue's IdleWatch (RdmaQueue::check_stall, target/stall_report.h); returns the

@@ -91,7 +91,12 @@ RdmaQueue::~RdmaQueue() {
   }
   drain();  // also after a failed setup(), whose QP was destroyed there
   if (in_qps_) dev_.qps.erase(qp_num_);
-  // Every SRQ receive this queue still holds (commands it was executing) goes back.
+  // Every SRQ receive this queue still holds (commands it was executing, capsules parked with
+  // their in-capsule data) goes back.
+  if (srq_ != nullptr && parked_receives_ > 0) {
+    srq_->parked_changed(-static_cast<int32_t>(parked_receives_));
+    parked_receives_ = 0;
+  }
   if (srq_ != nullptr && in_qps_) srq_->repost_held_by(qp_num_);
   if (cq_ != nullptr) leave_shared_cq(dev_, *cq_, cq_need_, subsystem_.registry());
   if (pool_ != nullptr) {
@@ -218,7 +223,7 @@ void RdmaQueue::build_work_requests() {
   slots_.resize(std::min(kSlotsBeforeConnect, slot_count_));
   free_slots_.clear();
   free_slots_.reserve(slot_count_);
-  waiting_.assign(n, {0, 0});
+  waiting_.assign(n, Parked{});
   read_waiters_.reset(slot_count_);
   response_waiters_.reset(slot_count_);
   for (uint32_t s = 0; s < slots_.size(); ++s) {
@@ -371,6 +376,7 @@ void RdmaQueue::respond_held(Request& r) {
 
 bool RdmaQueue::return_receive(uint32_t index) {
   recv_held_.give_back(1);
+  if (index == kNoReceive) return true;  // went back when its capsule was parked
   if (srq_ == nullptr) return post_receive(index);
   if (int err = srq_->repost(index); err != 0) {
     fail("ibv_post_srq_recv of receive " + std::to_string(index) + ": " + errno_string(err));
@@ -519,8 +525,7 @@ void RdmaQueue::on_receive(uint32_t index, uint32_t byte_len) {
     return;
   }
   if (free_slots_.empty()) {  // every slot waits for a SEND completion: queue the capsule
-    waiting_[(waiting_head_ + waiting_count_) % waiting_.size()] = {index, byte_len};
-    ++waiting_count_;
+    park(index, byte_len);
     return;
   }
   uint32_t slot = free_slots_.back();
@@ -528,11 +533,39 @@ void RdmaQueue::on_receive(uint32_t index, uint32_t byte_len) {
   start(slot, index, byte_len);
 }
 
-void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
+void RdmaQueue::park(uint32_t index, uint32_t byte_len) {
+  Parked& p = waiting_[(waiting_head_ + waiting_count_) % waiting_.size()];
+  ++waiting_count_;
+  p.byte_len = byte_len;
+  if (srq_ != nullptr && byte_len == kSqeBytes) {
+    // A capsule without in-capsule data: its SQE is all it carries, so it waits in this
+    // queue's own ring and its receive goes back to the SRQ now. A host that takes no
+    // responses (our SENDs never complete) and keeps sending dataless commands pins no SRQ
+    // receive of the other hosts; the stall bound tears its queue down.
+    std::memcpy(&p.sqe, srq_->sqe(index), kSqeBytes);
+    p.recv_index = kNoReceive;
+    if (int err = srq_->repost(index); err != 0) {
+      fail("ibv_post_srq_recv of receive " + std::to_string(index) + ": " + errno_string(err));
+    }
+    return;
+  }
+  // Its in-capsule data is read in place: it keeps its receive until it starts (at most
+  // SQSIZE such per queue, recv_held_; the device's share: EventLoop::evict_srq_parkers).
+  p.recv_index = index;
+  ++parked_receives_;
+  if (srq_ != nullptr) srq_->parked_changed(1);
+}
+
+void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len,
+                      const proto::Sqe* parked_sqe) {
   Slot& s = slots_[slot];
   s.recv_index = recv_index;
   Request& r = s.req;
-  if (srq_ != nullptr) {
+  if (parked_sqe != nullptr) {  // parked without its receive: the SQE was copied
+    s.sqe_copy = *parked_sqe;
+    r.sqe = &s.sqe_copy;
+    r.in_capsule.pages = {};
+  } else if (srq_ != nullptr) {
     r.sqe = reinterpret_cast<const proto::Sqe*>(srq_->sqe(recv_index));
     r.in_capsule.pages = {srq_->pages(recv_index), pages_per_recv_};
   } else {
@@ -551,7 +584,7 @@ void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
       ++buffer_waiters_;
       return;
     }
-    attach_chunk(slot, pool_->chunks().get());  // unclaimed(): one is free
+    attach_chunk(slot, pool_->chunks().take(*this));  // unclaimed(): one is free
   }
   act(slot, processor_->begin(r));
 }
@@ -559,7 +592,6 @@ void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len) {
 void RdmaQueue::attach_chunk(uint32_t slot, uint8_t* chunk) {
   Slot& s = slots_[slot];
   s.chunk = chunk;
-  ++chunks_held_;
   s.req.buffer = {chunk, pool_->chunks().chunk_bytes()};
   s.data_sge.addr = reinterpret_cast<uintptr_t>(chunk);
 }
@@ -567,8 +599,7 @@ void RdmaQueue::attach_chunk(uint32_t slot, uint8_t* chunk) {
 void RdmaQueue::release_chunk(uint32_t slot) {
   Slot& s = slots_[slot];
   if (s.chunk == nullptr) return;
-  if (!pool_->chunks().put(s.chunk)) fail("shared buffer given back twice");
-  --chunks_held_;
+  if (!pool_->chunks().give(s.chunk, *this)) fail("shared buffer given back twice");
   s.chunk = nullptr;
   s.req.buffer = {};
   s.data_sge.addr = 0;
@@ -734,10 +765,17 @@ void RdmaQueue::post_response(uint32_t slot) {
 
 void RdmaQueue::on_send_done(uint32_t slot) {
   if (waiting_count_ > 0) {
-    auto [recv_index, byte_len] = waiting_[waiting_head_];
+    const Parked& p = waiting_[waiting_head_];
     waiting_head_ = (waiting_head_ + 1) % waiting_.size();
     --waiting_count_;
-    start(slot, recv_index, byte_len);
+    if (p.recv_index == kNoReceive) {
+      start(slot, kNoReceive, p.byte_len,
+            &p.sqe);  // copied into the slot before the ring reuses it
+      return;
+    }
+    --parked_receives_;
+    if (srq_ != nullptr) srq_->parked_changed(-1);
+    start(slot, p.recv_index, p.byte_len);
     return;
   }
   free_slots_.push_back(slot);

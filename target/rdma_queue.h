@@ -178,11 +178,16 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
       StallWatch::Clock::time_point now) {
     return stall_.observe(send_queue_.in_use(), send_completions_, now);
   }
-  uint32_t chunks_held() const { return chunks_held_; }
+  uint32_t chunks_held() const { return pool_chunks_held(); }
   // Receives of the device's SRQ this queue holds with capsules that wait for a free slot
   // (every slot waits for its response SEND to complete); 0 without an SRQ (its own receives
   // are nobody else's).
-  uint32_t srq_receives_parked() const { return srq_ != nullptr ? waiting_count_ : 0; }
+  // SRQ receives its parked capsules hold (those with in-capsule data; a dataless capsule's
+  // SQE is copied and its receive given back when it is parked).
+  uint32_t srq_receives_parked() const { return parked_receives_; }
+  const SharedReceiveQueue* shared_receive_queue() const { return srq_; }
+  // Command capsules received with no free command slot (every slot waits for its SEND).
+  uint32_t capsules_parked() const { return static_cast<uint32_t>(waiting_count_); }
   bool buffers_waited_for() const { return pool_ != nullptr && pool_->chunks().waiting() > 0; }
 
   // Commands received and not done: capsules waiting for a slot plus slots in any state but
@@ -229,7 +234,8 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
  private:
   struct Slot {
     Request req;
-    uint32_t recv_index = 0;
+    uint32_t recv_index = 0;  // kNoReceive: started from a parked copy of its SQE
+    proto::Sqe sqe_copy{};    // that copy (req.sqe points here then)
     ibv_sge data_sge{};
     ibv_sge cqe_sge{};
     ibv_send_wr data_wr{};
@@ -263,7 +269,9 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
 
   void handle(const ibv_wc& wc);
   void on_receive(uint32_t index, uint32_t byte_len);
-  void start(uint32_t slot, uint32_t recv_index, uint32_t byte_len);
+  // `parked_sqe`: the copy a capsule parked without its receive left (recv_index kNoReceive).
+  void start(uint32_t slot, uint32_t recv_index, uint32_t byte_len,
+             const proto::Sqe* parked_sqe = nullptr);
   // Moves slot `slot`'s request to `to` (counted); a move the table lacks tears the queue down
   // and returns false.
   bool move(uint32_t slot, RequestState to);
@@ -322,9 +330,20 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   std::vector<ibv_sge> recv_sges_;
   std::vector<uint8_t*> recv_pages_;
   std::vector<Slot> slots_;
-  std::vector<uint32_t> free_slots_;                    // stack, capacity queue_size
-  std::vector<std::pair<uint32_t, uint32_t>> waiting_;  // (recv index, byte_len) ring
+  std::vector<uint32_t> free_slots_;  // stack, capacity queue_size
+  // A capsule received while every slot waits for its SEND: a ring of queue_size (recv_held_
+  // bounds what a host has outstanding to that).
+  struct Parked {
+    uint32_t recv_index = 0;  // kNoReceive: the SQE below is a copy, the receive is posted
+    uint32_t byte_len = 0;
+    proto::Sqe sqe{};
+  };
+  static constexpr uint32_t kNoReceive = ~uint32_t{0};
+  // Parks the capsule in receive `index` (SRQ and no in-capsule data: a copy of its SQE).
+  void park(uint32_t index, uint32_t byte_len);
+  std::vector<Parked> waiting_;
   size_t waiting_head_ = 0, waiting_count_ = 0;
+  uint32_t parked_receives_ = 0;         // parked capsules keeping their SRQ receive
   ibv_send_wr* pending_head_ = nullptr;  // WRs to post at the end of poll()
   ibv_send_wr* pending_tail_ = nullptr;
   bool disconnected_ = false;
@@ -345,7 +364,6 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   TransferScan scan_transfers() const;
   uint32_t backend_in_flight_ = 0;
   uint64_t send_completions_ = 0;  // RDMA READ and SEND work completions (the stall check)
-  uint32_t chunks_held_ = 0;       // shared chunks this queue's commands hold
   StallWatch stall_;
   Credits reads_;                // RDMA READs outstanding, limit = the initiator depth
   Credits send_queue_;           // send work requests outstanding, limit = the QP's max_send_wr

@@ -112,6 +112,15 @@ class SharedReceiveQueue {
   // are posted again; returns true when an event was seen since the last call (for one WARN).
   bool maintain();
 
+  // Receives held by capsules parked with their in-capsule data (no free command slot on their
+  // queue), across every queue of the device; event-loop thread. A queue adds what it parks
+  // and takes off what it starts or gives back at teardown.
+  void parked_changed(int32_t delta) { parked_ = static_cast<uint32_t>(int64_t{parked_} + delta); }
+  uint32_t parked() const { return parked_; }
+  // The most receives parked capsules may hold at once: half the depth. Beyond it the queue
+  // parking the most is torn down (EventLoop), so the other half stays for every other host.
+  uint32_t parked_share() const { return depth() / 2; }
+
   const ReceiveTable& table() const { return table_; }
   const SrqCounters& counters() const { return counters_; }
 
@@ -124,6 +133,7 @@ class SharedReceiveQueue {
   uint32_t pages_ = 0;
   uint32_t page_size_ = 4096;
   uint32_t limit_ = 0;
+  uint32_t parked_ = 0;
   ibv_srq* srq_ = nullptr;
   std::optional<verbs::RegisteredBuffer> buffer_;
   std::vector<ibv_recv_wr> wrs_;

@@ -367,6 +367,18 @@ class SharedBufferTest : public HostileHostTest {
     if (!c.ok()) return nullptr;
     return std::move(*q);
   }
+  // Posts one capsule, waiting up to 10 s for one of `q`'s send slots to be free (its earlier
+  // SENDs complete as the target's receives take them).
+  static Status send_when_free(host::RawQueue& q, const proto::Sqe& sqe,
+                               std::span<const uint8_t> data = {}) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    Status sent;
+    while (!(sent = q.send(sqe, data)).ok() && sent.code() == StatusCode::kResourceExhausted &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return sent;
+  }
   // Sends `n` keyed 128 KiB Writes at LBA 0 (rkey `rkey`), waiting for a free send slot;
   // returns how many were sent (fewer once the target tore the queue down).
   static int send_writes(host::RawQueue& q, int n, uint32_t rkey) {
@@ -375,15 +387,46 @@ class SharedBufferTest : public HostileHostTest {
       w.cid = static_cast<uint16_t>(100 + i);
       q.set_keyed(w, 0, kWriteBytes);
       w.dptr.keyed.key = rkey;
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      Status sent;
-      while (!(sent = q.send(w)).ok() && sent.code() == StatusCode::kResourceExhausted &&
-             std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      }
-      if (!sent.ok()) return i;
+      if (!send_when_free(q, w).ok()) return i;
     }
     return n;
+  }
+  // Sends `n` Flushes, CIDs from `first_cid`; false (with a test failure) when one was not sent.
+  static bool send_flushes(host::RawQueue& q, int n, uint16_t first_cid) {
+    for (int i = 0; i < n; ++i) {
+      proto::Sqe f = host::flush_sqe(1);
+      f.cid = static_cast<uint16_t>(first_cid + i);
+      Status sent = send_when_free(q, f);
+      EXPECT_TRUE(sent.ok()) << "flush " << i << ": " << sent.to_string();
+      if (!sent.ok()) return false;
+    }
+    return true;
+  }
+  // Sends `n` one-block Writes at LBA 16 whose 512 bytes ride in the capsule (SGL id 01h,
+  // offset 0); false (with a test failure) when one was not sent.
+  static bool send_in_capsule_writes(host::RawQueue& q, int n, uint16_t first_cid) {
+    const std::vector<uint8_t> block(512, 0x5c);
+    for (int i = 0; i < n; ++i) {
+      proto::Sqe w = host::write_sqe(1, 16, 1);
+      w.cid = static_cast<uint16_t>(first_cid + i);
+      w.dptr = {};
+      w.dptr.unkeyed.length = 512;
+      w.dptr.id = proto::kSglIdDataBlockOffset;
+      Status sent = send_when_free(q, w, block);
+      EXPECT_TRUE(sent.ok()) << "write " << i << ": " << sent.to_string();
+      if (!sent.ok()) return false;
+    }
+    return true;
+  }
+  // Waits up to 10 s for the SRQ's posted receives to be `n`; returns the last value.
+  uint64_t wait_srq_posted(uint64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    uint64_t now = 0;
+    while ((now = (*target_)->stats().resources.srq_posted_now) != n &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return now;
   }
   // Waits up to 10 s for the target's shared buffers in use to be `n`; returns the last value.
   uint64_t wait_in_use(uint64_t n) {
@@ -543,13 +586,7 @@ TEST_F(SharedBufferTest, AResponseSendWithoutACompletionIsNamedWhileOtherComplet
   auto send_flush = [&](uint16_t cid) {
     proto::Sqe f = host::flush_sqe(1);
     f.cid = cid;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    Status sent;
-    while (!(sent = io->send(f)).ok() && sent.code() == StatusCode::kResourceExhausted &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return sent;
+    return send_when_free(*io, f);
   };
   ASSERT_TRUE(send_flush(200).ok());
   ASSERT_TRUE(send_flush(201).ok());
@@ -577,10 +614,10 @@ TEST_F(SharedBufferTest, AResponseSendWithoutACompletionIsNamedWhileOtherComplet
 
 // A host that posts no receives for its responses and keeps sending dataless commands: every
 // response SEND behind the first RNR-NAKed one stalls, every command slot of the queue waits for
-// its SEND, and further capsules are parked each in an SRQ receive that no other queue can use
-// (over many queues a host could empty the SRQ and leave every other host with RNR NAKs). The
-// queue holds no shared buffer, so only the SRQ rule tears it down: after
-// --send-stall-timeout-ms, with one WARN naming the host, and the receives go back to the SRQ.
+// its SEND, and further capsules are parked. A parked capsule without in-capsule data keeps no
+// SRQ receive (its SQE is copied into the queue's own ring), so over many queues such a host
+// still cannot empty the SRQ and leave every other host with RNR NAKs. After
+// --send-stall-timeout-ms the queue is torn down, with one WARN naming the host.
 TEST_F(SharedBufferTest, HostWithoutReceivesCannotPinSharedReceiveQueueReceives) {
   std::mutex mu;
   std::vector<std::string> lines;
@@ -603,55 +640,109 @@ TEST_F(SharedBufferTest, HostWithoutReceivesCannotPinSharedReceiveQueueReceives)
   auto io = attacker_io(spec, cntlid, 2, /*repost=*/false);
   ASSERT_NE(io, nullptr);
   constexpr int kParked = 16;
-  constexpr int kFlushes = 1 + 32 + kParked;  // one answered, 32 slots stalled, 16 parked
-  for (int i = 0; i < kFlushes; ++i) {
-    proto::Sqe f = host::flush_sqe(1);
-    f.cid = static_cast<uint16_t>(400 + i);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    Status sent;
-    while (!(sent = io->send(f)).ok() && sent.code() == StatusCode::kResourceExhausted &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    ASSERT_TRUE(sent.ok()) << "flush " << i << ": " << sent.to_string();
-  }
-  // The parked capsules' receives are out of the SRQ (the admin queue's own are back: it is
-  // idle).
-  const auto t_parked = std::chrono::steady_clock::now();
-  uint64_t posted = 0;
-  while ((posted = (*target_)->stats().resources.srq_posted_now) != posted_before - kParked &&
-         std::chrono::steady_clock::now() < t_parked + std::chrono::seconds(10)) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_EQ(posted, posted_before - kParked) << "16 capsules parked in SRQ receives";
+  // One answered, 32 slots stalled, 16 parked.
+  ASSERT_TRUE(send_flushes(*io, 1 + 32 + kParked, 400));
+  const auto t_sent = std::chrono::steady_clock::now();
   EXPECT_TRUE(io->wait_disconnected(kTimeoutMs)) << "the stalled queue is torn down";
   const double after_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_parked).count();
-  uint64_t back = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while ((back = (*target_)->stats().resources.srq_posted_now) != posted_before &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  EXPECT_EQ(back, posted_before) << "every receive back in the SRQ";
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sent).count();
+  EXPECT_EQ(wait_srq_posted(posted_before), posted_before) << "every receive back in the SRQ";
+  const uint64_t low = (*target_)->stats().resources.srq_posted_low;
+  EXPECT_GT(low + kParked, posted_before)
+      << "the parked capsules never held their receives (fewest posted " << low << " of "
+      << posted_before << ")";
   set_log_sink(nullptr);
   int warned = 0;
   for (const std::string& l : lines) {
     if (l.find("qid 1: no send completion for 2000 ms") != std::string::npos &&
-        l.find("while holding 0 shared buffers others wait for and 16 shared receive queue "
-               "receives; disconnecting") != std::string::npos) {
+        l.find("while holding 0 shared buffers others wait for and 16 capsules parked (0 shared "
+               "receive queue receives); disconnecting") != std::string::npos) {
       if (++warned == 1) std::printf("%s\n", l.c_str());
     }
   }
   EXPECT_EQ(warned, 1) << "one WARN names the queue and what it held";
   std::printf(
-      "16 SRQ receives held by a host posting no receives: queue torn down %.1f s after "
-      "they were parked (--send-stall-timeout-ms 2000)\n",
+      "16 Flushes parked by a host posting no receives: SRQ posted receives never below %llu of "
+      "%llu; queue torn down %.1f s after the last was sent (--send-stall-timeout-ms 2000)\n",
+      static_cast<unsigned long long>(low), static_cast<unsigned long long>(posted_before),
       after_s);
   // The attacker's admin queue (not stalled) still answers.
   auto ka = command(*admin, host::keep_alive_sqe());
   ASSERT_TRUE(ka.ok()) << ka.status().to_string();
   EXPECT_EQ(st(*ka), kStatusSuccess);
+}
+
+// The same host with in-capsule Writes: a parked capsule keeps its receive (its data is read in
+// place), so parked capsules may hold at most half the SRQ. Two queues of one host park 24 and
+// 12 with an SRQ of 64 receives (at most 32 parked): the heavier queue is torn down at once,
+// with one WARN, long before --send-stall-timeout-ms; the lighter one keeps its 12 until its
+// own stall bound.
+TEST_F(SharedBufferTest, CapsulesParkedWithTheirDataHoldAtMostHalfTheSharedReceiveQueue) {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  set_log_sink([&](std::string_view line) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(line);
+  });
+  start([](target::TargetOptions& o) {
+    o.srq = true;
+    o.max_srq_depth = 64;
+    o.poll_groups = 1;
+    o.send_stall_timeout_ms = 60000;
+  });
+  const uint64_t posted_before = (*target_)->stats().resources.srq_posted_now;
+  ASSERT_EQ(posted_before, 64u) << "one poll group, one SRQ of 64";
+  host::ConnectSpec spec;
+  uint16_t cntlid = 0;
+  auto admin = attacker_admin(spec, &cntlid);
+  ASSERT_NE(admin, nullptr);
+  auto heavy = attacker_io(spec, cntlid, 2, /*repost=*/false);
+  ASSERT_NE(heavy, nullptr);
+  // One answered, 32 slots stalled, 24 parked with their receives.
+  ASSERT_TRUE(send_in_capsule_writes(*heavy, 1 + 32 + 24, 500));
+  EXPECT_EQ(wait_srq_posted(64 - 24), 64u - 24) << "24 receives parked: within half the SRQ";
+  // Queue 2 of the same controller, 12 parked: 36 > 32.
+  host::RawQueueParams p;
+  p.traddr = env_->target_addr;
+  p.trsvcid = std::to_string(port());
+  p.host_traddr = env_->host_addr;
+  p.timeout_ms = kTimeoutMs;
+  p.slots = 2;
+  p.repost_receives = false;
+  auto light = host::RawQueue::create(p);
+  ASSERT_TRUE(light.ok()) << light.status().to_string();
+  ASSERT_TRUE((*light)->open(2, 31).ok());
+  spec.qid = 2;
+  spec.sqsize = 31;
+  spec.cntlid = cntlid;
+  auto c = (*light)->run_connect(spec, true, kTimeoutMs);
+  ASSERT_TRUE(c.ok() && st(*c) == kStatusSuccess);
+  const auto t_over = std::chrono::steady_clock::now();
+  ASSERT_TRUE(send_in_capsule_writes(**light, 1 + 32 + 12, 600));
+  EXPECT_TRUE(heavy->wait_disconnected(kTimeoutMs)) << "the queue parking the most goes";
+  const double after_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_over).count();
+  EXPECT_LT(after_s, 30.0) << "well before the 60 s stall bound";
+  EXPECT_EQ(wait_srq_posted(64 - 12), 64u - 12) << "queue 2's 12 parked receives stay";
+  set_log_sink(nullptr);
+  int warned = 0;
+  for (const std::string& l : lines) {
+    // Parked on the device when it went: 33 to 36, as the completions came in batches.
+    if (l.find("qid 1: holds 24 of the shared receive queue's 64 receives in capsules waiting "
+               "for a command slot (capsules parked on this device: 3") != std::string::npos &&
+        l.find(", at most 32); disconnecting") != std::string::npos) {
+      if (++warned == 1) std::printf("%s\n", l.c_str());
+    }
+    EXPECT_EQ(l.find("qid 2: holds"), std::string::npos) << l;
+  }
+  EXPECT_EQ(warned, 1) << "one WARN names the heavier queue and what it held";
+  std::printf(
+      "in-capsule capsules parked 24 + 12 of an SRQ of 64: the 24 torn down %.2f s "
+      "after the 12 began\n",
+      after_s);
+  // Queue 2 torn down by the test (disconnect); its receives come back.
+  light->reset();
+  EXPECT_EQ(wait_srq_posted(64), 64u) << "every receive back in the SRQ";
 }
 
 // Writes whose RDMA READ fails (an rkey the host never registered): the READ's completion error
