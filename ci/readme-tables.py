@@ -130,6 +130,23 @@ ROWS = [
      "KernelHostDeepWrites",
      ["nvmf_host_bench_qd127_nvmet_rdma", "nvmf_host_bench_qd127_nvmf_target",
       "nvmf_host_bench_qd127_nvmf_target_iops_at_least_0_8x_nvmet_rdma", "teardown"], None),
+    ("", "beside a raw host taking no responses on 8 controllers x 4 I/O queues (64 Flushes each,"
+     " 2 x SQSIZE), `--poll-groups 2`: the Linux host's QD1 4 KiB randread p99 within 3x of"
+     " alone, every raw queue torn down within the send-stall bound (30 s) + 10 s",
+     "KernelHostBesideHostileHosts",
+     ["start_target_pg2", "victim_connect_pg2", "victim_alone_pg2", "victim_beside_withholder",
+      "victim_p99_beside_withholder_within_3x_alone",
+      "withholder_queues_torn_down_within_the_stall_bound"], None),
+    ("", "beside nvmf-host bench keeping 4 queues x 127 reads of 128 KiB outstanding, with"
+     " `--poll-groups 2` and 1, and on nvmet-rdma: every victim read completes (p99 reported)",
+     "KernelHostBesideHostileHosts",
+     ["victim_beside_reader_hog_pg2", "victim_completes_beside_reader_hog_pg2",
+      "victim_disconnect_pg2", "stop_target_pg2", "start_target_pg1", "victim_connect_pg1",
+      "victim_alone_pg1", "victim_beside_reader_hog_pg1", "victim_completes_beside_reader_hog_pg1",
+      "victim_disconnect_pg1", "stop_target_pg1", "nvmet_configfs_apply", "victim_connect_nvmet",
+      "victim_alone_nvmet", "victim_beside_reader_hog_nvmet",
+      "victim_completes_beside_reader_hog_nvmet_rdma", "victim_disconnect_nvmet",
+      "nvmet_configfs_clear"], None),
     ("", "host NQN not in allowed_hosts refused (kernel host and nvmf-host); the target then stops"
      " on SIGTERM with exit 0", "KernelHostOnNvmfTarget",
      ["host_not_allowed_kernel_host", "host_not_allowed_nvmf_host", "stop_target"], None),

@@ -272,11 +272,11 @@ class ReadmeTablesTest(unittest.TestCase):
                     m = re.match(r"\s*for (\w+) in ([\w ]+); do", line)
                     if m:
                         loops[m.group(1)] = m.group(2).split()
-                    m = re.match(r"\s*s=(\w+)(\$size)?\s*$", line)
+                    m = re.match(r"\s*(?:local )?s=(\w+)(\$size)?(?:\s|$)", line)
                     if m:
                         suite = m.group(1) + ("{size}" if m.group(2) else "")
-                    m = re.search(r'(?:^|\s)(?:check|judge) "\$s" "?([\w$]+)"?', line)
-                    if m and suite:
+                    m = re.search(r'(?:^|\s)(?:check|judge) "\$s" "?([\w${}]+)"?', line)
+                    if m and suite and "{" not in m.group(1):  # ${job}...: built in a loop
                         name = m.group(1)
                         var = re.search(r"\$(\w+)", name)
                         values = loops.get(var.group(1), []) if var else [None]
@@ -285,7 +285,8 @@ class ReadmeTablesTest(unittest.TestCase):
                             found.append((suite, name.replace("$" + var.group(1), v) if var
                                           else name))
         self.assertGreaterEqual(len(found), 50, found)
-        for suite in ("KernelHostOnNvmfTarget_TwoPorts", "KernelHostOnNvmfTarget_PendingLimit"):
+        for suite in ("KernelHostOnNvmfTarget_TwoPorts", "KernelHostOnNvmfTarget_PendingLimit",
+                      "KernelHostBesideHostileHosts", "KernelHostDeepWrites"):
             self.assertIn(suite, {s for s, _ in found})
         missing = [f"{s}.{n}" for s, n in found if (s, n) not in rows]
         self.assertEqual(missing, [], "checks with no row in ci/readme-tables.py ROWS")

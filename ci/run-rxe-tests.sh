@@ -222,25 +222,28 @@ run_script() {
 run_script host-hello HostHello WriteReadBack 300 "$here/host-hello.sh"
 run_script readme-commands ReadmeCommands ExportADisk 600 "$here/readme-commands.sh" "$here/../README.md"
 
-# Interop with the Linux kernel host and target (ci/interop/run.sh writes interop.xml). Both
-# suites run under bash whatever their mode bits: a script that lost its exec bit still runs
-# (scripts/test.sh expects their results either way).
-echo "=== [$(clock)] interop"
-rc=0
-# About 12 minutes on a quiet 2-core machine under TCG, the deep-writes checks (9) included.
-timeout 1500 bash "$here/interop/run.sh" || rc=$?
-if [ "$rc" -ne 0 ]; then
-  status=1
-  [ -s "$NVMF_RESULTS_DIR/interop.xml" ] || write_case "$NVMF_RESULTS_DIR/interop.xml" Interop "run_exit_$rc" "$rc"
-fi
+# run_suite LABEL SECONDS SCRIPT RESULT-XML FALLBACK-XML SUITE: runs SCRIPT under bash whatever
+# its mode bits (a script that lost its exec bit still runs: scripts/test.sh expects its results
+# either way), for at most SECONDS. A non-zero exit fails the stage, and when the script left
+# no RESULT-XML it becomes the testcase SUITE.run_exit_RC in FALLBACK-XML.
+run_suite() {
+  local rc=0
+  echo "=== [$(clock)] $1"
+  timeout "$2" bash "$3" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    [ -s "$4" ] || write_case "$5" "$6" "run_exit_$rc" "$rc"
+  fi
+}
+
+# Interop with the Linux kernel host and target (ci/interop/run.sh writes interop.xml): about
+# 18 minutes on a quiet 2-core machine under TCG, the deep-writes (9) and fair-share (6)
+# checks included.
+run_suite interop 1800 "$here/interop/run.sh" "$NVMF_RESULTS_DIR/interop.xml" \
+  "$NVMF_RESULTS_DIR/interop.xml" Interop
 # nvmf-host conform against nvmf-target (in-capsule 0, 4096, 16384; one JUnit testcase per
 # case) and against Linux nvmet-rdma (recorded as JSON; ci/conform/run.sh).
-echo "=== [$(clock)] conform"
-rc=0
-timeout 1500 bash "$here/conform/run.sh" || rc=$?
-if [ "$rc" -ne 0 ]; then
-  status=1
-  [ -s "$NVMF_RESULTS_DIR/conform-linux.xml" ] || write_case "$NVMF_RESULTS_DIR/conform-run.xml" Conform "run_exit_$rc" "$rc"
-fi
+run_suite conform 1500 "$here/conform/run.sh" "$NVMF_RESULTS_DIR/conform-linux.xml" \
+  "$NVMF_RESULTS_DIR/conform-run.xml" Conform
 echo "=== [$(clock)] done"
 exit $status

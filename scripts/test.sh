@@ -134,10 +134,11 @@ if [ $run_rxe -eq 1 ]; then
   # Always expected: the script runs under bash whatever its mode bits (a lost exec bit must not
   # make its results vanish from the count).
   for size in ${NVMF_CONFORM_SIZES:-0 4096 16384}; do echo "conform-ours-$size" >>"$expected"; done
-  [ "${NVMF_CONFORM_LINUX:-1}" = 0 ] || echo conform-linux >>"$expected"
+  # Linux's verdicts, compared on the host with the checked-in baseline (ci/conform/baseline.py).
+  [ "${NVMF_CONFORM_LINUX:-1}" = 0 ] || printf '%s\n' conform-linux conform-linux-baseline >>"$expected"
 
-  echo "test.sh: soft-RoCE suite: building ${rxe_tests[*]} //host:nvmf-host //target:nvmf-target //examples/host_hello:host_hello"
-  if ! bazel build "${rxe_tests[@]}" //host:nvmf-host //target:nvmf-target //examples/host_hello:host_hello; then
+  echo "test.sh: soft-RoCE suite: building ${rxe_tests[*]} //host:nvmf-host //target:nvmf-target //examples/host_hello:host_hello //ci/e2e:withhold_receives"
+  if ! bazel build "${rxe_tests[@]}" //host:nvmf-host //target:nvmf-target //examples/host_hello:host_hello //ci/e2e:withhold_receives; then
     rxe_ok=0
     status=1
   fi
@@ -207,6 +208,17 @@ if [ $run_rxe -eq 1 ]; then
     status=1
     if ! printf '%s\n' "$judge_out" | grep -q '^interop: [0-9]* checks'; then
       fail_case "$rxe_xml_dir/interop-judge.xml" InteropJudge "exit_$judge_rc" "ci/interop/judge.py crashed"
+    fi
+  fi
+  # Linux nvmet-rdma's conform verdicts against ci/conform/linux-baseline.json: a case whose
+  # verdict moved is a failure (its JUnit file: conform-linux-baseline.xml), one that dies too.
+  if [ "${NVMF_CONFORM_LINUX:-1}" != 0 ]; then
+    base_rc=0
+    python3 ci/conform/baseline.py "$rxe_xml_dir" || base_rc=$?
+    if [ $base_rc -ne 0 ]; then
+      status=1
+      [ -s "$rxe_xml_dir/conform-linux-baseline.xml" ] ||
+        fail_case "$rxe_xml_dir/conform-linux-baseline.xml" Conform_nvmet_rdma "baseline_exit_$base_rc" "ci/conform/baseline.py exit $base_rc"
     fi
   fi
 fi

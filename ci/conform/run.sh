@@ -8,8 +8,9 @@
 # adds 0 and 16384: about 200 s of guest time each, mostly nvmetcli-style set-up and clear, so
 # not in CI; dangerous cases left out: the in-capsule offset wrap crashes Linux 6.1). Linux's answers are findings,
 # not our failures: each run is recorded as JSON (linux-SIZE.json) for
-# ci/conform/readme-table.py, plus one testcase saying that the runs completed. Reports and
-# logs: $NVMF_RESULTS_DIR/conform/.
+# ci/conform/readme-table.py and for ci/conform/baseline.py (run on the host by scripts/test.sh:
+# a verdict that moved from the checked-in baseline fails there), plus one testcase saying that
+# the runs completed. Reports and logs: $NVMF_RESULTS_DIR/conform/.
 #
 # Usage: ci/rxe-run --results DIR ci/conform/run.sh
 #   (env: NVMF_BIN_DIR = bazel-bin, default <repo>/bazel-bin; NVMF_CONFORM_SIZES, default

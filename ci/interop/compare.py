@@ -290,11 +290,63 @@ def hostbench(ours_path, nvmet_path, min_ratio):
                    ("no queue lost", j["losses"] == 0)))
 
 
+def fio_read(path):
+    """The read side of the one job of a fio JSON output file (a QD1 randread victim)."""
+    text = open(path).read()
+    j = json.loads(text[text.index("{"):])["jobs"][0]
+    r = j["read"]
+    return {"error": j["error"], "reads": r["total_ios"], "iops": r["iops"],
+            "p99_ms": r["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1e6}
+
+
+def victim(alone_path, beside_path, max_factor):
+    """A QD1 victim's fio run alone and beside another host: both without error and with reads;
+    its p99 completion latency beside the other host at most max_factor x alone ("none": the
+    factor is reported, not judged)."""
+    limit = None if max_factor == "none" else float(max_factor)
+    a, b = fio_read(alone_path), fio_read(beside_path)
+    bad = 0
+    for name, j in (("alone", a), ("beside", b)):
+        print(f"victim {name}: {j['reads']} reads, {j['iops']:.1f} IOPS, p99 {j['p99_ms']:.3f} ms,"
+              f" fio error {j['error']}")
+        for what, ok in (("fio error 0", j["error"] == 0), ("reads > 0", j["reads"] > 0)):
+            bad += not ok
+            print(f"{'ok ' if ok else 'BAD'} victim {name}: {what}")
+    factor = b["p99_ms"] / a["p99_ms"] if a["p99_ms"] > 0 else float("inf")
+    if limit is None:
+        print(f"victim p99 beside / alone {factor:.2f} (reported, not judged)")
+        return 1 if bad else 0
+    ok = a["p99_ms"] > 0 and factor <= limit
+    bad += not ok
+    print(f"{'ok ' if ok else 'BAD'} victim p99 beside / alone {factor:.2f} (at most {limit})")
+    return 1 if bad else 0
+
+
+def withheld(log_path, max_s):
+    """withhold_receives' last JSON line: every I/O queue torn down, the last within max_s of
+    its Flushes being sent."""
+    done = None
+    for line in open(log_path):
+        if line.startswith("{"):
+            j = json.loads(line)
+            if j.get("phase") == "done":
+                done = j
+    if done is None:
+        print("BAD no closing line from withhold_receives")
+        return 1
+    print(f"{done['queues']} queues, {done['flushes_sent']} Flushes sent in {done['sent_s']} s; "
+          f"{done['torn_down']} torn down, the last {done['teardown_s_max']} s after")
+    ok = done["queues"] > 0 and done["torn_down"] == done["queues"] and \
+        done["teardown_s_max"] <= float(max_s)
+    print(f"{'ok ' if ok else 'BAD'} every queue torn down within {max_s} s")
+    return 0 if ok else 1
+
+
 def main(argv):
     cmd, args = argv[0], argv[1:]
     fn = {"idctrl": idctrl, "list": nvme_list, "disc": disc, "negotiation": negotiation,
           "paths": paths, "deep": deep,
-          "hostbench": hostbench}[cmd]
+          "hostbench": hostbench, "victim": victim, "withheld": withheld}[cmd]
     return fn(*args)
 
 

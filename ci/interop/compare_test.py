@@ -124,5 +124,62 @@ class DeepWritesTest(unittest.TestCase):
         self.assertEqual(rc, 1, out)
 
 
+def fio_reads(p99_ms, reads=1000, error=0):
+    """A fio JSON report of a QD1 randread job."""
+    job = {"jobname": "victim", "error": error,
+           "read": {"iops": 500.0, "total_ios": reads,
+                    "clat_ns": {"max": 1e8, "percentile": {"99.000000": p99_ms * 1e6}}},
+           "write": {"iops": 0.0, "total_ios": 0}}
+    return json.dumps({"jobs": [job]})
+
+
+class FairShareTest(unittest.TestCase):
+    def run_fn(self, fn, texts, *args):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for i, text in enumerate(texts):
+                paths.append(os.path.join(d, f"{i}.json"))
+                with open(paths[-1], "w") as f:
+                    f.write(text)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = fn(*paths, *args)
+        return rc, out.getvalue()
+
+    def test_victim_p99_within_the_factor_of_alone(self):
+        rc, out = self.run_fn(compare.victim, [fio_reads(0.5), fio_reads(1.5)], "3")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("ok  victim p99 beside / alone 3.00 (at most 3.0)", out)
+        rc, out = self.run_fn(compare.victim, [fio_reads(0.5), fio_reads(1.6)], "3")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD victim p99 beside / alone 3.20", out)
+
+    def test_victim_factor_reported_only_still_checks_the_runs(self):
+        rc, out = self.run_fn(compare.victim, [fio_reads(0.5), fio_reads(50.0)], "none")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("victim p99 beside / alone 100.00 (reported, not judged)", out)
+        rc, out = self.run_fn(compare.victim, [fio_reads(0.5), fio_reads(50.0, reads=0)], "none")
+        self.assertEqual(rc, 1, out)
+
+    def test_victim_errors_or_no_reads_fail(self):
+        rc, out = self.run_fn(compare.victim, [fio_reads(0.5), fio_reads(0.6, error=5)], "3")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD victim beside: fio error 0", out)
+        rc, out = self.run_fn(compare.victim, [fio_reads(0.0, reads=0), fio_reads(0.6)], "3")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BAD victim alone: reads > 0", out)
+
+    def test_withheld_needs_every_queue_torn_down_in_time(self):
+        sent = '{"phase": "sent", "queues": 32, "flushes_sent": 2048, "sent_s": 3.1}\n'
+        done = ('{"phase": "done", "queues": 32, "flushes_sent": 2048, "torn_down": %d, '
+                '"sent_s": 3.1, "teardown_s_max": %.1f}\n')
+        rc, out = self.run_fn(compare.withheld, [sent + done % (32, 31.5)], "45")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("32 torn down, the last 31.5 s after", out)
+        self.assertEqual(self.run_fn(compare.withheld, [sent + done % (31, 31.5)], "45")[0], 1)
+        self.assertEqual(self.run_fn(compare.withheld, [sent + done % (32, 50.0)], "45")[0], 1)
+        self.assertEqual(self.run_fn(compare.withheld, [sent], "45")[0], 1)
+
+
 if __name__ == "__main__":
     unittest.main()

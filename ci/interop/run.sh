@@ -12,6 +12,7 @@
 #    NVMF_BIN_DIR = bazel-bin, default <repo>/bazel-bin; NVMF_INTEROP_SIZES, default "0 4096 16384";
 #    NVMF_INTEROP_ONLY=file: only the file and block-device checks of ci/interop/file-backend.sh;
 #    NVMF_INTEROP_ONLY=deep: only the deep-writes checks (ci/lib/deep_writes.sh);
+#    NVMF_INTEROP_ONLY=hostile: only the fair-share checks beside hostile hosts;
 #    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on;
 #    NVMF_INTEROP_POLL_GROUPS=N: nvmf-target's --poll-groups in the in-capsule 4096 cell of
 #    KernelHostOnNvmfTarget_inlineSIZE, default 1, so that one group serves all of the kernel
@@ -337,6 +338,97 @@ deep_writes() {
   fi
   check "$s" teardown deep_teardown
 }
+# Fair shares beside hostile hosts (docs/target.md "Limits and their defaults"), nvmf-target
+# at its defaults but for --poll-groups: a QD1 4 KiB randread victim (the Linux host, fio, 30 s)
+# measured alone, then beside (1) a raw host withholding its receives on 8 controllers x 4 I/O
+# queues of 32 entries, each sending 64 Flushes (2 x SQSIZE: every command slot stalled behind
+# an RNR-NAKed SEND, the rest parked), with --poll-groups 2; (2) nvmf-host bench keeping 4 I/O
+# queues x 127 reads of 128 KiB outstanding (more than the shared data buffers), with
+# --poll-groups 2 and 1, then against Linux nvmet-rdma on the same device. Beside the raw host
+# the victim's p99 must stay within 3x of alone, and the raw host's queues must be torn down
+# within --send-stall-timeout-ms (30 s) and 10 s of housekeeping. Beside the reader hog every
+# victim read must complete; its p99 is reported, not judged: in this guest the hog saturates
+# the 2 CPUs and the one rxe link, and the victim's p99 grows 50x to a few hundred times for
+# nvmet-rdma and nvmf-target alike (docs/interop.md).
+victim_fio() { # victim_fio DEV OUT.json [STARTDELAY]
+  timeout -k 5 120 fio --name=victim --filename="$1" --ioengine=libaio --direct=1 \
+    --rw=randread --bs=4k --iodepth=1 --time_based --runtime=30 --startdelay="${3:-0}" \
+    --output-format=json --output="$2" || return 1
+  grep -E '"(iops|error)"' "$2" | head -n 3
+}
+beside_withholder() { # beside_withholder DEV
+  local log=$out/withhold.log rc=0 pid
+  : >"$log"
+  "$bin/ci/e2e/withhold_receives" -a "$T" -s 4420 -w "$H" -n "$NQN" -q "$HOST_OK" \
+    --controllers 8 --queues 4 --queue-size 32 --wait-s 45 >"$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 1200); do # its 32 queues connected and their Flushes sent: the attack is on
+    grep -q '"phase": "sent"' "$log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$log"
+  grep -q '"phase": "sent"' "$log" || { kill "$pid" 2>/dev/null; return 1; }
+  victim_fio "$1" "$out/victim-withhold.json" || rc=1
+  wait "$pid" || rc=1
+  cat "$log"
+  return "$rc"
+}
+beside_reader_hog() { # beside_reader_hog DEV TAG
+  local start rc=0 pid
+  start=$(($(date +%s) + 15)) # the hog's 4 queues connect first; its I/O runs start..start+40
+  "$host_bin" -a "$T" -w "$H" -n "$NQN" --hostnqn "$HOST_OK" bench --rw randread --bs 128k \
+    --iodepth 127 --numjobs 4 --threads 1 --poll event --runtime 40 --start-at "$start" \
+    --json "$out/hog-$2.json" >"$out/hog-$2.log" 2>&1 &
+  pid=$!
+  victim_fio "$1" "$out/victim-hog-$2.json" $((start + 5 - $(date +%s))) || rc=1
+  wait "$pid" || rc=1
+  tail -n 5 "$out/hog-$2.log"
+  return "$rc"
+}
+hostile_hosts() {
+  local s=KernelHostBesideHostileHosts cfg=$out/config-hostile.json pg ns
+  write_config "$cfg" 4096
+  for pg in 2 1; do
+    if ! check "$s" "start_target_pg$pg" start_target "$cfg" "hostile-pg$pg" --poll-groups "$pg"; then
+      stop_target
+      continue
+    fi
+    if check "$s" "victim_connect_pg$pg" k_connect; then
+      ns=$(wait_ns)
+      check "$s" "victim_alone_pg$pg" victim_fio "$ns" "$out/victim-alone-pg$pg.json"
+      if [ "$pg" = 2 ]; then
+        check "$s" victim_beside_withholder beside_withholder "$ns"
+        judge "$s" victim_p99_beside_withholder_within_3x_alone victim \
+          "$out/victim-alone-pg2.json" "$out/victim-withhold.json" 3
+        judge "$s" withholder_queues_torn_down_within_the_stall_bound withheld "$out/withhold.log" 40
+      fi
+      check "$s" "victim_beside_reader_hog_pg$pg" beside_reader_hog "$ns" "pg$pg"
+      judge "$s" "victim_completes_beside_reader_hog_pg$pg" victim \
+        "$out/victim-alone-pg$pg.json" "$out/victim-hog-pg$pg.json" none
+      check "$s" "victim_disconnect_pg$pg" k_disconnect
+    fi
+    check "$s" "stop_target_pg$pg" stop_target
+  done
+  # The same victim and reader hog against Linux nvmet-rdma on the same null_blk device: what
+  # the rig itself does to the victim (both targets share the guest's 2 CPUs and one rxe link).
+  if check "$s" nvmet_configfs_apply python3 "$here/nvmet-config.py" apply "$cfg"; then
+    if check "$s" victim_connect_nvmet k_connect; then
+      ns=$(wait_ns)
+      check "$s" victim_alone_nvmet victim_fio "$ns" "$out/victim-alone-nvmet.json"
+      check "$s" victim_beside_reader_hog_nvmet beside_reader_hog "$ns" nvmet
+      judge "$s" victim_completes_beside_reader_hog_nvmet_rdma victim \
+        "$out/victim-alone-nvmet.json" "$out/victim-hog-nvmet.json" none
+      check "$s" victim_disconnect_nvmet k_disconnect
+    fi
+    check "$s" nvmet_configfs_clear python3 "$here/nvmet-config.py" clear
+  fi
+}
+if [ "${NVMF_INTEROP_ONLY:-}" = hostile ]; then
+  hostile_hosts
+  finish
+  exit
+fi
 # NVMF_INTEROP_ONLY=deep: only the deep-writes checks.
 if [ "${NVMF_INTEROP_ONLY:-}" = deep ]; then
   deep_writes
@@ -421,6 +513,7 @@ if check "$s" start_target start_target "$cfg" once; then
 fi
 
 deep_writes
+hostile_hosts
 
 # Two ports: 4420 with one page of in-capsule data, 4421 with none. `nvme discover`
 # on either port lists $NQN on both; the Linux host connects to each port (two controllers,

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// withhold_receives: a hostile host for the interop suite's fair-share checks. It connects
+// --controllers controllers with --queues I/O queues of --queue-size entries each; every I/O
+// queue posts two receives for its responses and never gives them back (the Connect's CQE takes
+// one, the first command's the other), so from the third response on the target's SENDs meet
+// RNR NAKs forever (rnr_retry 7), every command slot of the queue waits for its SEND, and the
+// queue's further capsules are parked. Each queue then sends 2 x --queue-size Flushes. The
+// program waits up to --wait-s for the target to tear every I/O queue down, and prints one JSON
+// line: {"queues", "flushes_sent", "torn_down", "sent_s", "teardown_s_max"}. Exit status 0 when
+// every I/O queue was torn down in time, 1 otherwise, 2 on a set-up error (one line on stderr).
+// After the JSON line is printed with "phase": "sent", the victim's measurement may start.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "common/sgl.h"
+#include "host/commands.h"
+#include "host/raw_queue.h"
+#include "proto/fabrics.h"
+#include "proto/nvme.h"
+
+namespace nvmf {
+namespace {
+
+struct Options {
+  std::string traddr, trsvcid = "4420", host_traddr, subnqn, hostnqn;
+  uint32_t controllers = 8;
+  uint32_t queues = 4;
+  uint32_t queue_size = 32;
+  int wait_s = 60;
+};
+
+constexpr int kTimeoutMs = 10000;
+
+host::RawQueueParams params(const Options& o, uint32_t slots, bool repost) {
+  host::RawQueueParams p;
+  p.traddr = o.traddr;
+  p.trsvcid = o.trsvcid;
+  p.host_traddr = o.host_traddr;
+  p.timeout_ms = kTimeoutMs;
+  p.slots = slots;
+  p.repost_receives = repost;
+  return p;
+}
+
+host::ConnectSpec spec(const Options& o, uint16_t qid, uint16_t cntlid, const host::HostId& id) {
+  host::ConnectSpec c;
+  c.qid = qid;
+  c.sqsize = static_cast<uint16_t>(o.queue_size - 1);
+  c.cntlid = cntlid;
+  c.hostid = id;
+  c.subnqn = o.subnqn;
+  c.hostnqn = o.hostnqn;
+  return c;
+}
+
+// One capsule, waiting up to 10 s for a free send slot (the target's receives take them).
+Status send_when_free(host::RawQueue& q, const proto::Sqe& sqe) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+  Status sent;
+  while (!(sent = q.send(sqe)).ok() && sent.code() == StatusCode::kResourceExhausted &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return sent;
+}
+
+Status check_cqe(const Result<proto::Cqe>& c, const char* what) {
+  if (!c.ok()) return Status(c.status().code(), std::string(what) + ": " + c.status().to_string());
+  if (c->status != 0) {
+    return Status(StatusCode::kIo, std::string(what) + ": status " + std::to_string(c->status));
+  }
+  return ok_status();
+}
+
+int run(const Options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<host::RawQueue>> admins, ios;
+  uint64_t flushes = 0;
+  for (uint32_t c = 0; c < o.controllers; ++c) {
+    auto admin = host::RawQueue::create(params(o, 0, true));
+    if (!admin.ok()) return std::fprintf(stderr, "%s\n", admin.status().to_string().c_str()), 2;
+    const host::HostId id = host::random_host_id();
+    Status st = (*admin)->open(0, 31);
+    auto connected =
+        st.ok() ? (*admin)->run_connect(spec(o, 0, proto::kAdminQueueCntlid, id), true, kTimeoutMs)
+                : Result<proto::Cqe>(st);
+    if (st = check_cqe(connected, "admin Connect"); !st.ok()) {
+      return std::fprintf(stderr, "controller %u: %s\n", c, st.to_string().c_str()), 2;
+    }
+    const auto cntlid = static_cast<uint16_t>(connected->dw0);
+    proto::Sqe en = host::property_set_sqe(proto::kPropCc, host::kCcEnable);
+    encode_null_sgl(en.dptr);
+    if (st = check_cqe((*admin)->run(en, {}, kTimeoutMs), "CC.EN"); !st.ok()) {
+      return std::fprintf(stderr, "controller %u: %s\n", c, st.to_string().c_str()), 2;
+    }
+    for (uint32_t qid = 1; qid <= o.queues; ++qid) {
+      auto io = host::RawQueue::create(params(o, 2, false));
+      if (!io.ok()) return std::fprintf(stderr, "%s\n", io.status().to_string().c_str()), 2;
+      st = (*io)->open(static_cast<uint16_t>(qid), static_cast<uint16_t>(o.queue_size - 1));
+      auto ioc = st.ok() ? (*io)->run_connect(spec(o, static_cast<uint16_t>(qid), cntlid, id), true,
+                                              kTimeoutMs)
+                         : Result<proto::Cqe>(st);
+      if (st = check_cqe(ioc, "I/O Connect"); !st.ok()) {
+        return std::fprintf(stderr, "controller %u qid %u: %s\n", c, qid, st.to_string().c_str()),
+               2;
+      }
+      ios.push_back(std::move(*io));
+    }
+    admins.push_back(std::move(*admin));
+  }
+  for (size_t i = 0; i < ios.size(); ++i) {
+    for (uint32_t n = 0; n < 2 * o.queue_size; ++n) {
+      proto::Sqe f = host::flush_sqe(1);
+      f.cid = static_cast<uint16_t>(n);
+      if (!send_when_free(*ios[i], f).ok()) break;  // torn down already, or never took them
+      ++flushes;
+    }
+  }
+  const double sent_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("{\"phase\": \"sent\", \"queues\": %zu, \"flushes_sent\": %llu, \"sent_s\": %.2f}\n",
+              ios.size(), static_cast<unsigned long long>(flushes), sent_s);
+  std::fflush(stdout);
+  const auto t_sent = std::chrono::steady_clock::now();
+  const auto deadline = t_sent + std::chrono::seconds(o.wait_s);
+  size_t torn_down = 0;
+  double last_s = 0;
+  for (auto& q : ios) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (q->wait_disconnected(static_cast<int>(std::max<int64_t>(left.count(), 0)))) {
+      ++torn_down;
+      last_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sent).count();
+    }
+  }
+  std::printf(
+      "{\"phase\": \"done\", \"queues\": %zu, \"flushes_sent\": %llu, \"torn_down\": %zu, "
+      "\"sent_s\": %.2f, \"teardown_s_max\": %.2f}\n",
+      ios.size(), static_cast<unsigned long long>(flushes), torn_down, sent_s, last_s);
+  return torn_down == ios.size() ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace nvmf
+
+int main(int argc, char** argv) {
+  nvmf::Options o;
+  CLI::App app{"A hostile host: I/O queues that take no responses and keep sending Flushes"};
+  app.add_option("-a,--traddr", o.traddr, "target address")->required();
+  app.add_option("-s,--trsvcid", o.trsvcid, "target port");
+  app.add_option("-w,--host-traddr", o.host_traddr, "local address");
+  app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->required();
+  app.add_option("-q,--hostnqn", o.hostnqn, "host NQN")->required();
+  app.add_option("--controllers", o.controllers, "controllers")->check(CLI::Range(1, 32));
+  app.add_option("--queues", o.queues, "I/O queues per controller")->check(CLI::Range(1, 64));
+  app.add_option("--queue-size", o.queue_size, "entries per I/O queue")->check(CLI::Range(2, 1024));
+  app.add_option("--wait-s", o.wait_s, "seconds to wait for the teardown")
+      ->check(CLI::Range(1, 3600));
+  CLI11_PARSE(app, argc, argv);
+  return nvmf::run(o);
+}
