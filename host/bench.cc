@@ -15,12 +15,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iomanip>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
 
 #include "common/in_capsule.h"
+#include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
 #include "host/cli_util.h"
@@ -1132,12 +1134,19 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     if (report.verify_first_error.empty()) report.verify_first_error = r.verify_first_error;
     if (report.status.ok()) report.status = r.status;
   };
+  // INFO lines (--log-level info) mark each phase as it begins: SIGINT and SIGTERM are handled
+  // from the first one on, so a script may wait for a phase before it signals.
+  if (o.start_at_unix_s > 0) {
+    NVMF_LOG(INFO, "host") << "bench: waiting for --start-at " << std::fixed << std::setprecision(0)
+                           << o.start_at_unix_s;
+  }
   wait_until_start(o);
   // SIGINT/SIGTERM (o.stop) ends every phase: waiting for --start-at (no I/O at all), the
   // --verify fill (its unwritten part is never read back), the timed runs, and the read-back
   // (a signal before it skips it: a stopped fill left LBAs a read-back would call mismatches).
   auto stopped = [&o] { return o.stop != nullptr && o.stop->load(); };
   if (o.verify && !stopped()) {
+    NVMF_LOG(INFO, "host") << "bench: --verify fill of " << region << " bytes per job";
     std::vector<JobResult> fill = run_phase(c, jobs, Phase::kFill, max_bs, o);
     for (const JobResult& r : fill) note(r);
     note_resumes(fill);
@@ -1147,6 +1156,7 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
     if (o.stop != nullptr && o.stop->load()) break;
     BsResult b;
     b.bs = bs;
+    NVMF_LOG(INFO, "host") << "bench: timed run, bs " << bs << ", " << o.runtime_s << " s";
     b.jobs = run_phase(c, jobs, Phase::kTimed, bs, o);
     for (const JobResult& r : b.jobs) {
       merge_into(b.all, r);

@@ -39,6 +39,21 @@ class BenchTest : public CliFixture {
     return CliFixture::start_target(extra);
   }
 
+  // A shell fragment that waits (up to 60 s) for `line` in file `err`: the INFO line nvmf-host
+  // bench prints as a phase begins (--log-level info), its signal handlers already installed.
+  static std::string wait_for_line(const std::string& err, const std::string& line) {
+    return "i=0; until grep -q '" + line + "' '" + err +
+           "' || [ \\$i -ge 600 ]; do sleep 0.1; i=\\$((i+1)); done; ";
+  }
+  // Waits up to 60 s for `line` in file `path` (the bench's stderr); false when it never came.
+  static bool await_line(const std::string& path, const std::string& line) {
+    for (int i = 0; i < 600; ++i) {
+      if (slurp(path).find(line) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
   // Runs `nvmf-host bench ARGS --json FILE`; returns the exit status and
   // fills `report` when the file parses.
   int bench(int port, const std::string& args, nlohmann::json& report,
@@ -322,10 +337,11 @@ TEST_F(BenchTest, SignalWhileWaitingForStartAtEndsWithoutIo) {
   int rc =
       run("sh -c \"" +
           host("bench", port,
-               "--rw randrw --bs 4k --iodepth 4 --runtime 5 --size 1m "
+               "--log-level info --rw randrw --bs 4k --iodepth 4 --runtime 5 --size 1m "
                "--verify --start-at " +
                    std::to_string(at)) +
-          " --json '" + out + "' 2>'" + err + "' & p=\\$!; sleep 2; kill -TERM \\$p; wait \\$p\"");
+          " --json '" + out + "' 2>'" + err + "' & p=\\$!; " +
+          wait_for_line(err, "bench: waiting for --start-at") + "kill -TERM \\$p; wait \\$p\"");
   double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(rc, 0) << slurp(err);
   EXPECT_LT(took_s, 20.0);  // not the 60 s to --start-at, nor its 5 s run
@@ -349,8 +365,10 @@ TEST_F(BenchTest, SignalDuringTheVerifyFillEndsTheRunSoon) {
   std::string when = tmpdir() + "/fill-signal.when";
   // The shell notes when it sent the signal, so the time after it is measured, not the connect.
   int rc = run(
-      "sh -c \"" + host("bench", port, "--rw write --bs 512 --iodepth 1 --runtime 5 --verify") +
-      " --json '" + out + "' 2>'" + err + "' & p=\\$!; sleep 3; kill -TERM \\$p; date +%s.%N > '" +
+      "sh -c \"" +
+      host("bench", port, "--log-level info --rw write --bs 512 --iodepth 1 --runtime 5 --verify") +
+      " --json '" + out + "' 2>'" + err + "' & p=\\$!; " +
+      wait_for_line(err, "bench: --verify fill of") + "sleep 1; kill -TERM \\$p; date +%s.%N > '" +
       when + "'; wait \\$p; r=\\$?; date +%s.%N >> '" + when + "'; exit \\$r\"");
   EXPECT_EQ(rc, 0) << slurp(err);
   std::istringstream times(slurp(when));
@@ -392,17 +410,16 @@ TEST_F(BenchTest, KeepAliveSentDuringTheBench) {
 TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
   BackgroundBench b;
   start_bench_on_file("bench-restart.img",
-                      "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k "
-                      "--iodepth 8 --runtime 35 --size 2m --verify --poll event",
+                      "--log-level info --reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw "
+                      "--bs 4k --iodepth 8 --runtime 35 --size 2m --verify --poll event",
                       b);
   ASSERT_NE(b.port, 0);
-  // The first kill once the bench has connected (a failed first connect is not recovered,
-  // like nvme connect's; connecting took over 4 s on a loaded emulated machine), then one
-  // every 3 s.
-  std::this_thread::sleep_for(std::chrono::milliseconds(8000));
+  // The first kill once the bench's timed run has begun (a failed first connect is not
+  // recovered, like nvme connect's), then one every 3 s of the run.
+  EXPECT_TRUE(await_line(tmpdir() + "/bench.err", "bench: timed run"));
   std::vector<int64_t> listening_ns;  // when each restarted target was seen listening
   for (int i = 0; i < 5; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(3000));
     if (!restart_target(b)) {
       ADD_FAILURE() << "restart " << i << " failed";
       break;  // the bench then ends on ctrl-loss-tmo; joined below
@@ -444,13 +461,14 @@ TEST_F(BenchTest, SurvivesFiveTargetRestartsWithVerify) {
 TEST_F(BenchTest, ThreadedJobsSurviveATargetRestart) {
   BackgroundBench b;
   start_bench_on_file("bench-threads-restart.img",
-                      "--reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw --bs 4k "
-                      "--iodepth 4 --numjobs 4 --threads 2 --runtime 20 --size 2m --verify "
-                      "--poll event",
+                      "--log-level info --reconnect-delay 1 --ctrl-loss-tmo 30 -k 2 --rw randrw "
+                      "--bs 4k --iodepth 4 --numjobs 4 --threads 2 --runtime 20 --size 2m "
+                      "--verify --poll event",
                       b);
   ASSERT_NE(b.port, 0);
-  // Once the bench has connected (over 4 s on a loaded emulated machine) and run a while.
-  std::this_thread::sleep_for(std::chrono::milliseconds(10000));
+  // Once the bench's timed run has begun and gone on for 3 s.
+  EXPECT_TRUE(await_line(tmpdir() + "/bench.err", "bench: timed run"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
   EXPECT_TRUE(restart_target(b));
   b.thread.join();
   EXPECT_EQ(b.rc, 0);
