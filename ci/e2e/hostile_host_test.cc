@@ -244,6 +244,81 @@ TEST_F(HostileHostTest, ConnectionsWithoutConnectAreLimitedAndDisconnected) {
   EXPECT_GE((*target_)->stats().connections_rejected, 1u);
 }
 
+// One peer address holding its whole share of pending connections (CM accepted, no Connect
+// yet) leaves the rest of the port's limit to other peers: its next connection is rejected
+// (NO_RSC) while a connection from a second address (the target's own: rxe loops it back)
+// is accepted and Connects.
+TEST_F(HostileHostTest, OnePeerHoldingItsPendingShareLeavesRoomForAnotherPeer) {
+  start([](target::TargetOptions& o) {
+    o.max_pending_connections = 8;
+    o.max_pending_connections_per_peer = 4;
+    o.connect_timeout_ms = 60000;  // they stay pending for the whole test
+  });
+  std::vector<std::unique_ptr<host::RawQueue>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(raw(31));
+    ASSERT_NE(idle.back(), nullptr) << i;
+  }
+  proto::CmRequestPrivateData priv = host::cm_request_private_data(0, 32);
+  auto rej = raw_connect_expect_reject(*env_, port(), &priv, sizeof(priv), 1, 1, kTimeoutMs);
+  ASSERT_TRUE(rej.ok()) << rej.status().to_string();
+  EXPECT_EQ(rej->sts, proto::kCmRejectNoResources) << "the first peer's fifth";
+  host::RawQueueParams p;
+  p.traddr = env_->target_addr;
+  p.trsvcid = std::to_string(port());
+  p.host_traddr = env_->target_addr;  // a second peer address
+  p.timeout_ms = kTimeoutMs;
+  auto other = host::RawQueue::create(p);
+  ASSERT_TRUE(other.ok()) << other.status().to_string();
+  Status opened = (*other)->open(0, 31);
+  ASSERT_TRUE(opened.ok()) << "the second peer's connection: " << opened.to_string();
+  auto c = admin_connect(**other, 32);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(st(*c), kStatusSuccess);
+  EXPECT_EQ((*target_)->stats().connections_rejected, 1u);
+}
+
+// A host claiming another host's NQN on discovery controllers takes nothing from that host's
+// NVM controllers: 32 discovery controllers as V from V's own address, each with Keep Alive
+// Timer 0 (they stay), fill V's share of discovery controllers (the 33rd is Controller Busy),
+// and V still connects to its subsystem and does I/O.
+TEST_F(HostileHostTest, ClaimingAnotherHostsNqnOnDiscoveryControllersDoesNotLockItOut) {
+  start();
+  constexpr char kVictim[] = "nqn.2014-08.org.nvmexpress:uuid:claimed-victim";
+  std::vector<std::unique_ptr<host::RawQueue>> claims;
+  uint16_t refused = 0;
+  for (int i = 0; i < 33; ++i) {
+    auto q = raw(31);
+    ASSERT_NE(q, nullptr) << i;
+    host::ConnectSpec spec = connect_spec(0, 32, proto::kAdminQueueCntlid, kVictim);
+    spec.subnqn = proto::kDiscoveryNqn;
+    auto c = q->run_connect(spec, true, kTimeoutMs);
+    ASSERT_TRUE(c.ok()) << i << ": " << c.status().to_string();
+    if (i == 32) {
+      refused = c->status & static_cast<uint16_t>(~proto::kStatusPhase);
+      break;
+    }
+    ASSERT_EQ(st(*c), kStatusSuccess) << i << ": " << status_name(c->status);
+    auto en = command(*q, host::property_set_sqe(proto::kPropCc, host::kCcEnable));
+    ASSERT_TRUE(en.ok() && st(*en) == kStatusSuccess) << "CC.EN on discovery controller " << i;
+    proto::Sqe kato{};
+    kato.opcode = proto::kAdminSetFeatures;
+    kato.flags = proto::kFlagsPsdtSgl;
+    kato.cdw10 = proto::kFeatureKeepAliveTimer;
+    kato.cdw11 = 0;
+    auto k = command(*q, kato);
+    ASSERT_TRUE(k.ok()) << k.status().to_string();
+    EXPECT_EQ(st(*k), kStatusSuccess) << "Keep Alive Timer 0 on discovery controller " << i;
+    claims.push_back(std::move(q));
+  }
+  EXPECT_EQ(refused, make_status(proto::kSctCommandSpecific, proto::kScControllerBusy, false))
+      << "the 33rd discovery controller as V: " << status_name(refused);
+  auto v = host::Controller::connect(host_options(kVictim));
+  ASSERT_TRUE(v.ok()) << "V's own NVM controller: " << v.status().to_string();
+  expect_io_works(**v);
+  EXPECT_TRUE((*v)->disconnect().ok());
+}
+
 // Controllers per host NQN are limited (--max-controllers-per-host).
 TEST_F(HostileHostTest, ControllersPerHostNqnAreLimited) {
   start([](target::TargetOptions& o) { o.max_controllers_per_host = 2; });

@@ -266,6 +266,7 @@ TEST_F(InlineSendTest, BothFallBackAndEveryByteStillVerifies) {
 TEST_F(InlineSendTest, ZeroNeverPostsInlineOnEitherSide) {
   ASSERT_NO_FATAL_FAILURE(connect(0, 0));
   record_grants();
+  ASSERT_EQ(ctrl_->negotiation().queues.size(), 2u);  // admin + one I/O queue
   for (const auto& q : ctrl_->negotiation().queues) {
     EXPECT_FALSE(q.fallback);
     EXPECT_EQ(q.usable, 0u) << "qid " << q.qid << " granted " << q.granted;
@@ -275,6 +276,7 @@ TEST_F(InlineSendTest, ZeroNeverPostsInlineOnEitherSide) {
   const target::TargetStats t = (*target_)->stats();
   EXPECT_EQ(h.capsules_inline, 0u);
   EXPECT_GT(h.capsules_by_reference, 0u);
+  ASSERT_EQ(t.queues.size(), 2u);
   for (const auto& q : t.queues) {
     EXPECT_FALSE(q.inline_fallback);
     EXPECT_EQ(q.usable_max_inline_data, 0u) << "granted " << q.granted_max_inline_data;
@@ -288,6 +290,7 @@ TEST_F(InlineSendTest, ZeroNeverPostsInlineOnEitherSide) {
 TEST_F(InlineSendTest, CeilingBelowOneSqeKeepsCommandsByReference) {
   ASSERT_NO_FATAL_FAILURE(connect(32, 16));
   record_grants();
+  ASSERT_EQ(ctrl_->negotiation().queues.size(), 2u);
   for (const auto& q : ctrl_->negotiation().queues) {
     EXPECT_FALSE(q.fallback);
     EXPECT_EQ(q.usable, 32u) << "granted " << q.granted;
@@ -351,6 +354,7 @@ TEST_F(InlineSendCliTest, MaxInlineDataKnobsDriveTheFallbackOnBothSides) {
     }
   }
   nlohmann::json id = nlohmann::json::parse(slurp(ijson));
+  ASSERT_EQ(id["negotiation"]["queues"].size(), 2u) << id.dump(2);
   for (const auto& q : id["negotiation"]["queues"]) EXPECT_EQ(q["inline_fallback"], true);
 
   // Target: the WARN names the device; each queue reports the fallback; no response inline.
@@ -382,6 +386,7 @@ TEST_F(InlineSendCliTest, DefaultsPostInlineAndTheOldTargetOptionNameStillWorks)
   EXPECT_GT(r["stats"]["capsules_inline"].get<uint64_t>(), 0u) << r.dump(2);
   EXPECT_EQ(r["stats"]["capsules_by_reference"], r["stats"]["capsules_with_in_capsule_data"])
       << r.dump(2);
+  ASSERT_EQ(r["negotiation"]["queues"].size(), 2u) << r.dump(2);
   for (const auto& q : r["negotiation"]["queues"]) {
     EXPECT_EQ(q["inline_fallback"], false) << q.dump();
     EXPECT_EQ(q["usable_max_inline_data"], 64) << q.dump();

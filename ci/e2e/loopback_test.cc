@@ -366,6 +366,8 @@ TEST(LoopbackSharedCqTest, FiveQueuesOfOneGroupShareOneCq) {
   ASSERT_TRUE(report->status.ok()) << report->status.to_string();
   EXPECT_GT(report->verify_checked, 0u);
   EXPECT_EQ(report->verify_errors, 0u) << report->verify_first_error;
+  ASSERT_EQ(report->results.size(), 2u) << "one result per block size";
+  ASSERT_EQ(report->results[0].jobs.size(), 4u);
   for (const host::JobResult& j : report->results[0].jobs) {
     EXPECT_GT(j.read.ios + j.write.ios, 0u) << "job " << j.jobid;
   }
