@@ -100,8 +100,11 @@ for f in "${selected[@]}"; do
     "$work" "$root/fuzz/corpus/$corpus") >"$log" 2>&1 || rc=$?
   t1=$(date +%s%N)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", (b - a) / 1e9}')
-  # libFuzzer's final stats: stat::number_of_executed_units (summed over jobs' logs with -jobs).
-  done_runs=$({ cat "$log"; cat "$rundir"/fuzz-*.log 2>/dev/null || true; } |
+  # libFuzzer's final stats: stat::number_of_executed_units, summed over the jobs' own logs with
+  # -jobs (the main log then repeats each job's lines: counting it too would double the sum).
+  stats_logs=("$log")
+  [ "$jobs" -le 1 ] || stats_logs=("$rundir"/fuzz-*.log)
+  done_runs=$({ cat "${stats_logs[@]}" 2>/dev/null || true; } |
     sed -n 's/^stat::number_of_executed_units: *//p' | awk '{s += $1} END {print s + 0}')
   crashes=$(find "$out" -maxdepth 1 \( -name "$name-crash-*" -o -name "$name-leak-*" \
     -o -name "$name-timeout-*" -o -name "$name-oom-*" \) | wc -l)

@@ -57,7 +57,8 @@ uint8_t* ChunkList::take(ChunkWaiterOwner& owner) {
 }
 
 bool ChunkList::give(uint8_t* chunk, ChunkWaiterOwner& owner) {
-  if (owner.pool_held_ == 0 || !put(chunk)) return false;
+  if (!put(chunk)) return false;
+  if (owner.pool_held_ == 0) return true;  // never so (a transport bug): the chunk is back anyway
   const uint32_t before = owner.pool_held_ + owner.pool_waiting_;
   --owner.pool_held_;
   load_changed(before, before - 1, active_);
@@ -66,55 +67,74 @@ bool ChunkList::give(uint8_t* chunk, ChunkWaiterOwner& owner) {
 
 bool ChunkList::wait(ChunkWaiter& w) {
   if (w.linked || w.owner == nullptr) return false;
-  const uint32_t before = w.owner->pool_held_ + w.owner->pool_waiting_;
-  ++w.owner->pool_waiting_;
-  load_changed(before, before + 1, active_);
+  ChunkWaiterOwner& o = *w.owner;
   w.linked = true;
+  w.ticket = next_ticket_++;
   w.next = nullptr;
-  w.prev = tail_;
-  if (tail_ != nullptr) {
-    tail_->next = &w;
-  } else {
-    head_ = &w;
+  w.prev = o.tail_;
+  if (o.tail_ != nullptr) {
+    o.tail_->next = &w;
+  } else {  // its first waiter: the owner joins the list
+    o.head_ = &w;
+    o.prev_ = nullptr;
+    o.next_ = owners_;
+    if (owners_ != nullptr) owners_->prev_ = &o;
+    owners_ = &o;
   }
-  tail_ = &w;
+  o.tail_ = &w;
   ++waiting_;
+  const uint32_t before = o.pool_held_ + o.pool_waiting_;
+  ++o.pool_waiting_;
+  load_changed(before, before + 1, active_);
   return true;
 }
 
 void ChunkList::withdraw(ChunkWaiter& w) {
   if (!w.linked) return;
+  ChunkWaiterOwner& o = *w.owner;
   if (w.prev != nullptr) {
     w.prev->next = w.next;
   } else {
-    head_ = w.next;
+    o.head_ = w.next;
   }
   if (w.next != nullptr) {
     w.next->prev = w.prev;
   } else {
-    tail_ = w.prev;
+    o.tail_ = w.prev;
   }
   w.prev = w.next = nullptr;
   w.linked = false;
+  if (o.head_ == nullptr) {  // its last waiter: the owner leaves the list
+    if (o.prev_ != nullptr) {
+      o.prev_->next_ = o.next_;
+    } else {
+      owners_ = o.next_;
+    }
+    if (o.next_ != nullptr) o.next_->prev_ = o.prev_;
+    o.prev_ = o.next_ = nullptr;
+  }
   --waiting_;
-  const uint32_t before = w.owner->pool_held_ + w.owner->pool_waiting_;
-  --w.owner->pool_waiting_;
+  const uint32_t before = o.pool_held_ + o.pool_waiting_;
+  --o.pool_waiting_;
   load_changed(before, before - 1, active_);
 }
 
 uint32_t ChunkList::serve() {
   uint32_t started = 0;
-  while (head_ != nullptr && !free_.empty()) {
-    // The oldest waiter of a queue under its share; the oldest waiter when there is none.
+  while (owners_ != nullptr && !free_.empty()) {
+    // Each waiting owner's oldest waiter: the oldest of those under their share, else the
+    // oldest of all.
     const uint32_t fair = share();
-    ChunkWaiter* pick = head_;
-    for (ChunkWaiter* w = head_; w != nullptr; w = w->next) {
-      if (w->owner->pool_held_ < fair) {
-        pick = w;
-        break;
+    ChunkWaiter* oldest = nullptr;
+    ChunkWaiter* oldest_under = nullptr;
+    for (ChunkWaiterOwner* o = owners_; o != nullptr; o = o->next_) {
+      ChunkWaiter* h = o->head_;
+      if (oldest == nullptr || h->ticket < oldest->ticket) oldest = h;
+      if (o->pool_held_ < fair && (oldest_under == nullptr || h->ticket < oldest_under->ticket)) {
+        oldest_under = h;
       }
     }
-    ChunkWaiter& w = *pick;
+    ChunkWaiter& w = oldest_under != nullptr ? *oldest_under : *oldest;
     withdraw(w);
     ++started;
     uint8_t* chunk = take(*w.owner);

@@ -20,8 +20,10 @@
 // queue keeping 128 large Reads outstanding can take every chunk while it is alone (nothing is
 // held back from a lone queue), but a QD1 queue beside it waits for one chunk to come back,
 // never behind the other queue's whole backlog. Event-loop thread only; take(), give() and the
-// FIFO are a few loads and stores (no allocation, no syscall, no lock): a waiter is a node
-// inside the command's slot, and serve() walks the FIFO only while chunks are contended.
+// FIFOs are a few loads and stores (no allocation, no syscall, no lock): a waiter is a node
+// inside the command's slot, each queue keeps its own waiters in arrival order (tickets from
+// one counter), and serve() looks at the oldest waiter of each queue that has one: its cost is
+// the number of waiting queues, not of waiting commands.
 #ifndef NVMF_TARGET_BUFFER_POOL_H_
 #define NVMF_TARGET_BUFFER_POOL_H_
 
@@ -38,8 +40,10 @@
 
 namespace nvmf::target {
 
+struct ChunkWaiter;
+
 // Who holds chunks and whose commands wait: the queue that starts a waiter once it has its
-// chunk. The counts are ChunkList's (take, give, wait, withdraw, serve) for its fair share.
+// chunk. The counts and links are ChunkList's (take, give, wait, withdraw, serve).
 class ChunkWaiterOwner {
  public:
   // The command in `slot` got `chunk` (taken from the list for it): start it.
@@ -54,14 +58,19 @@ class ChunkWaiterOwner {
   friend class ChunkList;
   uint32_t pool_held_ = 0;
   uint32_t pool_waiting_ = 0;
+  ChunkWaiter* head_ = nullptr;  // its waiters, oldest first
+  ChunkWaiter* tail_ = nullptr;
+  ChunkWaiterOwner* prev_ = nullptr;  // in ChunkList's list of owners with waiters
+  ChunkWaiterOwner* next_ = nullptr;
 };
 
-// A command waiting for a chunk: a node of ChunkList's FIFO, kept inside the command's slot.
+// A command waiting for a chunk: a node of its owner's FIFO, kept inside the command's slot.
 struct ChunkWaiter {
   ChunkWaiterOwner* owner = nullptr;
   uint32_t slot = 0;
   ChunkWaiter* prev = nullptr;
   ChunkWaiter* next = nullptr;
+  uint64_t ticket = 0;  // arrival order across owners
   bool linked = false;
 };
 
@@ -99,7 +108,7 @@ class ChunkList {
   void withdraw(ChunkWaiter& w);
   // While a chunk is free and a command waits: the oldest waiter whose queue holds less than
   // share(), else the oldest waiter, gets one (its owner's chunk_ready, called after it left
-  // the FIFO). Returns how many were started.
+  // its FIFO). Returns how many were started.
   uint32_t serve();
   // Queues holding or waiting for a chunk now.
   uint32_t active_owners() const { return active_; }
@@ -112,8 +121,8 @@ class ChunkList {
   uint32_t chunk_bytes_;
   uint32_t high_water_ = 0;
   SharedBufferGauges* gauges_ = nullptr;
-  ChunkWaiter* head_ = nullptr;  // the FIFO of waiters, oldest first
-  ChunkWaiter* tail_ = nullptr;
+  ChunkWaiterOwner* owners_ = nullptr;  // owners with waiters (any order)
+  uint64_t next_ticket_ = 0;
   uint32_t waiting_ = 0;
   uint32_t active_ = 0;         // owners with chunks held or waiters
   std::vector<uint32_t> free_;  // chunk indices, a stack

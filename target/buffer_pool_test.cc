@@ -183,6 +183,41 @@ TEST(ChunkListTest, AQueueUnderItsShareGoesBeforeTheBacklogOfAQueueOverIt) {
   EXPECT_EQ(hog.pool_chunks_held(), 3u);
 }
 
+// Withdrawing from the middle of a queue's waiters and emptying a queue's FIFO keep the others'
+// order; a queue that waits again after its FIFO emptied is served by its new arrival time.
+TEST(ChunkListTest, WithdrawnWaitersAndRequeuedQueuesKeepArrivalOrder) {
+  std::vector<uint8_t> mem(2 * 4096);
+  ChunkList list(mem.data(), 2, 4096);
+  std::vector<uint8_t*> held = {list.get(), list.get()};
+  std::vector<std::pair<int, uint32_t>> order;
+  RecordingOwner a(1, &order), b(2, &order);
+  ChunkWaiter wa[3], wb[2];
+  for (uint32_t i = 0; i < 3; ++i) wa[i] = ChunkWaiter{&a, i};
+  for (uint32_t i = 0; i < 2; ++i) wb[i] = ChunkWaiter{&b, 10 + i};
+  ASSERT_TRUE(list.wait(wa[0]));
+  ASSERT_TRUE(list.wait(wb[0]));
+  ASSERT_TRUE(list.wait(wa[1]));
+  ASSERT_TRUE(list.wait(wa[2]));
+  list.withdraw(wa[1]);  // the middle of queue 1's FIFO
+  list.withdraw(wb[0]);  // queue 2's only waiter: it leaves the list of waiting queues
+  EXPECT_EQ(list.waiting(), 2u);
+  EXPECT_EQ(list.active_owners(), 1u);
+  ASSERT_TRUE(list.wait(wb[1]));  // queue 2 waits again, after queue 1's two
+  EXPECT_EQ(b.pool_waiters(), 1u);
+  ASSERT_TRUE(list.put(held[0]));
+  ASSERT_TRUE(list.put(held[1]));
+  EXPECT_EQ(list.serve(), 2u);
+  // Share 1 (2 chunks, 2 queues): queue 1's oldest first, then queue 2, under its share, before
+  // queue 1's second.
+  const std::vector<std::pair<int, uint32_t>> want = {{1, 0}, {2, 11}};
+  EXPECT_EQ(order, want);
+  EXPECT_EQ(list.waiting(), 1u);
+  EXPECT_EQ(a.pool_waiters(), 1u) << "wa[2] still waits";
+  list.withdraw(wa[2]);
+  EXPECT_EQ(list.waiting(), 0u);
+  EXPECT_EQ(list.serve(), 0u);
+}
+
 // The --json report's "resources" counts come from these gauges: a chunk held shows, a refused
 // give-back (double or foreign) does not move them.
 TEST(ChunkListTest, GaugesFollowChunksHeldAndTheirPeak) {

@@ -233,6 +233,16 @@ void EventLoop::ensure_srq(DeviceContext& dev) {
   // Registered for the target's life, like the buffer pool: counted once.
   registry.add_resources(static_cast<int64_t>(dev.srq->registered_bytes()), 1, dev.srq->depth());
   registry.add_srq(&dev.srq->counters());
+  if (dev.srq->parked_share() < options_.max_queue_size) {
+    // A host at full queue depth whose SEND completions lag a moment behind its next capsules
+    // (an ACK coalesced or lost) parks that many capsules with their in-capsule data.
+    NVMF_LOG(WARN, "target") << "device " << verbs::device_name(dev.context)
+                             << ": capsules parked with in-capsule data may hold at most "
+                             << dev.srq->parked_share() << " of the shared receive queue's "
+                             << dev.srq->depth() << " receives, fewer than --queue-size "
+                             << options_.max_queue_size
+                             << ": a queue parking more is disconnected; raise --max-srq-depth";
+  }
   NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context)
                            << ": shared receive queue of " << dev.srq->depth()
                            << " receives x (64 + " << dev.srq->in_capsule_bytes() << ") bytes, "

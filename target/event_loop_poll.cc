@@ -115,6 +115,7 @@ void EventLoop::evict_srq_parkers(DeviceContext& dev) {
                                << suppressed_note(suppressed);
     }
     heaviest->request_disconnect("holds " + what + " (the host takes no responses?)");
+    if (!heaviest->wants_teardown()) return;  // not this group's queue: never so
     parked -= held;
   }
 }

@@ -92,7 +92,7 @@ RdmaQueue::~RdmaQueue() {
   drain();  // also after a failed setup(), whose QP was destroyed there
   if (in_qps_) dev_.qps.erase(qp_num_);
   // Every SRQ receive this queue still holds (commands it was executing, capsules parked with
-  // their in-capsule data) goes back.
+  // their in-capsule data when it was never asked to disconnect) goes back.
   if (srq_ != nullptr && parked_receives_ > 0) {
     srq_->parked_changed(-static_cast<int32_t>(parked_receives_));
     parked_receives_ = 0;
@@ -552,8 +552,27 @@ void RdmaQueue::park(uint32_t index, uint32_t byte_len) {
   // Its in-capsule data is read in place: it keeps its receive until it starts (at most
   // SQSIZE such per queue, recv_held_; the device's share: EventLoop::evict_srq_parkers).
   p.recv_index = index;
-  ++parked_receives_;
-  if (srq_ != nullptr) srq_->parked_changed(1);
+  if (srq_ != nullptr) {
+    ++parked_receives_;
+    srq_->parked_changed(1);
+  }
+}
+
+void RdmaQueue::drop_parked_capsules() {
+  // The queue is going: its parked capsules will never start. Their SRQ receives go back now,
+  // not when the queue is swept (after its last backend operation), so that they count against
+  // no other queue's share of the SRQ meanwhile.
+  if (srq_ != nullptr) {
+    for (size_t i = 0; i < waiting_count_; ++i) {
+      const Parked& p = waiting_[(waiting_head_ + i) % waiting_.size()];
+      // A failed post leaves the receive held by this QP: the teardown posts it again.
+      if (p.recv_index != kNoReceive) (void)srq_->repost(p.recv_index);
+    }
+    srq_->parked_changed(-static_cast<int32_t>(parked_receives_));
+    parked_receives_ = 0;
+  }
+  waiting_head_ = 0;
+  waiting_count_ = 0;
 }
 
 void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len,
@@ -769,12 +788,14 @@ void RdmaQueue::on_send_done(uint32_t slot) {
     waiting_head_ = (waiting_head_ + 1) % waiting_.size();
     --waiting_count_;
     if (p.recv_index == kNoReceive) {
-      start(slot, kNoReceive, p.byte_len,
-            &p.sqe);  // copied into the slot before the ring reuses it
+      // The SQE is copied into the slot before the ring can reuse the entry.
+      start(slot, kNoReceive, p.byte_len, &p.sqe);
       return;
     }
-    --parked_receives_;
-    if (srq_ != nullptr) srq_->parked_changed(-1);
+    if (srq_ != nullptr) {
+      --parked_receives_;
+      srq_->parked_changed(-1);
+    }
     start(slot, p.recv_index, p.byte_len);
     return;
   }
@@ -942,6 +963,7 @@ void RdmaQueue::request_disconnect(std::string_view reason) {
   // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
   // polling for them while the queue waits for a backend operation before its teardown.
   withdraw_buffer_waiters();
+  drop_parked_capsules();
 }
 
 void RdmaQueue::take_remote_disconnect_slow() {

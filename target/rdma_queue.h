@@ -179,11 +179,9 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
     return stall_.observe(send_queue_.in_use(), send_completions_, now);
   }
   uint32_t chunks_held() const { return pool_chunks_held(); }
-  // Receives of the device's SRQ this queue holds with capsules that wait for a free slot
-  // (every slot waits for its response SEND to complete); 0 without an SRQ (its own receives
-  // are nobody else's).
-  // SRQ receives its parked capsules hold (those with in-capsule data; a dataless capsule's
-  // SQE is copied and its receive given back when it is parked).
+  // SRQ receives its parked capsules hold: those with in-capsule data (a dataless capsule's SQE
+  // is copied and its receive given back when it is parked); 0 without an SRQ (its own
+  // receives are nobody else's).
   uint32_t srq_receives_parked() const { return parked_receives_; }
   const SharedReceiveQueue* shared_receive_queue() const { return srq_; }
   // Command capsules received with no free command slot (every slot waits for its SEND).
@@ -341,6 +339,8 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   static constexpr uint32_t kNoReceive = ~uint32_t{0};
   // Parks the capsule in receive `index` (SRQ and no in-capsule data: a copy of its SQE).
   void park(uint32_t index, uint32_t byte_len);
+  // Teardown: drops the parked capsules, giving their SRQ receives back.
+  void drop_parked_capsules();
   std::vector<Parked> waiting_;
   size_t waiting_head_ = 0, waiting_count_ = 0;
   uint32_t parked_receives_ = 0;         // parked capsules keeping their SRQ receive

@@ -367,21 +367,32 @@ beside_withholder() { # beside_withholder DEV
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  cat "$log"
-  grep -q '"phase": "sent"' "$log" || { kill "$pid" 2>/dev/null; return 1; }
+  if ! grep -q '"phase": "sent"' "$log"; then
+    kill "$pid" 2>/dev/null
+    wait "$pid"
+    cat "$log"
+    return 1
+  fi
   victim_fio "$1" "$out/victim-withhold.json" || rc=1
   wait "$pid" || rc=1
   cat "$log"
   return "$rc"
 }
 beside_reader_hog() { # beside_reader_hog DEV TAG
-  local start rc=0 pid
+  local start rc=0 pid delay
   start=$(($(date +%s) + 15)) # the hog's 4 queues connect first; its I/O runs start..start+40
-  "$host_bin" -a "$T" -w "$H" -n "$NQN" --hostnqn "$HOST_OK" bench --rw randread --bs 128k \
-    --iodepth 127 --numjobs 4 --threads 1 --poll event --runtime 40 --start-at "$start" \
-    --json "$out/hog-$2.json" >"$out/hog-$2.log" 2>&1 &
+  timeout -k 5 150 "$host_bin" -a "$T" -w "$H" -n "$NQN" --hostnqn "$HOST_OK" bench \
+    --log-level info --rw randread --bs 128k --iodepth 127 --numjobs 4 --threads 1 --poll event \
+    --runtime 40 --start-at "$start" --json "$out/hog-$2.json" >"$out/hog-$2.log" 2>&1 &
   pid=$!
-  victim_fio "$1" "$out/victim-hog-$2.json" $((start + 5 - $(date +%s))) || rc=1
+  for _ in $(seq 1 600); do # connected, waiting for --start-at (or gone)
+    grep -q 'bench: waiting for --start-at' "$out/hog-$2.log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  delay=$((start + 5 - $(date +%s)))
+  [ "$delay" -ge 0 ] || delay=0
+  victim_fio "$1" "$out/victim-hog-$2.json" "$delay" || rc=1
   wait "$pid" || rc=1
   tail -n 5 "$out/hog-$2.log"
   return "$rc"
