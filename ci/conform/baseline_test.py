@@ -31,7 +31,8 @@ class BaselineTest(unittest.TestCase):
         baseline.BASELINE = os.path.join(self.tmp.name, "baseline.json")
         self.addCleanup(setattr, baseline, "BASELINE", self.saved)
         with open(baseline.BASELINE, "w") as f:
-            json.dump({"6.1": {"4096": {"a": "pass", "b": "FAIL", "c": "not run"}}}, f)
+            json.dump({"6.1": {"4096": {"a": "pass", "b": "FAIL", "c": "not run",
+                                        "r": ["FAIL", "pass"]}}}, f)
 
     def run_main(self, kernel, verdicts_by_size, *extra):
         d = os.path.join(self.tmp.name, f"r{len(os.listdir(self.tmp.name))}")
@@ -47,13 +48,21 @@ class BaselineTest(unittest.TestCase):
 
     def test_the_same_verdicts_pass(self):
         rc, out, xml = self.run_main("6.1.0-57-amd64",
-                                     {"4096": {"a": "pass", "b": "FAIL", "c": "not run"}})
+                                     {"4096": {"a": "pass", "b": "FAIL", "c": "not run", "r": "pass"}})
         self.assertEqual(rc, 0, out)
-        self.assertIn("3 cases, 1 FAIL, 0 differences", out)
+        self.assertIn("4 cases, 1 FAIL, 0 differences", out)
+        rc, out, _ = self.run_main("6.1.0-57-amd64",
+                                   {"4096": {"a": "pass", "b": "FAIL", "c": "not run", "r": "FAIL"}})
+        self.assertEqual(rc, 0, out)
+        rc, out, _ = self.run_main("6.1.0-57-amd64",
+                                   {"4096": {"a": "pass", "b": "FAIL", "c": "not run", "r": "n/a"}})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("r: n/a, baseline FAIL or pass", out)
         self.assertIn('name="verdicts_match_baseline_ics4096"/>', xml)
 
     def test_a_moved_new_or_missing_case_fails_naming_it(self):
-        rc, out, xml = self.run_main("6.1.0-99-amd64", {"4096": {"a": "FAIL", "b": "FAIL", "d": "pass"}})
+        rc, out, xml = self.run_main("6.1.0-99-amd64",
+                                     {"4096": {"a": "FAIL", "b": "FAIL", "d": "pass", "r": "pass"}})
         self.assertEqual(rc, 1, out)
         self.assertIn("a: FAIL, baseline pass", out)
         self.assertIn("c: in the baseline (not run), not run", out)
@@ -71,6 +80,16 @@ class BaselineTest(unittest.TestCase):
         rc, out, xml = self.run_main("6.1.0-57-amd64", {})
         self.assertEqual(rc, 1, out)
         self.assertIn('name="verdicts_recorded"', xml)
+
+    def test_write_keeps_the_verdicts_of_a_case_that_varies(self):
+        rc, out, _ = self.run_main("6.1.0-57-amd64",
+                                   {"4096": {"a": "FAIL", "b": "FAIL", "c": "not run", "r": "pass"}},
+                                   "--write")
+        self.assertEqual(rc, 0, out)
+        with open(baseline.BASELINE) as f:
+            b = json.load(f)
+        self.assertEqual(b["6.1"]["4096"]["r"], ["FAIL", "pass"])
+        self.assertEqual(b["6.1"]["4096"]["a"], "FAIL")
 
     def test_write_records_a_new_kernel_beside_the_old(self):
         rc, out, _ = self.run_main("6.12.5-amd64", {"4096": {"a": "FAIL"}}, "--write")
