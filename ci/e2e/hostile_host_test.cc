@@ -493,25 +493,23 @@ class SharedBufferTest : public HostileHostTest {
     }
     return true;
   }
-  // Waits up to 10 s for the SRQ's posted receives to be `n`; returns the last value.
-  uint64_t wait_srq_posted(uint64_t n) {
+  // Waits up to 10 s for `value()` (a target counter) to be `n`; returns the last value read.
+  template <typename Read>
+  static uint64_t wait_for_value(uint64_t n, Read value) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     uint64_t now = 0;
-    while ((now = (*target_)->stats().resources.srq_posted_now) != n &&
-           std::chrono::steady_clock::now() < deadline) {
+    while ((now = value()) != n && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return now;
   }
-  // Waits up to 10 s for the target's shared buffers in use to be `n`; returns the last value.
+  // The SRQ's posted receives, waited for to be `n`.
+  uint64_t wait_srq_posted(uint64_t n) {
+    return wait_for_value(n, [&] { return (*target_)->stats().resources.srq_posted_now; });
+  }
+  // The target's shared buffers in use, waited for to be `n`.
   uint64_t wait_in_use(uint64_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    uint64_t now = 0;
-    while ((now = (*target_)->stats().resources.shared_buffers_in_use) != n &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return now;
+    return wait_for_value(n, [&] { return (*target_)->stats().resources.shared_buffers_in_use; });
   }
   // The poll group that owns queue `qid` of controller `cntlid` (target stats); -1 when none.
   int group_of(uint16_t cntlid, uint16_t qid) {
@@ -525,14 +523,9 @@ class SharedBufferTest : public HostileHostTest {
     const auto by_group = (*target_)->stats().resources.shared_buffers_by_group;
     return g < by_group.size() ? by_group[g] : target::ResourceStats::SharedBuffers{};
   }
-  // Waits up to 10 s for group `g`'s shared buffers in use to be `n`; returns the last value.
+  // Group `g`'s shared buffers in use, waited for to be `n`.
   uint64_t wait_group_in_use(size_t g, uint64_t n) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    uint64_t now = 0;
-    while ((now = pool_of(g).in_use) != n && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return now;
+    return wait_for_value(n, [&] { return pool_of(g).in_use; });
   }
   // A keyed 4 KiB Write then Read at LBA 16 on I/O queue `qid` of `c`: each needs a shared
   // buffer of the queue's poll group. The data must come back.
