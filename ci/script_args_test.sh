@@ -5,18 +5,26 @@
 # exit code 2. Each script runs from a copy of the tree in which setup.sh, bazel and rxe-run
 # are stubs that record being called; a good command line is run too, to prove the stubs are
 # reached when the arguments pass (so the "nothing ran" checks can fail).
+# The test tools are held to the same: ci/e2e/withhold_receives (a bad option value, malformed
+# or missing, exits 2 before anything connects) and ci/conform/baseline.py (wrong usage, or a
+# results or baseline file missing, unreadable or malformed, exits 2 with one line, no traceback).
 set -euo pipefail
 src=${TEST_SRCDIR:-}/${TEST_WORKSPACE:-nvmf_rdma}
 [ -f "$src/scripts/loopback.sh" ] || src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d -p "${TEST_TMPDIR:-/tmp}")
 root=$tmp/root
 mark=$tmp/ran
-mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$tmp/bin"
+mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$root/ci/e2e" "$root/ci/conform" \
+  "$tmp/bin"
 for f in scripts/loopback.sh scripts/test.sh scripts/rxe-smoke.sh ci/bench-compare.sh \
   ci/bench/scale.sh ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh \
-  scripts/install.sh; do
+  scripts/install.sh ci/conform/baseline.py; do
   cp "$src/$f" "$root/$f"
 done
+# The built withhold_receives: in the runfiles, or bazel-bin's when run from the tree.
+withhold=$src/ci/e2e/withhold_receives
+[ -x "$withhold" ] || withhold=$src/bazel-bin/ci/e2e/withhold_receives
+cp "$withhold" "$root/ci/e2e/withhold_receives"
 stub() { # stub PATH NAME: a script that records NAME and fails
   printf '#!/bin/sh\necho %s >>"%s"\nexit 97\n' "$2" "$mark" >"$1"
   chmod +x "$1"
@@ -54,8 +62,8 @@ refused() {
     echo "FAIL: $what: started $(tr '\n' ' ' <"$mark")before refusing"
     fail=1
   fi
-  if grep -qE 'line [0-9]+:|unbound variable|parameter null' "$tmp/err"; then
-    echo "FAIL: $what: a raw shell error instead of the script's message:"
+  if grep -qE 'line [0-9]+:|unbound variable|parameter null|^Traceback' "$tmp/err"; then
+    echo "FAIL: $what: a raw shell error or Python traceback instead of the script's message:"
     sed 's/^/  | /' "$tmp/err"
     fail=1
   fi
@@ -89,6 +97,23 @@ env_reached() {
     fail=1
   else
     echo "ok: $script $* -> reached the environment check"
+  fi
+}
+
+# accepted SCRIPT ARGS...: good arguments get past the checks: stderr has no refusal (no
+# "NAME: ..." or "usage: ..." line), whatever the run then does (no target, no baseline).
+accepted() {
+  local script=$1 name=${1##*/}
+  shift
+  local rc=0
+  (cd "$tmp" && env -u NVMF_RESULTS_DIR "$root/$script" "$@") >"$tmp/out" 2>"$tmp/err" || rc=$?
+  checked=$((checked + 1))
+  if grep -qE "^($name|usage): " "$tmp/err"; then
+    echo "FAIL: $script $*: good arguments were refused (exit $rc):"
+    sed 's/^/  | /' "$tmp/err"
+    fail=1
+  else
+    echo "ok: $script $* -> past the checks (exit $rc)"
   fi
 }
 
@@ -195,9 +220,97 @@ refused scripts/install.sh "install.sh: PREFIX is empty" ""
 refused scripts/install.sh "install.sh: PREFIX $tmp/a-file is not a directory" "$tmp/a-file"
 reached scripts/install.sh bazel "$tmp/prefix"
 
+# ci/e2e/withhold_receives: every count has a range (a controller per host NQN up to the
+# target's default limit, nvmf-host's queue limits, an hour's wait), in plain decimal; the
+# address, port and NQNs are checked before anything connects.
+w=ci/e2e/withhold_receives
+nqns=(-n nqn.2014-08.org.nvmexpress:test -q nqn.2014-08.org.nvmexpress:host)
+refused $w "withhold_receives: --traddr is required" "${nqns[@]}"
+refused $w "withhold_receives: --hostnqn is required" -a 127.0.0.1 -n nqn.2014-08.org.nvmexpress:test
+refused $w "withhold_receives: --controllers: wants a whole number 1-32, not '0'" \
+  -a 127.0.0.1 "${nqns[@]}" --controllers 0
+refused $w "withhold_receives: --controllers: wants a whole number 1-32, not '33'" \
+  -a 127.0.0.1 "${nqns[@]}" --controllers 33
+refused $w "withhold_receives: --controllers: wants a whole number 1-32, not '-1'" \
+  -a 127.0.0.1 "${nqns[@]}" --controllers -1
+refused $w "withhold_receives: --controllers: wants a whole number 1-32, not '0x10'" \
+  -a 127.0.0.1 "${nqns[@]}" --controllers 0x10
+refused $w "withhold_receives: --controllers: wants a whole number 1-32, not '4294967297'" \
+  -a 127.0.0.1 "${nqns[@]}" --controllers 4294967297
+refused $w "withhold_receives: --controllers: 1 required UINT:1-32 missing" \
+  -a 127.0.0.1 "${nqns[@]}" --controllers
+refused $w "withhold_receives: --queues: wants a whole number 1-64, not '0'" \
+  -a 127.0.0.1 "${nqns[@]}" --queues 0
+refused $w "withhold_receives: --queues: wants a whole number 1-64, not '65'" \
+  -a 127.0.0.1 "${nqns[@]}" --queues 65
+refused $w "withhold_receives: --queue-size: wants a whole number 2-1024, not '1'" \
+  -a 127.0.0.1 "${nqns[@]}" --queue-size 1
+refused $w "withhold_receives: --queue-size: wants a whole number 2-1024, not '1025'" \
+  -a 127.0.0.1 "${nqns[@]}" --queue-size 1025
+refused $w "withhold_receives: --wait-s: wants a whole number 1-3600, not '0'" \
+  -a 127.0.0.1 "${nqns[@]}" --wait-s 0
+refused $w "withhold_receives: --wait-s: wants a whole number 1-3600, not '3601'" \
+  -a 127.0.0.1 "${nqns[@]}" --wait-s 3601
+refused $w "withhold_receives: --wait-s: wants a whole number 1-3600, not '1.5'" \
+  -a 127.0.0.1 "${nqns[@]}" --wait-s 1.5
+refused $w 'withhold_receives: --trsvcid: port "abc": expected a decimal number 0..65535' \
+  -a 127.0.0.1 "${nqns[@]}" -s abc
+refused $w 'withhold_receives: --trsvcid: port "65536": expected a decimal number 0..65535' \
+  -a 127.0.0.1 "${nqns[@]}" -s 65536
+refused $w "withhold_receives: --trsvcid: port 0 cannot be connected to" \
+  -a 127.0.0.1 "${nqns[@]}" -s 0
+refused $w 'withhold_receives: --traddr: address "": empty' -a "" "${nqns[@]}"
+refused $w \
+  'withhold_receives: --host-traddr: address "host.example": not a numeric IPv4 (a.b.c.d) or IPv6 address' \
+  -a 127.0.0.1 -w host.example "${nqns[@]}"
+refused $w "withhold_receives: --nqn is empty" -a 127.0.0.1 -n "" -q nqn.2014-08.org.nvmexpress:host
+refused $w "withhold_receives: --hostnqn must be at most 223 bytes, got 224" \
+  -a 127.0.0.1 -n nqn.2014-08.org.nvmexpress:test -q "$(printf 'q%.0s' {1..224})"
+refused $w "withhold_receives: The following argument was not expected: --frobnicate" \
+  -a 127.0.0.1 "${nqns[@]}" --frobnicate
+# The limits themselves pass (port 9: nothing there to connect to).
+accepted $w -a 127.0.0.1 -s 9 "${nqns[@]}" --controllers 1 --queues 1 --queue-size 2 --wait-s 1
+accepted $w -a 127.0.0.1 -s 9 "${nqns[@]}" --controllers 32 --queues 64 --queue-size 1024 \
+  --wait-s 3600
+
+# ci/conform/baseline.py RESULTS [--write]: results made here (the copy has no baseline file).
+b=ci/conform/baseline.py
+refused $b "usage: ci/conform/baseline.py RESULTS [--write]"
+refused $b "usage: ci/conform/baseline.py RESULTS [--write]" --write
+refused $b "usage: ci/conform/baseline.py RESULTS [--write]" "$tmp" --frobnicate
+refused $b "usage: ci/conform/baseline.py RESULTS [--write]" "$tmp" --write extra
+refused $b "baseline.py: RESULTS $tmp/none is not a directory" "$tmp/none"
+mkdir -p "$tmp/r-empty/conform" "$tmp/r-dir/conform/linux-kernel.txt" "$tmp/r-json/conform" \
+  "$tmp/r-cases/conform" "$tmp/r-good/conform"
+refused $b \
+  "baseline.py: cannot read $tmp/r-empty/conform/linux-kernel.txt: No such file or directory" \
+  "$tmp/r-empty"
+refused $b "baseline.py: cannot read $tmp/r-dir/conform/linux-kernel.txt: Is a directory" \
+  "$tmp/r-dir"
+for r in r-json r-cases r-good; do echo 6.1.0-57-amd64 >"$tmp/$r/conform/linux-kernel.txt"; done
+printf '{"cases": [' >"$tmp/r-json/conform/linux-4096.json"
+refused $b \
+  "baseline.py: $tmp/r-json/conform/linux-4096.json is not JSON: Expecting value: line 1 column 12 (char 11)" \
+  "$tmp/r-json"
+echo '{"summary": {}}' >"$tmp/r-cases/conform/linux-4096.json"
+refused $b \
+  "baseline.py: $tmp/r-cases/conform/linux-4096.json has no \"cases\" list of {\"id\", \"verdict\"} objects" \
+  "$tmp/r-cases"
+echo '{"cases": [{"id": "a", "verdict": "pass"}]}' >"$tmp/r-good/conform/linux-4096.json"
+printf '{' >"$root/ci/conform/linux-baseline.json"
+refused $b \
+  "baseline.py: $root/ci/conform/linux-baseline.json is not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)" \
+  "$tmp/r-good"
+echo '{"6.1": ["4096"]}' >"$root/ci/conform/linux-baseline.json"
+refused $b \
+  "baseline.py: $root/ci/conform/linux-baseline.json is not a {kernel: {size: {case: verdict}}} object" \
+  "$tmp/r-good"
+rm "$root/ci/conform/linux-baseline.json"
+accepted $b "$tmp/r-good"
+
 echo "$checked command lines checked"
-[ "$checked" -eq 56 ] || {
-  echo "FAIL: $checked command lines checked, want 56"
+[ "$checked" -eq 93 ] || {
+  echo "FAIL: $checked command lines checked, want 93"
   fail=1
 }
 exit "$fail"

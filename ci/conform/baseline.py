@@ -13,6 +13,8 @@ size, verdicts_match_baseline_icsSIZE, in RESULTS/conform-linux-baseline.xml.
 Usage: baseline.py RESULTS            compare, write the JUnit file; exit 1 on a difference
        baseline.py RESULTS --write    record RESULTS' verdicts as the baseline (after a change
                                       of the cases or of the guest kernel, reviewed in git)
+Wrong usage, or a results or baseline file that is missing, unreadable or not what it should
+be: one line on stderr ("usage: ..." or "baseline.py: ..."), exit 2.
 """
 import glob
 import json
@@ -23,13 +25,35 @@ from xml.sax.saxutils import quoteattr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASELINE = os.path.join(HERE, "linux-baseline.json")
+USAGE = "usage: ci/conform/baseline.py RESULTS [--write]"
+
+
+class BadInput(Exception):
+    """A results or baseline file missing, unreadable or malformed: main() prints it, exit 2."""
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise BadInput(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from e
+
+
+def read_json(path):
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise BadInput(f"{path} is not JSON: {e}") from e
 
 
 def runs(results):
     """{size: {case id: verdict}} of RESULTS' Linux conform runs, and the kernel's major.minor."""
+    if not os.path.isdir(results):
+        raise BadInput(f"RESULTS {results} is not a directory")
     conform = os.path.join(results, "conform")
-    with open(os.path.join(conform, "linux-kernel.txt")) as f:
-        release = f.read().strip()
+    release = read_text(os.path.join(conform, "linux-kernel.txt")).strip()
     m = re.match(r"(\d+\.\d+)", release)
     kernel = m.group(1) if m else release
     out = {}
@@ -37,10 +61,26 @@ def runs(results):
         size = re.search(r"linux-(\d+)\.json$", path)
         if not size:
             continue
-        with open(path) as f:
-            cases = json.load(f)["cases"]
+        report = read_json(path)
+        cases = report.get("cases") if isinstance(report, dict) else None
+        if not isinstance(cases, list) or not all(
+                isinstance(c, dict) and isinstance(c.get("id"), str) and
+                isinstance(c.get("verdict"), str) for c in cases):
+            raise BadInput(f'{path} has no "cases" list of {{"id", "verdict"}} objects')
         out[size.group(1)] = {c["id"]: c["verdict"] for c in cases}
     return kernel, out
+
+
+def read_baseline():
+    """{kernel: {size: {case id: verdict or [verdicts]}}}; {} when there is no baseline file."""
+    if not os.path.exists(BASELINE):
+        return {}
+    baseline = read_json(BASELINE)
+    if not isinstance(baseline, dict) or not all(
+            isinstance(sizes, dict) and all(isinstance(v, dict) for v in sizes.values())
+            for sizes in baseline.values()):
+        raise BadInput(f"{BASELINE} is not a {{kernel: {{size: {{case: verdict}}}}}} object")
+    return baseline
 
 
 def allowed(w):
@@ -79,16 +119,24 @@ def junit(path, cases):
 
 
 def main(argv):
-    if not argv or len(argv) > 2 or (len(argv) == 2 and argv[1] != "--write"):
-        print("usage: ci/conform/baseline.py RESULTS [--write]", file=sys.stderr)
+    if (not argv or len(argv) > 2 or argv[0].startswith("-") or
+            (len(argv) == 2 and argv[1] != "--write")):
+        print(USAGE, file=sys.stderr)
         return 2
-    results = argv[0]
+    try:
+        return compare_or_write(argv[0], len(argv) == 2)
+    except BadInput as e:
+        print(f"baseline.py: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # the JUnit file or the baseline could not be written
+        print(f"baseline.py: cannot write {e.filename}: {e.strerror}", file=sys.stderr)
+        return 2
+
+
+def compare_or_write(results, write):
     kernel, got = runs(results)
-    baseline = {}
-    if os.path.exists(BASELINE):
-        with open(BASELINE) as f:
-            baseline = json.load(f)
-    if len(argv) == 2:
+    baseline = read_baseline()
+    if write:
         for size, verdicts in got.items():
             old = baseline.setdefault(kernel, {}).get(size, {})
             # A case recorded with several verdicts keeps them when this run gave one of them.

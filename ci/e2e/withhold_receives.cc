@@ -9,15 +9,23 @@
 // line: {"queues", "flushes_sent", "torn_down", "sent_s", "teardown_s_max"}. Exit status 0 when
 // every I/O queue was torn down in time, 1 otherwise, 2 on a set-up error (one line on stderr).
 // After the JSON line is printed with "phase": "sent", the victim's measurement may start.
+// A bad command line (a value out of range, malformed or missing) is refused before anything
+// connects: "withhold_receives: MESSAGE" and a usage line on stderr, exit status 2.
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "common/cli_usage.h"
 #include "common/sgl.h"
+#include "common/verbs/address.h"
 #include "host/commands.h"
 #include "host/raw_queue.h"
 #include "proto/fabrics.h"
@@ -35,6 +43,71 @@ struct Options {
 };
 
 constexpr int kTimeoutMs = 10000;
+
+// The limits of the options (a value outside them is a usage error, exit 2).
+// Every controller has the same host NQN, and nvmf-target's default --max-controllers-per-host
+// is 32: a 33rd would be refused with Controller Busy instead of adding to the load.
+constexpr uint32_t kMaxControllers = 32;
+// nvmf-host's --nr-io-queues limit; 32 x 64 queues are already far more than a test needs.
+constexpr uint32_t kMaxQueues = 64;
+// SQSIZE is 0's based and a target refuses 0, so an I/O queue has at least 2 entries.
+constexpr uint32_t kMinQueueSize = 2;
+// nvmf-host's --queue-size limit; it also keeps the 2 x --queue-size Flush CIDs within 16 bits.
+constexpr uint32_t kMaxQueueSize = 1024;
+// The teardown comes within seconds of the target's send-stall timeout (30 s by default): an
+// hour is longer than any run should wait, and keeps the deadline far from overflowing.
+constexpr int kMaxWaitS = 3600;
+
+std::string range(long lo, long hi) { return std::to_string(lo) + "-" + std::to_string(hi); }
+
+// The second line of a usage error.
+std::string usage_line() {
+  return "withhold_receives -a ADDR -n NQN -q HOSTNQN [-s PORT] [-w ADDR] [--controllers " +
+         range(1, kMaxControllers) + "] [--queues " + range(1, kMaxQueues) + "] [--queue-size " +
+         range(kMinQueueSize, kMaxQueueSize) + "] [--wait-s " + range(1, kMaxWaitS) +
+         "] (try --help)";
+}
+
+// A whole decimal number from lo to hi. CLI::Range alone takes "0x10" as 16 and "010" as
+// octal 8; this passes CLI11 the number in plain decimal.
+CLI::Validator decimal_range(long lo, long hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        long v = 0;
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || ec != std::errc() || ptr != end || v < lo || v > hi) {
+          return "wants a whole number " + range(lo, hi) + ", not '" + text + "'";
+        }
+        text = std::to_string(v);
+        return {};
+      },
+      range(lo, hi));
+}
+
+// What CLI11 cannot check: the address and port as an RDMA connect takes them, and the NQNs.
+Status check_options(const Options& o) {
+  auto port = verbs::parse_port(o.trsvcid);
+  if (!port.ok()) return Status::invalid_argument("--trsvcid: " + port.status().message());
+  if (*port == 0) return Status::invalid_argument("--trsvcid: port 0 cannot be connected to");
+  if (auto a = verbs::SocketAddress::parse(o.traddr, *port); !a.ok()) {
+    return Status::invalid_argument("--traddr: " + a.status().message());
+  }
+  if (!o.host_traddr.empty()) {
+    if (auto a = verbs::SocketAddress::parse(o.host_traddr, uint16_t{0}); !a.ok()) {
+      return Status::invalid_argument("--host-traddr: " + a.status().message());
+    }
+  }
+  for (auto [name, nqn] : {std::pair{"--nqn", &o.subnqn}, std::pair{"--hostnqn", &o.hostnqn}}) {
+    if (nqn->empty()) return Status::invalid_argument(std::string(name) + " is empty");
+    if (nqn->size() > proto::kNqnMaxLength) {
+      return Status::invalid_argument(std::string(name) + " must be at most " +
+                                      std::to_string(proto::kNqnMaxLength) + " bytes, got " +
+                                      std::to_string(nqn->size()));
+    }
+  }
+  return ok_status();
+}
 
 host::RawQueueParams params(const Options& o, uint32_t slots, bool repost) {
   host::RawQueueParams p;
@@ -156,11 +229,24 @@ int main(int argc, char** argv) {
   app.add_option("-w,--host-traddr", o.host_traddr, "local address");
   app.add_option("-n,--nqn", o.subnqn, "subsystem NQN")->required();
   app.add_option("-q,--hostnqn", o.hostnqn, "host NQN")->required();
-  app.add_option("--controllers", o.controllers, "controllers")->check(CLI::Range(1, 32));
-  app.add_option("--queues", o.queues, "I/O queues per controller")->check(CLI::Range(1, 64));
-  app.add_option("--queue-size", o.queue_size, "entries per I/O queue")->check(CLI::Range(2, 1024));
+  app.add_option("--controllers", o.controllers, "controllers")
+      ->check(nvmf::decimal_range(1, nvmf::kMaxControllers));
+  app.add_option("--queues", o.queues, "I/O queues per controller")
+      ->check(nvmf::decimal_range(1, nvmf::kMaxQueues));
+  app.add_option("--queue-size", o.queue_size, "entries per I/O queue")
+      ->check(nvmf::decimal_range(nvmf::kMinQueueSize, nvmf::kMaxQueueSize));
   app.add_option("--wait-s", o.wait_s, "seconds to wait for the teardown")
-      ->check(CLI::Range(1, 3600));
-  CLI11_PARSE(app, argc, argv);
+      ->check(nvmf::decimal_range(1, nvmf::kMaxWaitS));
+  auto usage = [](std::string_view message) {
+    return nvmf::usage_error("withhold_receives", message, nvmf::usage_line());
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage(e.what());
+  }
+  if (nvmf::Status st = nvmf::check_options(o); !st.ok()) return usage(st.message());
   return nvmf::run(o);
 }
