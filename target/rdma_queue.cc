@@ -27,6 +27,7 @@ using verbs::WrKind;
 constexpr uint32_t kSlotsBeforeConnect = 2;
 constexpr uint32_t kSqeBytes = sizeof(proto::Sqe);
 constexpr uint32_t kCqeBytes = sizeof(proto::Cqe);
+constexpr uint32_t kNoReceive = RequestPipeline::kNoReceive;
 
 // Stall WARNs of all queues: at most 8 lines a second (many queues of one host stall together).
 LogLimiter& stall_log_limiter() {
@@ -34,11 +35,13 @@ LogLimiter& stall_log_limiter() {
   return limiter;
 }
 
-// The data length SGL1 describes (keyed data block: 24-bit length; others: 32-bit), whatever
-// the command: a command with 0 moves no data and takes no shared buffer.
-uint32_t sgl1_bytes(const proto::Sqe& sqe) {
-  return (sqe.dptr.id >> 4) == proto::kSglTypeKeyedDataBlock ? sqe.dptr.keyed_length()
-                                                             : sqe.dptr.unkeyed.length;
+PipelineParams pipeline_params(const RdmaQueueParams& p) {
+  PipelineParams pp;
+  pp.queue_size = p.queue_size;
+  pp.slot_count = p.queue_size + p.held_slots;
+  pp.page_size = p.page_size;
+  pp.shared_receives = p.srq != nullptr;
+  return pp;
 }
 
 }  // namespace
@@ -53,7 +56,8 @@ RdmaQueue::RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& 
       pages_per_recv_(in_capsule_recv_sges(params.in_capsule_bytes, params.page_size) - 1),
       id_(std::move(id)),
       idle_(std::chrono::milliseconds(params.stall_warn_ms)),
-      transfer_watch_(std::chrono::milliseconds(params.stall_warn_ms)) {}
+      transfer_watch_(std::chrono::milliseconds(params.stall_warn_ms)),
+      pipeline_(*this, counters_, pipeline_params(params)) {}
 
 Result<std::unique_ptr<RdmaQueue>> RdmaQueue::create(verbs::CmId& id, DeviceContext& dev,
                                                      const RdmaQueueParams& params,
@@ -91,20 +95,12 @@ RdmaQueue::~RdmaQueue() {
   }
   drain();  // also after a failed setup(), whose QP was destroyed there
   if (in_qps_) dev_.qps.erase(qp_num_);
-  // Every SRQ receive this queue still holds (commands it was executing, capsules parked with
-  // their in-capsule data when it was never asked to disconnect) goes back.
-  if (srq_ != nullptr && parked_receives_ > 0) {
-    srq_->parked_changed(-static_cast<int32_t>(parked_receives_));
-    parked_receives_ = 0;
-  }
+  // The QP is gone: no RDMA may touch a chunk once another queue can have it. Every chunk goes
+  // back, and every SRQ receive this queue still holds (commands it was executing, capsules
+  // parked with their in-capsule data when it was never asked to disconnect).
+  pipeline_.release_all();
   if (srq_ != nullptr && in_qps_) srq_->repost_held_by(qp_num_);
   if (cq_ != nullptr) leave_shared_cq(dev_, *cq_, cq_need_, subsystem_.registry());
-  if (pool_ != nullptr) {
-    // The QP goes first: no RDMA may touch a chunk once another queue can have it.
-    qp_.reset();
-    for (uint32_t i = 0; i < slots_.size(); ++i) release_chunk(i);
-    withdraw_buffer_waiters();
-  }
 }
 
 Status RdmaQueue::setup() {
@@ -120,7 +116,8 @@ Status RdmaQueue::setup() {
   build_work_requests();
   // One receive is posted without an SRQ, and a second capsule waits in RNR retry; with one,
   // the second is held (it has the second pre-Connect slot); a third tears the queue down.
-  recv_held_.set_limit(srq_ != nullptr ? std::min(kSlotsBeforeConnect, params_.queue_size) : 1);
+  pipeline_.set_capsule_limit(
+      srq_ != nullptr ? std::min(kSlotsBeforeConnect, params_.queue_size) : 1, false);
   if (srq_ == nullptr) {
     if (!post_receive(0)) return Status::io("ibv_post_recv failed while posting the first receive");
     account(0, 0, 1);
@@ -129,6 +126,7 @@ Status RdmaQueue::setup() {
                      params_.in_capsule_bytes);
   processor_->set_port(params_.port);
   processor_->set_engine(params_.engine);
+  pipeline_.set_processor(&*processor_);
   return ok_status();
 }
 
@@ -190,7 +188,7 @@ Status RdmaQueue::create_qp() {
   NVMF_ASSIGN_OR_RETURN(auto qp, verbs::QueuePair::create(id_, dev_.pd.get(), config));
   qp_.emplace(std::move(qp));
   qp_num_ = qp_->qp_num();
-  send_queue_.set_limit(config.max_send_wr);
+  pipeline_.set_send_queue_depth(config.max_send_wr);
   return ok_status();
 }
 
@@ -219,33 +217,22 @@ void RdmaQueue::build_work_requests() {
   }
   // Room for every slot now (a slot's address never changes: WRs and held requests point into
   // it), but only the few a queue without a Connect can use are made.
-  slots_.reserve(slot_count_);
-  slots_.resize(std::min(kSlotsBeforeConnect, slot_count_));
-  free_slots_.clear();
-  free_slots_.reserve(slot_count_);
-  waiting_.assign(n, Parked{});
-  read_waiters_.reset(slot_count_);
-  response_waiters_.reset(slot_count_);
-  for (uint32_t s = 0; s < slots_.size(); ++s) {
-    uint32_t index = static_cast<uint32_t>(slots_.size()) - 1 - s;
-    init_slot(index, connect_page, params_.page_size, first_buf_->lkey());
-    free_slots_.push_back(index);  // lowest index on top
+  wrs_.reserve(slot_count_);
+  for (uint32_t s = 0; s < std::min(kSlotsBeforeConnect, slot_count_); ++s) {
+    add_slot(connect_page, params_.page_size, first_buf_->lkey());
   }
 }
 
-void RdmaQueue::init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint32_t lkey) {
-  Slot& slot = slots_[index];
-  slot.req.buffer = {buffer, bytes};
-  slot.data_sge = {reinterpret_cast<uintptr_t>(buffer), 0, lkey};
-  slot.cqe_sge = cqe_buf_->sge(size_t{index} * kCqeBytes, kCqeBytes);
-  slot.data_wr.sg_list = &slot.data_sge;
-  slot.data_wr.num_sge = 1;
-  slot.send_wr.sg_list = &slot.cqe_sge;
-  slot.send_wr.num_sge = 1;
-  slot.send_wr.wr_id = encode_wr_id(WrKind::kSend, index);
-  slot.req.io.done = this;
-  slot.req.io.tag = index;
-  counters_.state_now[static_cast<size_t>(RequestState::kDone)].add();  // a free slot
+void RdmaQueue::add_slot(uint8_t* buffer, uint32_t bytes, uint32_t lkey) {
+  const uint32_t index = pipeline_.add_slot({buffer, bytes});
+  SlotWrs& w = wrs_.emplace_back();  // within the reserved room: no WR moves
+  w.data_sge = {reinterpret_cast<uintptr_t>(buffer), 0, lkey};
+  w.cqe_sge = cqe_buf_->sge(size_t{index} * kCqeBytes, kCqeBytes);
+  w.data_wr.sg_list = &w.data_sge;
+  w.data_wr.num_sge = 1;
+  w.send_wr.sg_list = &w.cqe_sge;
+  w.send_wr.num_sge = 1;
+  w.send_wr.wr_id = encode_wr_id(WrKind::kSend, index);
 }
 
 bool RdmaQueue::connect_accepted() {
@@ -289,7 +276,7 @@ bool RdmaQueue::connect_accepted() {
                              dev_.pool->chunks().chunk_bytes() >= params_.max_transfer_bytes
                          ? dev_.pool.get()
                          : nullptr;
-  recv_held_.set_limit(params_.queue_size);
+  pipeline_.set_capsule_limit(params_.queue_size, true);
   if (srq_ == nullptr && pages_per_recv_ > 0 && n > 1) {
     size_t bytes = (n - 1) * pages_per_recv_ * params_.page_size;
     auto pages =
@@ -308,23 +295,16 @@ bool RdmaQueue::connect_accepted() {
       }
     }
   }
-  const size_t made = slots_.size();
+  const size_t made = wrs_.size();
   if (pool != nullptr) {
-    // No buffer of its own: a slot's data_sge is set when it takes a chunk.
-    slots_.resize(slot_count_);
+    // No buffer of its own: a slot's data SGE points at its chunk when its work is posted.
     for (uint32_t index = 0; index < slot_count_; ++index) {
-      if (index >= made) {
-        init_slot(index, nullptr, 0, pool->lkey());
-        free_slots_.push_back(index);
-      }
-      slots_[index].req.buffer = {};
-      slots_[index].data_sge = {0, 0, pool->lkey()};
-    }
-    for (uint32_t index = 0; index < slot_count_; ++index) {
-      slots_[index].waiter.owner = this;
-      slots_[index].waiter.slot = index;
+      if (index >= made) add_slot(nullptr, 0, pool->lkey());
+      pipeline_.set_buffer(index, {});
+      wrs_[index].data_sge = {0, 0, pool->lkey()};
     }
     pool_ = pool;
+    pipeline_.use_pool(&pool->chunks());
     grown_ = true;
     if (srq_ != nullptr) return true;
     uint32_t posted = 0;
@@ -343,15 +323,13 @@ bool RdmaQueue::connect_accepted() {
   // The Connect's own slot is finished with the Connect page (its data was copied out), and no
   // other slot can be moving data: only a Connect does before this point. The remaining slots
   // are made in the room reserved for them (no reallocation: the existing ones stay put).
-  slots_.resize(slot_count_);
   for (uint32_t index = 0; index < slot_count_; ++index) {
     uint8_t* buf = data_buf_->data() + static_cast<size_t>(index) * params_.max_transfer_bytes;
     if (index < made) {
-      slots_[index].req.buffer = {buf, params_.max_transfer_bytes};
-      slots_[index].data_sge = {reinterpret_cast<uintptr_t>(buf), 0, data_buf_->lkey()};
+      pipeline_.set_buffer(index, {buf, params_.max_transfer_bytes});
+      wrs_[index].data_sge = {reinterpret_cast<uintptr_t>(buf), 0, data_buf_->lkey()};
     } else {
-      init_slot(index, buf, params_.max_transfer_bytes, data_buf_->lkey());
-      free_slots_.push_back(index);
+      add_slot(buf, params_.max_transfer_bytes, data_buf_->lkey());
     }
   }
   grown_ = true;
@@ -365,24 +343,33 @@ bool RdmaQueue::connect_accepted() {
   return posted + 1 == n;
 }
 
-void RdmaQueue::respond_held(Request& r) {
-  for (uint32_t index = 0; index < slots_.size(); ++index) {
-    if (&slots_[index].req == &r) {
-      if (move(index, RequestState::kReadyToComplete)) respond(index, false, false);
-      return;
-    }
-  }
+const proto::Sqe* RdmaQueue::capsule_sqe(uint32_t recv) {
+  if (srq_ != nullptr) return reinterpret_cast<const proto::Sqe*>(srq_->sqe(recv));
+  return reinterpret_cast<const proto::Sqe*>(sqe_buf_->data() + size_t{recv} * kSqeBytes);
 }
 
-bool RdmaQueue::return_receive(uint32_t index) {
-  recv_held_.give_back(1);
-  if (index == kNoReceive) return true;  // went back when its capsule was parked
-  if (srq_ == nullptr) return post_receive(index);
-  if (int err = srq_->repost(index); err != 0) {
-    fail("ibv_post_srq_recv of receive " + std::to_string(index) + ": " + errno_string(err));
+std::span<uint8_t* const> RdmaQueue::capsule_pages(uint32_t recv) {
+  if (srq_ != nullptr) return {srq_->pages(recv), pages_per_recv_};
+  return {recv_pages_.data() + static_cast<size_t>(recv) * pages_per_recv_, pages_per_recv_};
+}
+
+bool RdmaQueue::repost_receive(uint32_t recv) {
+  if (srq_ == nullptr) return post_receive(recv);
+  if (int err = srq_->repost(recv); err != 0) {
+    fail("ibv_post_srq_recv of receive " + std::to_string(recv) + ": " + errno_string(err));
     return false;
   }
   return true;
+}
+
+void RdmaQueue::parked_receives_changed(int32_t delta) {
+  if (srq_ != nullptr) srq_->parked_changed(delta);
+}
+
+void RdmaQueue::response_ready() {
+  // A successful Connect's response: the queue stops pending now, before the host can see the
+  // CQE and open its next connection (the listener's limit is exact).
+  if (pending_.held() && connected()) pending_.release();
 }
 
 void RdmaQueue::stop_qp() {
@@ -409,7 +396,7 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   // rdma_accept moves the QP to RTS with the id's timeout when one was set.
   if (params_.ack_timeout != 0) NVMF_RETURN_IF_ERROR(id_.set_ack_timeout(params_.ack_timeout));
   NVMF_RETURN_IF_ERROR(id_.accept(&data, sizeof(data), responder_resources, initiator_depth));
-  reads_.set_limit(initiator_depth);
+  pipeline_.set_read_depth(initiator_depth);
   QueueStats info;
   info.qid = params_.qid;
   info.queue_size = params_.queue_size;
@@ -419,21 +406,14 @@ Status RdmaQueue::accept(uint8_t responder_resources, uint8_t initiator_depth) {
   info.granted_max_inline_data = qp_->granted_max_inline_data();
   info.usable_max_inline_data = qp_->usable_max_inline_data();
   info.inline_fallback = qp_->inline_fallback();
-  info.rdma_read_depth = reads_.limit();
-  info.send_queue_depth = send_queue_.limit();
+  info.rdma_read_depth = pipeline_.reads().limit();
+  info.send_queue_depth = pipeline_.send_queue().limit();
   info.ack_timeout = stall_snapshot().timeout;  // ibv_query_qp, once per connection
   subsystem_.registry().add_queue(&counters_, info);
   return ok_status();
 }
 
 // ------------------------------------------------------------------------------ fast path --
-
-void RdmaQueue::chunk_ready(uint32_t slot, uint8_t* chunk) {
-  --buffer_waiters_;
-  ++events_;  // work done: the idle watch sees progress
-  attach_chunk(slot, chunk);
-  act(slot, processor_->begin(slots_[slot].req));
-}
 
 void RdmaQueue::queue_send(ibv_send_wr* first, ibv_send_wr* last) {
   if (!touched_) {
@@ -484,23 +464,17 @@ void RdmaQueue::handle(const ibv_wc& wc) {
   switch (kind) {
     case WrKind::kRecv:
       if (srq_ == nullptr) --receives_posted_;  // an SRQ receive was never this queue's post
-      on_receive(index, wc.byte_len);
+      // Beyond its limit the host ignored sqhd and hsqsize (only possible with an SRQ: without
+      // one the host finds no receive posted, RNR): the QP goes to the error state now, so that
+      // it takes no more of the SRQ's receives.
+      if (srq_ != nullptr && !pipeline_.capsules().available(1)) stop_qp();
+      pipeline_.on_capsule(index, wc.byte_len);
       break;
     case WrKind::kRead:
-      reads_.give_back(1);
-      send_queue_.give_back(1);
-      if (move(index, RequestState::kReadyToExecute)) {
-        act(index, processor_->data_arrived(slots_[index].req));
-      }
-      serve_waiters();
+      pipeline_.on_read_done(index);
       break;
     case WrKind::kSend:
-      send_queue_.give_back(slots_[index].sq_held);
-      slots_[index].sq_held = 0;
-      if (!move(index, RequestState::kDone)) return;
-      release_chunk(index);
-      serve_waiters();  // before the slot takes a waiting capsule: those waited longer
-      on_send_done(index);
+      pipeline_.on_send_done(index);
       break;
     case WrKind::kWrite:
       break;
@@ -510,329 +484,76 @@ void RdmaQueue::handle(const ibv_wc& wc) {
   }
 }
 
-void RdmaQueue::on_receive(uint32_t index, uint32_t byte_len) {
-  if (!recv_held_.take(1)) {
-    // Only possible with an SRQ (without one the host finds no receive posted: RNR). The QP
-    // goes to the error state now, so that it takes no more of the SRQ's receives.
-    if (srq_ != nullptr) stop_qp();
-    fail("the host sent more than " + std::to_string(recv_held_.limit()) +
-         " command capsules without waiting for their responses (" +
-         (grown_ ? "hsqsize + 1" : "two before its Connect is accepted") + ")");
-    return;
-  }
-  if (byte_len < kSqeBytes) {
-    fail("capsule of " + std::to_string(byte_len) + " bytes is shorter than an SQE");
-    return;
-  }
-  if (free_slots_.empty()) {  // every slot waits for a SEND completion: queue the capsule
-    park(index, byte_len);
-    return;
-  }
-  uint32_t slot = free_slots_.back();
-  free_slots_.pop_back();
-  start(slot, index, byte_len);
-}
-
-void RdmaQueue::park(uint32_t index, uint32_t byte_len) {
-  Parked& p = waiting_[(waiting_head_ + waiting_count_) % waiting_.size()];
-  ++waiting_count_;
-  p.byte_len = byte_len;
-  if (srq_ != nullptr && byte_len == kSqeBytes) {
-    // A capsule without in-capsule data: its SQE is all it carries, so it waits in this
-    // queue's own ring and its receive goes back to the SRQ now. A host that takes no
-    // responses (our SENDs never complete) and keeps sending dataless commands pins no SRQ
-    // receive of the other hosts; the stall bound tears its queue down.
-    std::memcpy(&p.sqe, srq_->sqe(index), kSqeBytes);
-    p.recv_index = kNoReceive;
-    if (int err = srq_->repost(index); err != 0) {
-      fail("ibv_post_srq_recv of receive " + std::to_string(index) + ": " + errno_string(err));
-    }
-    return;
-  }
-  // Its in-capsule data is read in place: it keeps its receive until it starts (at most
-  // SQSIZE such per queue, recv_held_; the device's share: EventLoop::evict_srq_parkers).
-  p.recv_index = index;
-  if (srq_ != nullptr) {
-    ++parked_receives_;
-    srq_->parked_changed(1);
-  }
-}
-
-void RdmaQueue::drop_parked_capsules() {
-  // The queue is going: its parked capsules will never start. Their SRQ receives go back now,
-  // not when the queue is swept (after its last backend operation), so that they count against
-  // no other queue's share of the SRQ meanwhile.
-  if (srq_ != nullptr) {
-    for (size_t i = 0; i < waiting_count_; ++i) {
-      const Parked& p = waiting_[(waiting_head_ + i) % waiting_.size()];
-      // A failed post leaves the receive held by this QP: the teardown posts it again.
-      if (p.recv_index != kNoReceive) (void)srq_->repost(p.recv_index);
-    }
-    srq_->parked_changed(-static_cast<int32_t>(parked_receives_));
-    parked_receives_ = 0;
-  }
-  waiting_head_ = 0;
-  waiting_count_ = 0;
-}
-
-void RdmaQueue::start(uint32_t slot, uint32_t recv_index, uint32_t byte_len,
-                      const proto::Sqe* parked_sqe) {
-  Slot& s = slots_[slot];
-  s.recv_index = recv_index;
-  Request& r = s.req;
-  if (parked_sqe != nullptr) {  // parked without its receive: the SQE was copied
-    s.sqe_copy = *parked_sqe;
-    r.sqe = &s.sqe_copy;
-    r.in_capsule.pages = {};
-  } else if (srq_ != nullptr) {
-    r.sqe = reinterpret_cast<const proto::Sqe*>(srq_->sqe(recv_index));
-    r.in_capsule.pages = {srq_->pages(recv_index), pages_per_recv_};
-  } else {
-    r.sqe = reinterpret_cast<const proto::Sqe*>(sqe_buf_->data() + size_t{recv_index} * kSqeBytes);
-    r.in_capsule.pages = {recv_pages_.data() + static_cast<size_t>(recv_index) * pages_per_recv_,
-                          pages_per_recv_};
-  }
-  r.in_capsule.page_size = params_.page_size;
-  r.in_capsule.received_bytes = byte_len - kSqeBytes;
-  if (!move(slot, RequestState::kNew)) return;
-  if (pool_ != nullptr && sgl1_bytes(*r.sqe) > 0) {
-    if (!pool_->chunks().unclaimed()) {
-      if (!move(slot, RequestState::kWaitingForBuffer)) return;
-      counters_.buffer_waits.add();
-      if (!pool_->chunks().wait(s.waiter)) return fail("buffer waiters: a slot waits twice");
-      ++buffer_waiters_;
-      return;
-    }
-    attach_chunk(slot, pool_->chunks().take(*this));  // unclaimed(): one is free
-  }
-  act(slot, processor_->begin(r));
-}
-
-void RdmaQueue::attach_chunk(uint32_t slot, uint8_t* chunk) {
-  Slot& s = slots_[slot];
-  s.chunk = chunk;
-  s.req.buffer = {chunk, pool_->chunks().chunk_bytes()};
-  s.data_sge.addr = reinterpret_cast<uintptr_t>(chunk);
-}
-
-void RdmaQueue::release_chunk(uint32_t slot) {
-  Slot& s = slots_[slot];
-  if (s.chunk == nullptr) return;
-  if (!pool_->chunks().give(s.chunk, *this)) fail("shared buffer given back twice");
-  s.chunk = nullptr;
-  s.req.buffer = {};
-  s.data_sge.addr = 0;
-}
-
-void RdmaQueue::withdraw_buffer_waiters() {
-  if (pool_ == nullptr || buffer_waiters_ == 0) return;
-  for (Slot& s : slots_) pool_->chunks().withdraw(s.waiter);
-  buffer_waiters_ = 0;
-}
-
-bool RdmaQueue::move(uint32_t slot, RequestState to) {
-  Request& r = slots_[slot].req;
-  if (!transition_allowed(r.state, to)) {
-    fail("slot " + std::to_string(slot) + ": request state " +
-         std::string(request_state_name(r.state)) + " cannot move to " +
-         std::string(request_state_name(to)));
-    return false;
-  }
-  counters_.count_move(r.state, to);
-  r.state = to;
-  if (is_transfer_state(to)) {
-    Slot& s = slots_[slot];
-    s.transfer_ticket = ++transfer_tickets_;
-    // Before the READ the SQE is still in its receive; a response's CQE carries the cid.
-    s.transfer_cid =
-        to == RequestState::kTransferringFromHost && r.sqe != nullptr ? r.sqe->cid : r.cqe.cid;
-    s.transfer_bytes = to == RequestState::kCompleting ? 0 : r.transfer_bytes;
-  }
-  return true;
-}
-
-void RdmaQueue::act(uint32_t slot, NextStep next) {
-  switch (next) {
-    case NextStep::kRespond:
-      if (move(slot, RequestState::kReadyToComplete)) respond(slot, false);
-      break;
-    case NextStep::kWriteToHostThenRespond:
-      if (move(slot, RequestState::kReadyToComplete)) respond(slot, true);
-      break;
-    case NextStep::kReadFromHost:
-      if (move(slot, RequestState::kWaitingForReadCredit)) request_read(slot);
-      break;
-    case NextStep::kHold:  // the SQE is no longer needed: give the receive back; no data moves
-      release_chunk(slot);
-      if (move(slot, RequestState::kHeld)) return_receive(slots_[slot].recv_index);
-      break;
-    case NextStep::kBackend:  // io_done() continues; the SQE stays in its receive until then
-      if (move(slot, RequestState::kExecuting)) ++backend_in_flight_;
-      break;
-  }
-}
-
-void RdmaQueue::io_done(IoRequest& io) {
-  --backend_in_flight_;
-  ++events_;
-  if (wants_teardown()) return;  // nobody to answer
-  act(io.tag, processor_->io_done(slots_[io.tag].req));
-}
-
-void RdmaQueue::request_read(uint32_t slot) {
-  if (read_waiters_.empty() && reads_.available(1) && send_queue_.available(1)) {
-    reads_.take(1);
-    send_queue_.take(1);
-    post_read(slot);
-    return;
-  }
-  counters_.rdma_read_waits.add();
-  if (!read_waiters_.push(slot)) fail("RDMA READ waiters: more than one entry per slot");
-}
-
-void RdmaQueue::serve_waiters() {
-  while (!response_waiters_.empty()) {
-    uint32_t slot = response_waiters_.front();
-    if (!send_queue_.available(slots_[slot].with_data ? 2 : 1)) return;  // READs wait too
-    response_waiters_.pop();
-    post_response(slot);
-  }
-  while (!read_waiters_.empty() && reads_.available(1) && send_queue_.available(1)) {
-    uint32_t slot = read_waiters_.front();
-    read_waiters_.pop();
-    reads_.take(1);
-    send_queue_.take(1);
-    post_read(slot);
-  }
-}
-
-// The READ and send-queue credits are taken.
-void RdmaQueue::post_read(uint32_t slot) {
-  if (!move(slot, RequestState::kTransferringFromHost)) return;
-  counters_.rdma_reads_in_flight_max.set(reads_.high_water());
-  Slot& s = slots_[slot];
-  s.data_sge.length = s.req.transfer_bytes;
-  s.data_wr.wr_id = encode_wr_id(WrKind::kRead, slot);
-  s.data_wr.opcode = IBV_WR_RDMA_READ;
-  s.data_wr.send_flags = IBV_SEND_SIGNALED;
-  s.data_wr.wr.rdma.remote_addr = s.req.sgl.addr;
-  s.data_wr.wr.rdma.rkey = s.req.sgl.rkey;
-  // Posted now, not with the batch: a batch of READs makes the host's responder send every READ
-  // response at once. Against the Linux host on rxe (QD32, 64 KiB writes) that burst lost
-  // packets and each loss cost a retransmit timeout of seconds (kernel I/O timeouts; ci/interop's
-  // deep-writes checks guard it). Posting as each command arrives spaces them out, and
-  // the READ depth (request_read) bounds how many are outstanding at once.
-  s.data_wr.next = nullptr;
-  int err = qp_->post_send(&s.data_wr);
+// Posted now, not with the batch: a batch of READs makes the host's responder send every READ
+// response at once. Against the Linux host on rxe (QD32, 64 KiB writes) that burst lost packets
+// and each loss cost a retransmit timeout of seconds (kernel I/O timeouts; ci/interop's
+// deep-writes checks guard it). Posting as each command arrives spaces them out, and the READ
+// depth (RequestPipeline's READ credits) bounds how many are outstanding at once.
+void RdmaQueue::post_read(uint32_t slot, const Request& r) {
+  SlotWrs& w = wrs_[slot];
+  w.data_sge.addr = reinterpret_cast<uintptr_t>(r.buffer.data());
+  w.data_sge.length = r.transfer_bytes;
+  w.data_wr.wr_id = encode_wr_id(WrKind::kRead, slot);
+  w.data_wr.opcode = IBV_WR_RDMA_READ;
+  w.data_wr.send_flags = IBV_SEND_SIGNALED;
+  w.data_wr.wr.rdma.remote_addr = r.sgl.addr;
+  w.data_wr.wr.rdma.rkey = r.sgl.rkey;
+  w.data_wr.next = nullptr;
+  int err = qp_->post_send(&w.data_wr);
   if (err != 0) fail("ibv_post_send(RDMA READ): " + errno_string(err));
 }
 
-void RdmaQueue::respond(uint32_t slot, bool with_data, bool repost) {
-  // A successful Connect's response: the queue stops pending now, before the host can see the
-  // CQE and open its next connection (the listener's limit is exact).
-  if (pending_.held() && connected()) pending_.release();
-  Slot& s = slots_[slot];
-  // Without an RDMA WRITE the response needs no data buffer (what the command moved was
-  // consumed): the chunk goes back now, not at the SEND completion, so that a stall of this
-  // QP's SENDs in the transport (on rxe, retransmit rounds of 2 s each) holds no buffer that
-  // commands of other queues wait for. Not on a queue being torn down: its QP may still be
-  // placing data there (a READ the provider reported done without its data, see
-  // CommandProcessor::read_data_missing), so its chunks go back after the QP is destroyed.
-  if (!with_data && !wants_teardown()) release_chunk(slot);
-  if (repost && !return_receive(s.recv_index))
-    return;  // before the SEND: the host may send at once
-  s.with_data = with_data;
-  if (response_waiters_.empty() && send_queue_.available(with_data ? 2 : 1)) {
-    post_response(slot);
-    return;
-  }
-  counters_.send_queue_waits.add();
-  if (!response_waiters_.push(slot)) fail("response waiters: more than one entry per slot");
-}
-
-void RdmaQueue::post_response(uint32_t slot) {
-  Slot& s = slots_[slot];
-  const bool with_data = s.with_data;
-  if (!move(slot, with_data ? RequestState::kTransferringToHost : RequestState::kCompleting)) {
-    return;
-  }
-  s.sq_held = with_data ? 2 : 1;
-  send_queue_.take(s.sq_held);
-  std::memcpy(reinterpret_cast<void*>(s.cqe_sge.addr), &s.req.cqe, kCqeBytes);
-  s.send_wr.opcode = s.req.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
-  if (s.req.invalidate) s.send_wr.invalidate_rkey = s.req.sgl.rkey;
+void RdmaQueue::post_response(uint32_t slot, const Request& r, bool with_data) {
+  SlotWrs& w = wrs_[slot];
+  std::memcpy(reinterpret_cast<void*>(w.cqe_sge.addr), &r.cqe, kCqeBytes);
+  w.send_wr.opcode = r.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
+  if (r.invalidate) w.send_wr.invalidate_rkey = r.sgl.rkey;
   // The CQE is copied into its registered buffer above either way, so the by-reference path
   // (after the inline-send fallback, or with 0 requested) needs nothing else.
   const SendMode mode = qp_->send_mode(kCqeBytes, false);
-  s.send_wr.send_flags = IBV_SEND_SIGNALED | send_flags_for(mode);
-  ibv_send_wr* first = &s.send_wr;
+  w.send_wr.send_flags = IBV_SEND_SIGNALED | send_flags_for(mode);
+  ibv_send_wr* first = &w.send_wr;
   if (with_data) {
-    s.data_sge.length = s.req.transfer_bytes;
-    s.data_wr.wr_id = encode_wr_id(WrKind::kWrite, slot);
-    s.data_wr.next = &s.send_wr;
-    s.data_wr.opcode = IBV_WR_RDMA_WRITE;
-    s.data_wr.send_flags = 0;  // the SEND behind it is signaled; RC keeps them in order
-    s.data_wr.wr.rdma.remote_addr = s.req.sgl.addr;
-    s.data_wr.wr.rdma.rkey = s.req.sgl.rkey;
-    first = &s.data_wr;
+    w.data_sge.addr = reinterpret_cast<uintptr_t>(r.buffer.data());
+    w.data_sge.length = r.transfer_bytes;
+    w.data_wr.wr_id = encode_wr_id(WrKind::kWrite, slot);
+    w.data_wr.next = &w.send_wr;
+    w.data_wr.opcode = IBV_WR_RDMA_WRITE;
+    w.data_wr.send_flags = 0;  // the SEND behind it is signaled; RC keeps them in order
+    w.data_wr.wr.rdma.remote_addr = r.sgl.addr;
+    w.data_wr.wr.rdma.rkey = r.sgl.rkey;
+    first = &w.data_wr;
   }
   // Counted before the post: once the host holds the CQE, stats() must already show it (a
   // test reads them right after its last completion). A failed post tears the queue down.
   (mode == SendMode::kInline ? counters_.responses_inline : counters_.responses_by_reference).add();
-  queue_send(first, &s.send_wr);
-}
-
-void RdmaQueue::on_send_done(uint32_t slot) {
-  if (waiting_count_ > 0) {
-    const Parked& p = waiting_[waiting_head_];
-    waiting_head_ = (waiting_head_ + 1) % waiting_.size();
-    --waiting_count_;
-    if (p.recv_index == kNoReceive) {
-      // The SQE is copied into the slot before the ring can reuse the entry.
-      start(slot, kNoReceive, p.byte_len, &p.sqe);
-      return;
-    }
-    if (srq_ != nullptr) {
-      --parked_receives_;
-      srq_->parked_changed(-1);
-    }
-    start(slot, p.recv_index, p.byte_len);
-    return;
-  }
-  free_slots_.push_back(slot);
+  queue_send(first, &w.send_wr);
 }
 
 // ------------------------------------------------------------------------- stall watch --
-
-uint32_t RdmaQueue::outstanding() const {
-  const uint64_t idle = counters_.state_now[static_cast<size_t>(RequestState::kDone)].get() +
-                        counters_.state_now[static_cast<size_t>(RequestState::kHeld)].get();
-  const uint64_t slots = slots_.size();
-  return static_cast<uint32_t>((slots > idle ? slots - idle : 0) + waiting_count_);
-}
 
 StallSnapshot RdmaQueue::stall_snapshot() const {
   StallSnapshot s;
   s.outstanding = outstanding();
   for (size_t i = 0; i < kRequestStateCount; ++i) s.states[i] = counters_.state_now[i].get();
-  s.capsules_waiting_for_slot = static_cast<uint32_t>(waiting_count_);
+  s.capsules_waiting_for_slot = pipeline_.capsules_parked();
   if (srq_ != nullptr) {
     s.srq = true;
     s.receives_posted = srq_->table().posted_now();
     s.receive_depth = srq_->depth();
-    s.capsules_held = recv_held_.in_use();
-    s.capsule_limit = recv_held_.limit();
+    s.capsules_held = pipeline_.capsules().in_use();
+    s.capsule_limit = pipeline_.capsules().limit();
   } else {
     s.receives_posted = receives_posted_;
     s.receive_depth = params_.queue_size;
   }
-  s.send_queue_in_use = send_queue_.in_use();
-  s.send_queue_depth = send_queue_.limit();
-  s.responses_waiting = response_waiters_.size();
-  s.reads_in_flight = reads_.in_use();
-  s.read_depth = reads_.limit();
-  s.reads_waiting = read_waiters_.size();
-  s.backend_in_flight = backend_in_flight_;
+  s.send_queue_in_use = pipeline_.send_queue().in_use();
+  s.send_queue_depth = pipeline_.send_queue().limit();
+  s.responses_waiting = pipeline_.responses_waiting();
+  s.reads_in_flight = pipeline_.reads().in_use();
+  s.read_depth = pipeline_.reads().limit();
+  s.reads_waiting = pipeline_.reads_waiting();
+  s.backend_in_flight = pipeline_.backend_in_flight();
   if (pool_ != nullptr) {
     s.shared_pool = true;
     s.pool_free = pool_->chunks().free_count();
@@ -840,13 +561,12 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
     s.pool_waiting = pool_->chunks().waiting();
   }
   s.cq_armed = cq_ != nullptr && cq_->armed;
-  if (const TransferScan t = scan_transfers(); t.transfers > 0) {
-    const Slot& o = slots_[t.oldest_slot];
+  if (const auto t = pipeline_.scan_transfers(); t.transfers > 0) {
     s.transfers = t.transfers;
     s.has_oldest_transfer = true;
-    s.oldest_transfer_state = o.req.state;
-    s.oldest_transfer_cid = o.transfer_cid;
-    s.oldest_transfer_bytes = o.transfer_bytes;
+    s.oldest_transfer_state = pipeline_.request(t.oldest_slot).state;
+    s.oldest_transfer_cid = pipeline_.transfer_cid(t.oldest_slot);
+    s.oldest_transfer_bytes = pipeline_.transfer_bytes(t.oldest_slot);
     // transfer_watch_ saw this one as the oldest from its first look at it.
     s.oldest_transfer_age = transfer_watch_.idle();
   }
@@ -869,33 +589,13 @@ StallSnapshot RdmaQueue::stall_snapshot() const {
   return s;
 }
 
-RdmaQueue::TransferScan RdmaQueue::scan_transfers() const {
-  TransferScan t;
-  // The per-state gauges say whether there is anything to find: a queue with no request in a
-  // transfer state (most of them, most of the time) costs three loads, not a walk of its slots.
-  uint64_t in_transfer = 0;
-  for (RequestState st : {RequestState::kTransferringFromHost, RequestState::kTransferringToHost,
-                          RequestState::kCompleting}) {
-    in_transfer += counters_.state_now[static_cast<size_t>(st)].get();
-  }
-  if (in_transfer == 0) return t;
-  for (uint32_t i = 0; i < slots_.size(); ++i) {
-    const Slot& s = slots_[i];
-    if (!is_transfer_state(s.req.state)) continue;
-    if (t.transfers++ == 0 || s.transfer_ticket < t.oldest_ticket) {
-      t.oldest_ticket = s.transfer_ticket;
-      t.oldest_slot = i;
-    }
-  }
-  return t;
-}
-
 void RdmaQueue::check_stall(IdleWatch::Clock::time_point now) {
   if (wants_teardown() || !connected()) return;
-  const TransferScan t = scan_transfers();
+  const auto t = pipeline_.scan_transfers();
   const uint64_t transfer_stalls_before = transfer_watch_.stalls();
   const IdleWatch::Verdict transfer = transfer_watch_.observe(t.oldest_ticket, t.transfers, now);
-  const IdleWatch::Verdict queue = idle_.observe(events_, outstanding(), now);
+  const IdleWatch::Verdict queue =
+      idle_.observe(events_ + pipeline_.progress(), outstanding(), now);
   if (transfer == IdleWatch::Verdict::kStalled && queue != IdleWatch::Verdict::kStalled &&
       idle_.idle() < transfer_watch_.idle()) {
     // Completions go on around it (else the queue's own WARN below says it all).
@@ -959,11 +659,7 @@ void RdmaQueue::request_disconnect(std::string_view reason) {
   }
   if (disconnect_reason_.empty()) disconnect_reason_ = reason.empty() ? "unknown" : reason;
   pending_.release();  // a queue being torn down no longer waits for its Connect
-  // Its commands waiting for a shared buffer will never start: withdraw them now, so that they
-  // neither hold back other queues' newcomers (ChunkList::unclaimed) nor keep the event loop
-  // polling for them while the queue waits for a backend operation before its teardown.
-  withdraw_buffer_waiters();
-  drop_parked_capsules();
+  pipeline_.abandon_waiters();
 }
 
 void RdmaQueue::take_remote_disconnect_slow() {

@@ -27,6 +27,7 @@
 #include "target/device_context.h"
 #include "target/poll_group.h"
 #include "target/queue_link.h"
+#include "target/request_pipeline.h"
 #include "target/stall_report.h"
 #include "target/stall_watch.h"
 #include "target/subsystem.h"
@@ -102,14 +103,16 @@ struct RdmaQueueParams {
 // receives would have RNR-NAKed it. A command keeps its receive until its response: the receive is
 // reposted just before the response SEND (the host may send the next command as soon as it sees the
 // CQE). A slot is freed when its SEND completes; a receive that finds no free slot waits in a ring.
-// Each slot's Request moves through the states of target/request_state.h. Two resources are
-// counted, and a request short of one waits in its state's FIFO, in arrival order, until a
-// completion gives one back: RDMA READ credits (the initiator depth given to rdma_accept: at
-// most that many READs outstanding; state waiting_for_read_credit) and send-queue entries (the
-// QP's max_send_wr; a READ takes one, a response one, or two with its RDMA WRITE; a response
-// waits in ready_to_complete).
+// Each slot's Request moves through the states of target/request_state.h in the queue's
+// RequestPipeline (target/request_pipeline.h), which this class feeds with its work completions
+// and whose READs, WRITEs, SENDs and receives it posts. Two resources are counted, and a
+// request short of one waits in its state's FIFO, in arrival order, until a completion gives
+// one back: RDMA READ credits (the initiator depth given to rdma_accept: at most that many
+// READs outstanding; state waiting_for_read_credit) and send-queue entries (the QP's
+// max_send_wr; a READ takes one, a response one, or two with its RDMA WRITE; a response waits
+// in ready_to_complete).
 // Event-loop thread only.
-class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner {
+class RdmaQueue : public QueueLink, public PipelineTransport {
  public:
   // Allocates and registers the buffers, joins one of the device's shared CQs (dev.cqs; a new
   // one, on dev.channel, when none has the room this queue may need: target/shared_cq.h), creates
@@ -144,9 +147,6 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
     touched_ = false;
     flush_sends();
   }
-  // ChunkWaiterOwner: the pool's FIFO (ChunkList::serve, from the event loop) gave the command
-  // waiting in `slot` its chunk: it starts.
-  void chunk_ready(uint32_t slot, uint8_t* chunk) override;
   // The shared CQ this queue's QP completes on.
   SharedCq* shared_cq() const { return cq_; }
   // rdma_disconnect, once; errors are ignored (the peer may be gone already).
@@ -162,35 +162,34 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   }
   std::string describe() const override;
   std::string peer_host() const override { return params_.peer_host; }
-  // IoCompletion: a backend operation of one of this queue's commands finished; the response
-  // (and its RDMA WRITE) is queued and goes out with the next poll()'s post. A queue being torn
-  // down only counts it.
-  void io_done(IoRequest& io) override;
-  // Commands whose backend operation has not completed yet: the queue (its buffers, which the
-  // kernel may still be writing) must not be destroyed before this is 0.
-  uint32_t backend_in_flight() const { return backend_in_flight_; }
+  // Commands whose backend operation has not completed yet (their IoRequest's completion is
+  // the pipeline's): the queue (its buffers, which the kernel may still be writing) must not
+  // be destroyed before this is 0.
+  uint32_t backend_in_flight() const { return pipeline_.backend_in_flight(); }
   // RDMA READs posted and not completed; never above the READ depth.
-  uint32_t rdma_reads_in_flight() const { return reads_.in_use(); }
+  uint32_t rdma_reads_in_flight() const { return pipeline_.reads().in_use(); }
   // For the stall check (EventLoop, housekeeping; target/stall_report.h): the start of the current
   // stall of this queue's posted send work (nullopt: nothing posted, or progress since the last
   // look), the shared chunks its commands hold, and whether commands of any queue wait for one.
   std::optional<StallWatch::Clock::time_point> send_stalled_since(
       StallWatch::Clock::time_point now) {
-    return stall_.observe(send_queue_.in_use(), send_completions_, now);
+    return stall_.observe(pipeline_.send_queue().in_use(), send_completions_, now);
   }
-  uint32_t chunks_held() const { return pool_chunks_held(); }
+  uint32_t chunks_held() const { return pipeline_.pool_chunks_held(); }
   // SRQ receives its parked capsules hold: those with in-capsule data (a dataless capsule's SQE
   // is copied and its receive given back when it is parked); 0 without an SRQ (its own
   // receives are nobody else's).
-  uint32_t srq_receives_parked() const { return parked_receives_; }
+  uint32_t srq_receives_parked() const { return pipeline_.parked_receives(); }
   const SharedReceiveQueue* shared_receive_queue() const { return srq_; }
   // Command capsules received with no free command slot (every slot waits for its SEND).
-  uint32_t capsules_parked() const { return static_cast<uint32_t>(waiting_count_); }
-  bool buffers_waited_for() const { return pool_ != nullptr && pool_->chunks().waiting() > 0; }
+  uint32_t capsules_parked() const { return pipeline_.capsules_parked(); }
+  bool buffers_waited_for() const {
+    return pipeline_.pool() != nullptr && pipeline_.pool()->waiting() > 0;
+  }
 
   // Commands received and not done: capsules waiting for a slot plus slots in any state but
   // done and held (an AER may rightly be held for hours).
-  uint32_t outstanding() const;
+  uint32_t outstanding() const { return pipeline_.outstanding(); }
   // Feeds the queue's IdleWatch; when it reports a stall, logs a WARN (describe_stall: the
   // request states, receives posted, send-queue and READ credits, backend operations, shared
   // buffers, the QP's transport retry settings, the oldest transfer), and an INFO when
@@ -209,7 +208,17 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   uint32_t receives_posted() const { return receives_posted_; }
 
   bool connect_accepted() override;
-  void respond_held(Request& r) override;
+  void respond_held(Request& r) override { pipeline_.respond_held(r); }
+
+  // PipelineTransport.
+  const proto::Sqe* capsule_sqe(uint32_t recv) override;
+  std::span<uint8_t* const> capsule_pages(uint32_t recv) override;
+  bool repost_receive(uint32_t recv) override;
+  void parked_receives_changed(int32_t delta) override;
+  void post_read(uint32_t slot, const Request& r) override;
+  void post_response(uint32_t slot, const Request& r, bool with_data) override;
+  void response_ready() override;
+  void fail(const std::string& what) override;
 
   // A Connect succeeded on this queue (see CommandProcessor::connected()).
   bool connected() const { return processor_ && processor_->connected(); }
@@ -221,7 +230,7 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   // When the CM request was accepted (the start of the Connect deadline).
   std::chrono::steady_clock::time_point accepted_at() const { return accepted_at_; }
 
-  bool wants_teardown() const { return !disconnect_reason_.empty(); }
+  bool wants_teardown() const override { return !disconnect_reason_.empty(); }
   const std::string& disconnect_reason() const { return disconnect_reason_; }
   rdma_cm_id* cm_id() const { return id_.get(); }
   const RdmaQueueParams& params() const { return params_; }
@@ -230,24 +239,12 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   uint32_t usable_max_inline_data() const { return qp_->usable_max_inline_data(); }
 
  private:
-  struct Slot {
-    Request req;
-    uint32_t recv_index = 0;  // kNoReceive: started from a parked copy of its SQE
-    proto::Sqe sqe_copy{};    // that copy (req.sqe points here then)
+  // A command slot's work requests (the slot's Request is the pipeline's).
+  struct SlotWrs {
     ibv_sge data_sge{};
     ibv_sge cqe_sge{};
     ibv_send_wr data_wr{};
     ibv_send_wr send_wr{};
-    uint8_t* chunk = nullptr;  // the shared pool's chunk it holds
-    ChunkWaiter waiter;        // its place in the pool's FIFO while waiting_for_buffer
-    bool with_data = false;    // its response has an RDMA WRITE in front
-    uint32_t sq_held = 0;      // send-queue entries its posted work requests hold
-    // Set when the request enters a transfer state (is_transfer_state): from
-    // transfer_tickets_, so the smallest among those in a transfer state is the oldest; the
-    // cid and bytes the stall WARN names.
-    uint64_t transfer_ticket = 0;
-    uint16_t transfer_cid = 0;
-    uint32_t transfer_bytes = 0;
   };
   RdmaQueue(verbs::CmId id, DeviceContext& dev, const RdmaQueueParams& params, Subsystem& subsystem,
             StatusCounters& statuses);
@@ -257,53 +254,23 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   Status allocate_buffers();
   Status create_qp();
   void build_work_requests();
-  // Fills slot `index`'s work requests, with `bytes` of data buffer at `buffer` (lkey `lkey`).
-  void init_slot(uint32_t index, uint8_t* buffer, uint32_t bytes, uint32_t lkey);
+  // Adds a command slot to the pipeline and its work requests, with `bytes` of data buffer at
+  // `buffer` (lkey `lkey`).
+  void add_slot(uint8_t* buffer, uint32_t bytes, uint32_t lkey);
   bool post_receive(uint32_t index);
-  // The command capsule in receive `index` is consumed: post it again (to the SRQ or the QP).
-  bool return_receive(uint32_t index);
   // Moves the QP to the error state (it takes no more receives); errors ignored.
   void stop_qp();
 
   void handle(const ibv_wc& wc);
-  void on_receive(uint32_t index, uint32_t byte_len);
-  // `parked_sqe`: the copy a capsule parked without its receive left (recv_index kNoReceive).
-  void start(uint32_t slot, uint32_t recv_index, uint32_t byte_len,
-             const proto::Sqe* parked_sqe = nullptr);
-  // Moves slot `slot`'s request to `to` (counted); a move the table lacks tears the queue down
-  // and returns false.
-  bool move(uint32_t slot, RequestState to);
-  void act(uint32_t slot, NextStep next);
-  // The request needs an RDMA READ: posted now when a READ credit and a send-queue entry are
-  // free and nobody waits before it, else queued.
-  void request_read(uint32_t slot);
-  void post_read(uint32_t slot);
-  // Posts what waits, oldest first: responses, then READs, while the credits last.
-  void serve_waiters();
-  // Shared pool: the slot takes `chunk` (from pool_) as its data buffer / gives it back.
-  void attach_chunk(uint32_t slot, uint8_t* chunk);
-  void release_chunk(uint32_t slot);
-  // Takes every waiting command of this queue out of the pool's FIFO.
-  void withdraw_buffer_waiters();
-  // `repost`: give the command's receive back first (false for a held command, whose receive
-  // went back when it was held).
-  void respond(uint32_t slot, bool with_data, bool repost = true);
-  // Builds and queues the response (and its RDMA WRITE); its send-queue entries are taken.
-  void post_response(uint32_t slot);
-  void on_send_done(uint32_t slot);
   // Appends the chain first..last (last->next is overwritten) to the WRs posted by flush(), and
   // puts the queue on dev_.touched (once).
   void queue_send(ibv_send_wr* first, ibv_send_wr* last);
   void flush_sends();
-  void fail(const std::string& what);
   void take_remote_disconnect_slow();
 
   DeviceContext& dev_;
   SharedReceiveQueue* srq_ = nullptr;  // params.srq
   uint32_t qp_num_ = 0;
-  // Capsules received and not yet given back: queue_size once the Connect is accepted; before,
-  // 1 without an SRQ (the receive posted), 2 with one.
-  Credits recv_held_;
   RdmaQueueParams params_;
   Subsystem& subsystem_;
   StatusCounters& statuses_;
@@ -327,23 +294,7 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   std::vector<ibv_recv_wr> recv_wrs_;
   std::vector<ibv_sge> recv_sges_;
   std::vector<uint8_t*> recv_pages_;
-  std::vector<Slot> slots_;
-  std::vector<uint32_t> free_slots_;  // stack, capacity queue_size
-  // A capsule received while every slot waits for its SEND: a ring of queue_size (recv_held_
-  // bounds what a host has outstanding to that).
-  struct Parked {
-    uint32_t recv_index = 0;  // kNoReceive: the SQE below is a copy, the receive is posted
-    uint32_t byte_len = 0;
-    proto::Sqe sqe{};
-  };
-  static constexpr uint32_t kNoReceive = ~uint32_t{0};
-  // Parks the capsule in receive `index` (SRQ and no in-capsule data: a copy of its SQE).
-  void park(uint32_t index, uint32_t byte_len);
-  // Teardown: drops the parked capsules, giving their SRQ receives back.
-  void drop_parked_capsules();
-  std::vector<Parked> waiting_;
-  size_t waiting_head_ = 0, waiting_count_ = 0;
-  uint32_t parked_receives_ = 0;         // parked capsules keeping their SRQ receive
+  std::vector<SlotWrs> wrs_;             // per command slot, capacity slot_count_ (never moves)
   ibv_send_wr* pending_head_ = nullptr;  // WRs to post at the end of poll()
   ibv_send_wr* pending_tail_ = nullptr;
   bool disconnected_ = false;
@@ -353,24 +304,10 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   // The oldest request in a transfer state: a READ or SEND of this QP with no work completion
   // for stall_warn_ms while the queue's other completions go on (which idle_ does not see).
   IdleWatch transfer_watch_;
-  uint64_t transfer_tickets_ = 0;
-  uint64_t transfer_stalls_ = 0;  // transfer stalls reported while completions went on
-  // Requests in a transfer state now; the oldest one's slot (when transfers > 0).
-  struct TransferScan {
-    uint32_t transfers = 0;
-    uint32_t oldest_slot = 0;
-    uint64_t oldest_ticket = 0;
-  };
-  TransferScan scan_transfers() const;
-  uint32_t backend_in_flight_ = 0;
+  uint64_t transfer_stalls_ = 0;   // transfer stalls reported while completions went on
   uint64_t send_completions_ = 0;  // RDMA READ and SEND work completions (the stall check)
   StallWatch stall_;
-  Credits reads_;                // RDMA READs outstanding, limit = the initiator depth
-  Credits send_queue_;           // send work requests outstanding, limit = the QP's max_send_wr
-  SlotFifo read_waiters_;        // waiting_for_read_credit, oldest first
-  SlotFifo response_waiters_;    // ready_to_complete without send-queue room, oldest first
-  uint32_t buffer_waiters_ = 0;  // slots in the pool's FIFO (waiting_for_buffer)
-  BufferPool* pool_ = nullptr;   // dev_.pool once connected with shared buffers
+  BufferPool* pool_ = nullptr;  // dev_.pool once connected with shared buffers
   std::string disconnect_reason_;
   PendingSlot pending_;  // until the Connect succeeded or the queue wants teardown
   const std::thread::id owner_ = std::this_thread::get_id();  // the thread that created it
@@ -379,6 +316,7 @@ class RdmaQueue : public QueueLink, public IoCompletion, public ChunkWaiterOwner
   std::string remote_reason_;  // guarded by remote_mutex_
 
   QueueCounters counters_;
+  RequestPipeline pipeline_;
   std::optional<CommandProcessor> processor_;  // destroyed first
 };
 
