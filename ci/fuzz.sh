@@ -8,7 +8,7 @@
 #
 # Usage: ci/fuzz.sh [--runs N] [--out DIR] [--only NAME] [--jobs N] [--xml FILE]
 #   --runs N   executions per fuzzer after the seeds. Default, what .ci/run uses: each fuzzer's
-#              own count below, sized to about 2 minutes for all five on a loaded 2-core machine.
+#              own count below, about 2 minutes in all on a loaded 2-core machine.
 #   --out DIR  where inputs found, crashes, logs and fuzz-report.json go (default: a new temp
 #              dir). Nothing is written into the checkout: NAME.log, NAME.run/ (the fuzzer's
 #              working directory: -jobs logs) and NAME.corpus/ are all under DIR.
@@ -44,14 +44,17 @@ done
 
 # fuzzer, corpus directory, CI executions, extra libFuzzer flags. Executions per second measured
 # under ASan + UBSan on the loaded 2-core build machine: cm_private_data 35000, sgl 12800,
-# config 900, connect 750, command_sequence 80, host_response 60000.
+# config 900, connect 750, command_sequence 80, host_response 60000, request_pipeline 4000,
+# rpc 2000.
 fuzzers=(
   "cm_private_data_fuzzer cm_private_data 200000 -max_len=64"
   "sgl_fuzzer sgl 200000 -max_len=256"
   "connect_fuzzer connect 20000 -max_len=1400"
   "command_sequence_fuzzer command_sequence 3000 -max_len=4096"
+  "request_pipeline_fuzzer request_pipeline 50000 -max_len=4096"
   "config_fuzzer config 20000 -max_len=16384 -dict=fuzz/config.dict"
   "host_response_fuzzer host_response 200000 -max_len=8192"
+  "rpc_fuzzer rpc 40000 -max_len=8192"
 )
 selected=()
 for f in "${fuzzers[@]}"; do

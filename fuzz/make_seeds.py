@@ -181,6 +181,112 @@ def sequence_seeds():
           + open_q(0, 0, 7, 8) + connect(0) + open_q(2, 1, 15, 16) + connect(2, who=0x02, cntlid=1))
 
 
+def pipeline_seeds():
+    # fuzz/request_pipeline_fuzzer.cc: a header (flags: 0x01 shared receive queue, 0x02 shared
+    # chunks, bits 3:2 the queues: admin / admin + I/O / admin + 2 I/O / discovery + admin +
+    # I/O; chunks - 1; SRQ depth - 2; per queue: queue size, send-queue and READ depth), then
+    # operations (first byte).
+    def header(flags, layout, chunks=8, srq_depth=16, shapes=None):
+        sizes = {0: [(8, 8, 4)], 1: [(8, 8, 4), (16, 8, 4)], 2: [(8, 8, 4), (16, 8, 4), (16, 8, 4)],
+                 3: [(8, 8, 4), (8, 8, 4), (16, 8, 4)]}[layout]
+        b = bytes([flags | layout << 2, chunks - 1, srq_depth - 2])
+        for i, (qs, sq, rd) in enumerate(shapes or sizes):
+            most = 16 if (layout, i) in ((1, 1), (2, 1), (2, 2), (3, 2)) else 8
+            b += bytes([(qs - 2) % (most - 1), sq - 2, rd - 1])
+        return b
+
+    # A command: queue, kind, variant, value, count, SGL shape (0: in-capsule when it fits,
+    # 1: keyed), capsule length (3: the SQE and its data).
+    def cmd(q, kind, v=0, x=0, n=0, s=0, t=3):
+        return bytes([0, q, kind, v]) + u16(x) + bytes([n, s, t])
+
+    def read_done(q, i=0, mode=0):
+        return bytes([4, q, i, mode])
+
+    def send_done(q, i=0):
+        return bytes([5, q, i])
+
+    def io_done(i=0, r=0):
+        return bytes([6, i, r])
+
+    def inject(q, k):
+        return bytes([7, q, k])
+
+    rnd = bytes([11])
+    sweep = bytes([9, 0])
+
+    def stop(q):
+        return bytes([9, q << 1 | 1])
+
+    def connect(q, keyed=False, v=0):
+        return cmd(q, 0, v=v, s=1 if keyed else 0)
+
+    enable = cmd(0, 1, v=0)
+    admin = connect(0) + rnd + enable + rnd
+    io = connect(1) + rnd
+
+    def wr(q, nsid_v=0, slba=0, nlb0=7, keyed=False):
+        return cmd(q, 9, v=nsid_v, x=slba, n=nlb0, s=1 if keyed else 0)
+
+    def read(q, nsid_v=0, slba=0, nlb0=7):
+        return cmd(q, 8, v=nsid_v, x=slba, n=nlb0, s=1)
+
+    write("request_pipeline", "admin-identify-log-aer",
+          header(0, 0) + admin + cmd(0, 3, v=1, s=1) + cmd(0, 4, v=1, n=1, s=1) + cmd(0, 7)
+          + cmd(0, 6) + cmd(0, 6) + rnd * 4 + cmd(0, 2, v=2) + cmd(0, 1, v=1) + rnd * 4)
+    write("request_pipeline", "file-io-backend",
+          header(0, 1) + admin + io + wr(1) + io_done() + wr(1, keyed=True) + read_done(1)
+          + io_done() + read(1) + io_done() + cmd(1, 10, v=4) + io_done() + io_done()
+          + cmd(1, 11, v=0x10, x=0x0300, n=3, s=1) + read_done(1) + io_done() + io_done(0, 12)
+          + io_done() + cmd(1, 12, v=0x10, x=9, n=3) + io_done(0, 11) + rnd * 8
+          + cmd(1, 10) + io_done(0, 11) + cmd(1, 10) + rnd * 2  # a Flush error stays
+          + cmd(1, 11, v=0x10, n=1, s=1) + read_done(1, 0, 5) + bytes([16])  # the host's ranges
+          + bytes(4) + u32(4) + u64(60) + rnd * 4)
+    write("request_pipeline", "shared-chunks-out-of-order",
+          header(0x02, 2, chunks=1, shapes=[(8, 8, 4), (16, 3, 1), (16, 2, 2)]) + admin
+          + connect(1) + rnd + connect(2) + rnd * 2
+          + read(1, 2, 0, 15) + read(2, 2, 8, 3) + wr(1, 2, 4, 15, keyed=True)
+          + wr(2, 1, 0, 3, keyed=True) + read(1, 1) + read(2, 3)
+          + send_done(2, 1) + send_done(1, 0) + rnd + io_done(1) + read_done(2, 0) + rnd * 6
+          + io_done(1, 13) + rnd * 6)
+    flush_ram = cmd(1, 10, v=2)
+    write("request_pipeline", "srq-parked-capsules",
+          header(0x03, 1, chunks=2, srq_depth=6, shapes=[(8, 8, 4), (4, 2, 1)]) + admin + io
+          + flush_ram * 4 + wr(1, 2, 0, 1) * 3 + send_done(1, 1) + rnd * 8 + flush_ram * 4
+          + wr(1, 2, 0, 1) * 2 + stop(1) + stop(0))
+    write("request_pipeline", "srq-parked-evicted",
+          header(0x03, 1, chunks=2, srq_depth=6, shapes=[(8, 8, 4), (4, 2, 1)]) + admin + io
+          + flush_ram * 4 + wr(1, 2, 0, 1) * 4 + rnd * 4 + sweep)
+    write("request_pipeline", "shutdown-flush-aer",
+          header(0x02, 1, chunks=2) + admin + io + cmd(0, 6) * 3 + wr(1, 0, 0, 3, keyed=True)
+          + read_done(1) + cmd(0, 1, v=2) + io_done(1) + io_done() + rnd * 4 + cmd(0, 1, v=1)
+          + rnd * 4)
+    write("request_pipeline", "discovery-log",
+          header(0, 3) + connect(0) + rnd + enable + rnd + cmd(0, 4, v=0, n=1, s=1)
+          + cmd(0, 3, v=1, s=1) + rnd * 2 + connect(1) + rnd + cmd(1, 1) + rnd + connect(2) + rnd
+          + wr(2, 1, 0, 3) + rnd * 3)
+    write("request_pipeline", "teardown-mid-io",
+          header(0x02, 1, chunks=3) + admin + io + wr(1, 0, 0, 7, keyed=True) + read_done(1)
+          + read(1) + cmd(1, 11, v=0x11, x=0x0210, n=2) + inject(1, 0) + sweep + io_done(1)
+          + io_done() + io_done() + sweep + bytes([10, 1, 14, 6, 3]) + io + wr(1, 2) + rnd * 4)
+    write("request_pipeline", "read-without-data",
+          header(0x02, 1, chunks=2) + admin + io + wr(1, 0, 0, 15, keyed=True)
+          + read_done(1, 0, 7) + rnd * 2 + wr(1, 2, 0, 3, keyed=True)
+          + read_done(1, 0, 6 + 8 * 4) + rnd * 4 + sweep)
+    write("request_pipeline", "repost-and-setup-failures",
+          header(0x01, 2) + inject(0, 2) + admin + connect(0) + rnd + enable + rnd
+          + connect(1) + rnd + inject(1, 1) + cmd(1, 7) + rnd + sweep + connect(2) + rnd
+          + wr(2) + inject(2, 3) + io_done() + rnd * 2 + sweep)
+    write("request_pipeline", "wrong-lengths-and-raw",
+          header(0x01, 1) + admin + io + cmd(0, 7, s=4, x=0x1234)
+          + cmd(0, 3, v=1, s=5, x=0x1000) + cmd(0, 2, t=1, x=9000) + rnd * 3
+          + bytes([3, 1]) + sqe(0x02, nsid=2, dptr=keyed_sgl(0x1000, 512, 7)) + bytes([3]) + u16(0)
+          + rnd * 3 + cmd(1, 7, t=0x10) + rnd * 3)
+    write("request_pipeline", "keep-alive-expiry",
+          header(0, 1) + cmd(0, 0, v=0x08, x=200) + rnd + enable + rnd + io + wr(1)
+          + bytes([8]) + u16(100) + io_done() + rnd * 2 + sweep)
+
+
 def config_seeds():
     # The same nvmetcli-saved file target/config_test.cc starts from (one copy in the tree).
     with open(os.path.join(HERE, "..", "target", "testdata", "nvmetcli-save.json"), "rb") as f:
@@ -243,10 +349,69 @@ def host_response_seeds():
     write("host_response", "slots", slots)
 
 
+def rpc_seeds():
+    # Byte 0 (fuzz/rpc_fuzzer.cc): bits 0-2 the number of chunk sizes that follow, bit 3 small
+    # limits (u16 max_message_bytes, u8 max_depth) before them; then the byte stream.
+    def req(method, params=None, rid=1, extra=b""):
+        r = b'{"jsonrpc":"2.0","method":"' + method + b'"'
+        if params is not None:
+            r += b',"params":' + params
+        if rid is not None:
+            r += b',"id":' + rid if isinstance(rid, bytes) else b',"id":' + str(rid).encode()
+        return r + extra + b"}"
+
+    create = req(b"bdev_create", b'{"name":"Malloc0","size":1048576,"block_size":512,'
+                 b'"options":{"read_only":1,"label":"a","tags":{"t":7}}}', b'"c1"')
+    valid = (req(b"echo", b'{"a":[1,"two",{"b":null}]}') + b"\n"
+             + create + b" "
+             + req(b"fail", b'{"code":3,"message":"bad"}', 3) + b"\r\n"
+             + req(b"library_error", b'{"a":[5]}', 4)
+             + req(b"runtime_error", b"{}", 5)
+             + req(b"get_methods", None, b"null")
+             + req(b"echo", b'{"n":1}', None)  # a notification
+             + req(b"nope", None, 1.5))
+    write("rpc", "requests", b"\x00" + valid)
+    write("rpc", "byte-by-byte", b"\x01\x00" + valid)
+    write("rpc", "uneven-chunks", b"\x03" + bytes([6, 0, 40]) + valid)
+    write("rpc", "small-limits", b"\x0a" + u16(200) + bytes([3]) + bytes([16, 1]) + valid)
+    write("rpc", "wrong-params", b"\x00"
+          + req(b"bdev_create", b'{"name":5,"size":1,"block_size":512}')
+          + req(b"bdev_create", b'{"name":"a","size":0,"block_size":512}')
+          + req(b"bdev_create", b'{"name":"a","size":1,"block_size":512,"sise":1}')
+          + req(b"bdev_create", b'{"name":"a","size":1,"block_size":512,"options":[1]}')
+          + req(b"bdev_create", b'{"name":"a","size":1,"block_size":512,"options":{"tags":'
+                                b'{"x":-1}}}')
+          + req(b"echo", b"[1,2]") + req(b"echo", None, b'{"id":1}') + req(b"echo", None, b"true")
+          + b'{"jsonrpc":"1.0","method":"echo","id":1}{"jsonrpc":"2.0","id":2}{}')
+    nest = 40
+    write("rpc", "deep-nesting", b"\x00" + req(b"echo", b'{"a":' * nest + b"1" + b"}" * nest)
+          + req(b"echo", b"[" * 3000 + b"]" * 3000))
+    write("rpc", "nesting-at-limit", b"\x00" + req(b"echo", b'{"a":' * 31 + b"[]" + b"}" * 31))
+    write("rpc", "huge-numbers", b"\x00"
+          + req(b"bdev_create", b'{"name":"a","size":18446744073709551616,"block_size":512}')
+          + req(b"bdev_create", b'{"name":"a","size":1e400,"block_size":512}')
+          + req(b"bdev_create", b'{"name":"a","size":1099511627777,"block_size":4096.0}')
+          + req(b"echo", b'{"n":-9223372036854775809,"m":1e-400,"z":-0}', 18446744073709551615)
+          + req(b"echo", None, b"-9223372036854775808") + req(b"echo", None, b"1e308")
+          + req(b"echo", None, b"123456789012345678901234567890"))
+    long_request = req(b"echo", b'{"s":"' + b"x" * 6000 + b'\\\"}{"}')
+    write("rpc", "long-string", b"\x00" + long_request)
+    write("rpc", "long-string-over-limit", b"\x09" + u16(4095) + bytes([32, 255]) + long_request)
+    write("rpc", "invalid-utf8-method", b"\x00" + req(b"bdev_\xff\xfe\xc0\x80create", b"{}")
+          + req(b"\xed\xa0\x80", None) + req(b"echo", b'{"s":"\\ud800"}'))
+    write("rpc", "strings-with-braces", b"\x02\x02\x00"
+          + req(b"echo", b'{"s":"}{][","q":"a\\"}b","b":"c\\\\","k}":"]"}'))
+    write("rpc", "batch", b"\x00" + b"[" + req(b"echo", b"{}") + b"]")
+    write("rpc", "garbage", b"\x00" + req(b"echo", b"{}") + b" }{" + req(b"echo", b"{}"))
+    write("rpc", "unbalanced", b"\x00" + b'{"a":[}]}' + b'{"a":1]' + req(b"echo", b"{}"))
+
+
 if __name__ == "__main__":
     cm_seeds()
     sgl_seeds()
     connect_seeds()
     sequence_seeds()
+    pipeline_seeds()
     config_seeds()
     host_response_seeds()
+    rpc_seeds()

@@ -25,7 +25,9 @@
 #include "target/cli_parse.h"
 #include "target/config.h"
 #include "target/memlock.h"
+#include "target/rpc_server.h"
 #include "target/startup_checks.h"
+#include "target/stats_json.h"
 #include "target/target.h"
 
 namespace {
@@ -58,184 +60,6 @@ void install_signal_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-// One queue's inline-send outcome and response counters, merged into its "per_queue" entry.
-nlohmann::json inline_send_json(const nvmf::target::QueueStats& q) {
-  return {{"requested_max_inline_data", q.requested_max_inline_data},
-          {"granted_max_inline_data", q.granted_max_inline_data},
-          {"usable_max_inline_data", q.usable_max_inline_data},
-          {"inline_fallback", q.inline_fallback},
-          {"commands", q.counters.commands},
-          {"responses_inline", q.counters.responses_inline},
-          {"responses_by_reference", q.counters.responses_by_reference}};
-}
-
-// One entry per port: portid, "ADDR:PORT" as listened on, the configured inline_data_size.
-nlohmann::json ports_json(const Target& target, const nvmf::target::TargetOptions& options) {
-  nlohmann::json out = nlohmann::json::array();
-  const std::vector<nvmf::target::PortOptions> ports = nvmf::target::port_list(options);
-  for (size_t i = 0; i < target.port_count() && i < ports.size(); ++i) {
-    out.push_back({{"portid", ports[i].portid},
-                   {"listen", target.listen_address(i)},
-                   {"configured_inline_data_size", ports[i].inline_data_size},
-                   {"subsystems", ports[i].subsystems}});
-  }
-  return out;
-}
-
-// Per request state (target/request_state.h): times entered and how many are in it now.
-nlohmann::json request_states_json(const nvmf::target::CounterSnapshot& c) {
-  nlohmann::json j = nlohmann::json::object();
-  for (size_t i = 0; i < nvmf::target::kRequestStateCount; ++i) {
-    auto name = nvmf::target::request_state_name(static_cast<nvmf::target::RequestState>(i));
-    j[std::string(name)] = {{"entered", c.state_entered[i]}, {"now", c.state_now[i]}};
-  }
-  return j;
-}
-
-// A queue's RDMA READ depth and send-queue accounting.
-nlohmann::json depth_json(const nvmf::target::QueueStats& q) {
-  return {{"rdma_read_depth", q.rdma_read_depth},
-          {"rdma_reads_in_flight_max", q.counters.rdma_reads_in_flight_max},
-          {"rdma_read_waits", q.counters.rdma_read_waits},
-          {"send_queue_depth", q.send_queue_depth},
-          {"ack_timeout", q.ack_timeout},
-          {"send_queue_waits", q.counters.send_queue_waits},
-          {"buffer_waits", q.counters.buffer_waits},
-          {"stalls", q.counters.stalls},
-          {"request_states", request_states_json(q.counters)}};
-}
-
-// The file and block-device I/O engine: what was asked, and per poll group what it got (the
-// io_uring setup flags after the fallbacks, fixed buffers in use).
-nlohmann::json io_engine_json(const TargetStats& s, const TargetOptions& options) {
-  nlohmann::json groups = nlohmann::json::array();
-  for (const auto& e : s.io_engines) {
-    groups.push_back({{"group", e.group},
-                      {"engine", e.name},
-                      {"describe", e.describe},
-                      {"setup_flags", nvmf::target::uring_setup_flag_names(e.setup_flags)},
-                      {"fixed_buffers", e.fixed_buffers},
-                      {"fixed_operations", e.fixed_operations},
-                      {"iopoll", e.iopoll},
-                      {"polled_operations", e.polled_operations}});
-  }
-  return {{"requested", nvmf::target::io_engine_kind_name(options.io_engine)},
-          {"uring_defer_taskrun", options.uring.defer_taskrun},
-          {"uring_fixedbufs", options.uring.fixed_buffers},
-          {"uring_iopoll", options.uring.iopoll},
-          {"per_group", groups}};
-}
-
-nlohmann::json report(const Target& target, const TargetOptions& options) {
-  TargetStats s = target.stats();
-  nlohmann::json errors = nlohmann::json::array();
-  for (const auto& e : s.errors_by_status) {
-    char hex[8];
-    std::snprintf(hex, sizeof(hex), "0x%04x", e.status);
-    errors.push_back({{"status", hex}, {"name", nvmf::status_name(e.status)}, {"count", e.count}});
-  }
-  // Per controller and per queue, live and freed (a report written at exit sees mostly freed).
-  auto writes = [](const nvmf::target::CounterSnapshot& c) {
-    return nlohmann::json{{"in_capsule", c.writes_in_capsule},
-                          {"rdma_read", c.writes_rdma_read},
-                          {"in_capsule_bytes", c.writes_in_capsule_bytes},
-                          {"rdma_read_bytes", c.writes_rdma_read_bytes}};
-  };
-  nlohmann::json per_controller = nlohmann::json::array(), per_queue = nlohmann::json::array();
-  for (const auto* list : {&s.freed_controllers, &s.controllers}) {
-    for (const auto& c : *list) {
-      per_controller.push_back({{"cntlid", c.cntlid},
-                                {"hostnqn", nvmf::escape_wire_text(c.hostnqn)},
-                                {"live", list == &s.controllers},
-                                {"writes", writes(c.counters)}});
-    }
-  }
-  for (const auto* list : {&s.freed_queues, &s.queues}) {
-    for (const auto& q : *list) {
-      nlohmann::json entry = {{"cntlid", q.cntlid},
-                              {"qid", q.qid},
-                              {"peer", nvmf::escape_wire_text(q.peer)},
-                              {"group", q.group},
-                              {"live", list == &s.queues},
-                              {"writes", writes(q.counters)}};
-      entry.update(inline_send_json(q));
-      entry.update(depth_json(q));
-      per_queue.push_back(std::move(entry));
-    }
-  }
-  const auto& n = s.negotiation;
-  return {
-      {"listen", target.listen_address()},
-      {"ports", ports_json(target, options)},
-      {"poll", nvmf::target::poll_mode_name(options.poll_mode)},
-      {"busy_poll_us", options.busy_poll_us},
-      {"stall_warn_ms", options.stall_warn_ms},
-      {"cpu", options.cpu},
-      {"poll_groups", target.poll_groups().groups},
-      {"poll_groups_reason", target.poll_groups().reason},
-      {"io_engine", io_engine_json(s, options)},
-      {"subnqn", options.subsystems.empty() ? options.subnqn : options.subsystems[0].nqn},
-      {"configured_inline_data_size", n.configured_inline_data_size},
-      {"in_capsule_data_size", n.in_capsule_data_size},
-      {"negotiation_warnings", n.warnings},
-      {"ioccsz", n.ioccsz},
-      {"sgls", n.sgls},
-      {"icdoff", n.icdoff},
-      {"msdbd", n.msdbd},
-      {"mdts", n.mdts},
-      {"max_transfer_bytes", n.max_transfer_bytes},
-      {"writes",
-       {{"in_capsule", s.totals.writes_in_capsule},
-        {"rdma_read", s.totals.writes_rdma_read},
-        {"in_capsule_bytes", s.totals.writes_in_capsule_bytes},
-        {"rdma_read_bytes", s.totals.writes_rdma_read_bytes}}},
-      {"reads", s.totals.reads},
-      {"read_bytes", s.totals.read_bytes},
-      {"flushes", s.totals.flushes},
-      {"commands", s.totals.commands},
-      {"errors", s.totals.errors},
-      {"errors_by_status", errors},
-      {"connections",
-       {{"accepted", s.connections_accepted},
-        {"rejected", s.connections_rejected},
-        {"disconnections", s.disconnections}}},
-      {"controllers", {{"created", s.controllers_created}, {"freed", s.controllers_freed}}},
-      {"inline_send_fallbacks", s.inline_send_fallbacks},
-      {"resources",
-       {{"mr_bytes", s.resources.mr_bytes},
-        {"mr_bytes_peak", s.resources.mr_bytes_peak},
-        {"mrs", s.resources.mrs},
-        {"posted_receives", s.resources.posted_receives},
-        {"posted_receives_peak", s.resources.posted_receives_peak},
-        {"srqs", s.resources.srqs},
-        {"srq_receives", s.resources.srq_receives},
-        {"srq_posted_now", s.resources.srq_posted_now},
-        {"srq_posted_low", s.resources.srq_posted_low},
-        {"srq_limit_events", s.resources.srq_limit_events},
-        {"cqs", s.resources.cqs},
-        {"cq_entries", s.resources.cq_entries},
-        {"shared_buffers", s.resources.shared_buffers},
-        {"shared_buffers_in_use", s.resources.shared_buffers_in_use},
-        {"shared_buffers_in_use_peak", s.resources.shared_buffers_in_use_peak}}},
-      {"requested_max_inline_data", options.requested_max_inline_data},
-      {"responses",
-       {{"inline", s.totals.responses_inline}, {"by_reference", s.totals.responses_by_reference}}},
-      {"max_rdma_read_depth", options.max_rdma_read_depth},
-      {"ack_timeout", options.ack_timeout},
-      {"rdma_reads_in_flight_max", s.totals.rdma_reads_in_flight_max},
-      {"rdma_read_waits", s.totals.rdma_read_waits},
-      {"send_queue_waits", s.totals.send_queue_waits},
-      {"num_shared_buffers", options.num_shared_buffers},
-      {"srq", options.srq},
-      {"max_srq_depth", options.max_srq_depth},
-      {"buffer_waits", s.totals.buffer_waits},
-      {"stalls", s.totals.stalls},
-      {"request_states", request_states_json(s.totals)},
-      {"per_controller", per_controller},
-      {"per_queue", per_queue},
-  };
-}
-
 // Parses the size options into `o`; kInvalidArgument naming the option on a bad value.
 nvmf::Status apply_sizes(const std::string& size, const std::string& ram_size, TargetOptions& o) {
   for (auto [text, name, out] : {std::tuple{&size, "--size", &o.file_size},
@@ -248,9 +72,68 @@ nvmf::Status apply_sizes(const std::string& size, const std::string& ram_size, T
   return nvmf::ok_status();
 }
 
+// `nvmf-target rpc [-s PATH] [-t SECONDS] METHOD [PARAMS]`: one JSON-RPC request to a running
+// target's control socket, like SPDK's scripts/rpc.py. Prints the result (pretty JSON) on
+// stdout and exits 0; a JSON-RPC error goes to stderr as "nvmf-target rpc: METHOD: MESSAGE
+// (code N)" with exit 1; a bad command line exits 2.
+int rpc_main(int argc, char** argv) {
+  constexpr char kRpcUsage[] =
+      "nvmf-target rpc [-s PATH] [-t SECONDS] METHOD ['{\"key\": value, ...}'] (try "
+      "nvmf-target rpc --help)";
+  std::string path = nvmf::target::default_rpc_socket_path(), method, params_text;
+  unsigned timeout_s = 60;
+  CLI::App app{
+      "nvmf-target rpc: one JSON-RPC 2.0 request to a running nvmf-target's control "
+      "socket (--rpc-socket); the result is printed as JSON",
+      "nvmf-target rpc"};
+  app.add_option("-s,--server", path, "the control socket")->capture_default_str();
+  app.add_option("-t,--timeout", timeout_s, "seconds to wait for the answer (1..3600)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 3600u));
+  app.add_option("method", method, "the method (rpc_get_methods lists them)")->required();
+  app.add_option("params", params_text, "its parameters: one JSON object");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return nvmf::usage_error("nvmf-target rpc", e.what(), kRpcUsage);
+  }
+  nlohmann::json request = {{"jsonrpc", "2.0"}, {"method", method}, {"id", 1}};
+  if (!params_text.empty()) {
+    nlohmann::json params = nlohmann::json::parse(params_text, nullptr, false);
+    if (params.is_discarded() || !params.is_object()) {
+      return nvmf::usage_error("nvmf-target rpc",
+                               "PARAMS must be one JSON object, not '" + params_text + "'",
+                               kRpcUsage);
+    }
+    request["params"] = std::move(params);
+  }
+  auto answer = nvmf::target::rpc_call(path, request.dump(), std::chrono::seconds(timeout_s));
+  if (!answer.ok()) {
+    std::cerr << "nvmf-target rpc: " << answer.status().message() << "\n";
+    return 1;
+  }
+  nlohmann::json reply = nlohmann::json::parse(*answer, nullptr, false);
+  if (reply.is_discarded() || !reply.is_object()) {
+    std::cerr << "nvmf-target rpc: unreadable answer: " << *answer << "\n";
+    return 1;
+  }
+  if (reply.contains("error")) {
+    const nlohmann::json& e = reply["error"];
+    std::cerr << "nvmf-target rpc: " << method << ": " << e.value("message", std::string("?"))
+              << " (code " << e.value("code", 0) << ")\n";
+    return 1;
+  }
+  std::cout << reply["result"].dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+            << std::endl;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "rpc") return rpc_main(argc - 1, argv + 1);
   TargetOptions o;
   std::string size, ram_size, json_path, config_path, log_level = "info";
   bool verbose = false;
@@ -418,6 +301,11 @@ int main(int argc, char** argv) {
                                      "write a JSON report on exit into FILE; no FILE or - : stdout")
                           ->expected(0, 1)
                           ->type_name("[FILE]");
+  std::string rpc_socket = nvmf::target::default_rpc_socket_path();
+  app.add_option("--rpc-socket", rpc_socket,
+                 "the control socket (JSON-RPC 2.0, SPDK's method names; `nvmf-target rpc` is "
+                 "its client), created mode 0600; none: no control socket")
+      ->capture_default_str();
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   app.add_flag("-v,--verbose", verbose, "debug logging (--log-level debug)");
   try {
@@ -486,6 +374,7 @@ int main(int argc, char** argv) {
     for (const auto& w : loaded->warnings) std::cerr << "nvmf-target: warning: " << w << "\n";
     o = std::move(loaded->options);
   }
+  o.rpc_socket = rpc_socket == "none" ? std::string() : rpc_socket;
   if (auto st = nvmf::target::validate_options(o); !st.ok()) return usage(st.message());
   // Before any device is opened: what the first Connect registers must fit RLIMIT_MEMLOCK.
   const uint32_t poll_group_count =
@@ -542,12 +431,13 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   nvmf::Status st = (*target)->run();
   if (json_path == "-") {
-    std::cout << report(**target, o).dump(2) << std::endl;
+    std::cout << nvmf::target::stats_report(**target, o).dump(2) << std::endl;
   } else if (!json_path.empty()) {
     std::ofstream out(json_path);
     // Strings from hosts are escaped where they enter the report (common/wire_text.h); any
     // other invalid UTF-8 becomes U+FFFD instead of an exception at exit.
-    out << report(**target, o).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+    out << nvmf::target::stats_report(**target, o)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << "\n";
     out.close();
     if (!out) {

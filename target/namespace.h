@@ -65,6 +65,8 @@ class Namespace {
   uint64_t size_bytes() const { return size_bytes_; }
   // True for a file or block device (I/O through engine()), false for RAM (bytes()).
   bool file_backed() const { return fd_ >= 0; }
+  // The file or block device (empty for RAM).
+  const std::string& path() const { return path_; }
   bool block_device() const { return block_device_; }
   bool direct() const { return direct_; }
   // An O_DIRECT block device whose queue polls (sysfs queue/io_poll 1: the driver has poll

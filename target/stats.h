@@ -93,6 +93,7 @@ struct ControllerStats {
   bool ready = false;      // CSTS.RDY
   uint16_t io_queues = 0;  // I/O queues connected now
   CounterSnapshot counters;
+  std::string subnqn;  // the subsystem it belongs to
 };
 
 // What the target advertises about in-capsule data (Identify Controller) and how it got there.

@@ -42,9 +42,10 @@ void StatsRegistry::remove_queue(const QueueCounters* counters) {
   ++counts_.disconnections;
 }
 
-void StatsRegistry::add_controller(uint16_t cntlid, const std::string& hostnqn) {
+void StatsRegistry::add_controller(uint16_t cntlid, const std::string& hostnqn,
+                                   const std::string& subnqn) {
   std::lock_guard lock(mutex_);
-  controllers_[cntlid] = LiveController{hostnqn, false, {}};
+  controllers_[cntlid] = LiveController{hostnqn, false, {}, subnqn};
   ++counts_.controllers_created;
 }
 
@@ -58,7 +59,8 @@ void StatsRegistry::remove_controller(uint16_t cntlid) {
   std::lock_guard lock(mutex_);
   auto c = controllers_.find(cntlid);
   if (c == controllers_.end()) return;
-  ControllerStats freed{cntlid, c->second.hostnqn, c->second.ready, 0, c->second.retired};
+  ControllerStats freed{cntlid, c->second.hostnqn, c->second.ready,
+                        0,      c->second.retired, c->second.subnqn};
   for (const auto& [ptr, q] : queues_) {
     if (q.info.cntlid == cntlid) freed.counters += ptr->snapshot();
   }
@@ -135,7 +137,7 @@ TargetStats StatsRegistry::snapshot(std::span<const StatusCounters* const> statu
   while (!by_group.empty() && by_group.back().chunks == 0) by_group.pop_back();
   std::map<uint16_t, ControllerStats> ctrls;
   for (const auto& [cntlid, c] : controllers_) {
-    ctrls[cntlid] = ControllerStats{cntlid, c.hostnqn, c.ready, 0, c.retired};
+    ctrls[cntlid] = ControllerStats{cntlid, c.hostnqn, c.ready, 0, c.retired, c.subnqn};
   }
   for (const auto& [ptr, q] : queues_) {
     QueueStats qs = q.info;

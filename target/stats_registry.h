@@ -30,7 +30,7 @@ class StatsRegistry {
   // kept in TargetStats::freed_queues.
   void remove_queue(const QueueCounters* counters);
 
-  void add_controller(uint16_t cntlid, const std::string& hostnqn);
+  void add_controller(uint16_t cntlid, const std::string& hostnqn, const std::string& subnqn = {});
   void set_controller_ready(uint16_t cntlid, bool ready);
   // Kept in TargetStats::freed_controllers with its counters (freed queues + live ones).
   void remove_controller(uint16_t cntlid);
@@ -75,6 +75,7 @@ class StatsRegistry {
     std::string hostnqn;
     bool ready = false;
     CounterSnapshot retired;  // queues of this controller already freed
+    std::string subnqn;
   };
 
   mutable std::mutex mutex_;

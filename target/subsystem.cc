@@ -108,7 +108,7 @@ Controller* Subsystem::create_controller(const std::string& hostnqn,
   ctrl->set_peer_host(std::move(peer_host));
   Controller* raw = ctrl.get();
   controllers_[raw->cntlid()] = std::move(ctrl);
-  registry_.add_controller(raw->cntlid(), hostnqn);
+  registry_.add_controller(raw->cntlid(), hostnqn, config_.nqn);
   if (uint64_t suppressed = 0; connection_log_limiter().allow(
           "controller created", std::chrono::steady_clock::now(), &suppressed)) {
     NVMF_LOG(INFO, "target") << "controller " << raw->cntlid() << " of " << config_.nqn

@@ -16,6 +16,8 @@
 #include "target/event_loop.h"
 #include "target/namespace.h"
 #include "target/port.h"
+#include "target/rpc.h"
+#include "target/rpc_server.h"
 #include "target/stats_registry.h"
 #include "target/subsystem.h"
 
@@ -284,6 +286,7 @@ Status validate_options(const TargetOptions& o) {
 Target::Target() = default;
 
 Target::~Target() {
+  rpc_server_.reset();  // its thread calls into everything below
   groups_.clear();
   loop_.reset();  // queues first: they detach from controllers owned by the subsystems
   ports_.clear();
@@ -450,7 +453,21 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
   for (size_t i = 0; i < t->ports_.size(); ++i) {
     t->ports_[i]->set_trsvcid(std::to_string(t->loop_->port(i)));
   }
+  t->options_ = options;
+  if (!options.rpc_socket.empty()) {
+    t->rpc_methods_ = std::make_unique<RpcDispatcher>();
+    t->add_rpc_methods(*t->rpc_methods_);
+    RpcServerOptions rpc;
+    rpc.path = options.rpc_socket;
+    NVMF_ASSIGN_OR_RETURN(t->rpc_server_, RpcServer::start(rpc, *t->rpc_methods_));
+    NVMF_LOG(INFO, "target") << "control socket " << options.rpc_socket
+                             << " (JSON-RPC 2.0; nvmf-target rpc -s PATH rpc_get_methods)";
+  }
   return t;
+}
+
+std::string Target::rpc_socket_path() const {
+  return rpc_server_ != nullptr ? rpc_server_->path() : std::string();
 }
 
 Status Target::run() {

@@ -16,6 +16,8 @@ namespace nvmf::target {
 
 class EventLoop;
 class IoEngine;
+class RpcDispatcher;
+class RpcServer;
 class Namespace;
 class Port;
 class StatsRegistry;
@@ -70,11 +72,18 @@ class Target {
   // once done. kInvalidArgument for an unknown index, kFailedPrecondition when run() is not
   // running.
   Status close_port(size_t index);
+  // The options the target runs with (TargetOptions::poll_groups resolved).
+  const TargetOptions& options() const { return options_; }
+  // The control socket's path; empty when there is none (TargetOptions::rpc_socket).
+  std::string rpc_socket_path() const;
 
  private:
   Target();
+  // The control socket's methods (target/target_rpc.cc), registered on `d`.
+  void add_rpc_methods(RpcDispatcher& d);
 
   PollGroupChoice poll_groups_;
+  TargetOptions options_;
   std::unique_ptr<IoEngine> io_engine_;  // first: destroyed after the namespaces and the loop
   std::unique_ptr<StatsRegistry> registry_;
   std::unique_ptr<StatusCounters> statuses_;
@@ -86,7 +95,9 @@ class Target {
   std::vector<std::unique_ptr<IoEngine>> group_engines_;
   std::vector<std::unique_ptr<StatusCounters>> group_statuses_;
   std::unique_ptr<EventLoop> loop_;                 // group 0, the listener
-  std::vector<std::unique_ptr<EventLoop>> groups_;  // last: destroyed first
+  std::vector<std::unique_ptr<EventLoop>> groups_;  // destroyed after the control socket
+  std::unique_ptr<RpcDispatcher> rpc_methods_;
+  std::unique_ptr<RpcServer> rpc_server_;  // last: destroyed first (its thread calls the rest)
 };
 
 }  // namespace nvmf::target

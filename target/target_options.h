@@ -200,6 +200,10 @@ struct TargetOptions {
   // settings), repeated at 2x, 4x, ... while it lasts; CLI --stall-warn-ms, 0 (off) or
   // 10..3600000. The per-queue "stalls" counter of the --json report counts them.
   uint32_t stall_warn_ms = 1000;
+  // The control socket (target/rpc_server.h; CLI --rpc-socket PATH|none, default
+  // default_rpc_socket_path()): a Unix socket, mode 0600, serving JSON-RPC 2.0 with SPDK's
+  // method names (docs/target.md "Control socket"). Empty: none (the library's default).
+  std::string rpc_socket;
   // The CPU the event loop thread runs on (CLI --cpu none|auto|N), like SPDK's reactors:
   // kCpuNone (the default) leaves the threads to the scheduler, kCpuAuto pins poll group i to
   // the ((i - 1) mod n)-th CPU of the allowed set (one group: the CPU it is on when run()

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "ci/e2e/cli_harness.h"
@@ -152,6 +154,81 @@ TEST_F(CliTest, PollGroupsAutoRunsOnePerAllowedCpuAndSaysWhy) {
                       " pins one thread)\n"),
             std::string::npos)
       << slurp(target_log_);
+}
+
+// `nvmf-target rpc` against a running target's control socket: the methods it lists, the
+// subsystem as served, counters that moved with a host's I/O, errors naming the field, a second
+// target refused on the same socket, the socket removed at a clean stop.
+TEST_F(CliTest, ControlSocketAnswersWhileTheTargetServes) {
+  const std::string sock = tmpdir() + "/control.sock";
+  unlink(sock.c_str());
+  int port = start_target({"--ram-size", "8m", "--rpc-socket", sock});
+  ASSERT_GT(port, 0);
+  struct stat st {};
+  ASSERT_EQ(stat(sock.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string rpc =
+      "timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock + "' ";
+  auto call = [&](const std::string& args) {
+    const std::string out = tmpdir() + "/rpc.out", err = tmpdir() + "/rpc.err";
+    const int rc = run(rpc + args + " > " + out + " 2> " + err);
+    return std::tuple{rc, slurp(out), slurp(err)};
+  };
+  auto [rc, out, err] = call("rpc_get_methods");
+  ASSERT_EQ(rc, 0) << err;
+  nlohmann::json methods = nlohmann::json::parse(out);
+  for (const char* m : {"nvmf_get_stats", "nvmf_get_subsystems", "nvmf_subsystem_get_controllers",
+                        "nvmf_subsystem_get_qpairs", "rpc_get_methods"}) {
+    EXPECT_NE(std::find(methods.begin(), methods.end(), m), methods.end()) << m << out;
+  }
+  std::tie(rc, out, err) = call("nvmf_get_subsystems");
+  ASSERT_EQ(rc, 0) << err;
+  nlohmann::json subs = nlohmann::json::parse(out);
+  ASSERT_EQ(subs.size(), 2u) << out;
+  EXPECT_EQ(subs[0]["subtype"], "Discovery");
+  EXPECT_EQ(subs[1]["nqn"], kNqn);
+  EXPECT_EQ(subs[1]["listen_addresses"][0]["traddr"], env_->target_addr);
+  EXPECT_EQ(subs[1]["listen_addresses"][0]["trsvcid"], std::to_string(port));
+  EXPECT_EQ(subs[1]["namespaces"][0]["nsid"], 1);
+  EXPECT_EQ(subs[1]["namespaces"][0]["size_bytes"], 8u << 20);
+
+  const std::string data = tmpdir() + "/rpc-data.bin";
+  std::ofstream(data, std::ios::binary) << std::string(64 * 1024, 'r');
+  ASSERT_EQ(run(host("write", port, "--data '" + data + "' 2> " + tmpdir() + "/rpc-write.log")), 0)
+      << slurp(tmpdir() + "/rpc-write.log");
+  std::tie(rc, out, err) = call("nvmf_get_stats");
+  ASSERT_EQ(rc, 0) << err;
+  nlohmann::json stats = nlohmann::json::parse(out);
+  EXPECT_GE(
+      stats["writes"]["rdma_read"].get<uint64_t>() + stats["writes"]["in_capsule"].get<uint64_t>(),
+      1u)
+      << out;
+  EXPECT_EQ(stats["controllers"]["created"], 1) << out;
+  EXPECT_EQ(stats["poll_groups"].size(), stats["poll_group_count"].get<size_t>()) << out;
+
+  std::tie(rc, out, err) = call("nvmf_subsystem_get_controllers '{\"nqn\": \"nqn.none\"}'");
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.find("\"nqn\": no subsystem \"nqn.none\" (code -32602)"), std::string::npos) << err;
+  std::tie(rc, out, err) = call("nvmf_get_stats '{\"verbose\": true}'");
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.find("unknown parameter \"verbose\""), std::string::npos) << err;
+  std::tie(rc, out, err) = call("nvmf_no_such_method");
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.find("(code -32601)"), std::string::npos) << err;
+
+  // A second target on the same socket is refused before it serves anyone.
+  const std::string second = tmpdir() + "/second.log";
+  EXPECT_EQ(run("timeout 60 '" + runfile("target/nvmf-target") + "' -a " + env_->target_addr +
+                " -s 0 --ram-size 1m --rpc-socket '" + sock + "' > " + second + " 2>&1"),
+            2);
+  EXPECT_NE(slurp(second).find("is in use by a running process"), std::string::npos)
+      << slurp(second);
+
+  ASSERT_EQ(stop_target(), 0) << slurp(target_log_);
+  EXPECT_NE(stat(sock.c_str(), &st), 0) << "the socket outlived the target";
+  std::tie(rc, out, err) = call("rpc_get_methods");
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(err.find("no nvmf-target listens on " + sock), std::string::npos) << err;
 }
 
 TEST_F(CliTest, BadArgumentsAreNamed) {

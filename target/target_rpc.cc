@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The control socket's methods (docs/target.md "Control socket"): SPDK's names and parameters
+// where SPDK has the method, answers in SPDK's shape with this target's fields added.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+
+#include "common/wire_text.h"
+#include "proto/discovery.h"
+#include "proto/fabrics.h"
+#include "target/namespace.h"
+#include "target/port.h"
+#include "target/rpc.h"
+#include "target/stats_json.h"
+#include "target/subsystem.h"
+#include "target/target.h"
+
+namespace nvmf::target {
+namespace {
+
+using json = nlohmann::json;
+
+std::string hex_upper(const std::array<uint8_t, 16>& bytes) {
+  std::string out;
+  char b[3];
+  for (uint8_t v : bytes) {
+    std::snprintf(b, sizeof(b), "%02X", v);
+    out += b;
+  }
+  return out;
+}
+
+std::string uuid_text(const std::array<uint8_t, 16>& u) {
+  char b[37];
+  std::snprintf(b, sizeof(b),
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+                u[15]);
+  return b;
+}
+
+// SPDK's listen address object.
+json address_json(const DiscoveryAddress& a) {
+  return {{"trtype", "RDMA"},
+          {"adrfam", a.adrfam == proto::kAdrfamIpv6 ? "IPv6" : "IPv4"},
+          {"traddr", a.traddr},
+          {"trsvcid", a.trsvcid}};
+}
+
+// "10.0.0.2:51234" (or "[fe80::1]:51234") as SPDK's peer address object.
+json peer_json(const std::string& peer) {
+  const size_t colon = peer.rfind(':');
+  std::string addr = colon == std::string::npos ? peer : peer.substr(0, colon);
+  const std::string port = colon == std::string::npos ? "" : peer.substr(colon + 1);
+  if (addr.size() >= 2 && addr.front() == '[' && addr.back() == ']') {
+    addr = addr.substr(1, addr.size() - 2);
+  }
+  return {{"trtype", "RDMA"},
+          {"adrfam", addr.find(':') != std::string::npos ? "IPv6" : "IPv4"},
+          {"traddr", escape_wire_text(addr)},
+          {"trsvcid", escape_wire_text(port)}};
+}
+
+[[noreturn]] void no_subsystem(const std::string& nqn) {
+  throw RpcError{
+      RpcErrorCode::kInvalidParams,
+      "\"nqn\": no subsystem " + json(nqn).dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+}  // namespace
+
+void Target::add_rpc_methods(RpcDispatcher& d) {
+  d.add("rpc_get_methods", [&d](const json& params) {
+    rpc_only_keys(params, {"current"});
+    return json(d.methods());
+  });
+
+  // Every subsystem, the discovery subsystem first, as SPDK lists them.
+  d.add("nvmf_get_subsystems", [this](const json& params) {
+    rpc_only_keys(params, {"tgt_name"});
+    json out = json::array();
+    auto listeners = [this](const Subsystem* s) {
+      json list = json::array();
+      for (const auto& port : ports_) {
+        const auto& linked = port->subsystems();
+        if (s == nullptr || std::find(linked.begin(), linked.end(), s) != linked.end()) {
+          list.push_back(address_json(port->address()));
+        }
+      }
+      return list;
+    };
+    out.push_back({{"nqn", proto::kDiscoveryNqn},
+                   {"subtype", "Discovery"},
+                   {"listen_addresses", listeners(nullptr)},
+                   {"allow_any_host", true},
+                   {"hosts", json::array()}});
+    for (const auto& s : subsystems_) {
+      const SubsystemConfig& c = s->config();
+      json hosts = json::array();
+      for (const auto& h : c.allowed_hosts) hosts.push_back({{"nqn", h}});
+      json namespaces = json::array();
+      for (const SubsystemNamespace& n : s->namespaces()) {
+        json ns = {{"nsid", n.nsid},
+                   {"name", n.ns->file_backed() ? n.ns->path() : "ram"},
+                   {"block_size", n.ns->lba_size()},
+                   {"num_blocks", n.ns->num_lbas()},
+                   {"size_bytes", n.ns->size_bytes()},
+                   {"nguid", hex_upper(n.nguid)}};
+        if (n.ns->file_backed()) ns["path"] = n.ns->path();
+        if (n.uuid) ns["uuid"] = uuid_text(*n.uuid);
+        namespaces.push_back(std::move(ns));
+      }
+      out.push_back({{"nqn", c.nqn},
+                     {"subtype", "NVMe"},
+                     {"listen_addresses", listeners(s.get())},
+                     {"allow_any_host", c.allow_any_host},
+                     {"hosts", hosts},
+                     {"serial_number", s->serial()},
+                     {"model_number", c.model},
+                     {"min_cntlid", c.cntlid_min},
+                     {"max_cntlid", c.cntlid_max},
+                     {"namespaces", namespaces}});
+    }
+    return out;
+  });
+
+  // The --json report, live, with SPDK's per-poll-group view in front.
+  d.add("nvmf_get_stats", [this](const json& params) {
+    rpc_only_keys(params, {"tgt_name"});
+    json out = stats_report(*this, options_);
+    const TargetStats s = stats();
+    std::map<uint32_t, std::pair<uint64_t, uint64_t>> per_group;  // admin, I/O queues now
+    for (uint32_t g = 0; g < poll_groups_.groups; ++g) per_group[g] = {0, 0};
+    for (const QueueStats& q : s.queues) {
+      auto& [admin, io] = per_group[q.group];
+      ++(q.qid == 0 ? admin : io);
+    }
+    json groups = json::array();
+    for (const auto& [g, counts] : per_group) {
+      groups.push_back({{"name", "nvmf_tgt_poll_group_" + std::to_string(g)},
+                        {"group", g},
+                        {"current_admin_qpairs", counts.first},
+                        {"current_io_qpairs", counts.second}});
+    }
+    out["poll_groups"] = std::move(groups);
+    out["poll_group_count"] = poll_groups_.groups;
+    return out;
+  });
+
+  auto find = [this](const json& params) -> const Subsystem& {
+    const std::string nqn = rpc_string(params, "nqn");
+    for (const auto& s : subsystems_) {
+      if (s->config().nqn == nqn) return *s;
+    }
+    no_subsystem(nqn);
+  };
+
+  d.add("nvmf_subsystem_get_controllers", [this, find](const json& params) {
+    rpc_only_keys(params, {"nqn", "tgt_name"});
+    const Subsystem& sub = find(params);
+    json out = json::array();
+    for (const ControllerStats& c : stats().controllers) {
+      if (c.subnqn != sub.config().nqn) continue;
+      out.push_back({{"cntlid", c.cntlid},
+                     {"hostnqn", escape_wire_text(c.hostnqn)},
+                     {"num_io_qpairs", c.io_queues},
+                     {"ready", c.ready}});
+    }
+    return out;
+  });
+
+  d.add("nvmf_subsystem_get_qpairs", [this, find](const json& params) {
+    rpc_only_keys(params, {"nqn", "tgt_name"});
+    const Subsystem& sub = find(params);
+    const TargetStats s = stats();
+    std::set<uint16_t> cntlids;
+    for (const ControllerStats& c : s.controllers) {
+      if (c.subnqn == sub.config().nqn) cntlids.insert(c.cntlid);
+    }
+    json out = json::array();
+    for (const QueueStats& q : s.queues) {
+      if (cntlids.count(q.cntlid) == 0) continue;
+      out.push_back({{"cntlid", q.cntlid},
+                     {"qid", q.qid},
+                     {"state", "active"},
+                     {"peer_address", peer_json(q.peer)},
+                     {"queue_size", q.queue_size},
+                     {"group", q.group},
+                     {"commands", q.counters.commands},
+                     {"request_states", request_states_json(q.counters)}});
+    }
+    return out;
+  });
+}
+
+}  // namespace nvmf::target
