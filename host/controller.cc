@@ -231,6 +231,11 @@ Status Controller::reconnect() {
       }
       NVMF_LOG(WARN, "host") << "reconnect attempt " << recovery_.reconnect_attempts
                              << " failed: " << st.to_string();
+      // A Connect answered with DNR (the host is no longer allowed, the subsystem is gone)
+      // fails the same way every time: no more attempts (Linux 6.10's nvmf_should_reconnect).
+      if (st.nvme_status().has_value() && status_dnr(*st.nvme_status())) {
+        return give_up("the target refused the reconnect with Do Not Retry (" + st.message() + ")");
+      }
       now = Clock::now();
       if (now >= loss_deadline) {
         return give_up("ctrl-loss-tmo " + std::to_string(options_.ctrl_loss_tmo_s) +

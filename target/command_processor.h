@@ -85,6 +85,8 @@ class CommandProcessor {
   // the Controller alive until it goes away, so NVM I/O running meanwhile never sees it freed
   // under it.
   void controller_freed();
+  // Asks the transport to tear this queue down (any thread; see QueueLink::request_disconnect).
+  void disconnect(std::string_view reason) { link_.request_disconnect(reason); }
   // The poll group's IoEngine for file-backed namespaces (null: the namespace's own).
   void set_engine(IoEngine* engine) { engine_ = engine; }
 

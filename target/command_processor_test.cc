@@ -15,6 +15,7 @@
 #include "common/nvme_status.h"
 #include "common/sgl.h"
 #include "proto/fabrics.h"
+#include "target/control_lock.h"
 #include "target/log_limiter.h"
 #include "target/port.h"
 #include "target/testing/processor_harness.h"
@@ -888,6 +889,55 @@ TEST_F(ProcessorTest, StatsTrackErrorsByStatus) {
   ASSERT_EQ(s.errors_by_status.size(), 1u);
   EXPECT_EQ(status_sc(s.errors_by_status[0].status), proto::kScLbaOutOfRange);
   EXPECT_EQ(s.errors_by_status[0].count, 2u);
+}
+
+// The control socket's host changes: a host removed from allowed_hosts loses its controller and
+// every queue (admin included) and cannot connect again; one added is admitted.
+TEST_F(ProcessorTest, RemovingAnAllowedHostFreesItsControllerAndDisconnectsEveryQueue) {
+  ControlLock lock(control_mutex());
+  subsys_->set_allow_any_host(false);
+  ASSERT_TRUE(subsys_->add_host(kHostNqn));
+  EXPECT_FALSE(subsys_->add_host(kHostNqn));  // listed once
+  TestQueue& a = admin();
+  TestQueue& q = io(/*cntlid=*/1);  // the subsystem's first controller
+  ASSERT_EQ(subsys_->controller_count(), 1u);
+
+  EXPECT_TRUE(subsys_->remove_host(kHostNqn, "host removed"));
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+  EXPECT_EQ(a.link.reasons, std::vector<std::string>{"host removed"});
+  EXPECT_EQ(q.link.reasons, std::vector<std::string>{"controller freed"});
+  EXPECT_FALSE(subsys_->remove_host(kHostNqn, "again"));
+
+  TestQueue& again = queue(0);
+  auto data = connect_data(proto::kAdminQueueCntlid);
+  EXPECT_EQ(again.submit(connect_sqe(0, 31, true), data), NextStep::kRespond);
+  EXPECT_EQ(again.status(),
+            make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidHost, true));
+  ASSERT_TRUE(subsys_->add_host(kHostNqn));
+  TestQueue& back = queue(0);
+  EXPECT_EQ(back.submit(connect_sqe(0, 31, true), data), NextStep::kRespond);
+  EXPECT_EQ(back.status(), kStatusSuccess);
+}
+
+// Another host's controller is untouched by the removal of one host.
+TEST_F(ProcessorTest, RemovingOneHostLeavesAnotherHostsController) {
+  ControlLock lock(control_mutex());
+  subsys_->set_allow_any_host(false);
+  const std::string other = "nqn.2014-08.org.nvmexpress:uuid:other-host";
+  ASSERT_TRUE(subsys_->add_host(kHostNqn));
+  ASSERT_TRUE(subsys_->add_host(other));
+  TestQueue& mine = admin();
+  TestQueue& theirs = queue(0);
+  auto data = connect_data(proto::kAdminQueueCntlid, kNqn, other.c_str());
+  ASSERT_EQ(theirs.submit(connect_sqe(0, 31, true), data), NextStep::kRespond);
+  ASSERT_EQ(theirs.status(), kStatusSuccess);
+  ASSERT_EQ(subsys_->controller_count(), 2u);
+  EXPECT_TRUE(subsys_->remove_host(other, "host removed"));
+  EXPECT_EQ(subsys_->controller_count(), 1u);
+  EXPECT_TRUE(mine.link.reasons.empty());
+  EXPECT_EQ(theirs.link.reasons, std::vector<std::string>{"host removed"});
+  EXPECT_EQ(mine.submit(property_set_sqe(proto::kPropCc, kGoodCc)), NextStep::kRespond);
+  EXPECT_EQ(mine.status(), kStatusSuccess);
 }
 
 }  // namespace

@@ -83,6 +83,9 @@ class Port {
     enabled_ = false;
     ++genctr_;
   }
+  // What a host may see in the Discovery Log Page changed (an allowed host added or removed):
+  // GENCTR moves on. Under the control lock.
+  void log_changed() { ++genctr_; }
 
   // The queue counts and sizes every queue on this port is checked against (PortLimits).
   const PortLimits& limits() const { return limits_; }

@@ -79,6 +79,38 @@ bool Subsystem::host_allowed(std::string_view hostnqn) const {
   return false;
 }
 
+bool Subsystem::add_host(const std::string& hostnqn) {
+  for (const auto& h : config_.allowed_hosts) {
+    if (h == hostnqn) return false;
+  }
+  config_.allowed_hosts.push_back(hostnqn);
+  return true;
+}
+
+bool Subsystem::remove_host(const std::string& hostnqn, std::string_view reason) {
+  auto& hosts = config_.allowed_hosts;
+  auto it = std::find(hosts.begin(), hosts.end(), hostnqn);
+  if (it == hosts.end()) return false;
+  hosts.erase(it);
+  disconnect_host(hostnqn, reason);
+  return true;
+}
+
+size_t Subsystem::disconnect_host(std::string_view hostnqn, std::string_view reason) {
+  std::vector<uint16_t> cntlids;
+  for (const auto& [cntlid, ctrl] : controllers_) {
+    if (ctrl->hostnqn() == hostnqn) cntlids.push_back(cntlid);
+  }
+  for (uint16_t cntlid : cntlids) {
+    CommandProcessor* admin = controllers_.at(cntlid)->queue(0);
+    free_controller(cntlid, reason);  // disconnects its I/O queues
+    // The admin queue too: the host's controller is gone (queues are torn down under the
+    // control lock, held here, so it still exists).
+    if (admin != nullptr) admin->disconnect(reason);
+  }
+  return cntlids.size();
+}
+
 uint32_t Subsystem::in_capsule_data_size() const {
   return port_ != nullptr ? port_->in_capsule_data_size() : in_capsule_data_size_;
 }

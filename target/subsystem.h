@@ -96,6 +96,19 @@ class Subsystem {
   // nvmet_host_allowed: allow_any_host, or `hostnqn` is in allowed_hosts. The discovery
   // subsystem allows every host (its log page filters instead).
   bool host_allowed(std::string_view hostnqn) const;
+  // Changes to who may connect, made on a running target (the control socket's
+  // nvmf_subsystem_add_host, _remove_host, _allow_any_host; nvmet's allowed_hosts links and
+  // attr_allow_any_host). Under the control lock: Connect and the discovery log read them there.
+  // add_host: false when `hostnqn` is listed already. remove_host: false when it is not listed;
+  // otherwise it is removed and every controller of that host is freed and its queues, the
+  // admin queue included, disconnected (SPDK's nvmf_subsystem_remove_host does the same).
+  // set_allow_any_host leaves connected hosts connected (nvmet: the setting is checked at
+  // Connect).
+  bool add_host(const std::string& hostnqn);
+  bool remove_host(const std::string& hostnqn, std::string_view reason);
+  void set_allow_any_host(bool allow) { config_.allow_any_host = allow; }
+  // Frees every controller of `hostnqn` and disconnects all their queues; returns how many.
+  size_t disconnect_host(std::string_view hostnqn, std::string_view reason);
 
   // The effective in-capsule data size (bytes) every I/O queue offers and Identify reports;
   // set once the device is known (resolve_inline_data_size).

@@ -7,9 +7,11 @@
 #include <set>
 #include <string>
 
+#include "common/log.h"
 #include "common/wire_text.h"
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
+#include "target/control_lock.h"
 #include "target/namespace.h"
 #include "target/port.h"
 #include "target/rpc.h"
@@ -80,6 +82,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
   // Every subsystem, the discovery subsystem first, as SPDK lists them.
   d.add("nvmf_get_subsystems", [this](const json& params) {
     rpc_only_keys(params, {"tgt_name"});
+    ControlLock lock(control_mutex());  // hosts and namespaces may change under it otherwise
     json out = json::array();
     auto listeners = [this](const Subsystem* s) {
       json list = json::array();
@@ -149,17 +152,79 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     return out;
   });
 
-  auto find = [this](const json& params) -> const Subsystem& {
+  auto find = [this](const json& params) -> Subsystem& {
     const std::string nqn = rpc_string(params, "nqn");
     for (const auto& s : subsystems_) {
       if (s->config().nqn == nqn) return *s;
     }
     no_subsystem(nqn);
   };
+  // The Discovery Log Page of every port linking `s` changed.
+  auto log_changed = [this](const Subsystem& s) {
+    for (const auto& port : ports_) {
+      const auto& linked = port->subsystems();
+      if (std::find(linked.begin(), linked.end(), &s) != linked.end()) port->log_changed();
+    }
+  };
+  auto host_param = [](const json& params) {
+    const std::string host = rpc_string(params, "host");
+    if (host.empty() || host.size() > proto::kNqnMaxLength || !is_safe_wire_text(host)) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"host\": an NQN of 1.." +
+                                                       std::to_string(proto::kNqnMaxLength) +
+                                                       " bytes of printable UTF-8"};
+    }
+    return host;
+  };
+
+  // nvmet: a link under allowed_hosts; SPDK: nvmf_subsystem_add_host. New Connects of `host`
+  // are admitted; nothing else changes.
+  d.add("nvmf_subsystem_add_host", [find, log_changed, host_param](const json& params) {
+    rpc_only_keys(params, {"nqn", "host", "tgt_name"});
+    const std::string host = host_param(params);
+    ControlLock lock(control_mutex());
+    Subsystem& s = find(params);
+    if (!s.add_host(host)) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"host\": " + host + " is allowed already"};
+    }
+    log_changed(s);
+    NVMF_LOG(INFO, "target") << "control socket: host " << host << " allowed on " << s.config().nqn;
+    return json(true);
+  });
+
+  // SPDK's nvmf_subsystem_remove_host: `host` is no longer allowed, and its controllers are
+  // freed and all their queues disconnected now.
+  d.add("nvmf_subsystem_remove_host", [find, log_changed, host_param](const json& params) {
+    rpc_only_keys(params, {"nqn", "host", "tgt_name"});
+    const std::string host = host_param(params);
+    ControlLock lock(control_mutex());
+    Subsystem& s = find(params);
+    if (!s.remove_host(host, "host removed from the subsystem by the control socket")) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"host\": " + host + " is not allowed"};
+    }
+    log_changed(s);
+    NVMF_LOG(INFO, "target") << "control socket: host " << host << " removed from "
+                             << s.config().nqn;
+    return json(true);
+  });
+
+  // nvmet's attr_allow_any_host; SPDK's nvmf_subsystem_allow_any_host. Checked at Connect:
+  // connected hosts stay.
+  d.add("nvmf_subsystem_allow_any_host", [find, log_changed](const json& params) {
+    rpc_only_keys(params, {"nqn", "allow_any_host", "tgt_name"});
+    const json& allow = rpc_param(params, "allow_any_host");
+    if (!allow.is_boolean()) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"allow_any_host\" must be true or false"};
+    }
+    ControlLock lock(control_mutex());
+    Subsystem& s = find(params);
+    s.set_allow_any_host(allow.get<bool>());
+    log_changed(s);
+    return json(true);
+  });
 
   d.add("nvmf_subsystem_get_controllers", [this, find](const json& params) {
     rpc_only_keys(params, {"nqn", "tgt_name"});
-    const Subsystem& sub = find(params);
+    const Subsystem& sub = find(params);  // the list of subsystems is fixed at start
     json out = json::array();
     for (const ControllerStats& c : stats().controllers) {
       if (c.subnqn != sub.config().nqn) continue;

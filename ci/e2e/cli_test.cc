@@ -231,6 +231,78 @@ TEST_F(CliTest, ControlSocketAnswersWhileTheTargetServes) {
   EXPECT_NE(err.find("no nvmf-target listens on " + sock), std::string::npos) << err;
 }
 
+// Who may connect, changed on a running target over the control socket: a host not allowed is
+// refused, one added is admitted, one removed while it runs I/O is disconnected (its bench
+// ends) and refused again.
+TEST_F(CliTest, ControlSocketHostChangesTakeEffectOnARunningTarget) {
+  const std::string sock = tmpdir() + "/hosts.sock";
+  unlink(sock.c_str());
+  int port = start_target({"--ram-size", "8m", "--rpc-socket", sock});
+  ASSERT_GT(port, 0);
+  const std::string rpc =
+      "timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock + "' ";
+  auto call = [&](const std::string& args) {
+    const std::string out = tmpdir() + "/hosts-rpc.out";
+    const int rc = run(rpc + args + " > " + out + " 2>&1");
+    return std::pair{rc, slurp(out)};
+  };
+  const std::string hostnqn = "nqn.2014-08.org.nvmexpress:uuid:cli-e2e-allowed";
+  const std::string as_host = "--hostnqn " + hostnqn + " ";
+  const std::string sub = "'{\"nqn\": \"" + std::string(kNqn) + "\", ";
+  auto [rc, out] = call("nvmf_subsystem_allow_any_host " + sub + "\"allow_any_host\": false}'");
+  ASSERT_EQ(rc, 0) << out;
+  const std::string identify_log = tmpdir() + "/hosts-identify.log";
+  EXPECT_NE(run(host("identify", port, as_host + "> /dev/null 2> " + identify_log)), 0);
+  EXPECT_NE(slurp(identify_log).find("Invalid Host"), std::string::npos) << slurp(identify_log);
+
+  std::tie(rc, out) = call("nvmf_subsystem_add_host " + sub + "\"host\": \"" + hostnqn + "\"}'");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(run(host("identify", port, as_host + "> /dev/null 2> " + identify_log)), 0)
+      << slurp(identify_log);
+  std::tie(rc, out) = call("nvmf_get_subsystems");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json subs = nlohmann::json::parse(out);
+  EXPECT_EQ(subs[1]["allow_any_host"], false) << out;
+  EXPECT_EQ(subs[1]["hosts"], nlohmann::json::parse("[{\"nqn\": \"" + hostnqn + "\"}]")) << out;
+
+  // A bench of 60 s, removed after its controller appears: it ends long before.
+  const std::string bench_log = tmpdir() + "/hosts-bench.log";
+  const pid_t bench = fork();
+  if (bench == 0) {
+    const std::string cmd =
+        host("bench", port,
+             as_host + "--rw randread --bs 4k --iodepth 4 --runtime 60 > " + bench_log + " 2>&1");
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool connected = false;
+  while (!connected && std::chrono::steady_clock::now() < deadline) {
+    std::tie(rc, out) =
+        call("nvmf_subsystem_get_controllers '{\"nqn\": \"" + std::string(kNqn) + "\"}'");
+    connected = rc == 0 && nlohmann::json::parse(out).size() == 1;
+  }
+  ASSERT_TRUE(connected) << out << slurp(bench_log);
+  const auto removed_at = std::chrono::steady_clock::now();
+  std::tie(rc, out) = call("nvmf_subsystem_remove_host " + sub + "\"host\": \"" + hostnqn + "\"}'");
+  ASSERT_EQ(rc, 0) << out;
+  int status = 0;
+  ASSERT_EQ(waitpid(bench, &status, 0), bench);
+  const auto took = std::chrono::steady_clock::now() - removed_at;
+  EXPECT_LT(took, std::chrono::seconds(40)) << slurp(bench_log);
+  std::tie(rc, out) =
+      call("nvmf_subsystem_get_controllers '{\"nqn\": \"" + std::string(kNqn) + "\"}'");
+  EXPECT_EQ(out, "[]\n");
+  EXPECT_NE(run(host("identify", port, as_host + "> /dev/null 2> " + identify_log)), 0);
+  EXPECT_NE(slurp(identify_log).find("Invalid Host"), std::string::npos) << slurp(identify_log);
+  std::tie(rc, out) = call("nvmf_subsystem_remove_host " + sub + "\"host\": \"" + hostnqn + "\"}'");
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("is not allowed (code -32602)"), std::string::npos) << out;
+  EXPECT_NE(slurp(target_log_).find("controller 1 freed (host removed from the subsystem"),
+            std::string::npos)
+      << slurp(target_log_);
+}
+
 TEST_F(CliTest, BadArgumentsAreNamed) {
   const std::string log = tmpdir() + "/bad.log";
   EXPECT_EQ(run("'" + runfile("target/nvmf-target") + "' -a " + env_->target_addr +
