@@ -249,6 +249,19 @@ inline constexpr uint8_t kCnsNamespaceIdDescriptorList = 0x03;
 // Feature identifiers (Set/Get Features CDW10 bits 7:0). Base 2.0 §5.27.1.
 inline constexpr uint8_t kFeatureNumberOfQueues = 0x07;
 inline constexpr uint8_t kFeatureAsyncEventConfig = 0x0B;
+// Asynchronous events (Base 2.0 §5.2, Figure 150): the AER completion's DW0 is type (bits 2:0) |
+// information (15:8) | log page (23:16).
+inline constexpr uint8_t kAenTypeNotice = 0x2;
+inline constexpr uint8_t kAenInfoNamespaceAttributeChanged = 0x00;
+inline constexpr uint8_t kAenInfoDiscoveryLogChange = 0xF0;
+inline constexpr uint8_t kLogChangedNamespaceList = 0x04;
+constexpr uint32_t aen_dw0(uint8_t type, uint8_t info, uint8_t log_page) {
+  return uint32_t{type} | uint32_t{info} << 8 | uint32_t{log_page} << 16;
+}
+// Asynchronous Event Configuration (feature 0Bh) bits and the matching OAES bits of Identify
+// Controller: Namespace Attribute Notices (8), Discovery Log Page Change Notification (31).
+inline constexpr uint32_t kAecNamespaceAttribute = 1u << 8;
+inline constexpr uint32_t kAecDiscoveryLogChange = 1u << 31;
 inline constexpr uint8_t kFeatureKeepAliveTimer = 0x0F;
 
 // Read/Write: SLBA in CDW11:CDW10, NLB (0-based) in CDW12 bits 15:0. NVM CS 1.0 §3.2.4/§3.2.6.

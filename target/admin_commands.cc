@@ -222,7 +222,13 @@ NextStep CommandProcessor::async_event_request(Request& r) {
     return complete(
         r, make_status(proto::kSctCommandSpecific, proto::kScAsyncEventRequestLimitExceeded, true));
   }
-  // No event source yet: held until a controller reset or shutdown, or the queue going away.
+  // An event already queued completes it at once; otherwise it is held until an event, a
+  // controller reset or shutdown, or the queue going away.
+  if (std::optional<uint32_t> event = controller_->take_event()) {
+    r.cqe.dw0 = *event;
+    log_event_sent(*event);
+    return complete(r, kStatusSuccess);
+  }
   held_aers_.push_back(&r);
   r.cqe.sqhd = sqhd_disabled_ ? proto::kSqhdDisabled : sq_head_;
   return NextStep::kHold;

@@ -552,6 +552,41 @@ NextStep CommandProcessor::property_set(Request& r) {
   return complete(r, st);
 }
 
+void CommandProcessor::deliver_events() {
+  ControlLock lock(control_mutex());
+  if (controller_ == nullptr || freed_.load(std::memory_order_acquire)) return;
+  while (!held_aers_.empty()) {
+    const std::optional<uint32_t> event = controller_->take_event();
+    if (!event) return;
+    Request* held = held_aers_.front();
+    held_aers_.erase(held_aers_.begin());
+    held->cqe.status = kStatusSuccess;
+    held->cqe.dw0 = *event;
+    held->cqe.sqhd = sqhd_disabled_ ? proto::kSqhdDisabled : sq_head_;
+    log_event_sent(*event);
+    link_.respond_held(*held);
+  }
+}
+
+void CommandProcessor::log_event_sent(uint32_t dw0) const {
+  if (uint64_t suppressed = 0; connection_log_limiter().allow(
+          "async event", std::chrono::steady_clock::now(), &suppressed)) {
+    char text[11];
+    std::snprintf(text, sizeof(text), "0x%08x", dw0);
+    NVMF_LOG(INFO, "target") << "controller " << controller_->cntlid() << ": asynchronous event "
+                             << text << " (log page " << ((dw0 >> 16) & 0xFF) << ") sent"
+                             << suppressed_note(suppressed);
+  }
+}
+
+void CommandProcessor::request_event_delivery() {
+  if (link_.on_owner_thread()) {
+    deliver_events();
+  } else {
+    link_.wake_for_events();
+  }
+}
+
 void CommandProcessor::complete_held_aers(uint16_t status) {
   for (Request* held : held_aers_) {
     held->cqe.status = status;

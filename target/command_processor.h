@@ -87,6 +87,12 @@ class CommandProcessor {
   void controller_freed();
   // Asks the transport to tear this queue down (any thread; see QueueLink::request_disconnect).
   void disconnect(std::string_view reason) { link_.request_disconnect(reason); }
+  // Admin queue: completes held Async Event Requests with the controller's queued events, one
+  // each, oldest first (success, DW0 = the event). Owner thread; takes the control lock.
+  void deliver_events();
+  // Any thread, under the control lock: the controller queued an event. Delivered now on the
+  // owner thread, else at the owner's next round (QueueLink::wake_for_events).
+  void request_event_delivery();
   // The poll group's IoEngine for file-backed namespaces (null: the namespace's own).
   void set_engine(IoEngine* engine) { engine_ = engine; }
 
@@ -186,6 +192,8 @@ class CommandProcessor {
   // The Connect passed every check: the queue now belongs to `chosen` and `ctrl`, its SQHD wraps
   // at `sqsize` + 1.
   void bind(Subsystem& chosen, Controller* ctrl, uint16_t sqsize);
+  // "controller N: asynchronous event 0x... (log page L) sent", rate-limited.
+  void log_event_sent(uint32_t dw0) const;
   // Completes every held Async Event Request with `status` (controller reset or shutdown).
   void complete_held_aers(uint16_t status);
 

@@ -43,6 +43,28 @@ bool Controller::enabled() const {
   return (registers_.cc() & proto::kCcEn) != 0 && registers_.ready();
 }
 
+bool Controller::post_event(uint32_t dw0, uint32_t aec_bit) {
+  if ((async_event_config_ & aec_bit) == 0) return false;
+  const auto log_page = static_cast<uint8_t>(dw0 >> 16);
+  if (std::find(masked_log_pages_.begin(), masked_log_pages_.end(), log_page) !=
+          masked_log_pages_.end() ||
+      std::find(events_.begin(), events_.end(), dw0) != events_.end()) {
+    return false;
+  }
+  masked_log_pages_.push_back(log_page);
+  events_.push_back(dw0);
+  return true;
+}
+
+std::optional<uint32_t> Controller::take_event() {
+  if (events_.empty()) return std::nullopt;
+  const uint32_t dw0 = events_.front();
+  events_.erase(events_.begin());
+  return dw0;
+}
+
+void Controller::log_page_read(uint8_t log_page) { std::erase(masked_log_pages_, log_page); }
+
 uint32_t Controller::grant_queues(uint16_t nsqr, uint16_t ncqr) {
   granted_sq_ = static_cast<uint16_t>(std::min<uint32_t>(nsqr + 1u, max_io_queues_));
   granted_cq_ = static_cast<uint16_t>(std::min<uint32_t>(ncqr + 1u, max_io_queues_));

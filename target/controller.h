@@ -62,6 +62,18 @@ class Controller {
   uint32_t async_event_config() const { return async_event_config_; }
   void set_async_event_config(uint32_t v) { async_event_config_ = v; }
 
+  // Asynchronous events (Base 2.0 §5.2), as nvmet keeps them: an event is queued only when the
+  // host enabled its notices (Asynchronous Event Configuration, `aec_bit`) and the same log
+  // page is not masked; queuing it masks that log page until the host reads it with RAE 0
+  // (log_page_read), so a host is told once per change it has not looked at. `dw0` is
+  // proto::aen_dw0(). False when not queued.
+  bool post_event(uint32_t dw0, uint32_t aec_bit);
+  // The oldest queued event, taken (an Async Event Request completes with it).
+  std::optional<uint32_t> take_event();
+  // The host read `log_page` without Retain Asynchronous Event: its events may come again.
+  void log_page_read(uint8_t log_page);
+  size_t events_waiting() const { return events_.size(); }
+
   // Set Features Number of Queues: NSQR/NCQR are 0-based requests; grants min(request + 1,
   // max_io_queues) of each and returns the CQE DW0 (NCQA << 16 | NSQA, 0-based).
   uint32_t grant_queues(uint16_t nsqr, uint16_t ncqr);
@@ -92,7 +104,9 @@ class Controller {
   uint16_t max_io_queues_;
   ControllerRegisters registers_;
   uint32_t async_event_config_ = 0;
-  uint16_t granted_sq_ = 0;  // 1-based, 0 = never set
+  std::vector<uint32_t> events_;           // queued, oldest first (one per log page at most)
+  std::vector<uint8_t> masked_log_pages_;  // events queued or reported, log not read since
+  uint16_t granted_sq_ = 0;                // 1-based, 0 = never set
   uint16_t granted_cq_ = 0;
   std::vector<CommandProcessor*> queues_;  // index qid
 };

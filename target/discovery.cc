@@ -99,6 +99,9 @@ void build_discovery_identify_controller(const DiscoveryIdentifyParams& p,
   out->nn = 0;
   out->vwc = 0;
   out->lpa = 1u << 2;  // LPA bit 2: extended data for Get Log Page (NUMDU, LPOL/LPOU)
+  // OAES bit 31: Discovery Log Page Change notices (sent when the host enables them with Set
+  // Features Asynchronous Event Configuration and what it may see changes).
+  out->oaes = proto::kAecDiscoveryLogChange;
   out->ioccsz = 0;
   out->iorcsz = 0;
   out->msdbd = 0;

@@ -100,6 +100,8 @@ NextStep CommandProcessor::discovery_log_page(Request& r) {
   if (uint16_t st = copy_log_window(log, offset, out); st != kStatusSuccess) {
     return complete(r, st);
   }
+  // Read without Retain Asynchronous Event (CDW10 bit 15): its change notices may come again.
+  if ((s.cdw10 & (1u << 15)) == 0) controller_->log_page_read(proto::kLogDiscovery);
   return respond_with_data(r, static_cast<uint32_t>(bytes));
 }
 

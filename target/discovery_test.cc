@@ -15,6 +15,7 @@
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
 #include "target/command_processor.h"
+#include "target/control_lock.h"
 #include "target/port.h"
 
 namespace nvmf::target {
@@ -137,8 +138,10 @@ class FakeLink : public QueueLink {
   void request_disconnect(std::string_view reason) override { reasons.emplace_back(reason); }
   std::string describe() const override { return "test"; }
   std::string peer_host() const override { return peer; }
+  void respond_held(Request& r) override { held_responses.push_back(r.cqe); }
   std::vector<std::string> reasons;
   std::string peer;
+  std::vector<proto::Cqe> held_responses;  // held commands answered later (AERs)
 };
 
 // One queue driven in memory; Connect data and other data go keyed (data_arrived()).
@@ -457,6 +460,61 @@ TEST_F(PortTest, DiscoveryControllerCommandsAsNvmet) {
   EXPECT_EQ(d.status(), kStatusSuccess);
   d.submit(keyed(0x80, 0));  // Format NVM
   EXPECT_EQ(d.status(), generic_status(proto::kScInvalidOpcode));
+}
+
+// Discovery Log Page Change notices, as nvmet sends them: advertised in OAES, queued only for a
+// discovery controller that enabled them (AEC bit 31), once until the host reads the log without
+// Retain Asynchronous Event, delivered through a held AER or the next one.
+TEST_F(PortTest, DiscoveryLogChangeNoticeReachesAControllerThatAskedForIt) {
+  Queue& d = admin(proto::kDiscoveryNqn, kHost1);
+  const uint32_t change = proto::aen_dw0(proto::kAenTypeNotice, proto::kAenInfoDiscoveryLogChange,
+                                         proto::kLogDiscovery);
+  EXPECT_EQ(change, 0x0070F002u);
+  ControlLock lock(control_mutex());
+  EXPECT_EQ(discovery_->post_event(change, proto::kAecDiscoveryLogChange), 0u) << "not enabled";
+
+  proto::Sqe id = keyed(proto::kAdminIdentify, 4096);
+  id.cdw10 = proto::kCnsController;
+  ASSERT_EQ(d.submit(id), NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(reinterpret_cast<const proto::IdentifyController*>(d.buffer.data())->oaes,
+            proto::kAecDiscoveryLogChange);
+  proto::Sqe aec = keyed(proto::kAdminSetFeatures, 0);
+  aec.cdw10 = proto::kFeatureAsyncEventConfig;
+  aec.cdw11 = proto::kAecDiscoveryLogChange;
+  d.submit(aec);
+  ASSERT_EQ(d.status(), kStatusSuccess);
+
+  // A held AER completes with the notice.
+  proto::Sqe aer_sqe = keyed(proto::kAdminAsyncEventRequest, 0);
+  aer_sqe.cid = 0x51;
+  Request aer;
+  aer.sqe = &aer_sqe;
+  aer.buffer = d.buffer;
+  ASSERT_EQ(d.proc.begin(aer), NextStep::kHold);
+  EXPECT_EQ(discovery_->post_event(change, proto::kAecDiscoveryLogChange), 1u);
+  ASSERT_EQ(d.link.held_responses.size(), 1u);
+  EXPECT_EQ(d.link.held_responses[0].dw0, change);
+  EXPECT_EQ(d.link.held_responses[0].status, kStatusSuccess);
+  EXPECT_EQ(d.link.held_responses[0].cid, 0x51);
+  EXPECT_EQ(d.proc.aers_held(), 0u);
+
+  // Masked until the log is read: not with RAE set, then without it.
+  EXPECT_EQ(discovery_->post_event(change, proto::kAecDiscoveryLogChange), 0u);
+  proto::Sqe retain = get_log_page(proto::kLogDiscovery, 1024, 0);
+  retain.cdw10 |= 1u << 15;
+  d.submit(retain);
+  ASSERT_EQ(d.status(), kStatusSuccess);
+  EXPECT_EQ(discovery_->post_event(change, proto::kAecDiscoveryLogChange), 0u);
+  d.submit(get_log_page(proto::kLogDiscovery, 1024, 0));
+  ASSERT_EQ(d.status(), kStatusSuccess);
+  EXPECT_EQ(discovery_->post_event(change, proto::kAecDiscoveryLogChange), 1u);
+  EXPECT_EQ(d.link.held_responses.size(), 1u) << "no AER held: it waits";
+
+  // The next AER takes it at once.
+  EXPECT_EQ(d.submit(aer_sqe), NextStep::kRespond);
+  EXPECT_EQ(d.status(), kStatusSuccess);
+  EXPECT_EQ(d.req.cqe.dw0, change);
+  EXPECT_EQ(d.submit(aer_sqe), NextStep::kHold) << "nothing left";
 }
 
 TEST_F(PortTest, ConnectCanDisableSqFlowControl) {

@@ -327,6 +327,7 @@ int EventLoop::wait_idle() {
 void EventLoop::sweep() {
   for (auto& [id, q] : queues_) {
     q->take_remote_disconnect();
+    q->take_remote_events();
     if (dropping_ != 0 && !q->wants_teardown()) {
       for (size_t i = 0; i < listeners_.size(); ++i) {
         if ((dropping_ >> i & 1) != 0 && q->params().port == listeners_[i].port) {

@@ -38,6 +38,11 @@ class QueueLink {
   // called from any thread (under the control lock); everything else only from the owner. The
   // default: single-threaded fakes.
   virtual bool on_owner_thread() const { return true; }
+  // From another thread (under the control lock): the controller has an asynchronous event for
+  // this admin queue's held Async Event Requests. The owner calls
+  // CommandProcessor::deliver_events() at its next round. The default: single-threaded fakes
+  // are called on their owner thread, where the processor delivers at once.
+  virtual void wake_for_events() {}
 };
 
 }  // namespace nvmf::target

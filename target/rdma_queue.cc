@@ -672,6 +672,17 @@ void RdmaQueue::take_remote_disconnect_slow() {
   request_disconnect(reason);
 }
 
+void RdmaQueue::wake_for_events() {
+  events_pending_.store(true, std::memory_order_release);
+  uint64_t one = 1;
+  if (params_.wake_fd >= 0) (void)!::write(params_.wake_fd, &one, sizeof(one));
+}
+
+void RdmaQueue::take_remote_events_slow() {
+  events_pending_.store(false, std::memory_order_relaxed);
+  if (processor_ && !wants_teardown()) processor_->deliver_events();
+}
+
 void RdmaQueue::disconnect() {
   if (disconnected_) return;
   disconnected_ = true;

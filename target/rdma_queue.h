@@ -209,6 +209,13 @@ class RdmaQueue : public QueueLink, public PipelineTransport {
 
   bool connect_accepted() override;
   void respond_held(Request& r) override { pipeline_.respond_held(r); }
+  // QueueLink: records that events wait and wakes the owning group, whose
+  // take_remote_events() delivers them.
+  void wake_for_events() override;
+  // Owner thread: delivers the asynchronous events another thread queued, if any.
+  void take_remote_events() {
+    if (events_pending_.load(std::memory_order_acquire)) take_remote_events_slow();
+  }
 
   // PipelineTransport.
   const proto::Sqe* capsule_sqe(uint32_t recv) override;
@@ -267,6 +274,7 @@ class RdmaQueue : public QueueLink, public PipelineTransport {
   void queue_send(ibv_send_wr* first, ibv_send_wr* last);
   void flush_sends();
   void take_remote_disconnect_slow();
+  void take_remote_events_slow();
 
   DeviceContext& dev_;
   SharedReceiveQueue* srq_ = nullptr;  // params.srq
@@ -312,6 +320,7 @@ class RdmaQueue : public QueueLink, public PipelineTransport {
   PendingSlot pending_;  // until the Connect succeeded or the queue wants teardown
   const std::thread::id owner_ = std::this_thread::get_id();  // the thread that created it
   std::atomic<bool> remote_disconnect_{false};
+  std::atomic<bool> events_pending_{false};
   std::mutex remote_mutex_;
   std::string remote_reason_;  // guarded by remote_mutex_
 

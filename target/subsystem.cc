@@ -96,6 +96,16 @@ bool Subsystem::remove_host(const std::string& hostnqn, std::string_view reason)
   return true;
 }
 
+size_t Subsystem::post_event(uint32_t dw0, uint32_t aec_bit) {
+  size_t queued = 0;
+  for (const auto& [cntlid, ctrl] : controllers_) {
+    if (!ctrl->post_event(dw0, aec_bit)) continue;
+    ++queued;
+    if (CommandProcessor* admin = ctrl->queue(0)) admin->request_event_delivery();
+  }
+  return queued;
+}
+
 size_t Subsystem::disconnect_host(std::string_view hostnqn, std::string_view reason) {
   std::vector<uint16_t> cntlids;
   for (const auto& [cntlid, ctrl] : controllers_) {

@@ -107,6 +107,10 @@ class Subsystem {
   bool add_host(const std::string& hostnqn);
   bool remove_host(const std::string& hostnqn, std::string_view reason);
   void set_allow_any_host(bool allow) { config_.allow_any_host = allow; }
+  // Queues the asynchronous event `dw0` (proto::aen_dw0) on every controller that enabled
+  // `aec_bit` and has not masked its log page (Controller::post_event) and asks each one's admin
+  // queue to deliver it. Under the control lock, any thread. Returns how many queued it.
+  size_t post_event(uint32_t dw0, uint32_t aec_bit);
   // Frees every controller of `hostnqn` and disconnects all their queues; returns how many.
   size_t disconnect_host(std::string_view hostnqn, std::string_view reason);
 

@@ -11,6 +11,7 @@
 #include "common/wire_text.h"
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
+#include "proto/nvme.h"
 #include "target/control_lock.h"
 #include "target/namespace.h"
 #include "target/port.h"
@@ -159,12 +160,17 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     }
     no_subsystem(nqn);
   };
-  // The Discovery Log Page of every port linking `s` changed.
+  // The Discovery Log Page of every port linking `s` changed: GENCTR moves, and the discovery
+  // controllers that asked for it get a Discovery Log Page Change notice (nvmet sends it to
+  // every discovery controller the same way).
   auto log_changed = [this](const Subsystem& s) {
     for (const auto& port : ports_) {
       const auto& linked = port->subsystems();
       if (std::find(linked.begin(), linked.end(), &s) != linked.end()) port->log_changed();
     }
+    discovery_->post_event(proto::aen_dw0(proto::kAenTypeNotice, proto::kAenInfoDiscoveryLogChange,
+                                          proto::kLogDiscovery),
+                           proto::kAecDiscoveryLogChange);
   };
   auto host_param = [](const json& params) {
     const std::string host = rpc_string(params, "host");
