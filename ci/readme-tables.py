@@ -163,6 +163,18 @@ ROWS = [
     ("", "`--max-pending-connections 5`: the sixth I/O queue's CM connection is rejected and `nvme"
      " connect` fails", "KernelHostOnNvmfTarget_PendingLimit",
      ["start_target_limit_5", "six_io_queues_refused_at_limit_5", "stop_target_limit_5"], None),
+    ("", "control socket: a persistent discovery controller (`nvme discover --persistent`) gets"
+     " the Discovery Log Page Change notice when `nvmf_subsystem_add_host` allows a host",
+     "KernelHostControlSocket",
+     ["start_target", "persistent_discovery", "add_second_host",
+      "discovery_log_change_notice_sent"], None),
+    ("", "control socket: `nvmf_get_stats` shows the counters moving under the kernel host's fio",
+     "KernelHostControlSocket", ["connect", "stats_move_during_fio"], None),
+    ("", "control socket: the kernel host removed by `nvmf_subsystem_remove_host` is disconnected"
+     " and refused when it reconnects; another host's nvmf-host bench keeps its I/O, no error",
+     "KernelHostControlSocket",
+     ["remove_kernel_host", "kernel_host_controller_freed", "kernel_host_disconnected",
+      "kernel_host_reconnect_refused", "other_host_keeps_its_io", "stop_target"], None),
     ("", "file namespace: discard and write zeroes enabled, `blkdiscard` and `fstrim` on"
      " ext4 free file space, `nvme write-zeroes`, `nvme dsm --ad`, fio verify",
      "KernelHostOnNvmfTarget_FileNamespace",

@@ -13,6 +13,7 @@
 #    NVMF_INTEROP_ONLY=file: only the file and block-device checks of ci/interop/file-backend.sh;
 #    NVMF_INTEROP_ONLY=deep: only the deep-writes checks (ci/lib/deep_writes.sh);
 #    NVMF_INTEROP_ONLY=hostile: only the fair-share checks beside hostile hosts;
+#    NVMF_INTEROP_ONLY=rpc: only the control socket checks;
 #    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on;
 #    NVMF_INTEROP_POLL_GROUPS=N: nvmf-target's --poll-groups in the in-capsule 4096 cell of
 #    KernelHostOnNvmfTarget_inlineSIZE, default 1, so that one group serves all of the kernel
@@ -435,6 +436,95 @@ hostile_hosts() {
     check "$s" nvmet_configfs_clear python3 "$here/nvmet-config.py" clear
   fi
 }
+# The control socket on a running target, with the Linux host (docs/target.md "Control
+# socket"): a persistent discovery controller gets the Discovery Log Page Change notice when a
+# host is allowed; nvmf_get_stats shows the counters moving under the kernel host's fio; the
+# kernel host removed from the subsystem is disconnected and cannot reconnect while a second
+# host (nvmf-host bench) keeps its I/O without an error.
+control_socket() {
+  # The socket in the guest's own /tmp: the results directory is a shared file system, where
+  # a Unix socket cannot be bound.
+  local s=KernelHostControlSocket cfg=$out/config-rpc.json sock=/tmp/nvmf-interop-rpc.sock
+  write_config "$cfg" 4096
+  rpc() { "$target_bin" rpc -s "$sock" -t 30 "$@"; }
+  # until_line FILE TEXT SECONDS: 0 once FILE has a line with TEXT.
+  until_line() {
+    local end=$((SECONDS + $3))
+    until grep -qF "$2" "$1"; do
+      [ "$SECONDS" -lt "$end" ] || { echo "no '$2' in $1 within $3 s"; tail -n 5 "$1"; return 1; }
+      sleep 0.2
+    done
+    grep -F "$2" "$1" | head -n 1
+  }
+  # top_commands: the report's top-level "commands" (dump(2) indents top-level keys by two).
+  # The answer is read whole first: grep -m1 on a pipe would end rpc with SIGPIPE.
+  top_commands() {
+    local j
+    j=$(rpc nvmf_get_stats) || return 1
+    grep -m1 -E '^  "commands": ' <<<"$j" | tr -dc 0-9
+  }
+  check "$s" start_target start_target "$cfg" rpc --rpc-socket "$sock" || return
+  local tlog=$out/target-rpc.log
+  check "$s" persistent_discovery nvme discover -t rdma -a "$T" -s 4420 -w "$H" -q "$HOST_OK" \
+    --persistent
+  local host2='{"nqn": "'"$NQN"'", "host": "'"$HOST_BAD"'"}'
+  check "$s" add_second_host rpc nvmf_subsystem_add_host "$host2"
+  check "$s" discovery_log_change_notice_sent until_line "$tlog" \
+    "asynchronous event 0x0070f002 (log page 112) sent" 30
+  check "$s" connect k_connect || { stop_target; return; }
+  local dev
+  dev=$(wait_ns)
+  timeout -k 5 120 fio --name=rpc --filename="$dev" --ioengine=libaio --direct=1 --rw=randread \
+    --bs=4k --iodepth=8 --time_based --runtime=40 >"$out/rpc-fio.txt" 2>&1 &
+  local fio_pid=$!
+  timeout -k 5 120 "$host_bin" -a "$T" -w "$H" -n "$NQN" --hostnqn "$HOST_BAD" bench \
+    --rw randread --bs 4k --iodepth 4 --runtime 25 >"$out/rpc-bench.txt" 2>&1 &
+  local bench_pid=$!
+  stats_move() {
+    local first now end=$((SECONDS + 30))
+    if ! first=$(top_commands) || [ -z "$first" ]; then echo "nvmf_get_stats failed"; return 1; fi
+    echo "commands at the first look: $first"
+    while :; do
+      if ! now=$(top_commands) || [ -z "$now" ]; then echo "nvmf_get_stats failed"; return 1; fi
+      [ "$now" -lt $((first + 1000)) ] || break
+      [ "$SECONDS" -lt "$end" ] || { echo "still $now after 30 s"; return 1; }
+    done
+    echo "commands later: $now"
+  }
+  check "$s" stats_move_during_fio stats_move
+  local host1='{"nqn": "'"$NQN"'", "host": "'"$HOST_OK"'"}'
+  check "$s" remove_kernel_host rpc nvmf_subsystem_remove_host "$host1"
+  check "$s" kernel_host_controller_freed until_line "$tlog" "(host removed from the subsystem" 30
+  kernel_host_not_live() {
+    local c state end=$((SECONDS + 30))
+    c=$(ctrl_dev)
+    [ -n "$c" ] || { echo "no controller"; return 1; }
+    until state=$(cat "/sys/class/nvme/$(basename "$c")/state") && [ "$state" != live ]; do
+      [ "$SECONDS" -lt "$end" ] || { echo "still live"; return 1; }
+      sleep 0.2
+    done
+    echo "$(basename "$c"): $state"
+  }
+  check "$s" kernel_host_disconnected kernel_host_not_live
+  check "$s" kernel_host_reconnect_refused until_line "$tlog" \
+    "Connect refused: Connect Invalid Host (SCT 0x1 SC 0x84, DNR) (host '$HOST_OK'" 60
+  other_host_io() {
+    wait "$bench_pid" || { echo "nvmf-host bench exit $?"; tail -n 8 "$out/rpc-bench.txt"; return 1; }
+    grep -E 'IOPS=' "$out/rpc-bench.txt" | head -n 2
+    if grep -qiE 'error' "$out/rpc-bench.txt"; then tail -n 8 "$out/rpc-bench.txt"; return 1; fi
+  }
+  check "$s" other_host_keeps_its_io other_host_io
+  kill "$fio_pid" 2>/dev/null
+  wait "$fio_pid" 2>/dev/null
+  nvme disconnect -n "$NQN" >/dev/null 2>&1
+  nvme disconnect -n nqn.2014-08.org.nvmexpress.discovery >/dev/null 2>&1
+  check "$s" stop_target stop_target
+}
+if [ "${NVMF_INTEROP_ONLY:-}" = rpc ]; then
+  control_socket
+  finish
+  exit
+fi
 if [ "${NVMF_INTEROP_ONLY:-}" = hostile ]; then
   hostile_hosts
   finish
@@ -633,6 +723,8 @@ for limit in 6 5; do
     check "$s" "stop_target_limit_$limit" stop_target
   fi
 done
+
+control_socket
 
 # ------------------------------------------------- nvmf-host -> Linux nvmet-rdma --
 for size in $sizes; do
