@@ -317,7 +317,10 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     if (!ns.is_object()) return bad(p, shown(ns) + " is not an object");
     NVMF_RETURN_IF_ERROR(
         check_keys(ns, p, {"nsid", "enable", "device", "buffered_io"},
-                   {{"ana_grpid", "nvmf-target does not report ANA (Asymmetric Namespace Access)"}},
+                   {{"ana_grpid", "nvmf-target does not report ANA (Asymmetric Namespace Access)"},
+                    // Current nvmetcli saves the namespace's "ana" and "resv" attribute groups.
+                    {"ana", "nvmf-target does not report ANA (Asymmetric Namespace Access)"},
+                    {"resv", "nvmf-target does not implement reservations"}},
                    warnings));
     auto nsid_it = ns.find("nsid");
     if (nsid_it == ns.end()) return bad(p + ".nsid", "missing");
@@ -345,7 +348,9 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     }
     NVMF_ASSIGN_OR_RETURN(const json* device, object_at(ns, p, "device", true));
     std::string dp = p + ".device";
-    NVMF_RETURN_IF_ERROR(check_keys(*device, dp, {"path", "nguid", "uuid"}, {}, warnings));
+    NVMF_RETURN_IF_ERROR(check_keys(
+        *device, dp, {"path", "nguid", "uuid"},
+        {{"p2pmem", "peer-to-peer memory is not used: data goes through host memory"}}, warnings));
     auto path_it = device->find("path");
     if (path_it == device->end()) return bad(dp + ".path", "missing");
     NVMF_ASSIGN_OR_RETURN(n.file_path, string_of(*path_it, dp + ".path"));

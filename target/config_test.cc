@@ -159,8 +159,6 @@ TEST(ConfigTest, UnknownKeysAreErrorsNamingThePath) {
        [](json& j) { j["subsystems"][0]["attr"]["frobnicate"] = "1"; }},
       {"subsystems[0].namespaces[0].p2pmem",
        [](json& j) { j["subsystems"][0]["namespaces"][0]["p2pmem"] = "auto"; }},
-      {"subsystems[0].namespaces[0].device.p2pmem",
-       [](json& j) { j["subsystems"][0]["namespaces"][0]["device"]["p2pmem"] = "auto"; }},
   };
   for (const Case& c : cases) {
     json j = good();
@@ -522,6 +520,23 @@ TEST(ConfigHostileTest, DeepNestingUnderAnyKeyNamesTheKey) {
   auto r = parse(j);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_TRUE(has_warning(*r, "ports[0].ana_groups " + nested + " ignored"));
+}
+
+// What a current nvmetcli saves for a namespace (its "ana" and "resv" attribute groups, the
+// device's p2pmem) loads, each named in one warning.
+TEST(ConfigTest, CurrentNvmetcliNamespaceGroupsLoadWithOneWarningEach) {
+  json j = good();
+  json& ns = j["subsystems"][0]["namespaces"][0];
+  ns["ana"] = {{"grpid", 1}};
+  ns["resv"] = {{"enable", 0}};
+  ns["device"]["p2pmem"] = "0";
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->options.subsystems[0].file_path, "/dev/nullb0");
+  EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].ana {\"grpid\":1} ignored"));
+  EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].resv {\"enable\":0} ignored"));
+  EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].device.p2pmem \"0\" ignored"));
+  EXPECT_EQ(r->warnings.size(), 5u);  // with ports[0].ana_groups and ana_grpid
 }
 
 // Each wrong type is an error naming the key, never a type_error exception.
