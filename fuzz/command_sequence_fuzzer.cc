@@ -31,13 +31,6 @@ using target::NextStep;
 constexpr size_t kQueues = 6;
 constexpr uint32_t kGoodCc = 0x00460001;  // EN, IOSQES 6, IOCQES 4
 
-// Every log line is one line of safe text, whatever the peer sent (common/wire_text.h).
-void check_log_line(std::string_view line) {
-  require(!line.empty() && line.back() == '\n', "a log line without its newline");
-  require(is_safe_wire_text(line.substr(0, line.size() - 1)),
-          "a log line with control characters or invalid UTF-8");
-}
-
 class Session {
  public:
   explicit Session(Input& in) : in_(in) {}

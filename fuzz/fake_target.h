@@ -5,7 +5,9 @@
 #define NVMF_FUZZ_FAKE_TARGET_H_
 
 #include <memory>
+#include <string_view>
 
+#include "common/wire_text.h"
 #include "target/cm_request.h"
 #include "target/counters.h"
 #include "target/namespace.h"
@@ -19,6 +21,14 @@ namespace nvmf::fuzz {
 // The shared in-memory transport (target/testing/fake_queue.h).
 using target::testing::FakeQueue;
 using target::testing::require;
+
+// The fuzzers' log sink: every log line is one line of safe text, whatever the peer sent
+// (common/wire_text.h).
+inline void check_log_line(std::string_view line) {
+  require(!line.empty() && line.back() == '\n', "a log line without its newline");
+  require(is_safe_wire_text(line.substr(0, line.size() - 1)),
+          "a log line with control characters or invalid UTF-8");
+}
 
 inline constexpr char kFuzzSubnqn[] = "nqn.2024-01.io.nvmf-rdma:fuzz";
 // The one host allowed on kFuzzSubnqn (allow_any_host 0); any other host may only discover.

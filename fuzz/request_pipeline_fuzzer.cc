@@ -89,13 +89,6 @@ constexpr uint32_t kSlotsBeforeConnect = 2;  // as RdmaQueue
 constexpr uint32_t kGoodCc = 0x00460001;     // EN, IOSQES 6, IOCQES 4
 constexpr uint8_t kHostId = 0x11;            // every byte of the host identifier
 
-// Every log line is one line of safe text, whatever the peer sent (common/wire_text.h).
-void check_log_line(std::string_view line) {
-  require(!line.empty() && line.back() == '\n', "a log line without its newline");
-  require(is_safe_wire_text(line.substr(0, line.size() - 1)),
-          "a log line with control characters or invalid UTF-8");
-}
-
 // True in the states in which a command still reads its capsule (its receive is not posted
 // again before it is ready to complete, or held).
 bool holds_capsule(RequestState s) {

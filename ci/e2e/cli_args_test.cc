@@ -234,6 +234,24 @@ std::string help(const std::string& binary, const std::string& args) {
 
 // One vocabulary for both binaries (docs/cli-reference.md): the same option names mean
 // the same thing, usage shows the program's name, and help points at no source file.
+// The control socket's client: its own usage errors (exit 2), and a socket nobody serves or a
+// path no socket can have (exit 1), each named on stderr.
+TEST(CliArgs, RpcClientRefusesBadArguments) {
+  const Case cases[] = {
+      {"rpc", 2, "nvmf-target rpc: method is required"},
+      {"rpc nvmf_get_stats '[1]'", 2, "PARAMS must be one JSON object, not '[1]'"},
+      {"rpc -t 0 nvmf_get_stats", 2, "--timeout"},
+      {"rpc -s /nonexistent-dir/x.sock rpc_get_methods", 1,
+       "no nvmf-target listens on /nonexistent-dir/x.sock"},
+      {"rpc -s '' rpc_get_methods", 1, "a path of 1 to 107 bytes"},
+  };
+  for (const Case& c : cases) {
+    Outcome o = run("target/nvmf-target", c.args);
+    EXPECT_EQ(o.exit_code, c.want_exit) << c.args << ": " << o.err;
+    EXPECT_NE(o.err.find(c.names), std::string::npos) << c.args << ": " << o.err;
+  }
+}
+
 TEST(CliArgs, BothBinariesShareOneVocabulary) {
   const std::string host = help("host/nvmf-host", "--help");
   const std::string target = help("target/nvmf-target", "--help");
