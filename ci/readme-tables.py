@@ -175,6 +175,14 @@ ROWS = [
      "KernelHostControlSocket",
      ["remove_kernel_host", "kernel_host_controller_freed", "kernel_host_disconnected",
       "kernel_host_reconnect_refused", "other_host_keeps_its_io", "stop_target"], None),
+    ("", "control socket: a namespace added by `nvmf_subsystem_add_ns` is in the kernel host's"
+     " `nvme list` within 5 s without a reconnect, fio verify passes on it; resized, the host's"
+     " `blockdev --getsize64` follows; removed, it goes; fio on namespace 1 throughout, no error",
+     "KernelHostControlSocketNamespaces",
+     ["start_target", "connect", "added_namespace_listed_within_5s",
+      "namespace_changed_notice_sent", "fio_verify_on_added_namespace",
+      "resized_namespace_size_seen", "removed_namespace_gone",
+      "other_namespace_io_without_error", "disconnect", "stop_target"], None),
     ("", "file namespace: discard and write zeroes enabled, `blkdiscard` and `fstrim` on"
      " ext4 free file space, `nvme write-zeroes`, `nvme dsm --ad`, fio verify",
      "KernelHostOnNvmfTarget_FileNamespace",

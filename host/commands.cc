@@ -7,6 +7,8 @@
 #include <cstring>
 #include <random>
 
+#include "common/id_text.h"
+
 namespace nvmf::host {
 namespace {
 
@@ -59,14 +61,7 @@ HostId random_host_id() {
   return id;
 }
 
-std::string uuid_string(const HostId& id) {
-  char text[37];
-  std::snprintf(text, sizeof(text),
-                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", id[0],
-                id[1], id[2], id[3], id[4], id[5], id[6], id[7], id[8], id[9], id[10], id[11],
-                id[12], id[13], id[14], id[15]);
-  return text;
-}
+std::string uuid_string(const HostId& id) { return uuid_text(id); }
 
 std::string default_hostnqn(const HostId& id) {
   return "nqn.2014-08.org.nvmexpress:uuid:" + uuid_string(id);

@@ -24,10 +24,10 @@ constexpr uint8_t kCnsIoCommandSetController = 0x06;
 constexpr uint8_t kLogErrorInformation = 0x01;  // Base 2.0 §5.16.1.2
 constexpr uint8_t kLogSmartHealth = 0x02;       // §5.16.1.3
 constexpr uint8_t kLogFirmwareSlot = 0x03;      // §5.16.1.4
-// Changed Namespace List (§5.16.1.5): the namespaces whose Identify data changed since it was
-// last read. The namespaces are fixed while the target runs, so it is always empty (a zero first
-// entry), as nvmet's is when nothing changed.
-constexpr uint8_t kLogChangedNamespaceList = 0x04;
+// Changed Namespace List (§5.16.1.5): the namespaces added, removed or resized since it was
+// last read (Controller::take_changed_namespaces), up to 1024 NSIDs; zeroes after the last.
+constexpr uint8_t kLogChangedNamespaceList = proto::kLogChangedNamespaceList;
+constexpr uint32_t kRetainAsynchronousEvent = 1u << 15;  // Get Log Page CDW10 bit 15 (RAE)
 
 }  // namespace
 
@@ -88,11 +88,12 @@ NextStep CommandProcessor::identify(Request& r) {
       // VWC: what is true of the namespaces (a file or device behind a page cache or a
       // write-back device cache); Flush is an fdatasync there. Write Zeroes and Dataset
       // Management (deallocate) work on every backing (io_commands.cc).
-      for (uint32_t i = 0; Namespace* ns = namespace_at(i); ++i) {
-        p.volatile_write_cache = p.volatile_write_cache || ns->volatile_write_cache();
+      for (const SubsystemNamespace& n : subsystem_->namespaces()) {
+        p.volatile_write_cache = p.volatile_write_cache || n.ns->volatile_write_cache();
       }
       p.oncs = kOncsDatasetManagement | kOncsWriteZeroes;
-      p.nn = subsystem_->namespaces().empty() ? 0 : subsystem_->namespaces().back().nsid;
+      p.nn = subsystem_->max_nsid();
+      p.oaes = proto::kAecNamespaceAttribute;
       p.subnqn = cfg.nqn;
       p.serial = subsystem_->serial();
       p.model = cfg.model;
@@ -150,17 +151,26 @@ NextStep CommandProcessor::get_log_page(Request& r) {
     case kLogFirmwareSlot:
       log_bytes = 512;
       break;
-    case kLogChangedNamespaceList:  // 1024 NSIDs, none changed
+    case kLogChangedNamespaceList:  // 1024 NSIDs
       log_bytes = 4096;
       break;
     default:  // Base 2.0 §5.16: an unsupported or reserved LID is Invalid Log Page
       return complete(r, make_status(proto::kSctCommandSpecific, proto::kScInvalidLogPage, true));
   }
   // LPO (CDW13:CDW12, bytes) must be dword aligned and not beyond the log: Invalid Field
-  // (Base 2.0 §5.16). Every log here is all zero, so any window of it is zeros.
+  // (Base 2.0 §5.16). Every other log here is all zero, so any window of it is zeros.
   uint64_t lpo = (static_cast<uint64_t>(s.cdw13) << 32) | s.cdw12;
   if ((lpo & 3) != 0 || lpo > log_bytes) return complete(r, kInvalidField);
   std::memset(r.buffer.data(), 0, bytes);
+  if (lid == kLogChangedNamespaceList) {
+    // Read once: the list starts again empty (nvmet clears it on every read); without RAE the
+    // Namespace Attribute Changed notice may come again.
+    const std::vector<uint32_t> changed = controller_->take_changed_namespaces();
+    for (uint64_t i = lpo / 4; i < changed.size() && (i - lpo / 4) * 4 < bytes; ++i) {
+      std::memcpy(r.buffer.data() + (i - lpo / 4) * 4, &changed[i], 4);
+    }
+    if ((s.cdw10 & kRetainAsynchronousEvent) == 0) controller_->log_page_read(lid);
+  }
   return respond_with_data(r, static_cast<uint32_t>(bytes));
 }
 

@@ -416,7 +416,10 @@ TEST(MultiNamespace, ListsIdentifiesAndRoutesByNsid) {
             NextStep::kRespond);
   ASSERT_EQ(admin.submit(property_set_sqe(proto::kPropCc, kGoodCc)), NextStep::kRespond);
   ASSERT_EQ(admin.submit(identify_sqe(proto::kCnsController)), NextStep::kWriteToHostThenRespond);
-  EXPECT_EQ(reinterpret_cast<const proto::IdentifyController*>(admin.buffer.data())->nn, 3u);
+  const auto* id = reinterpret_cast<const proto::IdentifyController*>(admin.buffer.data());
+  EXPECT_EQ(id->nn, Subsystem::kMaxNamespaces) << "NSIDs up to 1024 may come and go";
+  EXPECT_EQ(id->mnan, Subsystem::kMaxNamespaces);
+  EXPECT_EQ(id->oaes, proto::kAecNamespaceAttribute);
   ASSERT_EQ(admin.submit(identify_sqe(proto::kCnsActiveNamespaceList, 0)),
             NextStep::kWriteToHostThenRespond);
   uint32_t ids[4];

@@ -128,6 +128,7 @@ NextStep CommandProcessor::begin(Request& r) {
   r.pending = PendingOp::kNone;
   r.fua = false;
   r.nsid = 0;
+  r.ns_serial = 0;
   r.step = 0;
   r.fallback_tried = false;
   if ((sqe.flags & proto::kFlagsFuseMask) != 0) return complete(r, kInvalidField);

@@ -74,6 +74,10 @@ class CommandProcessor {
   // (NVMe status from the errno, io_status.h), or return kBackend again for its next operation
   // (Dataset Management ranges, a broadcast Flush or a shutdown over several namespaces).
   NextStep io_done(Request& r);
+  // A backend operation of `r` completed, whatever becomes of the queue (called before
+  // io_done(), and also when the queue is being torn down and io_done() is not): its
+  // namespace's count of operations in flight drops (Namespace::io_finished).
+  static void backend_done(Request& r);
 
   // The queue is going away (disconnect, error, stop): an I/O queue leaves its controller; the
   // admin queue frees its controller (which disconnects the I/O queues). Idempotent.
@@ -173,12 +177,15 @@ class CommandProcessor {
   NextStep dsm_ranges_arrived(Request& r, const uint8_t* contiguous);
   // The namespace `nsid` names in this subsystem; null when it is not active.
   Namespace* find_namespace(uint32_t nsid) const;
-  // The i-th active namespace (ascending nsid); null past the last.
-  Namespace* namespace_at(uint32_t index) const;
+  // The namespace of a command past its first step: r.nsid's, when it is still the one the
+  // command started on (r.ns_serial); null when it was removed (or replaced) meanwhile.
+  Namespace* namespace_of(const Request& r) const;
   // Fills r.io for `ns` and submits it; returns kBackend.
   NextStep submit_io(Request& r, Namespace& ns, IoOp op, uint64_t offset, uint64_t length,
                      uint8_t* data);
-  // Flush (r.step: next namespace index, for the broadcast NSID) and the CC.SHN flush.
+  // Flush (r.step: the NSID of the namespace flushed last, for the broadcast NSID, walked in
+  // ascending order so that a namespace added or removed meanwhile shifts nothing) and the
+  // CC.SHN flush.
   NextStep flush_next(Request& r);
   NextStep shutdown_next(Request& r);
   // Dataset Management deallocate: the ranges from r.step on.

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/id_text.h"
 #include "common/wire_text.h"
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
@@ -360,7 +361,7 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
       auto it = device->find(key);
       if (it == device->end()) continue;
       NVMF_ASSIGN_OR_RETURN(std::string text, string_of(*it, dp + "." + key));
-      auto id = parse_uuid_text(text);
+      auto id = parse_id_text(text);
       if (!id.ok()) return bad(dp + "." + key, shown(*it) + " is not 16 bytes of hex");
       (std::string_view(key) == "nguid" ? n.nguid : n.uuid) = *id;
     }
@@ -413,27 +414,6 @@ Result<SubsystemOptions> parse_subsystem(const json& sub, const std::string& pat
 }
 
 }  // namespace
-
-Result<std::array<uint8_t, 16>> parse_uuid_text(std::string_view text) {
-  std::array<uint8_t, 16> out{};
-  size_t digits = 0;
-  for (char c : text) {
-    if (c == '-') continue;
-    int v = c >= '0' && c <= '9'   ? c - '0'
-            : c >= 'a' && c <= 'f' ? c - 'a' + 10
-            : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                   : -1;
-    if (v < 0 || digits >= 32) {
-      return Status::invalid_argument("\"" + std::string(text) + "\" is not 32 hex digits");
-    }
-    out[digits / 2] = static_cast<uint8_t>(out[digits / 2] | (v << (digits % 2 == 0 ? 4 : 0)));
-    ++digits;
-  }
-  if (digits != 32) {
-    return Status::invalid_argument("\"" + std::string(text) + "\" is not 32 hex digits");
-  }
-  return out;
-}
 
 Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetOptions& base) {
   // nlohmann's parser is iterative, but dump() and our walk are not: refuse deep documents as

@@ -59,10 +59,6 @@ inline constexpr size_t kMaxConfigBytes = 16u << 20;
 // Reads `path` (at most kMaxConfigBytes) and parses it; errors name the file.
 Result<NvmetConfig> load_nvmet_config(const std::string& path, const TargetOptions& base);
 
-// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" or 32 hex digits (dashes anywhere are skipped) to 16
-// bytes in text order. kInvalidArgument otherwise.
-Result<std::array<uint8_t, 16>> parse_uuid_text(std::string_view text);
-
 }  // namespace nvmf::target
 
 #endif  // NVMF_TARGET_CONFIG_H_

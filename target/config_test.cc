@@ -432,14 +432,6 @@ TEST(ConfigTest, BadValuesAreNamedBeforeMissingOptions) {
   EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
 }
 
-TEST(ConfigTest, UuidText) {
-  auto id = parse_uuid_text("0F1E2D3C4B5A69788796A5B4C3D2E1F0");
-  ASSERT_TRUE(id.ok());
-  EXPECT_EQ((*id)[1], 0x1e);
-  EXPECT_FALSE(parse_uuid_text("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0ff").ok());
-  EXPECT_FALSE(parse_uuid_text("").ok());
-}
-
 TEST(ConfigTest, MissingFileNamesIt) {
   auto r = load_nvmet_config("/nonexistent/config.json", TargetOptions{});
   ASSERT_FALSE(r.ok());

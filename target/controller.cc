@@ -102,4 +102,19 @@ std::vector<CommandProcessor*> Controller::io_queues() const {
   return out;
 }
 
+void Controller::note_namespace_changed(uint32_t nsid) {
+  auto& list = changed_namespaces_;
+  if (list.size() == 1 && list.front() == 0xFFFFFFFF) return;  // overflowed already
+  if (std::find(list.begin(), list.end(), nsid) != list.end()) return;
+  if (list.size() == kMaxChangedNamespaces) {
+    list.assign(1, 0xFFFFFFFF);
+    return;
+  }
+  list.push_back(nsid);
+}
+
+std::vector<uint32_t> Controller::take_changed_namespaces() {
+  return std::exchange(changed_namespaces_, {});
+}
+
 }  // namespace nvmf::target

@@ -74,6 +74,14 @@ class Controller {
   void log_page_read(uint8_t log_page);
   size_t events_waiting() const { return events_.size(); }
 
+  // Changed Namespace List (log page 04h, Base 2.0 §5.16.1.5), as nvmet keeps it: the NSIDs
+  // whose namespace was added, removed or resized since the host last read the log, each once,
+  // at most kMaxChangedNamespaces; beyond that the list is the single entry FFFFFFFFh.
+  void note_namespace_changed(uint32_t nsid);
+  // The list as the log page has it (empty: nothing changed), cleared.
+  std::vector<uint32_t> take_changed_namespaces();
+  static constexpr size_t kMaxChangedNamespaces = 1024;
+
   // Set Features Number of Queues: NSQR/NCQR are 0-based requests; grants min(request + 1,
   // max_io_queues) of each and returns the CQE DW0 (NCQA << 16 | NSQA, 0-based).
   uint32_t grant_queues(uint16_t nsqr, uint16_t ncqr);
@@ -104,9 +112,10 @@ class Controller {
   uint16_t max_io_queues_;
   ControllerRegisters registers_;
   uint32_t async_event_config_ = 0;
-  std::vector<uint32_t> events_;           // queued, oldest first (one per log page at most)
-  std::vector<uint8_t> masked_log_pages_;  // events queued or reported, log not read since
-  uint16_t granted_sq_ = 0;                // 1-based, 0 = never set
+  std::vector<uint32_t> events_;              // queued, oldest first (one per log page at most)
+  std::vector<uint8_t> masked_log_pages_;     // events queued or reported, log not read since
+  std::vector<uint32_t> changed_namespaces_;  // {FFFFFFFFh} once more than the log holds
+  uint16_t granted_sq_ = 0;                   // 1-based, 0 = never set
   uint16_t granted_cq_ = 0;
   std::vector<CommandProcessor*> queues_;  // index qid
 };

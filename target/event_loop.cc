@@ -120,6 +120,34 @@ void EventLoop::post(std::function<void()> task) {
   if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
 }
 
+void EventLoop::at_next_round(std::function<void()> done) {
+  bool queued = false;
+  {
+    std::lock_guard lock(round_mutex_);
+    if (running_) {
+      round_tasks_.push_back(std::move(done));
+      round_pending_.store(true, std::memory_order_release);
+      queued = true;
+    }
+  }
+  if (!queued) {  // not running: nothing of this group is in a step
+    done();
+    return;
+  }
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
+}
+
+void EventLoop::run_round_tasks() {
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard lock(round_mutex_);
+    round_pending_.store(false, std::memory_order_relaxed);
+    tasks.swap(round_tasks_);
+  }
+  for (auto& task : tasks) task();
+}
+
 void EventLoop::drain_inbox() {
   std::vector<std::function<void()>> tasks;
   {
@@ -469,7 +497,12 @@ Status EventLoop::run() {
   uint64_t rounds = 0;
   bool worked = false;  // a completion since the clock was last read
   Clock::time_point last_work = Clock::now();
+  {
+    std::lock_guard lock(round_mutex_);
+    running_ = true;
+  }
   while (!stop_requested_.load(std::memory_order_relaxed)) {
+    if (round_pending_.load(std::memory_order_acquire)) run_round_tasks();
     if (close_requests_.load(std::memory_order_relaxed) != 0) close_requested_listeners();
     if (drop_requests_.load(std::memory_order_relaxed) != 0) {
       drop_ports(drop_requests_.exchange(0, std::memory_order_acquire));
@@ -523,13 +556,23 @@ Status EventLoop::run() {
     const int handled = wait_idle();
     if (handled < 0) {
       shutdown();
+      stop_running();
       return Status::internal("event loop: epoll_wait failed");
     }
     if (handled > 0) worked = true;
     sweep();
   }
   shutdown();
+  stop_running();
   return ok_status();
+}
+
+void EventLoop::stop_running() {
+  {
+    std::lock_guard lock(round_mutex_);
+    running_ = false;
+  }
+  run_round_tasks();  // those that came during the last round: nothing runs any more
 }
 
 void EventLoop::shutdown() {

@@ -81,6 +81,11 @@ class EventLoop {
   void set_groups(std::vector<EventLoop*> groups);
   // Runs `task` on this group's thread at its next round (thread-safe; wakes it up).
   void post(std::function<void()> task);
+  // A quiescent point: calls `done` on this group's thread at the top of its next round, where
+  // no request of this group is inside a step (between a namespace lookup and its use), or at
+  // once on the caller's thread when run() is not running (then no request runs at all).
+  // Thread-safe; wakes the group up. Target::quiesce_poll_groups() waits for every group's.
+  void at_next_round(std::function<void()> done);
   size_t group() const { return group_; }
   // Queues given to this group and not yet gone (admin and I/O; I/O only): the load the listener
   // places new queues by. Any thread.
@@ -229,6 +234,12 @@ class EventLoop {
   std::mutex inbox_mutex_;
   std::vector<std::function<void()>> inbox_;  // guarded by inbox_mutex_
   std::atomic<bool> inbox_pending_{false};
+  std::mutex round_mutex_;
+  std::vector<std::function<void()>> round_tasks_;  // guarded by round_mutex_
+  bool running_ = false;                            // run() is running; guarded by round_mutex_
+  std::atomic<bool> round_pending_{false};
+  void run_round_tasks();
+  void stop_running();  // run() returning: later at_next_round() calls run at once
   StatusCounters& statuses_;
   IoEngine* engine_;
   verbs::EventChannel cm_channel_;  // destroyed last

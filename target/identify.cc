@@ -43,6 +43,8 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
   out->cqes = (proto::kCqesLog2 << 4) | proto::kCqesLog2;
   out->maxcmd = p.maxcmd;
   out->nn = p.nn;
+  out->mnan = p.nn;
+  out->oaes = p.oaes;
   out->vwc = p.volatile_write_cache ? 1 : 0;
   out->oncs = p.oncs;
   out->sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock;

@@ -24,7 +24,8 @@ struct IdentifyControllerParams {
   uint16_t kas = 1;                   // keep alive granularity, 100 ms units (Linux refuses 0)
   bool volatile_write_cache = false;  // VWC bit 0: Flush does something (file backing)
   uint16_t oncs = 0;                  // optional NVM commands: kOncs* below
-  uint32_t nn = 1;                    // NN: the largest NSID the subsystem has
+  uint32_t nn = 1;                    // NN and MNAN: the largest NSID a namespace may have
+  uint32_t oaes = 0;                  // OAES: the notices it sends (proto::kAec* bits)
   std::string_view subnqn;
   std::string_view serial;    // SN, at most 20 ASCII characters
   std::string_view model;     // MN, at most 40
@@ -40,10 +41,10 @@ inline constexpr uint8_t kDlfeatDeallocateReadsZeroes = (1u << 3) | 0x1;
 
 // Identify Controller (Base 2.0 §5.17.2.1; Fabrics fields 1792..): SN/MN/FR space padded,
 // CMIC = multi-port | multi-controller (bits 0, 1; no ANA, bit 3), as nvmet minus ANA,
-// CNTRLTYPE 1 (I/O controller), SQES 0x66, CQES 0x44, NN 1, SGLS = bits 0 (SGLs supported) and
-// 2 (Keyed SGL Data Block), plus bit 20 (offset addresses, in-capsule data) only when
-// in_capsule_data_size > 0; IOCCSZ = (64 + in_capsule_data_size) / 16, IORCSZ 1, ICDOFF 0,
-// MSDBD 1 (one descriptor per command, like nvmet), FCATT 0 (dynamic controller model).
+// CNTRLTYPE 1 (I/O controller), SQES 0x66, CQES 0x44, NN = MNAN = `nn`, OAES = `oaes`, SGLS = bits
+// 0 (SGLs supported) and 2 (Keyed SGL Data Block), plus bit 20 (offset addresses, in-capsule data)
+// only when in_capsule_data_size > 0; IOCCSZ = (64 + in_capsule_data_size) / 16, IORCSZ 1, ICDOFF
+// 0, MSDBD 1 (one descriptor per command, like nvmet), FCATT 0 (dynamic controller model).
 void build_identify_controller(const IdentifyControllerParams& params,
                                proto::IdentifyController* out);
 

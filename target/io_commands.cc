@@ -94,13 +94,23 @@ Namespace* CommandProcessor::find_namespace(uint32_t nsid) const {
   return n != nullptr ? n->ns : nullptr;
 }
 
-Namespace* CommandProcessor::namespace_at(uint32_t index) const {
-  const auto& all = subsystem_->namespaces();
-  return index < all.size() ? all[index].ns : nullptr;
+Namespace* CommandProcessor::namespace_of(const Request& r) const {
+  Namespace* ns = find_namespace(r.nsid);
+  return ns != nullptr && ns->serial() == r.ns_serial ? ns : nullptr;
+}
+
+void CommandProcessor::backend_done(Request& r) {
+  if (r.io_ns == nullptr) return;
+  r.io_ns->io_finished();
+  r.io_ns = nullptr;
 }
 
 NextStep CommandProcessor::submit_io(Request& r, Namespace& ns, IoOp op, uint64_t offset,
                                      uint64_t length, uint8_t* data) {
+  // Counted before the engine sees it: a removed namespace's file stays open until this
+  // completes (Target waits for Namespace::io_in_flight() to reach 0).
+  ns.io_started();
+  r.io_ns = &ns;
   r.io.op = op;
   r.io.fd = ns.fd();
   r.io.offset = offset;
@@ -128,6 +138,7 @@ NextStep CommandProcessor::read_write(Request& r, bool is_write) {
   }
   uint64_t offset = slba << ns->lba_shift();
   r.nsid = s.nsid;
+  r.ns_serial = ns->serial();
   if (is_write) {
     r.ns_offset = offset;
     r.fua = (s.cdw12 & proto::kRwFua) != 0;
@@ -142,9 +153,13 @@ NextStep CommandProcessor::read_write(Request& r, bool is_write) {
 }
 
 NextStep CommandProcessor::write_data(Request& r, const uint8_t* contiguous) {
-  Namespace* ns = find_namespace(r.nsid);
+  // The data came while other things could happen: the namespace may be gone or smaller now.
+  Namespace* ns = namespace_of(r);
   if (ns == nullptr) return complete(r, kInvalidNamespace);
   const uint32_t bytes = r.transfer_bytes;
+  if (r.ns_offset > ns->size_bytes() || bytes > ns->size_bytes() - r.ns_offset) {
+    return complete(r, generic_status(proto::kScLbaOutOfRange));
+  }
   if (contiguous == nullptr) {
     counters_.writes_in_capsule.add();
     counters_.writes_in_capsule_bytes.add(bytes);
@@ -177,9 +192,14 @@ NextStep CommandProcessor::flush(Request& r) {
 NextStep CommandProcessor::flush_next(Request& r) {
   const uint32_t nsid = r.sqe->nsid;
   for (;;) {
-    Namespace* ns = nsid == kBroadcastNsid ? namespace_at(r.step) : find_namespace(nsid);
-    if (ns == nullptr || (nsid != kBroadcastNsid && r.step > 0)) break;
-    ++r.step;
+    const SubsystemNamespace* n = nsid == kBroadcastNsid ? subsystem_->namespace_after(r.step)
+                                  : r.step == 0          ? subsystem_->find_namespace(nsid)
+                                                         : nullptr;
+    if (n == nullptr) break;
+    r.step = n->nsid;
+    r.nsid = n->nsid;
+    r.ns_serial = n->ns->serial();
+    Namespace* ns = n->ns;
     if (!ns->file_backed()) continue;  // RAM: nothing volatile to write back
     if (ns->flush_error() != 0) {
       return complete(r, status_for_io_error(IoCommand::kFlush, ns->flush_error()));
@@ -191,9 +211,11 @@ NextStep CommandProcessor::flush_next(Request& r) {
 }
 
 NextStep CommandProcessor::shutdown_next(Request& r) {
-  while (Namespace* ns = namespace_at(r.step)) {
-    ++r.step;
-    if (ns->file_backed()) return submit_io(r, *ns, IoOp::kFlush, 0, 0, nullptr);
+  while (const SubsystemNamespace* n = subsystem_->namespace_after(r.step)) {
+    r.step = n->nsid;
+    r.nsid = n->nsid;
+    r.ns_serial = n->ns->serial();
+    if (n->ns->file_backed()) return submit_io(r, *n->ns, IoOp::kFlush, 0, 0, nullptr);
   }
   if (controller_ != nullptr) controller_->registers().shutdown_complete();
   if (uint64_t suppressed = 0; connection_log_limiter().allow(
@@ -225,12 +247,14 @@ NextStep CommandProcessor::write_zeroes(Request& r) {
   // The other of the two is tried when the backing lacks one (io_done, EOPNOTSUPP).
   bool deac = (s.cdw12 & kWriteZeroesDeac) != 0;
   r.nsid = s.nsid;
+  r.ns_serial = ns->serial();
   return submit_io(r, *ns, deac ? IoOp::kPunchHole : IoOp::kZeroRange, offset, bytes, nullptr);
 }
 
 NextStep CommandProcessor::dataset_management(Request& r) {
   const proto::Sqe& s = *r.sqe;
-  if (find_namespace(s.nsid) == nullptr) return complete(r, kInvalidNamespace);
+  const Namespace* ns = find_namespace(s.nsid);
+  if (ns == nullptr) return complete(r, kInvalidNamespace);
   if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
   const uint32_t needed = ((s.cdw10 & 0xFF) + 1) * static_cast<uint32_t>(sizeof(DsmRange));
   // A longer SGL is accepted and only NR + 1 ranges are moved: the Linux host always sends its
@@ -239,11 +263,12 @@ NextStep CommandProcessor::dataset_management(Request& r) {
   if (r.sgl.length < needed) return complete(r, generic_status(proto::kScDataSglLengthInvalid));
   r.sgl.length = needed;
   r.nsid = s.nsid;
+  r.ns_serial = ns->serial();
   return receive_data(r, needed, PendingOp::kDsmRanges);
 }
 
 NextStep CommandProcessor::dsm_ranges_arrived(Request& r, const uint8_t* contiguous) {
-  Namespace* ns = find_namespace(r.nsid);
+  Namespace* ns = namespace_of(r);
   if (ns == nullptr) return complete(r, kInvalidNamespace);
   // The ranges, whole, into the slot's buffer (in-capsule data included), then checked.
   if (contiguous == nullptr) copy_payload(r, nullptr, r.buffer.first(r.transfer_bytes));
@@ -264,14 +289,19 @@ NextStep CommandProcessor::dsm_ranges_arrived(Request& r, const uint8_t* contigu
 }
 
 NextStep CommandProcessor::dsm_next(Request& r) {
-  Namespace* ns = find_namespace(r.nsid);
+  Namespace* ns = namespace_of(r);
+  if (ns == nullptr) return complete(r, kInvalidNamespace);
   const uint32_t count = (r.sqe->cdw10 & 0xFF) + 1;
-  while (ns != nullptr && r.step < count) {
+  while (r.step < count) {
     DsmRange range;
     std::memcpy(&range, r.buffer.data() + r.step * sizeof(DsmRange), sizeof(range));
     ++r.step;
     r.fallback_tried = false;
     if (range.nlb == 0) continue;
+    // Checked again: the namespace may have shrunk since the ranges arrived.
+    if (range.slba >= ns->num_lbas() || range.nlb > ns->num_lbas() - range.slba) {
+      return complete(r, generic_status(proto::kScLbaOutOfRange));
+    }
     uint64_t offset = range.slba << ns->lba_shift();
     uint64_t bytes = io_bytes(range.nlb, ns->lba_shift());
     if (!ns->file_backed()) {
@@ -297,6 +327,7 @@ NextStep CommandProcessor::io_failed(Request& r, IoCommand command) {
 }
 
 NextStep CommandProcessor::io_done(Request& r) {
+  backend_done(r);  // no-op when the transport did it already
   const IoRequest& io = r.io;
   if (r.sqe->opcode == proto::kOpcodeFabrics) {  // the CC.SHN flush
     ControlLock lock(control_mutex());
@@ -307,9 +338,7 @@ NextStep CommandProcessor::io_done(Request& r) {
                                  << errno_string(static_cast<int>(-io.result))
                                  << suppressed_note(suppressed);
       }
-      if (Namespace* ns = namespace_at(r.step - 1)) {
-        ns->set_flush_error(static_cast<int>(-io.result));
-      }
+      if (Namespace* ns = namespace_of(r)) ns->set_flush_error(static_cast<int>(-io.result));
     }
     return shutdown_next(r);
   }
@@ -317,15 +346,13 @@ NextStep CommandProcessor::io_done(Request& r) {
   if (io.result < 0) {
     const int err = static_cast<int>(-io.result);
     if (command == IoCommand::kFlush) {
-      uint32_t nsid = r.sqe->nsid;
-      Namespace* ns = nsid == kBroadcastNsid ? namespace_at(r.step - 1) : find_namespace(nsid);
-      if (ns != nullptr) ns->set_flush_error(err);
+      if (Namespace* ns = namespace_of(r)) ns->set_flush_error(err);
     }
     // Zeroing: the backing may lack one fallocate mode (tmpfs has no ZERO_RANGE; a block
     // device may not unmap): the other one gives the same zeroes. Once per operation.
     if (err == EOPNOTSUPP && !r.fallback_tried &&
         (command == IoCommand::kWriteZeroes || command == IoCommand::kDatasetManagement)) {
-      if (Namespace* ns = find_namespace(r.nsid)) {
+      if (Namespace* ns = namespace_of(r)) {
         r.fallback_tried = true;
         IoOp other = io.op == IoOp::kPunchHole ? IoOp::kZeroRange : IoOp::kPunchHole;
         return submit_io(r, *ns, other, io.offset, io.length, nullptr);

@@ -10,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cerrno>
@@ -124,6 +125,8 @@ bool device_write_cache_volatile(dev_t rdev) {
 // Whether the block device's queue polls (queue/io_poll "1"). Unknown counts as not polling.
 bool device_polls(dev_t rdev) { return queue_attribute(rdev, "io_poll") == "1"; }
 
+std::atomic<uint64_t> next_serial{1};
+
 }  // namespace
 
 bool valid_lba_size(uint32_t lba_size) { return lba_size == 512 || lba_size == 4096; }
@@ -132,6 +135,7 @@ Namespace::Namespace(uint8_t* base, uint64_t size_bytes, uint32_t lba_size, int 
                      std::string path)
     : base_(base),
       size_bytes_(size_bytes),
+      serial_(next_serial.fetch_add(1, std::memory_order_relaxed)),
       lba_size_(lba_size),
       lba_shift_(static_cast<uint8_t>(std::countr_zero(lba_size))),
       fd_(fd),
@@ -181,18 +185,103 @@ Result<std::unique_ptr<Namespace>> Namespace::open_file(const std::string& path,
 Result<std::unique_ptr<Namespace>> Namespace::create_ram(uint64_t size_bytes, uint32_t lba_size) {
   NVMF_RETURN_IF_ERROR(check_sizes(size_bytes, lba_size, "ram namespace"));
   uint64_t usable = size_bytes / lba_size * lba_size;
-  void* base = ::mmap(nullptr, usable, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  // Address space only (PROT_NONE, MAP_NORESERVE): nothing is committed until made accessible.
+  const uint64_t reserved = std::max(usable, kRamReserveBytes);
+  void* base =
+      ::mmap(nullptr, reserved, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED) {
-    return Status::from_errno("mmap", errno, std::to_string(usable) + " bytes of RAM");
+    return Status::from_errno("mmap", errno, std::to_string(reserved) + " bytes of address space");
   }
-  return std::unique_ptr<Namespace>(
+  if (::mprotect(base, usable, PROT_READ | PROT_WRITE) != 0) {
+    const int err = errno;
+    ::munmap(base, reserved);
+    return Status::from_errno("mprotect", err, std::to_string(usable) + " bytes of RAM");
+  }
+  std::unique_ptr<Namespace> ns(
       new Namespace(static_cast<uint8_t*>(base), usable, lba_size, -1, {}));
+  ns->reserved_bytes_ = reserved;
+  ns->accessible_bytes_ = usable;
+  return ns;
 }
 
 Namespace::~Namespace() {
-  if (base_ != nullptr) ::munmap(base_, size_bytes_);
+  if (base_ != nullptr) ::munmap(base_, reserved_bytes_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+Result<uint64_t> Namespace::resize(uint64_t size_bytes) {
+  const std::string what = file_backed() ? path_ : std::string("ram namespace");
+  if (size_bytes != 0) {
+    if (size_bytes < lba_size_ || size_bytes % lba_size_ != 0) {
+      return Status::invalid_argument(what + ": size " + std::to_string(size_bytes) +
+                                      " is not a whole number of LBAs of " +
+                                      std::to_string(lba_size_) + " bytes");
+    }
+  }
+  if (!file_backed()) {
+    if (size_bytes == 0) {
+      return Status::invalid_argument("a RAM namespace's new size must be given");
+    }
+    if (size_bytes > reserved_bytes_) {
+      return Status::invalid_argument(what + ": " + std::to_string(size_bytes) +
+                                      " bytes is above its reservation of " +
+                                      std::to_string(reserved_bytes_) + " bytes");
+    }
+    if (size_bytes > accessible_bytes_) {
+      if (::mprotect(base_ + accessible_bytes_, size_bytes - accessible_bytes_,
+                     PROT_READ | PROT_WRITE) != 0) {
+        return Status::from_errno("mprotect", errno, what);
+      }
+      accessible_bytes_ = size_bytes;
+    }
+    size_bytes_.store(size_bytes, std::memory_order_release);
+    return size_bytes;
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return Status::from_errno("fstat", errno, path_);
+  uint64_t current = static_cast<uint64_t>(st.st_size);
+  if (block_device_) {
+    if (size_bytes != 0) {
+      return Status::invalid_argument(what +
+                                      ": a block device has its own size (give no size "
+                                      "to read it again)");
+    }
+    if (::ioctl(fd_, BLKGETSIZE64, &current) != 0) {
+      return Status::from_errno("ioctl(BLKGETSIZE64)", errno, path_);
+    }
+  } else if (size_bytes != 0) {
+    if (size_bytes < current) {
+      return Status::invalid_argument(what + ": " + std::to_string(size_bytes) +
+                                      " bytes is below the file's " + std::to_string(current) +
+                                      " (a file is never shrunk)");
+    }
+    if (size_bytes > current && ::ftruncate(fd_, static_cast<off_t>(size_bytes)) != 0) {
+      return Status::from_errno("ftruncate", errno, path_);
+    }
+    current = size_bytes;
+  }
+  const uint64_t usable = current / lba_size_ * lba_size_;
+  if (usable < lba_size_) {
+    return Status::invalid_argument(what + ": " + std::to_string(current) +
+                                    " bytes is smaller than one LBA");
+  }
+  size_bytes_.store(usable, std::memory_order_release);
+  return usable;
+}
+
+void Namespace::release_beyond_size() {
+  if (base_ == nullptr) return;
+  const uint64_t size = size_bytes();
+  if (size >= accessible_bytes_) return;
+  (void)::madvise(base_ + size, accessible_bytes_ - size, MADV_DONTNEED);
+  if (::mprotect(base_ + size, accessible_bytes_ - size, PROT_NONE) == 0) accessible_bytes_ = size;
+}
+
+bool Namespace::wait_io_idle(std::chrono::milliseconds timeout) {
+  draining_.store(true, std::memory_order_seq_cst);
+  std::unique_lock lock(drain_mutex_);
+  return drained_.wait_for(lock, timeout,
+                           [&] { return in_flight_.load(std::memory_order_seq_cst) == 0; });
 }
 
 std::string Namespace::describe() const {
@@ -202,7 +291,7 @@ std::string Namespace::describe() const {
 }
 
 std::span<uint8_t> Namespace::bytes(uint64_t offset, uint64_t length) const {
-  assert(base_ != nullptr && offset <= size_bytes_ && length <= size_bytes_ - offset);
+  assert(base_ != nullptr && offset <= reserved_bytes_ && length <= reserved_bytes_ - offset);
   return {base_ + offset, static_cast<size_t>(length)};
 }
 

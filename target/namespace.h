@@ -6,9 +6,12 @@
 #define NVMF_TARGET_NAMESPACE_H_
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,9 +52,11 @@ class Namespace {
                                                       uint32_t lba_size, IoEngine& engine,
                                                       FileBackingOptions options = {});
   // Anonymous private memory of `size_bytes` (rounded down to whole LBAs), zero-filled lazily
-  // by the kernel (MAP_NORESERVE). Errors: kInvalidArgument (bad lba_size, size < one LBA),
-  // mmap's errno.
+  // by the kernel (MAP_NORESERVE). Address space for growth is reserved (resize()): up to
+  // max(size_bytes, kRamReserveBytes), inaccessible beyond the size. Errors: kInvalidArgument
+  // (bad lba_size, size < one LBA), mmap's errno.
   static Result<std::unique_ptr<Namespace>> create_ram(uint64_t size_bytes, uint32_t lba_size);
+  static constexpr uint64_t kRamReserveBytes = uint64_t{64} << 30;  // 64 GiB
 
   ~Namespace();
   Namespace(const Namespace&) = delete;
@@ -60,9 +65,45 @@ class Namespace {
   // LBA data size in bytes (512 or 4096) and its log2 (LBADS).
   uint32_t lba_size() const { return lba_size_; }
   uint8_t lba_shift() const { return lba_shift_; }
-  // NSZE: the namespace size in LBAs.
-  uint64_t num_lbas() const { return size_bytes_ >> lba_shift_; }
-  uint64_t size_bytes() const { return size_bytes_; }
+  // NSZE: the namespace size in LBAs. Any poll group reads it without a lock; resize() changes
+  // it on a running target.
+  uint64_t num_lbas() const { return size_bytes() >> lba_shift_; }
+  uint64_t size_bytes() const { return size_bytes_.load(std::memory_order_relaxed); }
+  // A number no other Namespace of this process has: a request that spans several steps
+  // checks that the namespace it started on is still the one under its NSID.
+  uint64_t serial() const { return serial_; }
+
+  // A new size on a running target (the control socket's nvmf_subsystem_resize_ns; nvmet's
+  // revalidate_size). `size_bytes` 0: a file's or block device's current size is read again
+  // (it grew or shrank outside the target). Otherwise, whole LBAs: a RAM namespace takes it
+  // (within its reservation; growing makes the new LBAs read as zeroes); a file is extended to
+  // it with ftruncate (never shrunk: data would be lost); a block device has its own size.
+  // Returns the new size in bytes. Errors: kInvalidArgument (not whole LBAs, below one LBA,
+  // above the RAM reservation, shrinking a file, a size for a block device), the failing system
+  // call's errno. Control thread only; I/O of every poll group sees the new size at its next
+  // range check. After shrinking RAM, call release_beyond_size() once no poll group can still
+  // be copying beyond the new size (Target waits for every group's next round).
+  Result<uint64_t> resize(uint64_t size_bytes);
+  // RAM: gives the pages beyond size_bytes() back to the kernel and makes them inaccessible
+  // (they read as zeroes if the namespace grows again). No-op for files.
+  void release_beyond_size();
+
+  // Backend operations in flight (submitted to the IoEngine, completion not yet handled), any
+  // poll group: the file must stay open until they are done. io_started() before the
+  // submission, io_finished() when its completion is handled.
+  void io_started() { in_flight_.fetch_add(1, std::memory_order_seq_cst); }
+  void io_finished() {
+    if (in_flight_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        draining_.load(std::memory_order_seq_cst)) {
+      std::lock_guard lock(drain_mutex_);
+      drained_.notify_all();
+    }
+  }
+  int32_t io_in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  // Waits until no backend operation is in flight, at most `timeout`; false on timeout (the
+  // target stopping drops completions: their operations never finish here). For a namespace
+  // no request can find any more (removed, every poll group past its next round).
+  bool wait_io_idle(std::chrono::milliseconds timeout);
   // True for a file or block device (I/O through engine()), false for RAM (bytes()).
   bool file_backed() const { return fd_ >= 0; }
   // The file or block device (empty for RAM).
@@ -102,8 +143,11 @@ class Namespace {
  private:
   Namespace(uint8_t* base, uint64_t size_bytes, uint32_t lba_size, int fd, std::string path);
 
-  uint8_t* base_;        // RAM only
-  uint64_t size_bytes_;  // usable bytes: whole LBAs
+  uint8_t* base_;                     // RAM only
+  uint64_t reserved_bytes_ = 0;       // RAM: the mapping's length (PROT_NONE beyond accessible_)
+  uint64_t accessible_bytes_ = 0;     // RAM: readable and writable from base_
+  std::atomic<uint64_t> size_bytes_;  // usable bytes: whole LBAs
+  uint64_t serial_;
   uint32_t lba_size_;
   uint8_t lba_shift_;
   int fd_;  // -1 for RAM
@@ -114,6 +158,10 @@ class Namespace {
   bool polled_ = false;
   bool volatile_write_cache_ = false;
   std::atomic<int> flush_error_{0};
+  std::atomic<int32_t> in_flight_{0};
+  std::atomic<bool> draining_{false};
+  std::mutex drain_mutex_;
+  std::condition_variable drained_;
 };
 
 // True for the LBA sizes this target supports: 512 and 4096 bytes.

@@ -45,7 +45,8 @@ struct Request {
   uint64_t ns_offset = 0;       // byte offset in the namespace, for kWrite
   bool fua = false;             // kWrite: Force Unit Access asked (CDW12 bit 30)
   uint32_t nsid = 0;            // the namespace of a kWrite / kBackend command
-  uint32_t step = 0;            // kBackend commands of several operations: the next one's index
+  uint64_t ns_serial = 0;       // and its Namespace::serial(), checked at every later step
+  uint32_t step = 0;            // kBackend commands of several operations: where they are
   bool fallback_tried = false;  // zeroing: the other fallocate mode was tried (EOPNOTSUPP)
   proto::Cqe cqe{};             // the response (cid, sqid, sqhd, status, dw0/dw1)
   // kReadFromHost: the word receive_data() stamped into `buffer` before the READ, which
@@ -58,6 +59,9 @@ struct Request {
   // The backend operation of a kBackend step. The transport sets io.done and io.tag once per
   // slot; the processor fills the rest before returning kBackend.
   IoRequest io;
+  // The namespace `io` was submitted on, counted in its Namespace::io_in_flight() until the
+  // completion is handled (CommandProcessor::backend_done); null when none is in flight.
+  class Namespace* io_ns = nullptr;
 };
 
 }  // namespace nvmf::target

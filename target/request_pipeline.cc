@@ -81,6 +81,7 @@ void RequestPipeline::on_send_done(uint32_t slot) {
 void RequestPipeline::io_done(IoRequest& io) {
   --backend_in_flight_;
   ++progress_;
+  CommandProcessor::backend_done(slots_[io.tag].req);
   if (transport_.wants_teardown()) return;  // nobody to answer
   if (decide(io.tag, processor_->io_done(slots_[io.tag].req))) process(io.tag);
 }

@@ -27,49 +27,112 @@ std::string serial_from(const std::array<uint8_t, 16>& id) {
 }  // namespace
 
 Subsystem::Subsystem(SubsystemConfig config, Namespace& ns, StatsRegistry& registry)
-    : config_(std::move(config)),
-      ns_(&ns),
-      registry_(registry),
-      nguid_(config_.nguid ? *config_.nguid : stable_id_from(config_.nqn)) {
-  serial_ = config_.serial.empty() ? serial_from(stable_id_from(config_.nqn)) : config_.serial;
-  namespaces_.push_back(SubsystemNamespace{1, &ns, nguid_, config_.uuid});
-}
+    : Subsystem(config, std::vector<SubsystemNamespace>{{1, &ns, {}, config.uuid}}, registry) {}
 
 Subsystem::Subsystem(SubsystemConfig config, std::vector<SubsystemNamespace> namespaces,
                      StatsRegistry& registry)
     : config_(std::move(config)),
-      ns_(nullptr),
-      namespaces_(std::move(namespaces)),
+      current_(std::make_unique<NamespaceTable>()),
+      table_(current_.get()),
+      registry_(registry),
+      nguid_(config_.nguid ? *config_.nguid : stable_id_from(config_.nqn)) {
+  serial_ = config_.serial.empty() ? serial_from(stable_id_from(config_.nqn)) : config_.serial;
+  std::sort(namespaces.begin(), namespaces.end(),
+            [](const auto& a, const auto& b) { return a.nsid < b.nsid; });
+  for (SubsystemNamespace& n : namespaces) {
+    if (n.nguid == std::array<uint8_t, 16>{}) n.nguid = derived_nguid(n.nsid);
+    max_nsid_ = std::max(max_nsid_, n.nsid);
+  }
+  if (!namespaces.empty()) nguid_ = namespaces.front().nguid;
+  current_->namespaces = std::move(namespaces);
+}
+
+Subsystem::Subsystem(SubsystemConfig config, StatsRegistry& registry)
+    : config_(std::move(config)),
+      current_(std::make_unique<NamespaceTable>()),
+      table_(current_.get()),
       registry_(registry),
       nguid_(stable_id_from(config_.nqn)) {
-  serial_ = config_.serial.empty() ? serial_from(stable_id_from(config_.nqn)) : config_.serial;
-  std::sort(namespaces_.begin(), namespaces_.end(),
-            [](const auto& a, const auto& b) { return a.nsid < b.nsid; });
-  for (SubsystemNamespace& n : namespaces_) {
-    if (n.nguid == std::array<uint8_t, 16>{}) {
-      n.nguid = n.nsid == 1 ? nguid_ : stable_id_from(config_.nqn + "/" + std::to_string(n.nsid));
-    }
-  }
-  if (!namespaces_.empty()) {
-    ns_ = namespaces_.front().ns;
-    nguid_ = namespaces_.front().nguid;
-  }
+  serial_ = config_.serial.empty() ? serial_from(nguid_) : config_.serial;
+}
+
+std::array<uint8_t, 16> Subsystem::derived_nguid(uint32_t nsid) const {
+  // nsid 1: from the NQN alone (or the configured subsystem NGUID), as with one namespace.
+  if (nsid == 1) return config_.nguid ? *config_.nguid : stable_id_from(config_.nqn);
+  return stable_id_from(config_.nqn + "/" + std::to_string(nsid));
 }
 
 const SubsystemNamespace* Subsystem::find_namespace(uint32_t nsid) const {
-  for (const SubsystemNamespace& n : namespaces_) {
+  for (const SubsystemNamespace& n : namespaces()) {
     if (n.nsid == nsid) return &n;
   }
   return nullptr;
 }
 
-Subsystem::Subsystem(SubsystemConfig config, StatsRegistry& registry)
-    : config_(std::move(config)),
-      ns_(nullptr),
-      registry_(registry),
-      nguid_(stable_id_from(config_.nqn)) {
-  serial_ = config_.serial.empty() ? serial_from(nguid_) : config_.serial;
+const SubsystemNamespace* Subsystem::namespace_after(uint32_t nsid) const {
+  for (const SubsystemNamespace& n : namespaces()) {
+    if (n.nsid > nsid) return &n;
+  }
+  return nullptr;
 }
+
+void Subsystem::publish(std::vector<SubsystemNamespace> namespaces) {
+  auto next = std::make_unique<NamespaceTable>();
+  next->namespaces = std::move(namespaces);
+  table_.store(next.get(), std::memory_order_release);
+  retired_.push_back(std::move(current_));
+  current_ = std::move(next);
+}
+
+void Subsystem::retire_tables() { retired_.clear(); }
+
+void Subsystem::tell_controllers(uint32_t nsid) {
+  for (const auto& [cntlid, ctrl] : controllers_) ctrl->note_namespace_changed(nsid);
+  post_event(proto::aen_dw0(proto::kAenTypeNotice, proto::kAenInfoNamespaceAttributeChanged,
+                            proto::kLogChangedNamespaceList),
+             proto::kAecNamespaceAttribute);
+}
+
+Result<uint32_t> Subsystem::add_namespace(SubsystemNamespace n) {
+  if (config_.discovery) {
+    return Status::invalid_argument("the discovery subsystem has no namespaces");
+  }
+  std::vector<SubsystemNamespace> next = current_->namespaces;
+  if (n.nsid == 0) {
+    n.nsid = 1;
+    for (const SubsystemNamespace& e : next) {
+      if (e.nsid == n.nsid) ++n.nsid;  // ascending: the first gap
+    }
+  }
+  if (n.nsid > max_nsid_ || n.nsid == 0xFFFFFFFF) {
+    return Status::invalid_argument("NSID " + std::to_string(n.nsid) + " is above " +
+                                    std::to_string(max_nsid_) +
+                                    ", the largest this subsystem reports (NN)");
+  }
+  if (find_namespace(n.nsid) != nullptr) {
+    return Status::invalid_argument("NSID " + std::to_string(n.nsid) + " is in use");
+  }
+  if (n.nguid == std::array<uint8_t, 16>{}) n.nguid = derived_nguid(n.nsid);
+  const uint32_t nsid = n.nsid;
+  next.push_back(std::move(n));
+  std::sort(next.begin(), next.end(), [](const auto& a, const auto& b) { return a.nsid < b.nsid; });
+  publish(std::move(next));
+  tell_controllers(nsid);
+  return nsid;
+}
+
+Result<Namespace*> Subsystem::remove_namespace(uint32_t nsid) {
+  std::vector<SubsystemNamespace> next = current_->namespaces;
+  auto it = std::find_if(next.begin(), next.end(), [&](const auto& n) { return n.nsid == nsid; });
+  if (it == next.end()) return Status::not_found("NSID " + std::to_string(nsid) + " is not active");
+  Namespace* ns = it->ns;
+  next.erase(it);
+  publish(std::move(next));
+  tell_controllers(nsid);
+  return ns;
+}
+
+void Subsystem::namespace_changed(uint32_t nsid) { tell_controllers(nsid); }
 
 bool Subsystem::host_allowed(std::string_view hostnqn) const {
   if (config_.discovery || config_.allow_any_host) return true;

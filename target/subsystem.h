@@ -5,6 +5,7 @@
 #define NVMF_TARGET_SUBSYSTEM_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
 #include "target/controller.h"
 #include "target/namespace.h"
 #include "target/stats_registry.h"
@@ -80,11 +82,44 @@ class Subsystem {
   Subsystem& operator=(const Subsystem&) = delete;
 
   const SubsystemConfig& config() const { return config_; }
-  Namespace& ns() { return *ns_; }  // the first namespace; not for the discovery subsystem
-  // The active namespaces, ascending NSID (empty for the discovery subsystem).
-  const std::vector<SubsystemNamespace>& namespaces() const { return namespaces_; }
+  // The active namespaces, ascending NSID (empty for the discovery subsystem). Any poll group
+  // reads the table without a lock (one atomic load): the table is immutable, a change publishes
+  // a new one, and the old one lives until every poll group has passed its next round
+  // (retire_tables()). So a reader uses what it got within one step of a request, never across
+  // steps: a request that spans several finds its namespace again by NSID (and checks
+  // Namespace::serial()).
+  const std::vector<SubsystemNamespace>& namespaces() const {
+    return table_.load(std::memory_order_acquire)->namespaces;
+  }
   // The namespace with `nsid`; null when it is not active.
   const SubsystemNamespace* find_namespace(uint32_t nsid) const;
+  // The active namespace with the lowest NSID above `nsid`; null when there is none (walks
+  // "every namespace" one at a time across changes: none is skipped or visited twice).
+  const SubsystemNamespace* namespace_after(uint32_t nsid) const;
+
+  // Number of Namespaces (Identify Controller NN, and MNAN): the largest NSID a namespace of
+  // this subsystem may have, fixed for its life so that hosts see namespaces come and go under
+  // one NN: max(kMaxNamespaces, the largest NSID configured at start). nvmet reports 1024.
+  uint32_t max_nsid() const { return max_nsid_; }
+  static constexpr uint32_t kMaxNamespaces = 1024;
+
+  // Namespace changes on a running target (the control socket's nvmf_subsystem_add_ns,
+  // _remove_ns, _resize_ns; nvmet's namespace enable/disable and revalidate_size), under the
+  // control lock. Each publishes a new table and sends the change to every controller as nvmet
+  // does: the NSID goes into its Changed Namespace List (log page 04h) and a Namespace
+  // Attribute Changed notice (AEC bit 8) is queued where enabled and not masked.
+  // add_namespace: `n.nsid` 0 picks the lowest free NSID; returns the NSID. Errors:
+  // kInvalidArgument (NSID in use, above max_nsid(), the discovery subsystem). An all-zero NGUID is
+  // derived as at start.
+  Result<uint32_t> add_namespace(SubsystemNamespace n);
+  // Takes `nsid` out; returns its Namespace (the caller closes it once no poll group can use it
+  // and no backend operation on it is in flight). kNotFound when it is not active.
+  Result<Namespace*> remove_namespace(uint32_t nsid);
+  // The namespace's size changed (Namespace::resize): hosts are told.
+  void namespace_changed(uint32_t nsid);
+  // Frees the tables replaced since the last call: call once every poll group has passed a
+  // round since the change (Target::quiesce_poll_groups).
+  void retire_tables();
   StatsRegistry& registry() { return registry_; }
   const std::string& serial() const { return serial_; }
   const std::array<uint8_t, 16>& nguid() const { return nguid_; }
@@ -142,9 +177,19 @@ class Subsystem {
       Controller::Clock::time_point now);
 
  private:
+  struct NamespaceTable {
+    std::vector<SubsystemNamespace> namespaces;  // ascending NSID
+  };
+  void publish(std::vector<SubsystemNamespace> namespaces);
+  // The NGUID of a namespace configured without one: stable across restarts.
+  std::array<uint8_t, 16> derived_nguid(uint32_t nsid) const;
+  void tell_controllers(uint32_t nsid);
+
   SubsystemConfig config_;
-  Namespace* ns_;  // the first namespace; null for the discovery subsystem
-  std::vector<SubsystemNamespace> namespaces_;
+  std::unique_ptr<NamespaceTable> current_;  // owned; table_ points at it
+  std::atomic<const NamespaceTable*> table_;
+  std::vector<std::unique_ptr<NamespaceTable>> retired_;  // replaced, maybe still read
+  uint32_t max_nsid_ = kMaxNamespaces;
   StatsRegistry& registry_;
   Port* port_ = nullptr;
   std::string serial_;

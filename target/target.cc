@@ -5,6 +5,8 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -330,9 +332,13 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
   }
   for (auto& port : t->ports_) port->set_group(group);
   const std::vector<SubsystemOptions> specs = subsystem_list(options);
+  // File and block-device I/O needs an engine per poll group: when a file namespace is
+  // configured, or may be added by the control socket.
   for (const SubsystemOptions& spec : specs) {
     NVMF_RETURN_IF_ERROR(validate_subsystem(spec, "subsystem " + spec.nqn));
-    if (spec.file_path.empty() || t->io_engine_ != nullptr) continue;
+    if ((spec.file_path.empty() && options.rpc_socket.empty()) || t->io_engine_ != nullptr) {
+      continue;
+    }
     NVMF_ASSIGN_OR_RETURN(
         t->io_engine_, IoEngine::create(options.io_engine, IoEngine::kDefaultDepth, options.uring));
     NVMF_LOG(INFO, "target") << "file and block-device I/O through " << t->io_engine_->name();
@@ -523,5 +529,47 @@ uint16_t Target::port(size_t index) const { return loop_->port(index); }
 std::string Target::listen_address(size_t index) const { return loop_->listen_address(index); }
 
 Status Target::close_port(size_t index) { return loop_->close_listener(index); }
+
+bool Target::quiesce_poll_groups(std::chrono::milliseconds timeout) {
+  struct Barrier {
+    std::mutex mutex;
+    std::condition_variable done;
+    size_t left = 0;
+  };
+  // Shared with the groups' tasks: one that runs after a timeout finds it still there.
+  auto barrier = std::make_shared<Barrier>();
+  barrier->left = 1 + groups_.size();
+  auto passed = [barrier] {
+    std::lock_guard lock(barrier->mutex);
+    if (--barrier->left == 0) barrier->done.notify_all();
+  };
+  loop_->at_next_round(passed);
+  for (auto& g : groups_) g->at_next_round(passed);
+  std::unique_lock lock(barrier->mutex);
+  return barrier->done.wait_for(lock, timeout, [&] { return barrier->left == 0; });
+}
+
+void Target::close_namespace(const Namespace* ns) {
+  auto it = std::find_if(namespaces_.begin(), namespaces_.end(),
+                         [&](const auto& owned) { return owned.get() == ns; });
+  if (it != namespaces_.end()) {
+    retired_namespaces_.push_back(std::move(*it));
+    namespaces_.erase(it);
+  }
+  // This one and any left by earlier calls: closed once their last operation completed.
+  for (auto r = retired_namespaces_.begin(); r != retired_namespaces_.end();) {
+    const bool idle = (*r)->wait_io_idle(std::chrono::milliseconds(r->get() == ns ? 5000 : 0));
+    if (idle) {
+      r = retired_namespaces_.erase(r);
+      continue;
+    }
+    if (r->get() == ns) {
+      NVMF_LOG(WARN, "target") << "namespace on " << ns->describe() << ": " << ns->io_in_flight()
+                               << " backend operation(s) still in flight 5 s after its removal; "
+                                  "closed when they complete";
+    }
+    ++r;
+  }
+}
 
 }  // namespace nvmf::target

@@ -3,6 +3,7 @@
 #ifndef NVMF_TARGET_TARGET_H_
 #define NVMF_TARGET_TARGET_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -81,6 +82,15 @@ class Target {
   Target();
   // The control socket's methods (target/target_rpc.cc), registered on `d`.
   void add_rpc_methods(RpcDispatcher& d);
+  // Waits until every poll group has passed the top of a round since the call
+  // (EventLoop::at_next_round): what a change published before it replaced is no longer read.
+  // False after `timeout` (a group stuck in a step). Not under the control lock (a group may be
+  // waiting for it inside a step).
+  bool quiesce_poll_groups(std::chrono::milliseconds timeout);
+  // Closes a namespace no poll group can find any more once its backend operations are done
+  // (at most a few seconds; otherwise it is kept, with a WARN, and closed by a later call or
+  // when the target is destroyed). Control socket thread.
+  void close_namespace(const Namespace* ns);
 
   PollGroupChoice poll_groups_;
   TargetOptions options_;
@@ -88,6 +98,7 @@ class Target {
   std::unique_ptr<StatsRegistry> registry_;
   std::unique_ptr<StatusCounters> statuses_;
   std::vector<std::unique_ptr<Namespace>> namespaces_;
+  std::vector<std::unique_ptr<Namespace>> retired_namespaces_;  // removed, I/O still in flight
   std::vector<std::unique_ptr<Subsystem>> subsystems_;
   std::unique_ptr<Subsystem> discovery_;
   std::vector<std::unique_ptr<Port>> ports_;

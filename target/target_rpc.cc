@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "common/id_text.h"
 #include "common/log.h"
 #include "common/wire_text.h"
 #include "proto/discovery.h"
@@ -24,25 +25,6 @@ namespace nvmf::target {
 namespace {
 
 using json = nlohmann::json;
-
-std::string hex_upper(const std::array<uint8_t, 16>& bytes) {
-  std::string out;
-  char b[3];
-  for (uint8_t v : bytes) {
-    std::snprintf(b, sizeof(b), "%02X", v);
-    out += b;
-  }
-  return out;
-}
-
-std::string uuid_text(const std::array<uint8_t, 16>& u) {
-  char b[37];
-  std::snprintf(b, sizeof(b),
-                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-                u[15]);
-  return b;
-}
 
 // SPDK's listen address object.
 json address_json(const DiscoveryAddress& a) {
@@ -111,7 +93,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
                    {"block_size", n.ns->lba_size()},
                    {"num_blocks", n.ns->num_lbas()},
                    {"size_bytes", n.ns->size_bytes()},
-                   {"nguid", hex_upper(n.nguid)}};
+                   {"nguid", hex_text(n.nguid)}};
         if (n.ns->file_backed()) ns["path"] = n.ns->path();
         if (n.uuid) ns["uuid"] = uuid_text(*n.uuid);
         namespaces.push_back(std::move(ns));
@@ -226,6 +208,160 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     s.set_allow_any_host(allow.get<bool>());
     log_changed(s);
     return json(true);
+  });
+
+  // SPDK's nvmf_subsystem_add_ns, with `path` (a file or block device, as nvmetcli's
+  // device.path) or `ram_size` where SPDK names a bdev: opened, then published to the poll groups
+  // at once; hosts get a Namespace Attribute Changed notice and find it in the Changed
+  // Namespace List. Returns the NSID.
+  d.add("nvmf_subsystem_add_ns", [this, find](const json& params) {
+    rpc_only_keys(params, {"nqn", "namespace", "tgt_name"});
+    const json& spec = rpc_param(params, "namespace");
+    if (!spec.is_object()) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"namespace\" must be an object"};
+    }
+    rpc_only_keys(spec, {"nsid", "path", "size", "ram_size", "nguid", "uuid", "buffered_io"});
+    SubsystemNamespace n;
+    n.nsid =
+        spec.contains("nsid") ? static_cast<uint32_t>(rpc_uint(spec, "nsid", 1, 0xFFFFFFFE)) : 0;
+    for (const char* key : {"nguid", "uuid"}) {
+      if (!spec.contains(key)) continue;
+      auto id = parse_id_text(rpc_string(spec, key));
+      if (!id.ok()) {
+        throw RpcError{RpcErrorCode::kInvalidParams,
+                       "\"" + std::string(key) + "\": " + id.status().message()};
+      }
+      if (std::string_view(key) == "nguid") {
+        n.nguid = *id;
+      } else {
+        n.uuid = *id;
+      }
+    }
+    const bool has_path = spec.contains("path");
+    if (has_path == spec.contains("ram_size")) {
+      throw RpcError{RpcErrorCode::kInvalidParams,
+                     "give exactly one of \"path\" (a file or block device) and \"ram_size\""};
+    }
+    const uint32_t lba = options_.lba_size;
+    auto whole_lbas = [lba](const json& obj, const char* key) -> uint64_t {
+      const uint64_t bytes = rpc_uint(obj, key, lba, uint64_t{1} << 62);
+      if (bytes % lba != 0) {
+        throw RpcError{RpcErrorCode::kInvalidParams, "\"" + std::string(key) +
+                                                         "\": not a whole number of LBAs of " +
+                                                         std::to_string(lba) + " bytes"};
+      }
+      return bytes;
+    };
+    Result<std::unique_ptr<Namespace>> opened = Status::internal("not opened");
+    if (has_path) {
+      const std::string path = rpc_string(spec, "path");
+      if (path.empty() || path.find('\0') != std::string::npos) {
+        throw RpcError{RpcErrorCode::kInvalidParams, "\"path\": a file or block device path"};
+      }
+      FileBackingOptions backing;
+      backing.direct = options_.direct_io;
+      if (spec.contains("buffered_io")) {
+        const json& b = spec["buffered_io"];
+        if (!b.is_boolean()) {
+          throw RpcError{RpcErrorCode::kInvalidParams, "\"buffered_io\" must be true or false"};
+        }
+        backing.direct = !b.get<bool>();
+      }
+      const uint64_t size = spec.contains("size") ? whole_lbas(spec, "size") : 0;
+      opened = Namespace::open_file(path, size, lba, *io_engine_, backing);
+    } else {
+      if (spec.contains("size") || spec.contains("buffered_io")) {
+        throw RpcError{RpcErrorCode::kInvalidParams,
+                       "\"size\" and \"buffered_io\" go with \"path\" (a RAM namespace has "
+                       "\"ram_size\")"};
+      }
+      opened = Namespace::create_ram(whole_lbas(spec, "ram_size"), lba);
+    }
+    if (!opened.ok()) throw RpcError{RpcErrorCode::kInvalidParams, opened.status().message()};
+    std::unique_ptr<Namespace> ns = std::move(*opened);
+    n.ns = ns.get();
+    ControlLock lock(control_mutex());
+    Subsystem& sub = find(params);
+    Result<uint32_t> nsid = sub.add_namespace(n);
+    if (!nsid.ok()) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"nsid\": " + nsid.status().message()};
+    }
+    NVMF_LOG(INFO, "target") << "control socket: subsystem " << sub.config().nqn << ": namespace "
+                             << *nsid << " added on " << ns->describe() << ", " << ns->num_lbas()
+                             << " LBAs of " << ns->lba_size() << " bytes";
+    namespaces_.push_back(std::move(ns));
+    return json(*nsid);
+  });
+
+  // SPDK's nvmf_subsystem_remove_ns: hosts are told at once; the file is closed once no poll
+  // group can reach it and its last backend operation completed (commands still on their way
+  // to it fail with Invalid Namespace).
+  d.add("nvmf_subsystem_remove_ns", [this, find](const json& params) {
+    rpc_only_keys(params, {"nqn", "nsid", "tgt_name"});
+    const auto nsid = static_cast<uint32_t>(rpc_uint(params, "nsid", 1, 0xFFFFFFFE));
+    Subsystem* sub = nullptr;
+    Namespace* ns = nullptr;
+    {
+      ControlLock lock(control_mutex());
+      sub = &find(params);
+      Result<Namespace*> removed = sub->remove_namespace(nsid);
+      if (!removed.ok()) {
+        throw RpcError{RpcErrorCode::kInvalidParams, "\"nsid\": " + removed.status().message()};
+      }
+      ns = *removed;
+      NVMF_LOG(INFO, "target") << "control socket: subsystem " << sub->config().nqn
+                               << ": namespace " << nsid << " removed (" << ns->describe() << ")";
+    }
+    const bool quiet = quiesce_poll_groups(std::chrono::seconds(10));
+    if (!quiet) {
+      // A group that never comes back to the top of its loop may still read the old table:
+      // keep everything (a leak, never a use after free).
+      NVMF_LOG(WARN, "target") << "namespace " << nsid
+                               << ": a poll group did not pass a round within 10 s; its "
+                                  "storage stays open";
+      return json(true);
+    }
+    {
+      ControlLock lock(control_mutex());
+      sub->retire_tables();
+    }
+    close_namespace(ns);
+    return json(true);
+  });
+
+  // A new size (nvmet: a namespace's revalidate_size; SPDK sends the same notice when a bdev
+  // is resized). `size` in bytes for a RAM namespace or to extend a file; none: a file's or
+  // block device's size is read again. Returns the new size in bytes.
+  d.add("nvmf_subsystem_resize_ns", [this, find](const json& params) {
+    rpc_only_keys(params, {"nqn", "nsid", "size", "tgt_name"});
+    const auto nsid = static_cast<uint32_t>(rpc_uint(params, "nsid", 1, 0xFFFFFFFE));
+    const uint64_t size =
+        params.contains("size") ? rpc_uint(params, "size", 1, uint64_t{1} << 62) : 0;
+    Namespace* ns = nullptr;
+    uint64_t before = 0;
+    Result<uint64_t> after = uint64_t{0};
+    {
+      ControlLock lock(control_mutex());
+      Subsystem& sub = find(params);
+      const SubsystemNamespace* n = sub.find_namespace(nsid);
+      if (n == nullptr) {
+        throw RpcError{RpcErrorCode::kInvalidParams,
+                       "\"nsid\": NSID " + std::to_string(nsid) + " is not active"};
+      }
+      ns = n->ns;
+      before = ns->size_bytes();
+      after = ns->resize(size);
+      if (!after.ok()) throw RpcError{RpcErrorCode::kInvalidParams, after.status().message()};
+      if (*after != before) sub.namespace_changed(nsid);
+      NVMF_LOG(INFO, "target") << "control socket: subsystem " << sub.config().nqn << ": namespace "
+                               << nsid << " resized from " << before << " to " << *after
+                               << " bytes";
+    }
+    // Shrunk RAM: its tail goes back to the kernel once no group can still be copying there.
+    if (*after < before && quiesce_poll_groups(std::chrono::seconds(10))) {
+      ns->release_beyond_size();
+    }
+    return json(*after);
   });
 
   d.add("nvmf_subsystem_get_controllers", [this, find](const json& params) {

@@ -303,6 +303,106 @@ TEST_F(CliTest, ControlSocketHostChangesTakeEffectOnARunningTarget) {
       << slurp(target_log_);
 }
 
+// Namespaces changed on a running target over the control socket: added (RAM and a file),
+// resized and removed while a bench runs on namespace 1 with no error; the host sees each change
+// at its next Identify; bad requests are named.
+TEST_F(CliTest, ControlSocketNamespaceChangesReachHostsWithoutDisturbingOthers) {
+  const std::string sock = tmpdir() + "/ns.sock";
+  unlink(sock.c_str());
+  int port = start_target({"--ram-size", "8m", "--rpc-socket", sock});
+  ASSERT_GT(port, 0);
+  const std::string rpc =
+      "timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock + "' ";
+  auto call = [&](const std::string& method, const std::string& params) {
+    const std::string out = tmpdir() + "/ns-rpc.out";
+    const int rc = run(rpc + method + " '" + params + "' > " + out + " 2>&1");
+    return std::pair{rc, slurp(out)};
+  };
+  const std::string nqn = "\"nqn\": \"" + std::string(kNqn) + "\"";
+  const std::string file = tmpdir() + "/ns2.img";
+  const std::string bench_log = tmpdir() + "/ns-bench.log";
+  const pid_t bench = fork();
+  if (bench == 0) {
+    const std::string cmd =
+        host("bench", port, "--rw randrw --bs 4k --iodepth 8 --runtime 8 > " + bench_log + " 2>&1");
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  auto [rc, out] = call("nvmf_subsystem_add_ns", "{" + nqn + ", \"namespace\": {\"path\": \"" +
+                                                     file + "\", \"size\": 4194304}}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "2\n") << "the lowest free NSID";
+  std::tie(rc, out) =
+      call("nvmf_subsystem_add_ns", "{" + nqn +
+                                        ", \"namespace\": {\"nsid\": 5, \"ram_size\": 2097152, "
+                                        "\"uuid\": \"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0\"}}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "5\n");
+  std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json subs = nlohmann::json::parse(out);
+  ASSERT_EQ(subs[1]["namespaces"].size(), 3u) << out;
+  EXPECT_EQ(subs[1]["namespaces"][1]["path"], file);
+  EXPECT_EQ(subs[1]["namespaces"][1]["size_bytes"], 4u << 20);
+  EXPECT_EQ(subs[1]["namespaces"][2]["uuid"], "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0");
+  std::tie(rc, out) =
+      call("nvmf_subsystem_resize_ns", "{" + nqn + ", \"nsid\": 2, \"size\": 8388608}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "8388608\n");
+  struct stat st {};
+  ASSERT_EQ(stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 8 << 20) << "the file was extended";
+  std::tie(rc, out) = call("nvmf_subsystem_remove_ns", "{" + nqn + ", \"nsid\": 2}");
+  ASSERT_EQ(rc, 0) << out;
+
+  // Refused, each naming what is wrong.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"{" + nqn + ", \"namespace\": {\"ram_size\": 1048576, \"path\": \"/x\"}}",
+       "give exactly one of \"path\" (a file or block device) and \"ram_size\""},
+      {"{" + nqn + ", \"namespace\": {\"nsid\": 5, \"ram_size\": 1048576}}",
+       "\"nsid\": NSID 5 is in use"},
+      {"{" + nqn + ", \"namespace\": {\"ram_size\": 1000}}",
+       "\"ram_size\": not a whole number of LBAs of 512 bytes"},
+      {"{" + nqn + ", \"namespace\": {\"ram_size\": 1048576, \"nguid\": \"xyz\"}}",
+       "\"nguid\": \"xyz\" is not 32 hex digits"},
+      {"{" + nqn + ", \"namespace\": {\"ram_size\": 1048576, \"bdev_name\": \"Malloc0\"}}",
+       "unknown parameter \"bdev_name\""},
+      {"{" + nqn + ", \"namespace\": {\"path\": \"/nonexistent/x.img\"}}", "/nonexistent/x.img"},
+  };
+  for (const auto& [params, message] : bad) {
+    std::tie(rc, out) = call("nvmf_subsystem_add_ns", params);
+    EXPECT_EQ(rc, 1) << params;
+    EXPECT_NE(out.find(message), std::string::npos) << params << "\n" << out;
+  }
+  std::tie(rc, out) = call("nvmf_subsystem_remove_ns", "{" + nqn + ", \"nsid\": 2}");
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("\"nsid\": NSID 2 is not active"), std::string::npos) << out;
+  std::tie(rc, out) =
+      call("nvmf_subsystem_resize_ns", "{" + nqn + ", \"nsid\": 5, \"size\": 4095}");
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("is not a whole number of LBAs"), std::string::npos) << out;
+
+  int status = 0;
+  ASSERT_EQ(waitpid(bench, &status, 0), bench);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(bench_log);
+
+  // Namespace 1 goes: the host now finds namespace 5 first, at its new size.
+  std::tie(rc, out) =
+      call("nvmf_subsystem_resize_ns", "{" + nqn + ", \"nsid\": 5, \"size\": 16777216}");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = call("nvmf_subsystem_remove_ns", "{" + nqn + ", \"nsid\": 1}");
+  ASSERT_EQ(rc, 0) << out;
+  const std::string id_json = tmpdir() + "/ns-identify.json";
+  ASSERT_EQ(run(host("identify", port, "--json > " + id_json)), 0);
+  nlohmann::json id = nlohmann::json::parse(slurp(id_json));
+  EXPECT_EQ(id["namespace"]["nsid"], 5) << id.dump(2);
+  EXPECT_EQ(id["namespace"]["size_bytes"], 16u << 20) << id.dump(2);
+  EXPECT_EQ(id["controller"]["nn"], 1024);
+  const std::string target_log = slurp(target_log_);
+  EXPECT_NE(target_log.find("namespace 2 removed (file " + file), std::string::npos) << target_log;
+  EXPECT_EQ(target_log.find("still in flight"), std::string::npos) << target_log;
+}
+
 TEST_F(CliTest, BadArgumentsAreNamed) {
   const std::string log = tmpdir() + "/bad.log";
   EXPECT_EQ(run("'" + runfile("target/nvmf-target") + "' -a " + env_->target_addr +

@@ -520,8 +520,90 @@ control_socket() {
   nvme disconnect -n nqn.2014-08.org.nvmexpress.discovery >/dev/null 2>&1
   check "$s" stop_target stop_target
 }
+# Namespaces changed over the control socket while the Linux host is connected: one added
+# shows up in the host's `nvme list` within 5 s without a reconnect (Namespace Attribute Changed
+# notice, Changed Namespace List) and passes fio's verification; resized, the host's block
+# device takes the new size; removed, it goes; fio on namespace 1 runs through all of it with
+# no error.
+control_socket_namespaces() {
+  local s=KernelHostControlSocketNamespaces cfg=$out/config-rpc-ns.json
+  local sock=/tmp/nvmf-interop-rpc-ns.sock sub='"nqn": "'"$NQN"'"'
+  write_config "$cfg" 4096
+  ns_rpc() { "$target_bin" rpc -s "$sock" -t 30 "$@"; }
+  # ns_by_nsid NSID: /dev/nvmeSnN of $NQN's namespace NSID (the head disk's name numbers
+  # namespaces in the order the host found them, not by NSID).
+  ns_by_nsid() {
+    local b name
+    for b in /sys/block/nvme*n*; do
+      name=$(basename "$b")
+      [[ $name =~ ^nvme[0-9]+n[0-9]+$ ]] || continue
+      [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
+      [ "$(cat "$b/nsid" 2>/dev/null)" = "$1" ] && { echo "/dev/$name"; return 0; }
+    done
+    return 1
+  }
+  ms() { echo $(($(date +%s%N) / 1000000)); }
+  check "$s" start_target start_target "$cfg" rpc-ns --rpc-socket "$sock" || return
+  local tlog=$out/target-rpc-ns.log
+  check "$s" connect k_connect || { stop_target; return; }
+  local dev1 dev2
+  dev1=$(wait_ns)
+  timeout -k 5 200 fio --name=ns1 --filename="$dev1" --ioengine=libaio --direct=1 --rw=randrw \
+    --bs=4k --iodepth=8 --time_based --runtime=90 >"$out/rpc-ns-fio.txt" 2>&1 &
+  local fio_pid=$!
+  added_ns_listed() {
+    local t0 d
+    t0=$(ms)
+    ns_rpc nvmf_subsystem_add_ns '{'"$sub"', "namespace": {"nsid": 2, "ram_size": 67108864}}' ||
+      return 1
+    until d=$(ns_by_nsid 2) && nvme list | grep -qF "$d"; do
+      [ $(($(ms) - t0)) -lt 5000 ] || { echo "namespace 2 not listed after 5 s"; nvme list; return 1; }
+      sleep 0.05
+    done
+    echo "namespace 2 is $d, listed $(($(ms) - t0)) ms after nvmf_subsystem_add_ns"
+    nvme list | grep -F "$d"
+  }
+  check "$s" added_namespace_listed_within_5s added_ns_listed
+  check "$s" namespace_changed_notice_sent grep -F "asynchronous event 0x00040002 (log page 4) sent" "$tlog"
+  dev2=$(ns_by_nsid 2)
+  check "$s" fio_verify_on_added_namespace fio --name=verify --filename="${dev2:-/dev/null}" \
+    --ioengine=libaio --direct=1 --rw=write --bs=64k --iodepth=8 --size=32m --verify=crc32c \
+    --do_verify=1
+  resized_ns_seen() {
+    local t0 size
+    t0=$(ms)
+    ns_rpc nvmf_subsystem_resize_ns '{'"$sub"', "nsid": 2, "size": 134217728}' || return 1
+    until size=$(blockdev --getsize64 "$dev2") && [ "$size" = 134217728 ]; do
+      [ $(($(ms) - t0)) -lt 5000 ] || { echo "$dev2 still $size bytes after 5 s"; return 1; }
+      sleep 0.05
+    done
+    echo "$dev2: $size bytes $(($(ms) - t0)) ms after nvmf_subsystem_resize_ns"
+  }
+  check "$s" resized_namespace_size_seen resized_ns_seen
+  removed_ns_gone() {
+    local t0
+    t0=$(ms)
+    ns_rpc nvmf_subsystem_remove_ns '{'"$sub"', "nsid": 2}' || return 1
+    while ns_by_nsid 2 >/dev/null; do
+      [ $(($(ms) - t0)) -lt 5000 ] || { echo "namespace 2 still there after 5 s"; return 1; }
+      sleep 0.05
+    done
+    echo "namespace 2 gone $(($(ms) - t0)) ms after nvmf_subsystem_remove_ns"
+    nvme list
+  }
+  check "$s" removed_namespace_gone removed_ns_gone
+  other_ns_io() {
+    wait "$fio_pid" || { echo "fio exit $?"; tail -n 20 "$out/rpc-ns-fio.txt"; return 1; }
+    grep -E 'err= *0' "$out/rpc-ns-fio.txt" || { tail -n 20 "$out/rpc-ns-fio.txt"; return 1; }
+    grep -E 'IOPS=' "$out/rpc-ns-fio.txt"
+  }
+  check "$s" other_namespace_io_without_error other_ns_io
+  check "$s" disconnect k_disconnect
+  check "$s" stop_target stop_target
+}
 if [ "${NVMF_INTEROP_ONLY:-}" = rpc ]; then
   control_socket
+  control_socket_namespaces
   finish
   exit
 fi
@@ -725,6 +807,7 @@ for limit in 6 5; do
 done
 
 control_socket
+control_socket_namespaces
 
 # ------------------------------------------------- nvmf-host -> Linux nvmet-rdma --
 for size in $sizes; do
