@@ -183,6 +183,10 @@ ROWS = [
       "namespace_changed_notice_sent", "fio_verify_on_added_namespace",
       "resized_namespace_size_seen", "removed_namespace_gone",
       "other_namespace_io_without_error", "disconnect", "stop_target"], None),
+    ("", "control socket: `save_config` then a restart from the saved file: the kernel host's"
+     " `nvme discover` and `nvme list` are the same", "KernelHostControlSocketNamespaces",
+     ["save_config", "start_from_saved_config", "same_discover_and_list_after_restart",
+      "disconnect_restored", "stop_restored"], None),
     ("", "file namespace: discard and write zeroes enabled, `blkdiscard` and `fstrim` on"
      " ext4 free file space, `nvme write-zeroes`, `nvme dsm --ad`, fio verify",
      "KernelHostOnNvmfTarget_FileNamespace",

@@ -350,13 +350,21 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     NVMF_ASSIGN_OR_RETURN(const json* device, object_at(ns, p, "device", true));
     std::string dp = p + ".device";
     NVMF_RETURN_IF_ERROR(check_keys(
-        *device, dp, {"path", "nguid", "uuid"},
+        *device, dp, {"path", "nguid", "uuid", "ram_size"},
         {{"p2pmem", "peer-to-peer memory is not used: data goes through host memory"}}, warnings));
     auto path_it = device->find("path");
-    if (path_it == device->end()) return bad(dp + ".path", "missing");
-    NVMF_ASSIGN_OR_RETURN(n.file_path, string_of(*path_it, dp + ".path"));
+    auto ram_it = device->find("ram_size");
+    if (ram_it != device->end()) {
+      // nvmf-target's own key (save_config writes it): a RAM namespace of that many bytes.
+      if (path_it != device->end()) return bad(dp + ".ram_size", "given with a path");
+      NVMF_ASSIGN_OR_RETURN(int64_t bytes, integer_of(*ram_it, dp + ".ram_size", 1, INT64_MAX));
+      n.ram_size = static_cast<uint64_t>(bytes);
+    } else {
+      if (path_it == device->end()) return bad(dp + ".path", "missing");
+      NVMF_ASSIGN_OR_RETURN(n.file_path, string_of(*path_it, dp + ".path"));
+      if (n.file_path.empty()) return bad(dp + ".path", "is empty");
+    }
     if (buffered) n.direct_io = !*buffered;
-    if (n.file_path.empty()) return bad(dp + ".path", "is empty");
     for (const char* key : {"nguid", "uuid"}) {
       auto it = device->find(key);
       if (it == device->end()) continue;
@@ -368,6 +376,7 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     if (!have) {
       s.nsid = n.nsid;
       s.file_path = n.file_path;
+      s.ram_size = n.ram_size;
       s.direct_io = n.direct_io;
       s.nguid = n.nguid;
       s.uuid = n.uuid;
@@ -376,7 +385,7 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     }
     have = true;
   }
-  if (!have) return bad(path, "no enabled namespace");
+  if (!have) warnings->push_back(path + ": no enabled namespace (the subsystem has none)");
   return ok_status();
 }
 

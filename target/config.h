@@ -30,9 +30,12 @@ struct NvmetConfig {
 //    "subsystems": [{"nqn", "attr": {"allow_any_host", "serial", "model", "firmware",
 //              "version", "cntlid_min", "cntlid_max", "pi_enable": "0", "qid_max",
 //              "ieee_oui"}, "allowed_hosts": [NQN...],
-//              "namespaces": [one or more: {"nsid", "enable", "device": {"path", "nguid", "uuid"},
+//              "namespaces": [{"nsid", "enable", "device": {"path", "nguid", "uuid"},
 //              "buffered_io" (0: O_DIRECT, 1: page cache; absent: --direct-io decides),
 //              "ana_grpid"}]}]}
+// A namespace's device may have "ram_size" (bytes) instead of "path": a RAM namespace,
+// nvmf-target's own key (save_config writes it). A subsystem without an enabled namespace is
+// served without one (a warning), as nvmet does.
 // Each port listens on its own address (two ports may share traddr with different trsvcid),
 // with its own inline_data_size, and serves the subsystems it links: TargetOptions::ports, the
 // first port also in the single-port fields. max_queue_size must be equal on every port.

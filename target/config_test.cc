@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "proto/discovery.h"
+#include "target/saved_config.h"
+
 namespace nvmf::target {
 namespace {
 
@@ -264,8 +267,8 @@ TEST(ConfigTest, BadValuesAreErrorsNamingKeyAndValue) {
        [](json& j) { j["subsystems"][0]["namespaces"][0]["nsid"] = 0xFFFFFFFFu; }},
       {"subsystems[0].namespaces[0].enable: 3",
        [](json& j) { j["subsystems"][0]["namespaces"][0]["enable"] = 3; }},
-      {"subsystems[0].namespaces: no enabled namespace",
-       [](json& j) { j["subsystems"][0]["namespaces"][0]["enable"] = 0; }},
+      {"subsystems[0].namespaces[0].device.ram_size: given with a path",
+       [](json& j) { j["subsystems"][0]["namespaces"][0]["device"]["ram_size"] = 4096; }},
       {"subsystems[0].namespaces[1].nsid: 1 is given twice",
        [](json& j) {
          j["subsystems"][0]["namespaces"].push_back(j["subsystems"][0]["namespaces"][0]);
@@ -429,6 +432,97 @@ TEST(ConfigTest, BadValuesAreNamedBeforeMissingOptions) {
   EXPECT_EQ(validate_options(o).message(),
             "give exactly one namespace backing: --file PATH or --ram-size BYTES");
   o.ram_size = 1 << 20;
+  EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
+}
+
+// save_config's file read back: every port, subsystem, host and namespace as it was, RAM
+// namespaces and a subsystem without namespaces included.
+TEST(ConfigTest, SavedConfigReadsBackToTheSameOptions) {
+  PortOptions p1;
+  p1.portid = 1;
+  p1.traddr = "10.0.0.1";
+  p1.trsvcid = "4420";
+  p1.inline_data_size = 16384;
+  p1.subsystems = {"nqn.a", "nqn.b"};
+  PortOptions p2 = p1;
+  p2.portid = 2;
+  p2.traddr = "fe80::1";
+  p2.trsvcid = "4421";
+  p2.treq = proto::kTreqNotRequired;
+  p2.inline_data_size = -1;
+  p2.subsystems = {"nqn.b"};
+  SubsystemOptions a;
+  a.nqn = "nqn.a";
+  a.allow_any_host = false;
+  a.allowed_hosts = {"nqn.host.2", "nqn.host.1"};
+  a.serial = "SERIAL01";
+  a.model = "model";
+  a.firmware = "1.0";
+  a.version = 0x00010401;
+  a.cntlid_min = 5;
+  a.cntlid_max = 90;
+  a.qid_max = 2;
+  a.nsid = 3;
+  a.file_path = "/dev/nullb0";
+  a.direct_io = true;
+  a.nguid = std::array<uint8_t, 16>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  NamespaceOptions ram;
+  ram.nsid = 7;
+  ram.ram_size = 1 << 20;
+  ram.uuid = std::array<uint8_t, 16>{0xf0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  NamespaceOptions buffered;
+  buffered.nsid = 9;
+  buffered.file_path = "/srv/x.img";
+  buffered.direct_io = false;
+  a.more_namespaces = {ram, buffered};
+  SubsystemOptions b;
+  b.nqn = "nqn.b";  // no namespace
+
+  const json saved = nvmet_config_json({p1, p2}, {a, b});
+  EXPECT_EQ(saved["hosts"], json::parse(R"([{"nqn": "nqn.host.1"}, {"nqn": "nqn.host.2"}])"));
+  EXPECT_EQ(saved["subsystems"][0]["attr"]["version"], "1.4.1");
+  EXPECT_EQ(saved["subsystems"][0]["namespaces"][0]["device"]["nguid"],
+            "01020304-0506-0708-090a-0b0c0d0e0f10");
+  EXPECT_EQ(saved["ports"][1]["addr"]["adrfam"], "ipv6");
+  auto r = parse(saved);
+  ASSERT_TRUE(r.ok()) << r.status().to_string() << "\n" << saved.dump(2);
+  EXPECT_TRUE(has_warning(*r, "subsystems[1].namespaces: no enabled namespace"));
+  const TargetOptions& o = r->options;
+  ASSERT_EQ(o.ports.size(), 2u);
+  EXPECT_EQ(o.ports[1].traddr, "fe80::1");
+  EXPECT_EQ(o.ports[1].trsvcid, "4421");
+  EXPECT_EQ(o.ports[1].treq, proto::kTreqNotRequired);
+  EXPECT_EQ(o.ports[0].inline_data_size, 16384);
+  EXPECT_EQ(o.ports[1].inline_data_size, -1);
+  EXPECT_EQ(o.ports[0].subsystems, p1.subsystems);
+  EXPECT_EQ(o.ports[1].subsystems, p2.subsystems);
+  ASSERT_EQ(o.subsystems.size(), 2u);
+  const SubsystemOptions& ra = o.subsystems[0];
+  EXPECT_FALSE(ra.allow_any_host);
+  EXPECT_EQ(ra.allowed_hosts, a.allowed_hosts);
+  EXPECT_EQ(ra.serial, a.serial);
+  EXPECT_EQ(ra.model, a.model);
+  EXPECT_EQ(ra.firmware, a.firmware);
+  EXPECT_EQ(ra.version, a.version);
+  EXPECT_EQ(ra.cntlid_min, 5);
+  EXPECT_EQ(ra.cntlid_max, 90);
+  EXPECT_EQ(ra.qid_max, 2);
+  EXPECT_EQ(ra.nsid, 3u);
+  EXPECT_EQ(ra.file_path, "/dev/nullb0");
+  EXPECT_EQ(ra.direct_io, std::optional<bool>(true));
+  EXPECT_EQ(ra.nguid, a.nguid);
+  ASSERT_EQ(ra.more_namespaces.size(), 2u);
+  EXPECT_EQ(ra.more_namespaces[0].nsid, 7u);
+  EXPECT_EQ(ra.more_namespaces[0].ram_size, 1u << 20);
+  EXPECT_TRUE(ra.more_namespaces[0].file_path.empty());
+  EXPECT_EQ(ra.more_namespaces[0].uuid, ram.uuid);
+  EXPECT_EQ(ra.more_namespaces[1].file_path, "/srv/x.img");
+  EXPECT_EQ(ra.more_namespaces[1].direct_io, std::optional<bool>(false));
+  const SubsystemOptions& rb = o.subsystems[1];
+  EXPECT_EQ(rb.nqn, "nqn.b");
+  EXPECT_TRUE(rb.file_path.empty());
+  EXPECT_EQ(rb.ram_size, 0u);
+  EXPECT_TRUE(rb.more_namespaces.empty());
   EXPECT_TRUE(validate_options(o).ok()) << validate_options(o).to_string();
 }
 

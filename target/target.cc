@@ -28,14 +28,31 @@ namespace {
 
 Status bad(const std::string& message) { return Status::invalid_argument(message); }
 
-Result<std::unique_ptr<Namespace>> open_namespace(const SubsystemOptions& s, const TargetOptions& o,
+Result<std::unique_ptr<Namespace>> open_namespace(const NamespaceOptions& n, const TargetOptions& o,
                                                   IoEngine* engine) {
-  if (!s.file_path.empty()) {
+  if (!n.file_path.empty()) {
     FileBackingOptions backing;
-    backing.direct = s.direct_io.has_value() ? s.direct_io : o.direct_io;
-    return Namespace::open_file(s.file_path, s.file_size, o.lba_size, *engine, backing);
+    backing.direct = n.direct_io.has_value() ? n.direct_io : o.direct_io;
+    return Namespace::open_file(n.file_path, n.file_size, o.lba_size, *engine, backing);
   }
-  return Namespace::create_ram(s.ram_size, o.lba_size);
+  return Namespace::create_ram(n.ram_size, o.lba_size);
+}
+
+// The subsystem's namespaces as one list: its first (when it has one), then the others.
+std::vector<NamespaceOptions> namespace_list(const SubsystemOptions& s) {
+  std::vector<NamespaceOptions> out;
+  if (s.file_path.empty() && s.ram_size == 0) return out;
+  NamespaceOptions first;
+  first.nsid = s.nsid;
+  first.file_path = s.file_path;
+  first.file_size = s.file_size;
+  first.ram_size = s.ram_size;
+  first.direct_io = s.direct_io;
+  first.nguid = s.nguid;
+  first.uuid = s.uuid;
+  out.push_back(first);
+  out.insert(out.end(), s.more_namespaces.begin(), s.more_namespaces.end());
+  return out;
 }
 
 // The subsystems to serve: the configured ones, or one from the single-subsystem options.
@@ -65,17 +82,18 @@ Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
   if (s.nqn == proto::kDiscoveryNqn) {
     return bad(where + " NQN " + s.nqn + " is the discovery NQN, served by every port");
   }
-  if (s.file_path.empty() == (s.ram_size == 0)) {
-    return bad(where + ": give exactly one namespace backing: a file path or a RAM size");
+  if (!s.file_path.empty() && s.ram_size != 0) {
+    return bad(where + ": give one namespace backing: a file path or a RAM size");
   }
   if (s.file_path.empty() && s.file_size != 0) return bad(where + ": a size needs a file path");
-  if (!s.more_namespaces.empty() && s.file_path.empty()) {
-    return bad(where + ": further namespaces need the first one to be a file too");
+  if (!s.more_namespaces.empty() && s.file_path.empty() && s.ram_size == 0) {
+    return bad(where + ": further namespaces need a first one");
   }
   for (size_t i = 0; i < s.more_namespaces.size(); ++i) {
     const NamespaceOptions& n = s.more_namespaces[i];
-    if (n.nsid == 0 || n.nsid >= 0xFFFFFFFF || n.file_path.empty()) {
-      return bad(where + ": namespace " + std::to_string(n.nsid) + " needs an NSID and a path");
+    if (n.nsid == 0 || n.nsid >= 0xFFFFFFFF || n.file_path.empty() == (n.ram_size == 0)) {
+      return bad(where + ": namespace " + std::to_string(n.nsid) +
+                 " needs an NSID and a path or a RAM size");
     }
     bool taken = n.nsid == s.nsid;
     for (size_t j = 0; j < i; ++j) taken = taken || s.more_namespaces[j].nsid == n.nsid;
@@ -336,9 +354,10 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
   // configured, or may be added by the control socket.
   for (const SubsystemOptions& spec : specs) {
     NVMF_RETURN_IF_ERROR(validate_subsystem(spec, "subsystem " + spec.nqn));
-    if ((spec.file_path.empty() && options.rpc_socket.empty()) || t->io_engine_ != nullptr) {
-      continue;
-    }
+    const std::vector<NamespaceOptions> listed = namespace_list(spec);
+    const bool files = std::any_of(listed.begin(), listed.end(),
+                                   [](const NamespaceOptions& n) { return !n.file_path.empty(); });
+    if ((!files && options.rpc_socket.empty()) || t->io_engine_ != nullptr) continue;
     NVMF_ASSIGN_OR_RETURN(
         t->io_engine_, IoEngine::create(options.io_engine, IoEngine::kDefaultDepth, options.uring));
     NVMF_LOG(INFO, "target") << "file and block-device I/O through " << t->io_engine_->name();
@@ -349,7 +368,6 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
     }
   }
   for (const SubsystemOptions& spec : specs) {
-    NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(spec, options, t->io_engine_.get()));
     SubsystemConfig cfg = common;
     cfg.nqn = spec.nqn;
     cfg.allow_any_host = spec.allow_any_host;
@@ -364,25 +382,15 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
     if (!spec.firmware.empty()) cfg.firmware = spec.firmware;
     if (spec.version != 0) cfg.version = spec.version;
     std::vector<SubsystemNamespace> served;
-    served.push_back(
-        {spec.nsid, ns.get(), spec.nguid.value_or(std::array<uint8_t, 16>{}), spec.uuid});
-    NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace " << spec.nsid << " on "
-                             << ns->describe() << ", " << ns->num_lbas() << " LBAs of "
-                             << ns->lba_size() << " bytes";
-    t->namespaces_.push_back(std::move(ns));
-    for (const NamespaceOptions& more : spec.more_namespaces) {
-      SubsystemOptions one;
-      one.file_path = more.file_path;
-      one.file_size = more.file_size;
-      one.direct_io = more.direct_io;
-      NVMF_ASSIGN_OR_RETURN(auto extra, open_namespace(one, options, t->io_engine_.get()));
-      served.push_back(
-          {more.nsid, extra.get(), more.nguid.value_or(std::array<uint8_t, 16>{}), more.uuid});
-      NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace " << more.nsid << " on "
-                               << extra->describe() << ", " << extra->num_lbas() << " LBAs of "
-                               << extra->lba_size() << " bytes";
-      t->namespaces_.push_back(std::move(extra));
+    for (const NamespaceOptions& n : namespace_list(spec)) {
+      NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(n, options, t->io_engine_.get()));
+      served.push_back({n.nsid, ns.get(), n.nguid.value_or(std::array<uint8_t, 16>{}), n.uuid});
+      NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace " << n.nsid << " on "
+                               << ns->describe() << ", " << ns->num_lbas() << " LBAs of "
+                               << ns->lba_size() << " bytes";
+      t->namespaces_.push_back(std::move(ns));
     }
+    if (served.empty()) NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": no namespace";
     auto sub = std::make_unique<Subsystem>(cfg, std::move(served), *t->registry_);
     for (size_t i = 0; i < port_specs.size(); ++i) {
       const std::vector<std::string>& links = port_specs[i].subsystems;

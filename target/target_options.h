@@ -16,11 +16,12 @@ namespace nvmf::target {
 
 inline constexpr char kDefaultSubnqn[] = "nqn.2024-01.io.nvmf-rdma:target";
 
-// A further namespace of a subsystem: a file or a block device.
+// A further namespace of a subsystem: a file or a block device (file_path), or RAM (ram_size).
 struct NamespaceOptions {
   uint32_t nsid = 0;  // 1..0xFFFFFFFE, distinct within the subsystem
   std::string file_path;
   uint64_t file_size = 0;                        // create/extend a file to this size (0: as it is)
+  uint64_t ram_size = 0;                         // bytes of RAM, when file_path is empty
   std::optional<bool> direct_io;                 // O_DIRECT; unset: TargetOptions::direct_io
   std::optional<std::array<uint8_t, 16>> nguid;  // unset: derived from the NQN and NSID
   std::optional<std::array<uint8_t, 16>> uuid;
@@ -41,8 +42,10 @@ struct SubsystemOptions {
   // nvmet attr_qid_max: I/O queues per controller of this subsystem, at most
   // TargetOptions::max_io_queues; 0 = max_io_queues.
   uint16_t qid_max = 0;
-  // Namespace 1 backing: exactly one of file_path (a file or a block device, used at its size
-  // unless file_size is larger) or ram_size.
+  // The first namespace's backing: at most one of file_path (a file or a block device, used at
+  // its size unless file_size is larger) or ram_size; neither: the subsystem starts without a
+  // namespace (nvmet allows that; the control socket may add some), and more_namespaces is
+  // empty.
   std::string file_path;
   uint64_t file_size = 0;
   uint64_t ram_size = 0;

@@ -17,6 +17,7 @@
 #include "target/namespace.h"
 #include "target/port.h"
 #include "target/rpc.h"
+#include "target/saved_config.h"
 #include "target/stats_json.h"
 #include "target/subsystem.h"
 #include "target/target.h"
@@ -362,6 +363,67 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       ns->release_beyond_size();
     }
     return json(*after);
+  });
+
+  // SPDK's save_config, in nvmetcli's format: what `nvmf-target --config` reads back to serve
+  // the same ports, subsystems, hosts and namespaces (same NSIDs, NGUIDs, UUIDs and serial).
+  d.add("save_config", [this](const json& params) {
+    rpc_only_keys(params, {});
+    ControlLock lock(control_mutex());
+    std::vector<PortOptions> ports;
+    for (const auto& port : ports_) {
+      if (!port->enabled()) continue;
+      const DiscoveryAddress& a = port->address();
+      PortOptions p;
+      p.portid = a.portid;
+      p.traddr = a.traddr;
+      p.trsvcid = a.trsvcid;
+      p.treq = a.treq & proto::kTreqSecureChannelMask;
+      p.inline_data_size = port->configured_inline_data_size();
+      for (const Subsystem* s : port->subsystems()) p.subsystems.push_back(s->config().nqn);
+      ports.push_back(std::move(p));
+    }
+    std::vector<SubsystemOptions> subsystems;
+    for (const auto& sub : subsystems_) {
+      const SubsystemConfig& c = sub->config();
+      SubsystemOptions s;
+      s.nqn = c.nqn;
+      s.allow_any_host = c.allow_any_host;
+      s.allowed_hosts = c.allowed_hosts;
+      s.serial = sub->serial();
+      s.model = c.model;
+      s.firmware = c.firmware;
+      s.version = c.version;
+      s.cntlid_min = c.cntlid_min;
+      s.cntlid_max = c.cntlid_max;
+      if (c.max_io_queues < options_.max_io_queues) s.qid_max = c.max_io_queues;
+      bool first = true;
+      for (const SubsystemNamespace& n : sub->namespaces()) {
+        NamespaceOptions o;
+        o.nsid = n.nsid;
+        if (n.ns->file_backed()) {
+          o.file_path = n.ns->path();
+          o.direct_io = n.ns->direct();
+        } else {
+          o.ram_size = n.ns->size_bytes();
+        }
+        o.nguid = n.nguid;
+        o.uuid = n.uuid;
+        if (!first) {
+          s.more_namespaces.push_back(std::move(o));
+          continue;
+        }
+        first = false;
+        s.nsid = o.nsid;
+        s.file_path = o.file_path;
+        s.ram_size = o.ram_size;
+        s.direct_io = o.direct_io;
+        s.nguid = o.nguid;
+        s.uuid = o.uuid;
+      }
+      subsystems.push_back(std::move(s));
+    }
+    return nvmet_config_json(ports, subsystems);
   });
 
   d.add("nvmf_subsystem_get_controllers", [this, find](const json& params) {

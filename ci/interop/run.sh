@@ -548,8 +548,8 @@ control_socket_namespaces() {
   check "$s" connect k_connect || { stop_target; return; }
   local dev1 dev2
   dev1=$(wait_ns)
-  timeout -k 5 200 fio --name=ns1 --filename="$dev1" --ioengine=libaio --direct=1 --rw=randrw \
-    --bs=4k --iodepth=8 --time_based --runtime=90 >"$out/rpc-ns-fio.txt" 2>&1 &
+  timeout -k 5 120 fio --name=ns1 --filename="$dev1" --ioengine=libaio --direct=1 --rw=randrw \
+    --bs=4k --iodepth=8 --time_based --runtime=45 >"$out/rpc-ns-fio.txt" 2>&1 &
   local fio_pid=$!
   added_ns_listed() {
     local t0 d
@@ -590,6 +590,8 @@ control_socket_namespaces() {
     done
     echo "namespace 2 gone $(($(ms) - t0)) ms after nvmf_subsystem_remove_ns"
     nvme list
+    # Namespace 1's fio ran through every change: it is still running now.
+    kill -0 "$fio_pid" 2>/dev/null || { echo "fio on namespace 1 ended before the changes did"; return 1; }
   }
   check "$s" removed_namespace_gone removed_ns_gone
   other_ns_io() {
@@ -598,8 +600,46 @@ control_socket_namespaces() {
     grep -E 'IOPS=' "$out/rpc-ns-fio.txt"
   }
   check "$s" other_namespace_io_without_error other_ns_io
+  # save_config, then a restart from the saved file: the host discovers and lists the same.
+  # snapshot FILE: the discovery log (its generation counter aside) and this subsystem's
+  # namespaces as `nvme list` has them (NSID, serial, model, size).
+  snapshot() {
+    nvme discover -t rdma -a "$T" -s 4420 -w "$H" -q "$HOST_OK" | grep -v 'Generation counter' >"$1"
+    nvme list -o json | python3 -c '
+import json, sys
+mine = [d for d in json.load(sys.stdin).get("Devices", []) if d.get("SerialNumber") == sys.argv[1]]
+for d in sorted(mine, key=lambda d: d.get("NameSpace", 0)):
+    print(d.get("NameSpace"), d.get("SerialNumber"), d.get("ModelNumber"), d.get("PhysicalSize"))
+sys.exit(0 if mine else 1)
+' "$(cat "/sys/class/nvme/$(basename "$(ctrl_dev)")/serial")" >>"$1" || { echo "no namespace listed"; return 1; }
+    cat "$1"
+  }
+  saved_and_seen() {
+    ns_rpc nvmf_subsystem_add_ns '{'"$sub"', "namespace": {"nsid": 3, "ram_size": 33554432}}' ||
+      return 1
+    until ns_by_nsid 3 >/dev/null; do sleep 0.1; done
+    ns_rpc save_config >"$out/rpc-ns-saved.json" || return 1
+    cat "$out/rpc-ns-saved.json"
+    snapshot "$out/rpc-ns-before.txt" || return 1
+    [ "$(grep -c . "$out/rpc-ns-before.txt")" -ge 4 ] || { echo "too little to compare"; return 1; }
+  }
+  check "$s" save_config saved_and_seen
   check "$s" disconnect k_disconnect
   check "$s" stop_target stop_target
+  check "$s" start_from_saved_config start_target "$out/rpc-ns-saved.json" rpc-ns-saved || return
+  restored() {
+    k_connect || return 1
+    local end=$((SECONDS + 30))
+    until ns_by_nsid 3 >/dev/null; do
+      [ "$SECONDS" -lt "$end" ] || { echo "no namespace 3"; return 1; }
+      sleep 0.1
+    done
+    snapshot "$out/rpc-ns-after.txt" >/dev/null || return 1
+    diff "$out/rpc-ns-before.txt" "$out/rpc-ns-after.txt" && cat "$out/rpc-ns-after.txt"
+  }
+  check "$s" same_discover_and_list_after_restart restored
+  check "$s" disconnect_restored k_disconnect
+  check "$s" stop_restored stop_target
 }
 if [ "${NVMF_INTEROP_ONLY:-}" = rpc ]; then
   control_socket
