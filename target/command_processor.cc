@@ -77,7 +77,10 @@ CommandProcessor::CommandProcessor(Subsystem& subsystem, QueueLink& link, QueueC
   if (cm_qid == 0) held_aers_.reserve(size_t{subsystem.config().aerl} + 1);
 }
 
-CommandProcessor::~CommandProcessor() { detach(); }
+CommandProcessor::~CommandProcessor() {
+  detach();
+  if (bound_) subsystem_->queues().release();
+}
 
 void CommandProcessor::detach() {
   if (controller_ == nullptr) return;
@@ -103,6 +106,9 @@ void CommandProcessor::controller_freed() {
 Port* CommandProcessor::port() const { return port_ != nullptr ? port_ : subsystem_->port(); }
 
 void CommandProcessor::bind(Subsystem& chosen, Controller* ctrl, uint16_t sqsize) {
+  if (bound_) subsystem_->queues().release();
+  chosen.queues().acquire();
+  bound_ = true;
   subsystem_ = &chosen;
   state_ = ConnectState::kConnected;
   sq_entries_ = uint32_t{sqsize} + 1;

@@ -224,6 +224,7 @@ class CommandProcessor {
   // controller_freed() from another poll group: treat controller_ as null (it stays set only to
   // keep the Controller alive until this queue goes).
   std::atomic<bool> freed_{false};
+  bool bound_ = false;  // counted in subsystem_'s bound queues (bind() to the destructor)
   IoEngine* engine_ = nullptr;
 };
 

@@ -277,13 +277,6 @@ void Namespace::release_beyond_size() {
   if (::mprotect(base_ + size, accessible_bytes_ - size, PROT_NONE) == 0) accessible_bytes_ = size;
 }
 
-bool Namespace::wait_io_idle(std::chrono::milliseconds timeout) {
-  draining_.store(true, std::memory_order_seq_cst);
-  std::unique_lock lock(drain_mutex_);
-  return drained_.wait_for(lock, timeout,
-                           [&] { return in_flight_.load(std::memory_order_seq_cst) == 0; });
-}
-
 std::string Namespace::describe() const {
   if (!file_backed()) return "ram";
   return std::string(block_device_ ? "block device " : "file ") + path_ +

@@ -7,16 +7,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 
 #include "common/status.h"
+#include "target/drain_counter.h"
 
 namespace nvmf::target {
 
@@ -91,19 +90,13 @@ class Namespace {
   // Backend operations in flight (submitted to the IoEngine, completion not yet handled), any
   // poll group: the file must stay open until they are done. io_started() before the
   // submission, io_finished() when its completion is handled.
-  void io_started() { in_flight_.fetch_add(1, std::memory_order_seq_cst); }
-  void io_finished() {
-    if (in_flight_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-        draining_.load(std::memory_order_seq_cst)) {
-      std::lock_guard lock(drain_mutex_);
-      drained_.notify_all();
-    }
-  }
-  int32_t io_in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  void io_started() { in_flight_.acquire(); }
+  void io_finished() { in_flight_.release(); }
+  int32_t io_in_flight() const { return in_flight_.count(); }
   // Waits until no backend operation is in flight, at most `timeout`; false on timeout (the
   // target stopping drops completions: their operations never finish here). For a namespace
   // no request can find any more (removed, every poll group past its next round).
-  bool wait_io_idle(std::chrono::milliseconds timeout);
+  bool wait_io_idle(std::chrono::milliseconds timeout) { return in_flight_.wait_idle(timeout); }
   // True for a file or block device (I/O through engine()), false for RAM (bytes()).
   bool file_backed() const { return fd_ >= 0; }
   // The file or block device (empty for RAM).
@@ -158,10 +151,7 @@ class Namespace {
   bool polled_ = false;
   bool volatile_write_cache_ = false;
   std::atomic<int> flush_error_{0};
-  std::atomic<int32_t> in_flight_{0};
-  std::atomic<bool> draining_{false};
-  std::mutex drain_mutex_;
-  std::condition_variable drained_;
+  DrainCounter in_flight_;
 };
 
 // True for the LBA sizes this target supports: 512 and 4096 bytes.

@@ -29,6 +29,18 @@ void Port::link(Subsystem& subsystem) {
   ++genctr_;
 }
 
+bool Port::unlink(const Subsystem& subsystem) {
+  auto it = std::find(subsystems_.begin(), subsystems_.end(), &subsystem);
+  if (it == subsystems_.end()) return false;
+  subsystems_.erase(it);
+  ++genctr_;
+  return true;
+}
+
+bool Port::linked(const Subsystem& subsystem) const {
+  return std::find(subsystems_.begin(), subsystems_.end(), &subsystem) != subsystems_.end();
+}
+
 std::vector<Subsystem*> Port::served() const {
   std::vector<Subsystem*> out{&discovery_};
   auto add = [&out](const Port& p) {

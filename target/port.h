@@ -40,6 +40,11 @@ class Port {
 
   // Links an NVM subsystem (sets its port); GENCTR counts links, like nvmet's genctr.
   void link(Subsystem& subsystem);
+  // Unlinks it (the control socket's nvmf_subsystem_remove_listener, nvmf_delete_subsystem):
+  // new Connects to it on this port find no subsystem; GENCTR moves on. False when it was not
+  // linked. Under the control lock.
+  bool unlink(const Subsystem& subsystem);
+  bool linked(const Subsystem& subsystem) const;
 
   // The ports of one target (this one included), which share the discovery subsystem and may
   // link the same NVM subsystems: CNTLIDs are unique, and controller limits count, across the

@@ -76,24 +76,21 @@ json nvmet_config_json(const std::vector<PortOptions>& ports,
       namespaces.push_back(namespace_json(first));
     }
     for (const NamespaceOptions& n : s.more_namespaces) namespaces.push_back(namespace_json(n));
-    subs.push_back({{"nqn", s.nqn},
-                    {"attr", attr},
-                    {"allowed_hosts", allowed},
-                    {"namespaces", namespaces}});
+    subs.push_back(
+        {{"nqn", s.nqn}, {"attr", attr}, {"allowed_hosts", allowed}, {"namespaces", namespaces}});
   }
   json port_list = json::array();
   for (const PortOptions& p : ports) {
-    port_list.push_back(
-        {{"portid", p.portid},
-         {"addr",
-          {{"trtype", "rdma"},
-           {"adrfam", p.traddr.find(':') != std::string::npos ? "ipv6" : "ipv4"},
-           {"traddr", p.traddr},
-           {"trsvcid", p.trsvcid},
-           {"treq", treq_text(p.treq)}}},
-         {"param", {{"inline_data_size", std::to_string(p.inline_data_size)}}},
-         {"referrals", json::array()},
-         {"subsystems", p.subsystems}});
+    port_list.push_back({{"portid", p.portid},
+                         {"addr",
+                          {{"trtype", "rdma"},
+                           {"adrfam", p.traddr.find(':') != std::string::npos ? "ipv6" : "ipv4"},
+                           {"traddr", p.traddr},
+                           {"trsvcid", p.trsvcid},
+                           {"treq", treq_text(p.treq)}}},
+                         {"param", {{"inline_data_size", std::to_string(p.inline_data_size)}}},
+                         {"referrals", json::array()},
+                         {"subsystems", p.subsystems}});
   }
   json host_list = json::array();
   for (const std::string& h : hosts) host_list.push_back({{"nqn", h}});

@@ -84,7 +84,11 @@ nlohmann::json io_engine_json(const TargetStats& s, const TargetOptions& options
 }  // namespace
 
 nlohmann::json stats_report(const Target& target, const TargetOptions& options) {
-  TargetStats s = target.stats();
+  return stats_report(target, options, target.stats());
+}
+
+nlohmann::json stats_report(const Target& target, const TargetOptions& options,
+                            const TargetStats& s) {
   nlohmann::json errors = nlohmann::json::array();
   for (const auto& e : s.errors_by_status) {
     char hex[8];

@@ -12,8 +12,11 @@ namespace nvmf::target {
 
 // The whole report: settings (from `options`, as the target was started), negotiation,
 // counters in total, per controller and per queue (live and the last freed ones), request
-// states, resources. Thread-safe (Target::stats()).
+// states, resources. Thread-safe (Target::stats()). The second form reports the snapshot `s`
+// the caller took (so that its own additions agree with the report).
 nlohmann::json stats_report(const Target& target, const TargetOptions& options);
+nlohmann::json stats_report(const Target& target, const TargetOptions& options,
+                            const TargetStats& s);
 
 // Per request state (target/request_state.h): times entered and how many are in it now.
 nlohmann::json request_states_json(const CounterSnapshot& c);

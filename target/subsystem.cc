@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <utility>
 
 #include "common/log.h"
@@ -170,9 +171,23 @@ size_t Subsystem::post_event(uint32_t dw0, uint32_t aec_bit) {
 }
 
 size_t Subsystem::disconnect_host(std::string_view hostnqn, std::string_view reason) {
+  return disconnect_where([&](const Controller& c) { return c.hostnqn() == hostnqn; }, reason);
+}
+
+size_t Subsystem::disconnect_port(const Port* port, std::string_view reason) {
+  return disconnect_where(
+      [&](const Controller& c) {
+        const CommandProcessor* admin = c.queue(0);
+        return port == nullptr || (admin != nullptr && admin->port() == port);
+      },
+      reason);
+}
+
+size_t Subsystem::disconnect_where(const std::function<bool(const Controller&)>& match,
+                                   std::string_view reason) {
   std::vector<uint16_t> cntlids;
   for (const auto& [cntlid, ctrl] : controllers_) {
-    if (ctrl->hostnqn() == hostnqn) cntlids.push_back(cntlid);
+    if (match(*ctrl)) cntlids.push_back(cntlid);
   }
   for (uint16_t cntlid : cntlids) {
     CommandProcessor* admin = controllers_.at(cntlid)->queue(0);

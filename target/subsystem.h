@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 
 #include "common/status.h"
 #include "target/controller.h"
+#include "target/drain_counter.h"
 #include "target/namespace.h"
 #include "target/stats_registry.h"
 
@@ -148,6 +150,13 @@ class Subsystem {
   size_t post_event(uint32_t dw0, uint32_t aec_bit);
   // Frees every controller of `hostnqn` and disconnects all their queues; returns how many.
   size_t disconnect_host(std::string_view hostnqn, std::string_view reason);
+  // Frees every controller whose admin queue came in on `port` (null: every controller) and
+  // disconnects all their queues; returns how many (nvmet_port_del_ctrls, and a deleted
+  // subsystem's controllers).
+  size_t disconnect_port(const Port* port, std::string_view reason);
+  // Queues whose Connect chose this subsystem and that still exist, any poll group
+  // (CommandProcessor::bind to its destructor): a deleted subsystem is freed once none is left.
+  DrainCounter& queues() { return bound_queues_; }
 
   // The effective in-capsule data size (bytes) every I/O queue offers and Identify reports;
   // set once the device is known (resolve_inline_data_size).
@@ -184,6 +193,8 @@ class Subsystem {
   // The NGUID of a namespace configured without one: stable across restarts.
   std::array<uint8_t, 16> derived_nguid(uint32_t nsid) const;
   void tell_controllers(uint32_t nsid);
+  size_t disconnect_where(const std::function<bool(const Controller&)>& match,
+                          std::string_view reason);
 
   SubsystemConfig config_;
   std::unique_ptr<NamespaceTable> current_;  // owned; table_ points at it
@@ -191,6 +202,7 @@ class Subsystem {
   std::vector<std::unique_ptr<NamespaceTable>> retired_;  // replaced, maybe still read
   uint32_t max_nsid_ = kMaxNamespaces;
   StatsRegistry& registry_;
+  DrainCounter bound_queues_;
   Port* port_ = nullptr;
   std::string serial_;
   std::array<uint8_t, 16> nguid_;

@@ -14,6 +14,7 @@
 #include "common/verbs/address.h"
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
+#include "target/control_lock.h"
 #include "target/counters.h"
 #include "target/event_loop.h"
 #include "target/namespace.h"
@@ -38,22 +39,6 @@ Result<std::unique_ptr<Namespace>> open_namespace(const NamespaceOptions& n, con
   return Namespace::create_ram(n.ram_size, o.lba_size);
 }
 
-// The subsystem's namespaces as one list: its first (when it has one), then the others.
-std::vector<NamespaceOptions> namespace_list(const SubsystemOptions& s) {
-  std::vector<NamespaceOptions> out;
-  if (s.file_path.empty() && s.ram_size == 0) return out;
-  NamespaceOptions first;
-  first.nsid = s.nsid;
-  first.file_path = s.file_path;
-  first.file_size = s.file_size;
-  first.ram_size = s.ram_size;
-  first.direct_io = s.direct_io;
-  first.nguid = s.nguid;
-  first.uuid = s.uuid;
-  out.push_back(first);
-  out.insert(out.end(), s.more_namespaces.begin(), s.more_namespaces.end());
-  return out;
-}
 
 // The subsystems to serve: the configured ones, or one from the single-subsystem options.
 std::vector<SubsystemOptions> subsystem_list(const TargetOptions& o) {
@@ -110,6 +95,32 @@ Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
 }
 
 }  // namespace
+
+SubsystemConfig Target::subsystem_defaults(const TargetOptions& o) {
+  SubsystemConfig common;
+  common.max_io_queues = o.max_io_queues;
+  common.io_queue_size = o.max_queue_size;
+  common.mdts = o.mdts;
+  common.max_controllers = o.max_controllers;
+  common.max_controllers_per_host = o.max_controllers_per_host;
+  return common;
+}
+
+std::vector<NamespaceOptions> namespace_list(const SubsystemOptions& s) {
+  std::vector<NamespaceOptions> out;
+  if (s.file_path.empty() && s.ram_size == 0) return out;
+  NamespaceOptions first;
+  first.nsid = s.nsid;
+  first.file_path = s.file_path;
+  first.file_size = s.file_size;
+  first.ram_size = s.ram_size;
+  first.direct_io = s.direct_io;
+  first.nguid = s.nguid;
+  first.uuid = s.uuid;
+  out.push_back(first);
+  out.insert(out.end(), s.more_namespaces.begin(), s.more_namespaces.end());
+  return out;
+}
 
 std::vector<PortOptions> port_list(const TargetOptions& o) {
   if (!o.ports.empty()) return o.ports;
@@ -311,6 +322,7 @@ Target::~Target() {
   loop_.reset();  // queues first: they detach from controllers owned by the subsystems
   ports_.clear();
   subsystems_.clear();
+  retired_subsystems_.clear();
   discovery_.reset();
 }
 
@@ -323,12 +335,7 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
   options.poll_groups = t->poll_groups_.groups;
   t->registry_ = std::make_unique<StatsRegistry>();
   t->statuses_ = std::make_unique<StatusCounters>();
-  SubsystemConfig common;
-  common.max_io_queues = options.max_io_queues;
-  common.io_queue_size = options.max_queue_size;
-  common.mdts = options.mdts;
-  common.max_controllers = options.max_controllers;
-  common.max_controllers_per_host = options.max_controllers_per_host;
+  const SubsystemConfig common = subsystem_defaults(options);
   SubsystemConfig disc = common;
   disc.nqn = proto::kDiscoveryNqn;
   disc.discovery = true;
@@ -555,6 +562,30 @@ bool Target::quiesce_poll_groups(std::chrono::milliseconds timeout) {
   for (auto& g : groups_) g->at_next_round(passed);
   std::unique_lock lock(barrier->mutex);
   return barrier->done.wait_for(lock, timeout, [&] { return barrier->left == 0; });
+}
+
+void Target::free_subsystem(std::unique_ptr<Subsystem> subsystem) {
+  if (subsystem != nullptr) retired_subsystems_.push_back(std::move(subsystem));
+  // This one and any left by earlier calls: freed once no queue is bound to it.
+  for (auto it = retired_subsystems_.begin(); it != retired_subsystems_.end();) {
+    Subsystem& s = **it;
+    const bool newest = it + 1 == retired_subsystems_.end() && s.queues().count() != 0;
+    if (!s.queues().wait_idle(std::chrono::milliseconds(newest ? 5000 : 0))) {
+      if (newest) {
+        NVMF_LOG(WARN, "target") << "subsystem " << s.config().nqn << ": " << s.queues().count()
+                                 << " queue(s) still bound 5 s after its deletion; freed later";
+      }
+      ++it;
+      continue;
+    }
+    std::vector<const Namespace*> owned;
+    for (const SubsystemNamespace& n : s.namespaces()) owned.push_back(n.ns);
+    {
+      ControlLock lock(control_mutex());
+      it = retired_subsystems_.erase(it);
+    }
+    for (const Namespace* ns : owned) close_namespace(ns);
+  }
 }
 
 void Target::close_namespace(const Namespace* ns) {

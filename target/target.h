@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -24,6 +25,7 @@ class Port;
 class StatsRegistry;
 class StatusCounters;
 class Subsystem;
+struct SubsystemConfig;
 
 // One or more listeners (Ports, each on its own rdma_cm id) serving the discovery subsystem and
 // one or more NVM subsystems, served by poll_groups().groups poll-group threads: group 0
@@ -87,6 +89,25 @@ class Target {
   // False after `timeout` (a group stuck in a step). Not under the control lock (a group may be
   // waiting for it inside a step).
   bool quiesce_poll_groups(std::chrono::milliseconds timeout);
+  // Live changes (target/target_live.cc), control socket thread. subsystem_named: null when
+  // there is none. add_namespace opens `n` (a file, or RAM when file_path is empty) and
+  // publishes it; remove_namespace unpublishes it and closes it once no group can reach it.
+  // create_subsystem: no namespace, no port. delete_subsystem: unlinked, controllers freed,
+  // freed itself once no queue is bound to it. Errors name what is wrong (kInvalidArgument,
+  // kNotFound, the backing's system call errors).
+  Subsystem* subsystem_named(std::string_view nqn) const;
+  Result<uint32_t> add_namespace(Subsystem& sub, const NamespaceOptions& n);
+  Status remove_namespace(Subsystem& sub, uint32_t nsid);
+  Status create_subsystem(const SubsystemConfig& cfg);
+  void delete_subsystem(Subsystem& s);
+  // GENCTR of every port linking `s` moves on; discovery controllers that asked are told.
+  void discovery_log_changed(const Subsystem& s);
+  // What every subsystem of this target has in common (queue limits, MDTS, controller limits).
+  static SubsystemConfig subsystem_defaults(const TargetOptions& o);
+  // Frees a subsystem taken out of subsystems_ (unlinked, its controllers freed) once no queue
+  // is bound to it, then closes its namespaces (at most a few seconds; otherwise it is kept,
+  // with a WARN, until the target is destroyed). Control socket thread.
+  void free_subsystem(std::unique_ptr<Subsystem> subsystem);
   // Closes a namespace no poll group can find any more once its backend operations are done
   // (at most a few seconds; otherwise it is kept, with a WARN, and closed by a later call or
   // when the target is destroyed). Control socket thread.
@@ -100,6 +121,7 @@ class Target {
   std::vector<std::unique_ptr<Namespace>> namespaces_;
   std::vector<std::unique_ptr<Namespace>> retired_namespaces_;  // removed, I/O still in flight
   std::vector<std::unique_ptr<Subsystem>> subsystems_;
+  std::vector<std::unique_ptr<Subsystem>> retired_subsystems_;  // deleted, queues still bound
   std::unique_ptr<Subsystem> discovery_;
   std::vector<std::unique_ptr<Port>> ports_;
   // Poll groups 1..N-1 (group 0 is loop_): their IoEngines, status counters and loops.

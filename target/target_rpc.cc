@@ -2,10 +2,12 @@
 // The control socket's methods (docs/target.md "Control socket"): SPDK's names and parameters
 // where SPDK has the method, answers in SPDK's shape with this target's fields added.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "common/id_text.h"
 #include "common/log.h"
@@ -13,6 +15,7 @@
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
+#include "target/config.h"
 #include "target/control_lock.h"
 #include "target/namespace.h"
 #include "target/port.h"
@@ -116,8 +119,8 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
   // The --json report, live, with SPDK's per-poll-group view in front.
   d.add("nvmf_get_stats", [this](const json& params) {
     rpc_only_keys(params, {"tgt_name"});
-    json out = stats_report(*this, options_);
     const TargetStats s = stats();
+    json out = stats_report(*this, options_, s);
     std::map<uint32_t, std::pair<uint64_t, uint64_t>> per_group;  // admin, I/O queues now
     for (uint32_t g = 0; g < poll_groups_.groups; ++g) per_group[g] = {0, 0};
     for (const QueueStats& q : s.queues) {
@@ -143,18 +146,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     }
     no_subsystem(nqn);
   };
-  // The Discovery Log Page of every port linking `s` changed: GENCTR moves, and the discovery
-  // controllers that asked for it get a Discovery Log Page Change notice (nvmet sends it to
-  // every discovery controller the same way).
-  auto log_changed = [this](const Subsystem& s) {
-    for (const auto& port : ports_) {
-      const auto& linked = port->subsystems();
-      if (std::find(linked.begin(), linked.end(), &s) != linked.end()) port->log_changed();
-    }
-    discovery_->post_event(proto::aen_dw0(proto::kAenTypeNotice, proto::kAenInfoDiscoveryLogChange,
-                                          proto::kLogDiscovery),
-                           proto::kAecDiscoveryLogChange);
-  };
+  auto log_changed = [this](const Subsystem& s) { discovery_log_changed(s); };
   auto host_param = [](const json& params) {
     const std::string host = rpc_string(params, "host");
     if (host.empty() || host.size() > proto::kNqnMaxLength || !is_safe_wire_text(host)) {
@@ -222,7 +214,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       throw RpcError{RpcErrorCode::kInvalidParams, "\"namespace\" must be an object"};
     }
     rpc_only_keys(spec, {"nsid", "path", "size", "ram_size", "nguid", "uuid", "buffered_io"});
-    SubsystemNamespace n;
+    NamespaceOptions n;
     n.nsid =
         spec.contains("nsid") ? static_cast<uint32_t>(rpc_uint(spec, "nsid", 1, 0xFFFFFFFE)) : 0;
     for (const char* key : {"nguid", "uuid"}) {
@@ -232,11 +224,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
         throw RpcError{RpcErrorCode::kInvalidParams,
                        "\"" + std::string(key) + "\": " + id.status().message()};
       }
-      if (std::string_view(key) == "nguid") {
-        n.nguid = *id;
-      } else {
-        n.uuid = *id;
-      }
+      (std::string_view(key) == "nguid" ? n.nguid : n.uuid) = *id;
     }
     const bool has_path = spec.contains("path");
     if (has_path == spec.contains("ram_size")) {
@@ -253,44 +241,33 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       }
       return bytes;
     };
-    Result<std::unique_ptr<Namespace>> opened = Status::internal("not opened");
     if (has_path) {
-      const std::string path = rpc_string(spec, "path");
-      if (path.empty() || path.find('\0') != std::string::npos) {
+      n.file_path = rpc_string(spec, "path");
+      if (n.file_path.empty() || n.file_path.find('\0') != std::string::npos) {
         throw RpcError{RpcErrorCode::kInvalidParams, "\"path\": a file or block device path"};
       }
-      FileBackingOptions backing;
-      backing.direct = options_.direct_io;
       if (spec.contains("buffered_io")) {
         const json& b = spec["buffered_io"];
         if (!b.is_boolean()) {
           throw RpcError{RpcErrorCode::kInvalidParams, "\"buffered_io\" must be true or false"};
         }
-        backing.direct = !b.get<bool>();
+        n.direct_io = !b.get<bool>();
       }
-      const uint64_t size = spec.contains("size") ? whole_lbas(spec, "size") : 0;
-      opened = Namespace::open_file(path, size, lba, *io_engine_, backing);
+      if (spec.contains("size")) n.file_size = whole_lbas(spec, "size");
     } else {
       if (spec.contains("size") || spec.contains("buffered_io")) {
         throw RpcError{RpcErrorCode::kInvalidParams,
                        "\"size\" and \"buffered_io\" go with \"path\" (a RAM namespace has "
                        "\"ram_size\")"};
       }
-      opened = Namespace::create_ram(whole_lbas(spec, "ram_size"), lba);
+      n.ram_size = whole_lbas(spec, "ram_size");
     }
-    if (!opened.ok()) throw RpcError{RpcErrorCode::kInvalidParams, opened.status().message()};
-    std::unique_ptr<Namespace> ns = std::move(*opened);
-    n.ns = ns.get();
-    ControlLock lock(control_mutex());
-    Subsystem& sub = find(params);
-    Result<uint32_t> nsid = sub.add_namespace(n);
+    Result<uint32_t> nsid = add_namespace(find(params), n);
     if (!nsid.ok()) {
-      throw RpcError{RpcErrorCode::kInvalidParams, "\"nsid\": " + nsid.status().message()};
+      const bool nsid_error = nsid.status().message().rfind("NSID ", 0) == 0;
+      throw RpcError{RpcErrorCode::kInvalidParams,
+                     (nsid_error ? "\"nsid\": " : "") + nsid.status().message()};
     }
-    NVMF_LOG(INFO, "target") << "control socket: subsystem " << sub.config().nqn << ": namespace "
-                             << *nsid << " added on " << ns->describe() << ", " << ns->num_lbas()
-                             << " LBAs of " << ns->lba_size() << " bytes";
-    namespaces_.push_back(std::move(ns));
     return json(*nsid);
   });
 
@@ -300,33 +277,9 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
   d.add("nvmf_subsystem_remove_ns", [this, find](const json& params) {
     rpc_only_keys(params, {"nqn", "nsid", "tgt_name"});
     const auto nsid = static_cast<uint32_t>(rpc_uint(params, "nsid", 1, 0xFFFFFFFE));
-    Subsystem* sub = nullptr;
-    Namespace* ns = nullptr;
-    {
-      ControlLock lock(control_mutex());
-      sub = &find(params);
-      Result<Namespace*> removed = sub->remove_namespace(nsid);
-      if (!removed.ok()) {
-        throw RpcError{RpcErrorCode::kInvalidParams, "\"nsid\": " + removed.status().message()};
-      }
-      ns = *removed;
-      NVMF_LOG(INFO, "target") << "control socket: subsystem " << sub->config().nqn
-                               << ": namespace " << nsid << " removed (" << ns->describe() << ")";
+    if (Status st = remove_namespace(find(params), nsid); !st.ok()) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"nsid\": " + st.message()};
     }
-    const bool quiet = quiesce_poll_groups(std::chrono::seconds(10));
-    if (!quiet) {
-      // A group that never comes back to the top of its loop may still read the old table:
-      // keep everything (a leak, never a use after free).
-      NVMF_LOG(WARN, "target") << "namespace " << nsid
-                               << ": a poll group did not pass a round within 10 s; its "
-                                  "storage stays open";
-      return json(true);
-    }
-    {
-      ControlLock lock(control_mutex());
-      sub->retire_tables();
-    }
-    close_namespace(ns);
     return json(true);
   });
 
@@ -363,6 +316,314 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       ns->release_beyond_size();
     }
     return json(*after);
+  });
+
+  // SPDK's listen address object: the port of this target listening there (enabled).
+  auto port_at = [this](const json& params) -> Port& {
+    const json& a = rpc_param(params, "listen_address");
+    if (!a.is_object()) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"listen_address\" must be an object"};
+    }
+    rpc_only_keys(a, {"trtype", "adrfam", "traddr", "trsvcid"});
+    if (a.contains("trtype")) {
+      std::string t = rpc_string(a, "trtype");
+      std::transform(t.begin(), t.end(), t.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      if (t != "rdma") {
+        throw RpcError{RpcErrorCode::kInvalidParams,
+                       "\"listen_address.trtype\": only RDMA is served"};
+      }
+    }
+    const std::string traddr = rpc_string(a, "traddr");
+    const std::string trsvcid = a.contains("trsvcid") ? rpc_string(a, "trsvcid") : "4420";
+    for (const auto& port : ports_) {
+      const DiscoveryAddress& pa = port->address();
+      if (port->enabled() && pa.traddr == traddr && pa.trsvcid == trsvcid) return *port;
+    }
+    throw RpcError{
+        RpcErrorCode::kInvalidParams,
+        "\"listen_address\": no port of this target listens on " +
+            json(traddr + ":" + trsvcid).dump(-1, ' ', false, json::error_handler_t::replace)};
+  };
+
+  // SPDK's nvmf_create_subsystem (nvmet: mkdir subsystems/NQN): no namespace, no port, no
+  // host allowed unless `allow_any_host` (SPDK's and nvmet's default is false).
+  d.add("nvmf_create_subsystem", [this](const json& params) {
+    rpc_only_keys(params, {"nqn", "serial_number", "model_number", "allow_any_host", "min_cntlid",
+                           "max_cntlid", "tgt_name"});
+    SubsystemConfig cfg = subsystem_defaults(options_);
+    cfg.nqn = rpc_string(params, "nqn");
+    if (cfg.nqn.empty() || cfg.nqn.size() > proto::kNqnMaxLength || !is_safe_wire_text(cfg.nqn) ||
+        cfg.nqn == proto::kDiscoveryNqn) {
+      throw RpcError{RpcErrorCode::kInvalidParams,
+                     "\"nqn\": an NQN of 1.." + std::to_string(proto::kNqnMaxLength) +
+                         " bytes of printable UTF-8, not the discovery NQN"};
+    }
+    cfg.allow_any_host = false;
+    if (params.contains("allow_any_host")) {
+      if (!params["allow_any_host"].is_boolean()) {
+        throw RpcError{RpcErrorCode::kInvalidParams, "\"allow_any_host\" must be true or false"};
+      }
+      cfg.allow_any_host = params["allow_any_host"].get<bool>();
+    }
+    for (auto [key, max, field] : {std::tuple{"serial_number", size_t{20}, &cfg.serial},
+                                   std::tuple{"model_number", size_t{40}, &cfg.model}}) {
+      if (!params.contains(key)) continue;
+      *field = rpc_string(params, key);
+      if (field->empty() || field->size() > max ||
+          !std::all_of(field->begin(), field->end(),
+                       [](char c) { return c >= 0x20 && c < 0x7F; })) {
+        throw RpcError{RpcErrorCode::kInvalidParams, "\"" + std::string(key) + "\": 1.." +
+                                                         std::to_string(max) +
+                                                         " printable ASCII characters"};
+      }
+    }
+    cfg.cntlid_min = static_cast<uint16_t>(
+        params.contains("min_cntlid") ? rpc_uint(params, "min_cntlid", 1, 0xFFEF) : 1);
+    cfg.cntlid_max = static_cast<uint16_t>(
+        params.contains("max_cntlid") ? rpc_uint(params, "max_cntlid", 1, 0xFFEF) : 0xFFEF);
+    if (cfg.cntlid_min > cfg.cntlid_max) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"min_cntlid\" is above \"max_cntlid\""};
+    }
+    if (Status st = create_subsystem(cfg); !st.ok()) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"nqn\": " + st.message()};
+    }
+    return json(true);
+  });
+
+  // SPDK's nvmf_delete_subsystem: unlinked from every port (hosts' discovery logs change), its
+  // controllers freed and their queues disconnected; freed, and its namespaces closed, once no
+  // queue is bound to it.
+  d.add("nvmf_delete_subsystem", [this, find](const json& params) {
+    rpc_only_keys(params, {"nqn", "tgt_name"});
+    delete_subsystem(find(params));
+    return json(true);
+  });
+
+  // SPDK's nvmf_subsystem_add_listener (nvmet: a link under ports/N/subsystems): the subsystem
+  // is served on that port from now on, and the port's discovery log lists it.
+  d.add("nvmf_subsystem_add_listener", [find, port_at, log_changed](const json& params) {
+    rpc_only_keys(params, {"nqn", "listen_address", "tgt_name", "secure_channel"});
+    if (params.contains("secure_channel") && params["secure_channel"] != false) {
+      throw RpcError{RpcErrorCode::kInvalidParams, "\"secure_channel\": no TLS over RDMA"};
+    }
+    ControlLock lock(control_mutex());
+    Subsystem& s = find(params);
+    Port& port = port_at(params);
+    if (port.linked(s)) {
+      throw RpcError{RpcErrorCode::kInvalidParams,
+                     "\"listen_address\": " + s.config().nqn + " is served there already"};
+    }
+    port.link(s);
+    log_changed(s);
+    NVMF_LOG(INFO, "target") << "control socket: subsystem " << s.config().nqn << " on port "
+                             << port.address().portid;
+    return json(true);
+  });
+
+  // SPDK's nvmf_subsystem_remove_listener: no longer served on that port; the controllers whose
+  // admin queue came in there are freed and their queues disconnected (nvmet_port_del_ctrls).
+  d.add("nvmf_subsystem_remove_listener", [find, port_at, log_changed](const json& params) {
+    rpc_only_keys(params, {"nqn", "listen_address", "tgt_name"});
+    ControlLock lock(control_mutex());
+    Subsystem& s = find(params);
+    Port& port = port_at(params);
+    log_changed(s);  // before the unlink: this port's GENCTR moves too
+    if (!port.unlink(s)) {
+      throw RpcError{RpcErrorCode::kInvalidParams,
+                     "\"listen_address\": " + s.config().nqn + " is not served there"};
+    }
+    s.disconnect_port(&port, "listener removed by the control socket");
+    NVMF_LOG(INFO, "target") << "control socket: subsystem " << s.config().nqn << " off port "
+                             << port.address().portid;
+    return json(true);
+  });
+
+  // nvmetcli restore on a running target: the file (as --config reads it) applied by difference.
+  // Subsystems, namespaces, allowed hosts and port links that differ are changed with the same
+  // effects as the methods above; what is the same is not touched (hosts connected to it keep
+  // their queues). Ports are the running ones: a port added, removed or readdressed, or a
+  // subsystem's identity (serial, model, firmware, version, cntlid range, qid_max) changed, is
+  // refused before anything is applied (a restart does that).
+  d.add("load_config", [this](const json& params) {
+    rpc_only_keys(params, {"path"});
+    const std::string path = rpc_string(params, "path");
+    auto loaded = load_nvmet_config(path, options_);
+    if (!loaded.ok()) throw RpcError{RpcErrorCode::kInvalidParams, loaded.status().message()};
+    const TargetOptions& want = loaded->options;
+    auto refuse = [](const std::string& why) {
+      throw RpcError{RpcErrorCode::kInvalidParams, why + " (a restart with the file does that)"};
+    };
+    // The plan: checked whole before anything changes.
+    std::vector<std::pair<Port*, const PortOptions*>> port_plan;
+    const std::vector<PortOptions> wanted_ports = port_list(want);
+    {
+      ControlLock lock(control_mutex());
+      for (const PortOptions& w : wanted_ports) {
+        Port* found = nullptr;
+        for (const auto& port : ports_) {
+          if (port->enabled() && port->address().portid == w.portid) found = port.get();
+        }
+        const std::string where = "port " + std::to_string(w.portid);
+        if (found == nullptr) refuse(where + " is not a running port");
+        const DiscoveryAddress& a = found->address();
+        if (a.traddr != w.traddr || (w.trsvcid != "0" && a.trsvcid != w.trsvcid)) {
+          refuse(where + ": its address differs from the running port's " + a.traddr + ":" +
+                 a.trsvcid);
+        }
+        if (found->configured_inline_data_size() != w.inline_data_size) {
+          refuse(where + ": inline_data_size differs from the running port's");
+        }
+        port_plan.emplace_back(found, &w);
+      }
+      for (const auto& port : ports_) {
+        const bool kept = std::any_of(port_plan.begin(), port_plan.end(),
+                                      [&](const auto& p) { return p.first == port.get(); });
+        if (port->enabled() && !kept) {
+          refuse("port " + std::to_string(port->address().portid) + " is not in the file");
+        }
+      }
+      for (const SubsystemOptions& w : want.subsystems) {
+        const Subsystem* s = subsystem_named(w.nqn);
+        if (s == nullptr) continue;
+        const SubsystemConfig& c = s->config();
+        const uint16_t qid_max =
+            w.qid_max != 0 ? std::min(w.qid_max, options_.max_io_queues) : options_.max_io_queues;
+        const bool same = (w.serial.empty() || w.serial == s->serial()) &&
+                          (w.model.empty() || w.model == c.model) &&
+                          (w.firmware.empty() || w.firmware == c.firmware) &&
+                          (w.version == 0 || w.version == c.version) &&
+                          w.cntlid_min == c.cntlid_min && w.cntlid_max == c.cntlid_max &&
+                          qid_max == c.max_io_queues;
+        if (!same) {
+          refuse("subsystem " + w.nqn +
+                 ": serial, model, firmware, version, cntlid range or qid_max differ from the "
+                 "running subsystem's");
+        }
+      }
+    }
+    json report = {{"subsystems_created", json::array()}, {"subsystems_deleted", json::array()},
+                   {"namespaces_added", json::array()},   {"namespaces_removed", json::array()},
+                   {"hosts_added", json::array()},        {"hosts_removed", json::array()},
+                   {"listeners_added", json::array()},    {"listeners_removed", json::array()}};
+    auto failed = [&report](const std::string& what, const Status& st) {
+      throw RpcError{RpcErrorCode::kInvalidParams,
+                     what + ": " + st.message() + "; applied before it: " + report.dump()};
+    };
+    for (const SubsystemOptions& w : want.subsystems) {
+      if (subsystem_named(w.nqn) != nullptr) continue;
+      SubsystemConfig cfg = subsystem_defaults(options_);
+      cfg.nqn = w.nqn;
+      cfg.allow_any_host = w.allow_any_host;
+      cfg.cntlid_min = w.cntlid_min;
+      cfg.cntlid_max = w.cntlid_max;
+      if (w.qid_max != 0) cfg.max_io_queues = std::min(cfg.max_io_queues, w.qid_max);
+      if (!w.serial.empty()) cfg.serial = w.serial;
+      if (!w.model.empty()) cfg.model = w.model;
+      if (!w.firmware.empty()) cfg.firmware = w.firmware;
+      if (w.version != 0) cfg.version = w.version;
+      if (Status st = create_subsystem(cfg); !st.ok()) failed("subsystem " + w.nqn, st);
+      report["subsystems_created"].push_back(w.nqn);
+    }
+    for (const SubsystemOptions& w : want.subsystems) {
+      Subsystem& s = *subsystem_named(w.nqn);
+      const std::vector<NamespaceOptions> wanted = namespace_list(w);
+      auto same = [](const SubsystemNamespace& have, const NamespaceOptions& n) {
+        const bool backing = n.file_path.empty()
+                                 ? !have.ns->file_backed() &&
+                                       have.ns->size_bytes() ==
+                                           n.ram_size / have.ns->lba_size() * have.ns->lba_size()
+                                 : have.ns->file_backed() && have.ns->path() == n.file_path;
+        return backing && (!n.nguid || *n.nguid == have.nguid) && n.uuid == have.uuid;
+      };
+      std::vector<uint32_t> remove;
+      std::vector<const NamespaceOptions*> add;
+      {
+        ControlLock lock(control_mutex());
+        for (const SubsystemNamespace& have : s.namespaces()) {
+          auto it = std::find_if(wanted.begin(), wanted.end(),
+                                 [&](const NamespaceOptions& n) { return n.nsid == have.nsid; });
+          if (it == wanted.end() || !same(have, *it)) remove.push_back(have.nsid);
+        }
+        for (const NamespaceOptions& n : wanted) {
+          const SubsystemNamespace* have = s.find_namespace(n.nsid);
+          if (have == nullptr || !same(*have, n)) add.push_back(&n);
+        }
+      }
+      for (uint32_t nsid : remove) {
+        if (Status st = remove_namespace(s, nsid); !st.ok()) failed(w.nqn, st);
+        report["namespaces_removed"].push_back({{"nqn", w.nqn}, {"nsid", nsid}});
+      }
+      for (const NamespaceOptions* n : add) {
+        if (Result<uint32_t> r = add_namespace(s, *n); !r.ok()) failed(w.nqn, r.status());
+        report["namespaces_added"].push_back({{"nqn", w.nqn}, {"nsid", n->nsid}});
+      }
+      ControlLock lock(control_mutex());
+      const std::vector<std::string> had = s.config().allowed_hosts;
+      bool hosts_changed = false;
+      for (const std::string& h : w.allowed_hosts) {
+        if (!s.add_host(h)) continue;
+        hosts_changed = true;
+        report["hosts_added"].push_back({{"nqn", w.nqn}, {"host", h}});
+      }
+      for (const std::string& h : had) {
+        if (std::find(w.allowed_hosts.begin(), w.allowed_hosts.end(), h) != w.allowed_hosts.end()) {
+          continue;
+        }
+        s.remove_host(h, "host removed from the subsystem by load_config");
+        hosts_changed = true;
+        report["hosts_removed"].push_back({{"nqn", w.nqn}, {"host", h}});
+      }
+      if (s.config().allow_any_host != w.allow_any_host) {
+        s.set_allow_any_host(w.allow_any_host);
+        hosts_changed = true;
+      }
+      if (hosts_changed) discovery_log_changed(s);
+    }
+    {
+      ControlLock lock(control_mutex());
+      for (auto [port, w] : port_plan) {
+        const std::vector<std::string>& links = w->subsystems;
+        auto linked_in_file = [&](const std::string& nqn) {
+          return links.empty() || std::find(links.begin(), links.end(), nqn) != links.end();
+        };
+        const json where = {{"portid", port->address().portid}};
+        for (const SubsystemOptions& sw : want.subsystems) {
+          Subsystem& s = *subsystem_named(sw.nqn);
+          if (!linked_in_file(sw.nqn) || port->linked(s)) continue;
+          port->link(s);
+          discovery_log_changed(s);
+          report["listeners_added"].push_back({{"nqn", sw.nqn}, {"portid", where["portid"]}});
+        }
+        const std::vector<Subsystem*> now = port->subsystems();
+        for (Subsystem* s : now) {
+          const std::string& nqn = s->config().nqn;
+          const bool kept = linked_in_file(nqn) &&
+                            std::any_of(want.subsystems.begin(), want.subsystems.end(),
+                                        [&](const SubsystemOptions& o) { return o.nqn == nqn; });
+          if (kept) continue;
+          discovery_log_changed(*s);
+          port->unlink(*s);
+          s->disconnect_port(port, "listener removed by load_config");
+          report["listeners_removed"].push_back({{"nqn", nqn}, {"portid", where["portid"]}});
+        }
+      }
+    }
+    std::vector<Subsystem*> gone;
+    for (const auto& s : subsystems_) {
+      const std::string& nqn = s->config().nqn;
+      if (std::none_of(want.subsystems.begin(), want.subsystems.end(),
+                       [&](const SubsystemOptions& o) { return o.nqn == nqn; })) {
+        gone.push_back(s.get());
+      }
+    }
+    for (Subsystem* s : gone) {
+      report["subsystems_deleted"].push_back(s->config().nqn);
+      delete_subsystem(*s);
+    }
+    for (const std::string& w : loaded->warnings) NVMF_LOG(WARN, "target") << path << ": " << w;
+    NVMF_LOG(INFO, "target") << "control socket: load_config " << path << ": " << report.dump();
+    return report;
   });
 
   // SPDK's save_config, in nvmetcli's format: what `nvmf-target --config` reads back to serve
@@ -428,7 +689,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
 
   d.add("nvmf_subsystem_get_controllers", [this, find](const json& params) {
     rpc_only_keys(params, {"nqn", "tgt_name"});
-    const Subsystem& sub = find(params);  // the list of subsystems is fixed at start
+    const Subsystem& sub = find(params);  // subsystems_ changes on this thread only
     json out = json::array();
     for (const ControllerStats& c : stats().controllers) {
       if (c.subnqn != sub.config().nqn) continue;

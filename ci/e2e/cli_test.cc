@@ -403,6 +403,126 @@ TEST_F(CliTest, ControlSocketNamespaceChangesReachHostsWithoutDisturbingOthers) 
   EXPECT_EQ(target_log.find("still in flight"), std::string::npos) << target_log;
 }
 
+// Subsystems and their ports changed on a running target: one created, given a namespace and a
+// listener, is discovered and served; its listener removed, it is neither; deleted under a
+// running bench, the bench ends and the subsystem is freed; the first subsystem is untouched.
+TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
+  const std::string sock = tmpdir() + "/subsys.sock";
+  unlink(sock.c_str());
+  int port = start_target({"--ram-size", "8m", "--rpc-socket", sock});
+  ASSERT_GT(port, 0);
+  const std::string rpc =
+      "timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock + "' ";
+  auto call = [&](const std::string& method, const std::string& params) {
+    const std::string out = tmpdir() + "/subsys-rpc.out";
+    const int rc = run(rpc + method + " '" + params + "' > " + out + " 2>&1");
+    return std::pair{rc, slurp(out)};
+  };
+  const std::string nqn2 = "nqn.2024-01.io.nvmf-rdma:cli-e2e-second";
+  const std::string sub2 = "\"nqn\": \"" + nqn2 + "\"";
+  const std::string at =
+      "\"listen_address\": {\"trtype\": \"RDMA\", \"adrfam\": \"IPv4\", "
+      "\"traddr\": \"" +
+      env_->target_addr + "\", \"trsvcid\": \"" + std::to_string(port) + "\"}";
+  auto on_second = [&](const std::string& sub, const std::string& args) {
+    std::string cmd = host(sub, port, args);
+    const std::string first = "-n " + std::string(kNqn);
+    cmd.replace(cmd.find(first), first.size(), "-n " + nqn2);
+    return cmd;
+  };
+  auto discovered = [&]() {
+    const std::string out = tmpdir() + "/subsys-discover.out";
+    EXPECT_EQ(
+        run("timeout 60 '" + runfile("host/nvmf-host") + "' discover -a " + env_->target_addr +
+            " -s " + std::to_string(port) + " -w " + env_->host_addr + " > " + out + " 2>&1"),
+        0)
+        << slurp(out);
+    return slurp(out);
+  };
+  auto [rc, out] = call("nvmf_create_subsystem", "{" + sub2 +
+                                                     ", \"allow_any_host\": true, "
+                                                     "\"serial_number\": \"SN-SECOND\"}");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) =
+      call("nvmf_subsystem_add_ns", "{" + sub2 + ", \"namespace\": {\"ram_size\": 4194304}}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(discovered().find(nqn2), std::string::npos) << "no listener yet";
+  std::tie(rc, out) = call("nvmf_subsystem_add_listener", "{" + sub2 + ", " + at + "}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(discovered().find("subnqn:  " + nqn2), std::string::npos);
+  const std::string id_json = tmpdir() + "/subsys-identify.json";
+  ASSERT_EQ(run(on_second("identify", "--json > " + id_json)), 0) << slurp(id_json);
+  nlohmann::json id = nlohmann::json::parse(slurp(id_json));
+  EXPECT_EQ(id["controller"]["sn"], "SN-SECOND") << id.dump(2);
+  EXPECT_EQ(id["namespace"]["size_bytes"], 4u << 20) << id.dump(2);
+
+  std::tie(rc, out) = call("nvmf_subsystem_remove_listener", "{" + sub2 + ", " + at + "}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(discovered().find(nqn2), std::string::npos);
+  const std::string refused = tmpdir() + "/subsys-refused.log";
+  EXPECT_NE(run(on_second("identify", "> /dev/null 2> " + refused)), 0);
+
+  // Refused, each naming what is wrong.
+  const std::vector<std::tuple<std::string, std::string, std::string>> bad = {
+      {"nvmf_create_subsystem", "{" + sub2 + "}", "subsystem " + nqn2 + " exists"},
+      {"nvmf_create_subsystem", "{\"nqn\": \"nqn.2014-08.org.nvmexpress.discovery\"}",
+       "not the discovery NQN"},
+      {"nvmf_create_subsystem",
+       "{\"nqn\": \"nqn.x\", \"serial_number\": \"" + std::string(21, 'S') + "\"}",
+       "\"serial_number\": 1..20 printable ASCII characters"},
+      {"nvmf_subsystem_remove_listener", "{" + sub2 + ", " + at + "}",
+       nqn2 + " is not served there"},
+      {"nvmf_subsystem_add_listener",
+       "{" + sub2 + ", \"listen_address\": {\"traddr\": \"192.0.2.1\", \"trsvcid\": \"4420\"}}",
+       "no port of this target listens on \"192.0.2.1:4420\""},
+      {"nvmf_subsystem_add_listener",
+       "{" + sub2 + ", \"listen_address\": {\"trtype\": \"TCP\", \"traddr\": \"x\"}}",
+       "only RDMA is served"},
+      {"nvmf_delete_subsystem", "{\"nqn\": \"nqn.none\"}", "no subsystem \"nqn.none\""},
+  };
+  for (const auto& [method, params, message] : bad) {
+    std::tie(rc, out) = call(method, params);
+    EXPECT_EQ(rc, 1) << method << " " << params;
+    EXPECT_NE(out.find(message), std::string::npos) << method << " " << params << "\n" << out;
+  }
+
+  // Deleted while a bench of 60 s runs on it: the bench ends long before.
+  std::tie(rc, out) = call("nvmf_subsystem_add_listener", "{" + sub2 + ", " + at + "}");
+  ASSERT_EQ(rc, 0) << out;
+  const std::string bench_log = tmpdir() + "/subsys-bench.log";
+  const pid_t bench = fork();
+  if (bench == 0) {
+    const std::string cmd = on_second(
+        "bench", "--rw randread --bs 4k --iodepth 4 --runtime 60 > " + bench_log + " 2>&1");
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  bool connected = false;
+  while (!connected && std::chrono::steady_clock::now() < deadline) {
+    std::tie(rc, out) = call("nvmf_subsystem_get_controllers", "{" + sub2 + "}");
+    connected = rc == 0 && nlohmann::json::parse(out).size() == 1;
+  }
+  ASSERT_TRUE(connected) << out << slurp(bench_log);
+  const auto deleted_at = std::chrono::steady_clock::now();
+  std::tie(rc, out) = call("nvmf_delete_subsystem", "{" + sub2 + "}");
+  ASSERT_EQ(rc, 0) << out;
+  int status = 0;
+  ASSERT_EQ(waitpid(bench, &status, 0), bench);
+  EXPECT_LT(std::chrono::steady_clock::now() - deleted_at, std::chrono::seconds(40))
+      << slurp(bench_log);
+  std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json subs = nlohmann::json::parse(out);
+  ASSERT_EQ(subs.size(), 2u) << out;
+  EXPECT_EQ(subs[1]["nqn"], kNqn);
+  EXPECT_EQ(discovered().find(nqn2), std::string::npos);
+  ASSERT_EQ(run(host("identify", port, "> /dev/null")), 0) << "the first subsystem is untouched";
+  const std::string log = slurp(target_log_);
+  EXPECT_NE(log.find("subsystem " + nqn2 + " deleted"), std::string::npos) << log;
+  EXPECT_EQ(log.find("still bound"), std::string::npos) << log;
+}
+
 TEST_F(CliTest, BadArgumentsAreNamed) {
   const std::string log = tmpdir() + "/bad.log";
   EXPECT_EQ(run("'" + runfile("target/nvmf-target") + "' -a " + env_->target_addr +
