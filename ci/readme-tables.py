@@ -175,6 +175,10 @@ ROWS = [
      "KernelHostControlSocket",
      ["remove_kernel_host", "kernel_host_controller_freed", "kernel_host_disconnected",
       "kernel_host_reconnect_refused", "other_host_keeps_its_io", "stop_target"], None),
+    ("", "control socket: 50 clients asking one request a second each during the kernel host's"
+     " QD32 fio: no I/O error, p99 within 2x of the fio alone", "KernelHostControlSocketNamespaces",
+     ["qd32_fio_alone", "qd32_fio_beside_50_rpc_clients",
+      "qd32_p99_beside_50_rpc_clients_within_2x_alone"], None),
     ("", "control socket: a namespace added by `nvmf_subsystem_add_ns` is in the kernel host's"
      " `nvme list` within 5 s without a reconnect, fio verify passes on it; resized, the host's"
      " `blockdev --getsize64` follows; removed, it goes; fio on namespace 1 throughout, no error",

@@ -7,7 +7,8 @@
 # reached when the arguments pass (so the "nothing ran" checks can fail).
 # The test tools are held to the same: ci/e2e/withhold_receives (a bad option value, malformed
 # or missing, exits 2 before anything connects) and ci/conform/baseline.py (wrong usage, or a
-# results or baseline file missing, unreadable or malformed, exits 2 with one line, no traceback).
+# results or baseline file missing, unreadable or malformed, exits 2 with one line, no traceback),
+# and ci/interop/rpc_clients.py (a missing argument or a count out of range exits 2).
 set -euo pipefail
 src=${TEST_SRCDIR:-}/${TEST_WORKSPACE:-nvmf_rdma}
 [ -f "$src/scripts/loopback.sh" ] || src=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,10 +16,10 @@ tmp=$(mktemp -d -p "${TEST_TMPDIR:-/tmp}")
 root=$tmp/root
 mark=$tmp/ran
 mkdir -p "$root/scripts" "$root/ci/bench" "$root/ci/lib" "$root/ci/e2e" "$root/ci/conform" \
-  "$tmp/bin"
+  "$root/ci/interop" "$tmp/bin"
 for f in scripts/loopback.sh scripts/test.sh scripts/rxe-smoke.sh ci/bench-compare.sh \
   ci/bench/scale.sh ci/bench/poll-groups.sh ci/restart-figures.sh ci/fuzz.sh ci/lib/args.sh \
-  scripts/install.sh ci/conform/baseline.py; do
+  scripts/install.sh ci/conform/baseline.py ci/interop/rpc_clients.py; do
   cp "$src/$f" "$root/$f"
 done
 # The built withhold_receives: in the runfiles, or bazel-bin's when run from the tree.
@@ -308,9 +309,20 @@ refused $b \
 rm "$root/ci/conform/linux-baseline.json"
 accepted $b "$tmp/r-good"
 
+# ci/interop/rpc_clients.py SOCKET CLIENTS SECONDS NQN [INTERVAL_MS]: counts checked before any
+# client starts; a socket nobody listens on is past the checks (exit 1, nothing on stderr).
+r=ci/interop/rpc_clients.py
+refused $r "rpc_clients.py: give SOCKET CLIENTS SECONDS NQN [INTERVAL_MS]"
+refused $r "rpc_clients.py: give SOCKET CLIENTS SECONDS NQN [INTERVAL_MS]" "$tmp/s" 1 1
+refused $r "rpc_clients.py: CLIENTS 'x' is not a number" "$tmp/s" x 10 nqn.a
+refused $r "rpc_clients.py: CLIENTS 0 is not in 1..1000" "$tmp/s" 0 10 nqn.a
+refused $r "rpc_clients.py: SECONDS 0 is not in 1..3600" "$tmp/s" 1 0 nqn.a
+refused $r "rpc_clients.py: INTERVAL_MS 0 is not in 1..60000" "$tmp/s" 1 1 nqn.a 0
+accepted $r "$tmp/none.sock" 2 1 nqn.a
+
 echo "$checked command lines checked"
-[ "$checked" -eq 93 ] || {
-  echo "FAIL: $checked command lines checked, want 93"
+[ "$checked" -eq 100 ] || {
+  echo "FAIL: $checked command lines checked, want 100"
   fail=1
 }
 exit "$fail"

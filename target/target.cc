@@ -39,7 +39,6 @@ Result<std::unique_ptr<Namespace>> open_namespace(const NamespaceOptions& n, con
   return Namespace::create_ram(n.ram_size, o.lba_size);
 }
 
-
 // The subsystems to serve: the configured ones, or one from the single-subsystem options.
 std::vector<SubsystemOptions> subsystem_list(const TargetOptions& o) {
   if (!o.subsystems.empty()) return o.subsystems;

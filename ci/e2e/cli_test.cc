@@ -523,6 +523,109 @@ TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
   EXPECT_EQ(log.find("still bound"), std::string::npos) << log;
 }
 
+// load_config on a running target (nvmetcli restore semantics): the running configuration
+// saved, edited and loaded back applies only the difference (a subsystem and namespaces added,
+// then removed) while a bench on the untouched subsystem runs without an error; loading the same
+// file again changes nothing; a file that adds a port or changes a serial is refused whole.
+TEST_F(CliTest, ControlSocketLoadConfigAppliesOnlyTheDifference) {
+  const std::string sock = tmpdir() + "/load.sock";
+  unlink(sock.c_str());
+  int port = start_target({"--ram-size", "8m", "--rpc-socket", sock});
+  ASSERT_GT(port, 0);
+  const std::string rpc =
+      "timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock + "' ";
+  auto call = [&](const std::string& method, const std::string& params) {
+    const std::string out = tmpdir() + "/load-rpc.out";
+    const int rc = run(rpc + method + " '" + params + "' > " + out + " 2>&1");
+    return std::pair{rc, slurp(out)};
+  };
+  const std::string file = tmpdir() + "/load.json";
+  auto load = [&](const nlohmann::json& config) {
+    std::ofstream(file) << config.dump(2);
+    return call("load_config", "{\"path\": \"" + file + "\"}");
+  };
+  const std::string bench_log = tmpdir() + "/load-bench.log";
+  const pid_t bench = fork();
+  if (bench == 0) {
+    const std::string cmd =
+        host("bench", port, "--rw randrw --bs 4k --iodepth 4 --runtime 8 > " + bench_log + " 2>&1");
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+    _exit(127);
+  }
+  auto [rc, out] = call("save_config", "{}");
+  ASSERT_EQ(rc, 0) << out;
+  const nlohmann::json saved = nlohmann::json::parse(out);
+  const std::string nqn2 = "nqn.2024-01.io.nvmf-rdma:cli-e2e-loaded";
+  nlohmann::json more = saved;
+  more["subsystems"][0]["namespaces"].push_back(
+      {{"nsid", 2}, {"enable", 1}, {"device", {{"ram_size", 4194304}}}});
+  more["subsystems"].push_back(
+      {{"nqn", nqn2},
+       {"attr", {{"allow_any_host", "1"}}},
+       {"namespaces", {{{"nsid", 1}, {"device", {{"ram_size", 2097152}}}}}}});
+  more["ports"][0]["subsystems"].push_back(nqn2);
+  std::tie(rc, out) = load(more);
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json report = nlohmann::json::parse(out);
+  EXPECT_EQ(report["subsystems_created"], nlohmann::json::array({nqn2})) << out;
+  EXPECT_EQ(report["namespaces_added"].size(), 2u) << out;
+  EXPECT_EQ(report["listeners_added"].size(), 1u) << out;
+  EXPECT_TRUE(report["namespaces_removed"].empty() && report["subsystems_deleted"].empty() &&
+              report["listeners_removed"].empty())
+      << out;
+  std::tie(rc, out) = load(more);
+  ASSERT_EQ(rc, 0) << out;
+  for (const auto& [key, value] : nlohmann::json::parse(out).items()) {
+    EXPECT_TRUE(value.empty()) << "the same file again changes nothing: " << out;
+  }
+  std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json subs = nlohmann::json::parse(out);
+  ASSERT_EQ(subs.size(), 3u) << out;
+  EXPECT_EQ(subs[1]["namespaces"].size(), 2u) << out;
+  EXPECT_EQ(subs[2]["nqn"], nqn2) << out;
+  EXPECT_EQ(subs[2]["listen_addresses"].size(), 1u) << out;
+
+  // Refused whole: nothing of the file is applied.
+  nlohmann::json new_port = saved;
+  new_port["ports"].push_back(saved["ports"][0]);
+  new_port["ports"][1]["portid"] = 7;
+  new_port["ports"][1]["addr"]["trsvcid"] = "4499";
+  std::tie(rc, out) = load(new_port);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("port 7 is not a running port (a restart with the file does that)"),
+            std::string::npos)
+      << out;
+  nlohmann::json new_serial = saved;
+  new_serial["subsystems"][0]["attr"]["serial"] = "CHANGED";
+  std::tie(rc, out) = load(new_serial);
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("serial, model, firmware, version, cntlid range or qid_max differ"),
+            std::string::npos)
+      << out;
+  std::tie(rc, out) = call("load_config", "{\"path\": \"/nonexistent/config.json\"}");
+  EXPECT_EQ(rc, 1);
+  EXPECT_NE(out.find("/nonexistent/config.json"), std::string::npos) << out;
+  std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
+  ASSERT_EQ(nlohmann::json::parse(out).size(), 3u) << "the refused files changed nothing: " << out;
+
+  // Back to the saved file: the added subsystem and namespace go.
+  std::tie(rc, out) = load(saved);
+  ASSERT_EQ(rc, 0) << out;
+  report = nlohmann::json::parse(out);
+  EXPECT_EQ(report["subsystems_deleted"], nlohmann::json::array({nqn2})) << out;
+  EXPECT_EQ(report["namespaces_removed"],
+            nlohmann::json::parse("[{\"nqn\": \"" + std::string(kNqn) + "\", \"nsid\": 2}]"))
+      << out;
+  int status = 0;
+  ASSERT_EQ(waitpid(bench, &status, 0), bench);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(bench_log);
+  std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
+  subs = nlohmann::json::parse(out);
+  ASSERT_EQ(subs.size(), 2u) << out;
+  EXPECT_EQ(subs[1]["namespaces"].size(), 1u) << out;
+}
+
 TEST_F(CliTest, BadArgumentsAreNamed) {
   const std::string log = tmpdir() + "/bad.log";
   EXPECT_EQ(run("'" + runfile("target/nvmf-target") + "' -a " + env_->target_addr +

@@ -548,6 +548,26 @@ control_socket_namespaces() {
   check "$s" connect k_connect || { stop_target; return; }
   local dev1 dev2
   dev1=$(wait_ns)
+  # 50 clients asking the control socket (one request a second each) during a QD32 fio: the
+  # fio has no error and its p99 is within 2x of the same fio alone.
+  qd32_fio() { # qd32_fio OUT.json [STARTDELAY]
+    timeout -k 5 120 fio --name=qd32 --filename="$dev1" --ioengine=libaio --direct=1 \
+      --rw=randread --bs=4k --iodepth=32 --time_based --runtime=20 --startdelay="${2:-0}" \
+      --output-format=json --output="$1" || return 1
+    grep -E '"(iops|error)"' "$1" | head -n 3
+  }
+  beside_rpc_clients() {
+    python3 "$here/rpc_clients.py" "$sock" 50 25 "$NQN" 1000 >"$out/rpc-clients.json" 2>&1 &
+    local pid=$! rc=0
+    qd32_fio "$out/rpc-qd32-clients.json" 3 || rc=1 # the clients connect in those 3 s
+    wait "$pid" || rc=1
+    cat "$out/rpc-clients.json"
+    return "$rc"
+  }
+  check "$s" qd32_fio_alone qd32_fio "$out/rpc-qd32-alone.json"
+  check "$s" qd32_fio_beside_50_rpc_clients beside_rpc_clients
+  judge "$s" qd32_p99_beside_50_rpc_clients_within_2x_alone victim "$out/rpc-qd32-alone.json" \
+    "$out/rpc-qd32-clients.json" 2
   timeout -k 5 120 fio --name=ns1 --filename="$dev1" --ioengine=libaio --direct=1 --rw=randrw \
     --bs=4k --iodepth=8 --time_based --runtime=45 >"$out/rpc-ns-fio.txt" 2>&1 &
   local fio_pid=$!
