@@ -190,7 +190,13 @@ ROWS = [
     ("", "control socket: `save_config` then a restart from the saved file: the kernel host's"
      " `nvme discover` and `nvme list` are the same", "KernelHostControlSocketNamespaces",
      ["save_config", "start_from_saved_config", "same_discover_and_list_after_restart",
-      "disconnect_restored", "stop_restored"], None),
+      "disconnect_restored"], None),
+    ("", "control socket: a subsystem made by `nvmf_create_subsystem`, `nvmf_subsystem_add_ns` and"
+     " `nvmf_subsystem_add_listener`: a persistent discovery controller gets the Discovery Log"
+     " Change notice, `nvme discover` lists it, the kernel host connects through it and lists its"
+     " namespace; `nvmf_delete_subsystem`", "KernelHostControlSocketNamespaces",
+     ["persistent_discovery_restored", "created_subsystem_discovered",
+      "host_connects_through_added_listener", "delete_created_subsystem", "stop_restored"], None),
     ("", "file namespace: discard and write zeroes enabled, `blkdiscard` and `fstrim` on"
      " ext4 free file space, `nvme write-zeroes`, `nvme dsm --ad`, fio verify",
      "KernelHostOnNvmfTarget_FileNamespace",

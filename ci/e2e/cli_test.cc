@@ -575,7 +575,8 @@ TEST_F(CliTest, ControlSocketLoadConfigAppliesOnlyTheDifference) {
       << out;
   std::tie(rc, out) = load(more);
   ASSERT_EQ(rc, 0) << out;
-  for (const auto& [key, value] : nlohmann::json::parse(out).items()) {
+  const nlohmann::json again = nlohmann::json::parse(out);
+  for (const auto& [key, value] : again.items()) {
     EXPECT_TRUE(value.empty()) << "the same file again changes nothing: " << out;
   }
   std::tie(rc, out) = call("nvmf_get_subsystems", "{}");

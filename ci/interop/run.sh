@@ -652,7 +652,8 @@ control_socket_namespaces() {
   check "$s" save_config saved_and_seen
   check "$s" disconnect k_disconnect
   check "$s" stop_target stop_target
-  check "$s" start_from_saved_config start_target "$out/rpc-ns-saved.json" rpc-ns-saved || return
+  check "$s" start_from_saved_config start_target "$out/rpc-ns-saved.json" rpc-ns-saved \
+    --rpc-socket "$sock" || return
   restored() {
     k_connect || return 1
     local end=$((SECONDS + 30))
@@ -665,6 +666,51 @@ control_socket_namespaces() {
   }
   check "$s" same_discover_and_list_after_restart restored
   check "$s" disconnect_restored k_disconnect
+  # A subsystem created, given a namespace and a listener over the socket: a persistent
+  # discovery controller is told, `nvme discover` lists it and the host connects through it.
+  local tlog2=$out/target-rpc-ns-saved.log nqn2=nqn.2024-01.io.nvmf-rdma:interop-created
+  local sub2='"nqn": "'"$nqn2"'"'
+  local at='"listen_address": {"trtype": "RDMA", "adrfam": "IPv4", "traddr": "'"$T"'", "trsvcid": "4420"}'
+  check "$s" persistent_discovery_restored nvme discover -t rdma -a "$T" -s 4420 -w "$H" \
+    -q "$HOST_OK" --persistent
+  created_and_listed() {
+    local before
+    before=$(grep -c 'asynchronous event 0x0070f002' "$tlog2")
+    ns_rpc nvmf_create_subsystem '{'"$sub2"', "allow_any_host": true}' || return 1
+    ns_rpc nvmf_subsystem_add_ns '{'"$sub2"', "namespace": {"ram_size": 16777216}}' || return 1
+    ns_rpc nvmf_subsystem_add_listener '{'"$sub2"', '"$at"'}' || return 1
+    local end=$((SECONDS + 30))
+    until [ "$(grep -c 'asynchronous event 0x0070f002' "$tlog2")" -gt "$before" ]; do
+      [ "$SECONDS" -lt "$end" ] || { echo "no Discovery Log Change notice"; return 1; }
+      sleep 0.2
+    done
+    echo "Discovery Log Change notice sent"
+    nvme discover -t rdma -a "$T" -s 4420 -w "$H" -q "$HOST_OK" | grep -F "subnqn:  $nqn2"
+  }
+  check "$s" created_subsystem_discovered created_and_listed
+  created_ns() { # the block device of $nqn2's namespace
+    local b name
+    for b in /sys/block/nvme*n*; do
+      name=$(basename "$b")
+      [[ $name =~ ^nvme[0-9]+n[0-9]+$ ]] || continue
+      [ "$(cat "$b/device/subsysnqn" 2>/dev/null)" = "$nqn2" ] && { echo "/dev/$name"; return 0; }
+    done
+    return 1
+  }
+  connect_created() {
+    nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$nqn2" -q "$HOST_OK" || return 1
+    local d end=$((SECONDS + 30))
+    until d=$(created_ns); do
+      [ "$SECONDS" -lt "$end" ] || { echo "no namespace of $nqn2"; nvme list; return 1; }
+      sleep 0.2
+    done
+    echo "$nqn2: $d"
+    nvme list | grep -F "$d" || { nvme list; return 1; }
+    nvme disconnect -n "$nqn2"
+  }
+  check "$s" host_connects_through_added_listener connect_created
+  check "$s" delete_created_subsystem ns_rpc nvmf_delete_subsystem '{'"$sub2"'}'
+  nvme disconnect -n nqn.2014-08.org.nvmexpress.discovery >/dev/null 2>&1
   check "$s" stop_restored stop_target
 }
 if [ "${NVMF_INTEROP_ONLY:-}" = rpc ]; then
