@@ -85,9 +85,8 @@ class LiveNamespaceTest : public ::testing::Test {
     ram_.clear();
     for (const std::string& p : paths_) ::unlink(p.c_str());
   }
-  // The Changed Namespace List as the host reads it (up to the first zero).
-  std::vector<uint32_t> read_changed_list(bool retain = false) {
-    EXPECT_EQ(admin_->submit(changed_ns_log_sqe(retain)), NextStep::kWriteToHostThenRespond);
+  // The NSIDs of a 4096-byte list the admin queue's last command returned (up to the first 0).
+  std::vector<uint32_t> returned_nsids() const {
     std::vector<uint32_t> out;
     for (size_t i = 0; i < 1024; ++i) {
       uint32_t nsid;
@@ -97,17 +96,15 @@ class LiveNamespaceTest : public ::testing::Test {
     }
     return out;
   }
+  // The Changed Namespace List as the host reads it.
+  std::vector<uint32_t> read_changed_list(bool retain = false) {
+    EXPECT_EQ(admin_->submit(changed_ns_log_sqe(retain)), NextStep::kWriteToHostThenRespond);
+    return returned_nsids();
+  }
   std::vector<uint32_t> active_list() {
     EXPECT_EQ(admin_->submit(identify_sqe(proto::kCnsActiveNamespaceList, 0)),
               NextStep::kWriteToHostThenRespond);
-    std::vector<uint32_t> out;
-    for (size_t i = 0; i < 1024; ++i) {
-      uint32_t nsid;
-      std::memcpy(&nsid, admin_->buffer.data() + 4 * i, 4);
-      if (nsid == 0) break;
-      out.push_back(nsid);
-    }
-    return out;
+    return returned_nsids();
   }
   // Holds an Asynchronous Event Request on the admin queue.
   void hold_aer() {

@@ -65,17 +65,7 @@ json nvmet_config_json(const std::vector<PortOptions>& ports,
       hosts.insert(h);
     }
     json namespaces = json::array();
-    if (!s.file_path.empty() || s.ram_size != 0) {
-      NamespaceOptions first;
-      first.nsid = s.nsid;
-      first.file_path = s.file_path;
-      first.ram_size = s.ram_size;
-      first.direct_io = s.direct_io;
-      first.nguid = s.nguid;
-      first.uuid = s.uuid;
-      namespaces.push_back(namespace_json(first));
-    }
-    for (const NamespaceOptions& n : s.more_namespaces) namespaces.push_back(namespace_json(n));
+    for (const NamespaceOptions& n : namespace_list(s)) namespaces.push_back(namespace_json(n));
     subs.push_back(
         {{"nqn", s.nqn}, {"attr", attr}, {"allowed_hosts", allowed}, {"namespaces", namespaces}});
   }

@@ -121,6 +121,24 @@ std::vector<NamespaceOptions> namespace_list(const SubsystemOptions& s) {
   return out;
 }
 
+void set_namespace_list(SubsystemOptions& s, std::vector<NamespaceOptions> list) {
+  s.more_namespaces.clear();
+  s.file_path.clear();
+  s.file_size = 0;
+  s.ram_size = 0;
+  if (list.empty()) return;
+  const NamespaceOptions& first = list.front();
+  s.nsid = first.nsid;
+  s.file_path = first.file_path;
+  s.file_size = first.file_size;
+  s.ram_size = first.ram_size;
+  s.direct_io = first.direct_io;
+  s.nguid = first.nguid;
+  s.uuid = first.uuid;
+  s.more_namespaces.assign(std::make_move_iterator(list.begin() + 1),
+                           std::make_move_iterator(list.end()));
+}
+
 std::vector<PortOptions> port_list(const TargetOptions& o) {
   if (!o.ports.empty()) return o.ports;
   PortOptions p;

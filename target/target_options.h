@@ -288,8 +288,10 @@ PollGroupShares poll_group_shares(const TargetOptions& options, uint32_t groups)
 
 // The ports to listen on: `options.ports`, or the one port the single-port fields describe.
 std::vector<PortOptions> port_list(const TargetOptions& options);
-// A subsystem's namespaces as one list: its first (when it has one), then more_namespaces.
+// A subsystem's namespaces as one list: its first (when it has one), then more_namespaces;
+// set_namespace_list() is the inverse (the first of `list` in the subsystem's own fields).
 std::vector<NamespaceOptions> namespace_list(const SubsystemOptions& s);
+void set_namespace_list(SubsystemOptions& s, std::vector<NamespaceOptions> list);
 
 // Checks ranges and the one-backing rule. kInvalidArgument names the option ("--lba-size 1024
 // is not 512 or 4096"). Every value is checked before anything missing is reported ("--traddr is

@@ -658,7 +658,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       s.cntlid_min = c.cntlid_min;
       s.cntlid_max = c.cntlid_max;
       if (c.max_io_queues < options_.max_io_queues) s.qid_max = c.max_io_queues;
-      bool first = true;
+      std::vector<NamespaceOptions> list;
       for (const SubsystemNamespace& n : sub->namespaces()) {
         NamespaceOptions o;
         o.nsid = n.nsid;
@@ -670,18 +670,9 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
         }
         o.nguid = n.nguid;
         o.uuid = n.uuid;
-        if (!first) {
-          s.more_namespaces.push_back(std::move(o));
-          continue;
-        }
-        first = false;
-        s.nsid = o.nsid;
-        s.file_path = o.file_path;
-        s.ram_size = o.ram_size;
-        s.direct_io = o.direct_io;
-        s.nguid = o.nguid;
-        s.uuid = o.uuid;
+        list.push_back(std::move(o));
       }
+      set_namespace_list(s, std::move(list));
       subsystems.push_back(std::move(s));
     }
     return nvmet_config_json(ports, subsystems);

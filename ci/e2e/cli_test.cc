@@ -32,6 +32,40 @@ constexpr char kNqn[] = "nqn.2024-01.io.nvmf-rdma:cli-e2e";
 class CliTest : public CliFixture {
  protected:
   CliTest() : CliFixture(kNqn) {}
+  // A target serving an 8 MiB RAM namespace with its control socket at tmpdir()/NAME.sock;
+  // returns its port (0 when it did not start).
+  int start_rpc_target(const std::string& name) {
+    sock_ = tmpdir() + "/" + name + ".sock";
+    unlink(sock_.c_str());
+    return start_target({"--ram-size", "8m", "--rpc-socket", sock_});
+  }
+  // `nvmf-target rpc METHOD 'PARAMS'` on that socket: its exit status and output.
+  std::pair<int, std::string> call(const std::string& method, const std::string& params) {
+    const std::string out = tmpdir() + "/rpc-call.out";
+    const int rc = run("timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock_ +
+                       "' " + method + " '" + params + "' > " + out + " 2>&1");
+    return {rc, slurp(out)};
+  }
+  // `cmd` run by /bin/sh in the background; its pid.
+  static pid_t spawn(const std::string& cmd) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
+      _exit(127);
+    }
+    return pid;
+  }
+  // Whether `nqn` has `count` live controllers within 60 s.
+  bool wait_controllers(const std::string& nqn, size_t count) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto [rc, out] = call("nvmf_subsystem_get_controllers", "{\"nqn\": \"" + nqn + "\"}");
+      if (rc == 0 && nlohmann::json::parse(out).size() == count) return true;
+    }
+    return false;
+  }
+  std::string sock_;
+
   static int first_cpu(const cpu_set_t& mask) {
     for (int c = 0; c < CPU_SETSIZE; ++c) {
       if (CPU_ISSET(c, &mask)) return c;
@@ -267,14 +301,9 @@ TEST_F(CliTest, ControlSocketHostChangesTakeEffectOnARunningTarget) {
 
   // A bench of 60 s, removed after its controller appears: it ends long before.
   const std::string bench_log = tmpdir() + "/hosts-bench.log";
-  const pid_t bench = fork();
-  if (bench == 0) {
-    const std::string cmd =
-        host("bench", port,
-             as_host + "--rw randread --bs 4k --iodepth 4 --runtime 60 > " + bench_log + " 2>&1");
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
-    _exit(127);
-  }
+  const pid_t bench = spawn(
+      host("bench", port,
+           as_host + "--rw randread --bs 4k --iodepth 4 --runtime 60 > " + bench_log + " 2>&1"));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   bool connected = false;
   while (!connected && std::chrono::steady_clock::now() < deadline) {
@@ -307,27 +336,13 @@ TEST_F(CliTest, ControlSocketHostChangesTakeEffectOnARunningTarget) {
 // resized and removed while a bench runs on namespace 1 with no error; the host sees each change
 // at its next Identify; bad requests are named.
 TEST_F(CliTest, ControlSocketNamespaceChangesReachHostsWithoutDisturbingOthers) {
-  const std::string sock = tmpdir() + "/ns.sock";
-  unlink(sock.c_str());
-  int port = start_target({"--ram-size", "8m", "--rpc-socket", sock});
+  int port = start_rpc_target("ns");
   ASSERT_GT(port, 0);
-  const std::string rpc =
-      "timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock + "' ";
-  auto call = [&](const std::string& method, const std::string& params) {
-    const std::string out = tmpdir() + "/ns-rpc.out";
-    const int rc = run(rpc + method + " '" + params + "' > " + out + " 2>&1");
-    return std::pair{rc, slurp(out)};
-  };
   const std::string nqn = "\"nqn\": \"" + std::string(kNqn) + "\"";
   const std::string file = tmpdir() + "/ns2.img";
   const std::string bench_log = tmpdir() + "/ns-bench.log";
-  const pid_t bench = fork();
-  if (bench == 0) {
-    const std::string cmd =
-        host("bench", port, "--rw randrw --bs 4k --iodepth 8 --runtime 8 > " + bench_log + " 2>&1");
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
-    _exit(127);
-  }
+  const pid_t bench = spawn(
+      host("bench", port, "--rw randrw --bs 4k --iodepth 8 --runtime 8 > " + bench_log + " 2>&1"));
   auto [rc, out] = call("nvmf_subsystem_add_ns", "{" + nqn + ", \"namespace\": {\"path\": \"" +
                                                      file + "\", \"size\": 4194304}}");
   ASSERT_EQ(rc, 0) << out;
@@ -407,17 +422,8 @@ TEST_F(CliTest, ControlSocketNamespaceChangesReachHostsWithoutDisturbingOthers) 
 // listener, is discovered and served; its listener removed, it is neither; deleted under a
 // running bench, the bench ends and the subsystem is freed; the first subsystem is untouched.
 TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
-  const std::string sock = tmpdir() + "/subsys.sock";
-  unlink(sock.c_str());
-  int port = start_target({"--ram-size", "8m", "--rpc-socket", sock});
+  int port = start_rpc_target("subsys");
   ASSERT_GT(port, 0);
-  const std::string rpc =
-      "timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock + "' ";
-  auto call = [&](const std::string& method, const std::string& params) {
-    const std::string out = tmpdir() + "/subsys-rpc.out";
-    const int rc = run(rpc + method + " '" + params + "' > " + out + " 2>&1");
-    return std::pair{rc, slurp(out)};
-  };
   const std::string nqn2 = "nqn.2024-01.io.nvmf-rdma:cli-e2e-second";
   const std::string sub2 = "\"nqn\": \"" + nqn2 + "\"";
   const std::string at =
@@ -490,20 +496,9 @@ TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
   std::tie(rc, out) = call("nvmf_subsystem_add_listener", "{" + sub2 + ", " + at + "}");
   ASSERT_EQ(rc, 0) << out;
   const std::string bench_log = tmpdir() + "/subsys-bench.log";
-  const pid_t bench = fork();
-  if (bench == 0) {
-    const std::string cmd = on_second(
-        "bench", "--rw randread --bs 4k --iodepth 4 --runtime 60 > " + bench_log + " 2>&1");
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool connected = false;
-  while (!connected && std::chrono::steady_clock::now() < deadline) {
-    std::tie(rc, out) = call("nvmf_subsystem_get_controllers", "{" + sub2 + "}");
-    connected = rc == 0 && nlohmann::json::parse(out).size() == 1;
-  }
-  ASSERT_TRUE(connected) << out << slurp(bench_log);
+  const pid_t bench = spawn(on_second(
+      "bench", "--rw randread --bs 4k --iodepth 4 --runtime 60 > " + bench_log + " 2>&1"));
+  ASSERT_TRUE(wait_controllers(nqn2, 1)) << slurp(bench_log);
   const auto deleted_at = std::chrono::steady_clock::now();
   std::tie(rc, out) = call("nvmf_delete_subsystem", "{" + sub2 + "}");
   ASSERT_EQ(rc, 0) << out;
@@ -528,30 +523,16 @@ TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
 // then removed) while a bench on the untouched subsystem runs without an error; loading the same
 // file again changes nothing; a file that adds a port or changes a serial is refused whole.
 TEST_F(CliTest, ControlSocketLoadConfigAppliesOnlyTheDifference) {
-  const std::string sock = tmpdir() + "/load.sock";
-  unlink(sock.c_str());
-  int port = start_target({"--ram-size", "8m", "--rpc-socket", sock});
+  int port = start_rpc_target("load");
   ASSERT_GT(port, 0);
-  const std::string rpc =
-      "timeout 60 '" + runfile("target/nvmf-target") + "' rpc -s '" + sock + "' ";
-  auto call = [&](const std::string& method, const std::string& params) {
-    const std::string out = tmpdir() + "/load-rpc.out";
-    const int rc = run(rpc + method + " '" + params + "' > " + out + " 2>&1");
-    return std::pair{rc, slurp(out)};
-  };
   const std::string file = tmpdir() + "/load.json";
   auto load = [&](const nlohmann::json& config) {
     std::ofstream(file) << config.dump(2);
     return call("load_config", "{\"path\": \"" + file + "\"}");
   };
   const std::string bench_log = tmpdir() + "/load-bench.log";
-  const pid_t bench = fork();
-  if (bench == 0) {
-    const std::string cmd =
-        host("bench", port, "--rw randrw --bs 4k --iodepth 4 --runtime 8 > " + bench_log + " 2>&1");
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), nullptr);
-    _exit(127);
-  }
+  const pid_t bench = spawn(
+      host("bench", port, "--rw randrw --bs 4k --iodepth 4 --runtime 8 > " + bench_log + " 2>&1"));
   auto [rc, out] = call("save_config", "{}");
   ASSERT_EQ(rc, 0) << out;
   const nlohmann::json saved = nlohmann::json::parse(out);
