@@ -278,37 +278,46 @@ void EventLoop::ensure_srq(DeviceContext& dev) {
 }
 
 void EventLoop::resolve_negotiation(const DeviceContext& dev) {
-  for (size_t i = 0; i < listeners_.size(); ++i) {
-    Port& port = *listeners_[i].port;
-    const PortLimits& limits = port.limits();
-    const int32_t configured = port.configured_inline_data_size();
-    auto sized =
-        resolve_inline_data_size(configured, page_size(), static_cast<uint32_t>(dev.attr.max_sge));
-    NegotiationStats n;
-    n.resolved = true;
-    n.configured_inline_data_size = configured;
-    if (sized.ok()) {
-      n.in_capsule_data_size = sized->bytes;
-      n.warnings = sized->warnings;
-    } else {
-      n.warnings.push_back(sized.status().to_string() + "; in-capsule data off");
-    }
-    for (const auto& w : n.warnings) NVMF_LOG(WARN, "target") << w;
-    n.ioccsz = ioccsz_for_in_capsule_size(n.in_capsule_data_size);
-    n.sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock |
-             (n.in_capsule_data_size > 0 ? proto::kSglsOffset : 0);
-    n.mdts = limits.mdts;
-    n.max_transfer_bytes = limits.max_transfer_bytes();
-    port.set_in_capsule_data_size(n.in_capsule_data_size);
-    // The stats report the first port's negotiation (the only one without --config ports).
-    if (i == 0) port.discovery().registry().set_negotiation(n);
-    NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context) << ", port "
-                             << port.address().portid << ": in-capsule data "
-                             << n.in_capsule_data_size << " bytes (IOCCSZ " << n.ioccsz
-                             << ", SGLS 0x" << std::hex << n.sgls << std::dec << "), MDTS "
-                             << unsigned{n.mdts} << " (" << n.max_transfer_bytes << " bytes)";
-  }
+  for (size_t i = 0; i < listeners_.size(); ++i) resolve_port(*listeners_[i].port, dev, i == 0);
   resolved_ = true;
+}
+
+void EventLoop::resolve_port(Port& port, const DeviceContext& dev, bool report) {
+  const PortLimits& limits = port.limits();
+  const int32_t configured = port.configured_inline_data_size();
+  auto sized =
+      resolve_inline_data_size(configured, page_size(), static_cast<uint32_t>(dev.attr.max_sge));
+  NegotiationStats n;
+  n.resolved = true;
+  n.configured_inline_data_size = configured;
+  if (sized.ok()) {
+    n.in_capsule_data_size = sized->bytes;
+    n.warnings = sized->warnings;
+  } else {
+    n.warnings.push_back(sized.status().to_string() + "; in-capsule data off");
+  }
+  // A port added to a running target: its capsules land in receives sized at start-up.
+  if (resolved_ && dev.srq != nullptr && n.in_capsule_data_size > dev.srq->in_capsule_bytes()) {
+    n.warnings.push_back("port " + std::to_string(port.address().portid) + ": in-capsule data " +
+                         std::to_string(n.in_capsule_data_size) +
+                         " bytes is above the shared receive queue's " +
+                         std::to_string(dev.srq->in_capsule_bytes()) + "; using that");
+    n.in_capsule_data_size = dev.srq->in_capsule_bytes();
+  }
+  for (const auto& w : n.warnings) NVMF_LOG(WARN, "target") << w;
+  n.ioccsz = ioccsz_for_in_capsule_size(n.in_capsule_data_size);
+  n.sgls = proto::kSglsSupported | proto::kSglsKeyedDataBlock |
+           (n.in_capsule_data_size > 0 ? proto::kSglsOffset : 0);
+  n.mdts = limits.mdts;
+  n.max_transfer_bytes = limits.max_transfer_bytes();
+  port.set_in_capsule_data_size(n.in_capsule_data_size);
+  // The stats report the first port's negotiation (the only one without --config ports).
+  if (report) port.discovery().registry().set_negotiation(n);
+  NVMF_LOG(INFO, "target") << "device " << verbs::device_name(dev.context) << ", port "
+                           << port.address().portid << ": in-capsule data "
+                           << n.in_capsule_data_size << " bytes (IOCCSZ " << n.ioccsz << ", SGLS 0x"
+                           << std::hex << n.sgls << std::dec << "), MDTS " << unsigned{n.mdts}
+                           << " (" << n.max_transfer_bytes << " bytes)";
 }
 
 int EventLoop::wait_idle() {

@@ -108,6 +108,14 @@ class EventLoop {
   // each such queue (one waiting for a backend operation goes once it completed). Errors:
   // kInvalidArgument (index), kTimeout (a group's run() is not running).
   Status close_listener(size_t index);
+  // Group 0: listens on `port`'s address too (a port added to a running target; nvmet enables
+  // a port when its first subsystem is linked): binds here (an address in use or not on an
+  // RDMA device fails now), then the loop listens, resolves the port's in-capsule data size
+  // against the device the others were (capped at what the shared receive queue's receives
+  // hold), and every group learns the port. The port's trsvcid is set to the one bound.
+  // Thread-safe; waits at most 10 s. Errors: kResourceExhausted (kMaxPorts listeners), the
+  // rdma_cm call's, kTimeout (run() is not running).
+  Status add_listener(Port& port);
 
   static constexpr size_t kMaxPorts = 32;
 
@@ -160,6 +168,8 @@ class EventLoop {
   // Re-arms the SRQ limits that fired (housekeeping), one WARN a second at most.
   void maintain_srqs();
   void resolve_negotiation(const DeviceContext& dev);
+  // One port's in-capsule data size against `dev` (`report`: into the stats' negotiation).
+  void resolve_port(Port& port, const DeviceContext& dev, bool report);
   // Carries out the close_listener() requests (event-loop thread).
   void close_requested_listeners();
 

@@ -6,6 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <utility>
 
 #include "common/in_capsule.h"
@@ -42,6 +46,71 @@ Status EventLoop::close_listener(size_t index) {
                            ": the event loop did not close it within 10 s (is run() running?)");
   }
   return ok_status();
+}
+
+Status EventLoop::add_listener(Port& port) {
+  if (group_ != 0) return Status::internal("add_listener: not group 0");
+  const DiscoveryAddress& a = port.address();
+  NVMF_ASSIGN_OR_RETURN(auto addr, verbs::SocketAddress::parse(a.traddr, a.trsvcid));
+  NVMF_ASSIGN_OR_RETURN(auto created, verbs::CmId::create(cm_channel_));
+  auto id = std::make_shared<verbs::CmId>(std::move(created));
+  NVMF_RETURN_IF_ERROR(id->bind(addr));
+  struct Done {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::optional<Status> status;
+    size_t groups_left = 0;
+  };
+  auto done = std::make_shared<Done>();
+  done->groups_left = groups_.empty() ? 0 : groups_.size() - 1;
+  auto finish = [done](std::optional<Status> st) {
+    std::lock_guard lock(done->mutex);
+    if (st) {
+      done->status = std::move(st);
+    } else {
+      --done->groups_left;
+    }
+    done->cv.notify_all();
+  };
+  post([this, &port, id, finish] {
+    if (listeners_.size() >= kMaxPorts) {
+      finish(Status::resource_exhausted("at most " + std::to_string(kMaxPorts) + " ports"));
+      return;
+    }
+    Listener l{&port, std::move(*id), 0, {}};
+    Status st = l.id->listen(kListenBacklog);
+    auto local = st.ok() ? l.id->local_address() : Result<verbs::SocketAddress>(st);
+    if (!local.ok()) {
+      finish(local.status());
+      return;
+    }
+    l.number = local->port();
+    l.address = local->to_string();
+    port.set_trsvcid(std::to_string(l.number));
+    if (l.id->verbs() != nullptr) {
+      if (auto dev = device_for(l.id->verbs()); dev.ok()) {
+        resolve_port(port, **dev, false);
+      }
+    }
+    NVMF_LOG(INFO, "target") << "port " << port.address().portid << ": listening on " << l.address;
+    listeners_.push_back(std::move(l));
+    for (EventLoop* g : groups_) {
+      if (g == this) continue;
+      g->post([g, &port, finish] {
+        g->listeners_.push_back(Listener{&port, std::nullopt, 0, {}});
+        finish(std::nullopt);
+      });
+    }
+    finish(ok_status());
+  });
+  std::unique_lock lock(done->mutex);
+  if (!done->cv.wait_for(lock, std::chrono::seconds(10), [&] {
+        return done->status && (!done->status->ok() || done->groups_left == 0);
+      })) {
+    return Status::timeout("port " + std::to_string(port.address().portid) +
+                           ": the event loops did not take it within 10 s (is run() running?)");
+  }
+  return *done->status;
 }
 
 void EventLoop::close_requested_listeners() {

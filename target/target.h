@@ -100,6 +100,11 @@ class Target {
   Status remove_namespace(Subsystem& sub, uint32_t nsid);
   Status create_subsystem(const SubsystemConfig& cfg);
   void delete_subsystem(Subsystem& s);
+  // A port listening on a new address, on a running target (nvmf_subsystem_add_listener to an
+  // address no port has): it shares the others' limits and discovery subsystem and links no
+  // subsystem yet. Errors: kInvalidArgument (the address), those of EventLoop::add_listener (a
+  // port that failed to listen stays, disabled, so that port indices never move).
+  Result<Port*> add_port(const PortOptions& spec);
   // GENCTR of every port linking `s` moves on; discovery controllers that asked are told.
   void discovery_log_changed(const Subsystem& s);
   // What every subsystem of this target has in common (queue limits, MDTS, controller limits).
@@ -124,6 +129,7 @@ class Target {
   std::vector<std::unique_ptr<Subsystem>> retired_subsystems_;  // deleted, queues still bound
   std::unique_ptr<Subsystem> discovery_;
   std::vector<std::unique_ptr<Port>> ports_;
+  std::vector<const Port*> added_ports_;  // by add_port: closed when their last link goes
   // Poll groups 1..N-1 (group 0 is loop_): their IoEngines, status counters and loops.
   std::vector<std::unique_ptr<IoEngine>> group_engines_;
   std::vector<std::unique_ptr<StatusCounters>> group_statuses_;

@@ -7,9 +7,12 @@
 #include <string>
 
 #include "common/log.h"
+#include "common/verbs/address.h"
 #include "proto/discovery.h"
+#include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "target/control_lock.h"
+#include "target/event_loop.h"
 #include "target/namespace.h"
 #include "target/port.h"
 #include "target/subsystem.h"
@@ -80,6 +83,43 @@ Status Target::create_subsystem(const SubsystemConfig& cfg) {
       std::make_unique<Subsystem>(cfg, std::vector<SubsystemNamespace>{}, *registry_));
   NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << " created";
   return ok_status();
+}
+
+Result<Port*> Target::add_port(const PortOptions& spec) {
+  if (auto port = verbs::parse_port(spec.trsvcid); !port.ok()) {
+    return Status::invalid_argument("trsvcid: " + port.status().message());
+  }
+  if (auto addr = verbs::SocketAddress::parse(spec.traddr, uint16_t{0}); !addr.ok()) {
+    return Status::invalid_argument("traddr: " + addr.status().message());
+  }
+  DiscoveryAddress address;
+  address.portid = spec.portid;
+  address.adrfam = adrfam_for(spec.traddr);
+  address.treq = spec.treq | proto::kTreqDisableSqFlowControl;
+  address.traddr = spec.traddr;
+  address.trsvcid = spec.trsvcid;
+  auto owned = std::make_unique<Port>(address, *discovery_);
+  owned->set_configured_inline_data_size(spec.inline_data_size);
+  Port* port = owned.get();
+  {
+    ControlLock lock(control_mutex());
+    if (ports_.size() >= EventLoop::kMaxPorts) {
+      return Status::resource_exhausted("at most " + std::to_string(EventLoop::kMaxPorts) +
+                                        " ports");
+    }
+    port->set_limits(ports_.front()->limits());
+    ports_.push_back(std::move(owned));
+    std::vector<Port*> group;
+    for (const auto& p : ports_) group.push_back(p.get());
+    for (const auto& p : ports_) p->set_group(group);
+  }
+  if (Status st = loop_->add_listener(*port); !st.ok()) {
+    ControlLock lock(control_mutex());
+    port->disable();
+    return st;
+  }
+  added_ports_.push_back(port);
+  return port;
 }
 
 void Target::discovery_log_changed(const Subsystem& s) {

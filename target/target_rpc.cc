@@ -318,8 +318,8 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     return json(*after);
   });
 
-  // SPDK's listen address object: the port of this target listening there (enabled).
-  auto port_at = [this](const json& params) -> Port& {
+  // SPDK's listen address object: its traddr and trsvcid (default 4420).
+  auto listen_address = [](const json& params) {
     const json& a = rpc_param(params, "listen_address");
     if (!a.is_object()) {
       throw RpcError{RpcErrorCode::kInvalidParams, "\"listen_address\" must be an object"};
@@ -334,16 +334,16 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
                        "\"listen_address.trtype\": only RDMA is served"};
       }
     }
-    const std::string traddr = rpc_string(a, "traddr");
-    const std::string trsvcid = a.contains("trsvcid") ? rpc_string(a, "trsvcid") : "4420";
+    return std::pair{rpc_string(a, "traddr"),
+                     a.contains("trsvcid") ? rpc_string(a, "trsvcid") : std::string("4420")};
+  };
+  // The enabled port listening there; null when there is none. ports_ changes on this thread.
+  auto port_at = [this](const std::pair<std::string, std::string>& at) -> Port* {
     for (const auto& port : ports_) {
       const DiscoveryAddress& pa = port->address();
-      if (port->enabled() && pa.traddr == traddr && pa.trsvcid == trsvcid) return *port;
+      if (port->enabled() && pa.traddr == at.first && pa.trsvcid == at.second) return port.get();
     }
-    throw RpcError{
-        RpcErrorCode::kInvalidParams,
-        "\"listen_address\": no port of this target listens on " +
-            json(traddr + ":" + trsvcid).dump(-1, ' ', false, json::error_handler_t::replace)};
+    return nullptr;
   };
 
   // SPDK's nvmf_create_subsystem (nvmet: mkdir subsystems/NQN): no namespace, no port, no
@@ -401,41 +401,84 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
   });
 
   // SPDK's nvmf_subsystem_add_listener (nvmet: a link under ports/N/subsystems): the subsystem
-  // is served on that port from now on, and the port's discovery log lists it.
-  d.add("nvmf_subsystem_add_listener", [find, port_at, log_changed](const json& params) {
-    rpc_only_keys(params, {"nqn", "listen_address", "tgt_name", "secure_channel"});
-    if (params.contains("secure_channel") && params["secure_channel"] != false) {
-      throw RpcError{RpcErrorCode::kInvalidParams, "\"secure_channel\": no TLS over RDMA"};
-    }
-    ControlLock lock(control_mutex());
-    Subsystem& s = find(params);
-    Port& port = port_at(params);
-    if (port.linked(s)) {
-      throw RpcError{RpcErrorCode::kInvalidParams,
-                     "\"listen_address\": " + s.config().nqn + " is served there already"};
-    }
-    port.link(s);
-    log_changed(s);
-    NVMF_LOG(INFO, "target") << "control socket: subsystem " << s.config().nqn << " on port "
-                             << port.address().portid;
-    return json(true);
-  });
+  // is served on that port from now on, and the port's discovery log lists it. An address no
+  // port has gets a new port (the next portid), listening from now on.
+  d.add("nvmf_subsystem_add_listener",
+        [this, find, listen_address, port_at, log_changed](const json& params) {
+          rpc_only_keys(params, {"nqn", "listen_address", "tgt_name", "secure_channel"});
+          if (params.contains("secure_channel") && params["secure_channel"] != false) {
+            throw RpcError{RpcErrorCode::kInvalidParams, "\"secure_channel\": no TLS over RDMA"};
+          }
+          Subsystem& s = find(params);
+          const auto at = listen_address(params);
+          Port* port = port_at(at);
+          if (port == nullptr) {
+            PortOptions spec;
+            spec.traddr = at.first;
+            spec.trsvcid = at.second;
+            spec.inline_data_size = options_.inline_data_size;
+            spec.portid = 1;
+            for (const auto& p : ports_) {
+              spec.portid = std::max<uint16_t>(spec.portid, p->address().portid + 1);
+            }
+            Result<Port*> added = add_port(spec);
+            if (!added.ok()) {
+              throw RpcError{RpcErrorCode::kInvalidParams,
+                             "\"listen_address\": " + added.status().message()};
+            }
+            port = *added;
+          }
+          ControlLock lock(control_mutex());
+          if (port->linked(s)) {
+            throw RpcError{RpcErrorCode::kInvalidParams,
+                           "\"listen_address\": " + s.config().nqn + " is served there already"};
+          }
+          port->link(s);
+          log_changed(s);
+          NVMF_LOG(INFO, "target") << "control socket: subsystem " << s.config().nqn << " on port "
+                                   << port->address().portid;
+          return json(true);
+        });
 
   // SPDK's nvmf_subsystem_remove_listener: no longer served on that port; the controllers whose
-  // admin queue came in there are freed and their queues disconnected (nvmet_port_del_ctrls).
-  d.add("nvmf_subsystem_remove_listener", [find, port_at, log_changed](const json& params) {
+  // admin queue came in there are freed and their queues disconnected (nvmet_port_del_ctrls). A
+  // port the control socket added stops listening with its last subsystem (as nvmet disables
+  // a port when its last link goes).
+  d.add("nvmf_subsystem_remove_listener", [this, find, listen_address, port_at,
+                                           log_changed](const json& params) {
     rpc_only_keys(params, {"nqn", "listen_address", "tgt_name"});
-    ControlLock lock(control_mutex());
     Subsystem& s = find(params);
-    Port& port = port_at(params);
-    log_changed(s);  // before the unlink: this port's GENCTR moves too
-    if (!port.unlink(s)) {
+    const auto at = listen_address(params);
+    Port* port = port_at(at);
+    if (port == nullptr) {
       throw RpcError{RpcErrorCode::kInvalidParams,
-                     "\"listen_address\": " + s.config().nqn + " is not served there"};
+                     "\"listen_address\": no port of this target listens on " +
+                         json(at.first + ":" + at.second)
+                             .dump(-1, ' ', false, json::error_handler_t::replace)};
     }
-    s.disconnect_port(&port, "listener removed by the control socket");
-    NVMF_LOG(INFO, "target") << "control socket: subsystem " << s.config().nqn << " off port "
-                             << port.address().portid;
+    bool close = false;
+    {
+      ControlLock lock(control_mutex());
+      log_changed(s);  // before the unlink: this port's GENCTR moves too
+      if (!port->unlink(s)) {
+        throw RpcError{RpcErrorCode::kInvalidParams,
+                       "\"listen_address\": " + s.config().nqn + " is not served there"};
+      }
+      s.disconnect_port(port, "listener removed by the control socket");
+      NVMF_LOG(INFO, "target") << "control socket: subsystem " << s.config().nqn << " off port "
+                               << port->address().portid;
+      close = port->subsystems().empty() &&
+              std::find(added_ports_.begin(), added_ports_.end(), port) != added_ports_.end();
+    }
+    if (close) {
+      for (size_t i = 0; i < ports_.size(); ++i) {
+        if (ports_[i].get() != port) continue;
+        if (Status st = close_port(i); !st.ok()) {
+          NVMF_LOG(WARN, "target") << "port " << port->address().portid << ": " << st.to_string();
+        }
+      }
+      added_ports_.erase(std::find(added_ports_.begin(), added_ports_.end(), port));
+    }
     return json(true);
   });
 

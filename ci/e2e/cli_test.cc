@@ -480,6 +480,9 @@ TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
        nqn2 + " is not served there"},
       {"nvmf_subsystem_add_listener",
        "{" + sub2 + ", \"listen_address\": {\"traddr\": \"192.0.2.1\", \"trsvcid\": \"4420\"}}",
+       "\"listen_address\": rdma_bind_addr"},
+      {"nvmf_subsystem_remove_listener",
+       "{" + sub2 + ", \"listen_address\": {\"traddr\": \"192.0.2.1\", \"trsvcid\": \"4420\"}}",
        "no port of this target listens on \"192.0.2.1:4420\""},
       {"nvmf_subsystem_add_listener",
        "{" + sub2 + ", \"listen_address\": {\"trtype\": \"TCP\", \"traddr\": \"x\"}}",
@@ -491,6 +494,34 @@ TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
     EXPECT_EQ(rc, 1) << method << " " << params;
     EXPECT_NE(out.find(message), std::string::npos) << method << " " << params << "\n" << out;
   }
+
+  // A listener on an address no port has: a new port, listening at once, serving only nqn2;
+  // its last subsystem removed, it stops listening.
+  std::tie(rc, out) =
+      call("nvmf_subsystem_add_listener", "{" + sub2 + ", \"listen_address\": {\"traddr\": \"" +
+                                              env_->target_addr + "\", \"trsvcid\": \"0\"}}");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json listed = nlohmann::json::parse(out);
+  ASSERT_EQ(listed.size(), 3u) << out;
+  ASSERT_EQ(listed[2]["listen_addresses"].size(), 1u) << out;
+  const std::string second_port = listed[2]["listen_addresses"][0]["trsvcid"];
+  EXPECT_NE(second_port, std::to_string(port)) << out;
+  EXPECT_EQ(listed[1]["listen_addresses"].size(), 1u) << "the first subsystem is not there";
+  const std::string via_second = tmpdir() + "/subsys-second.json";
+  std::string second_identify = on_second("identify", "--json > " + via_second);
+  const std::string first_port = " -s " + std::to_string(port) + " ";
+  second_identify.replace(second_identify.find(first_port), first_port.size(),
+                          " -s " + second_port + " ");
+  ASSERT_EQ(run(second_identify), 0) << slurp(via_second);
+  EXPECT_EQ(nlohmann::json::parse(slurp(via_second))["controller"]["sn"], "SN-SECOND");
+  std::tie(rc, out) = call("nvmf_subsystem_remove_listener",
+                           "{" + sub2 + ", \"listen_address\": {\"traddr\": \"" +
+                               env_->target_addr + "\", \"trsvcid\": \"" + second_port + "\"}}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(run(second_identify), 0) << "the added port stopped listening";
+  EXPECT_NE(slurp(target_log_).find("port 2: listening on "), std::string::npos);
 
   // Deleted while a bench of 60 s runs on it: the bench ends long before.
   std::tie(rc, out) = call("nvmf_subsystem_add_listener", "{" + sub2 + ", " + at + "}");
