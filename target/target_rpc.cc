@@ -485,9 +485,11 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
   // nvmetcli restore on a running target: the file (as --config reads it) applied by difference.
   // Subsystems, namespaces, allowed hosts and port links that differ are changed with the same
   // effects as the methods above; what is the same is not touched (hosts connected to it keep
-  // their queues). Ports are the running ones: a port added, removed or readdressed, or a
-  // subsystem's identity (serial, model, firmware, version, cntlid range, qid_max) changed, is
-  // refused before anything is applied (a restart does that).
+  // their queues). A port new in the file listens (as nvmf_subsystem_add_listener's new ports);
+  // a running port missing from it stops listening and its queues go (Target::close_port). A
+  // port readdressed or given another inline_data_size, or a subsystem's identity (serial,
+  // model, firmware, version, cntlid range, qid_max) changed, is refused before anything is
+  // applied (a restart does that).
   d.add("load_config", [this](const json& params) {
     rpc_only_keys(params, {"path"});
     const std::string path = rpc_string(params, "path");
@@ -499,6 +501,8 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     };
     // The plan: checked whole before anything changes.
     std::vector<std::pair<Port*, const PortOptions*>> port_plan;
+    std::vector<const PortOptions*> new_ports;
+    std::vector<Port*> gone_ports;
     const std::vector<PortOptions> wanted_ports = port_list(want);
     {
       ControlLock lock(control_mutex());
@@ -508,7 +512,17 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
           if (port->enabled() && port->address().portid == w.portid) found = port.get();
         }
         const std::string where = "port " + std::to_string(w.portid);
-        if (found == nullptr) refuse(where + " is not a running port");
+        if (found == nullptr) {
+          for (const auto& port : ports_) {
+            const DiscoveryAddress& a = port->address();
+            if (port->enabled() && a.traddr == w.traddr && a.trsvcid == w.trsvcid) {
+              refuse(where + ": " + w.traddr + ":" + w.trsvcid + " is port " +
+                     std::to_string(a.portid) + "'s address");
+            }
+          }
+          new_ports.push_back(&w);
+          continue;
+        }
         const DiscoveryAddress& a = found->address();
         if (a.traddr != w.traddr || (w.trsvcid != "0" && a.trsvcid != w.trsvcid)) {
           refuse(where + ": its address differs from the running port's " + a.traddr + ":" +
@@ -522,9 +536,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       for (const auto& port : ports_) {
         const bool kept = std::any_of(port_plan.begin(), port_plan.end(),
                                       [&](const auto& p) { return p.first == port.get(); });
-        if (port->enabled() && !kept) {
-          refuse("port " + std::to_string(port->address().portid) + " is not in the file");
-        }
+        if (port->enabled() && !kept) gone_ports.push_back(port.get());
       }
       for (const SubsystemOptions& w : want.subsystems) {
         const Subsystem* s = subsystem_named(w.nqn);
@@ -545,7 +557,8 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
         }
       }
     }
-    json report = {{"subsystems_created", json::array()}, {"subsystems_deleted", json::array()},
+    json report = {{"ports_added", json::array()},        {"ports_removed", json::array()},
+                   {"subsystems_created", json::array()}, {"subsystems_deleted", json::array()},
                    {"namespaces_added", json::array()},   {"namespaces_removed", json::array()},
                    {"hosts_added", json::array()},        {"hosts_removed", json::array()},
                    {"listeners_added", json::array()},    {"listeners_removed", json::array()}};
@@ -623,6 +636,12 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       }
       if (hosts_changed) discovery_log_changed(s);
     }
+    for (const PortOptions* w : new_ports) {
+      Result<Port*> added = add_port(*w);
+      if (!added.ok()) failed("port " + std::to_string(w->portid), added.status());
+      port_plan.emplace_back(*added, w);
+      report["ports_added"].push_back(w->portid);
+    }
     {
       ControlLock lock(control_mutex());
       for (auto [port, w] : port_plan) {
@@ -663,6 +682,21 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     for (Subsystem* s : gone) {
       report["subsystems_deleted"].push_back(s->config().nqn);
       delete_subsystem(*s);
+    }
+    for (Port* port : gone_ports) {
+      {
+        ControlLock lock(control_mutex());
+        const std::vector<Subsystem*> linked = port->subsystems();
+        for (Subsystem* s : linked) {
+          discovery_log_changed(*s);
+          port->unlink(*s);
+        }
+      }
+      for (size_t i = 0; i < ports_.size(); ++i) {
+        if (ports_[i].get() != port) continue;
+        if (Status st = close_port(i); !st.ok()) failed("port", st);
+      }
+      report["ports_removed"].push_back(port->address().portid);
     }
     for (const std::string& w : loaded->warnings) NVMF_LOG(WARN, "target") << path << ": " << w;
     NVMF_LOG(INFO, "target") << "control socket: load_config " << path << ": " << report.dump();

@@ -551,8 +551,9 @@ TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
 
 // load_config on a running target (nvmetcli restore semantics): the running configuration
 // saved, edited and loaded back applies only the difference (a subsystem and namespaces added,
-// then removed) while a bench on the untouched subsystem runs without an error; loading the same
-// file again changes nothing; a file that adds a port or changes a serial is refused whole.
+// then removed, a port added then removed) while a bench on the untouched subsystem runs without
+// an error; loading the same file again changes nothing; a file that readdresses a port or
+// changes a serial is refused whole.
 TEST_F(CliTest, ControlSocketLoadConfigAppliesOnlyTheDifference) {
   int port = start_rpc_target("load");
   ASSERT_GT(port, 0);
@@ -599,15 +600,25 @@ TEST_F(CliTest, ControlSocketLoadConfigAppliesOnlyTheDifference) {
   EXPECT_EQ(subs[2]["nqn"], nqn2) << out;
   EXPECT_EQ(subs[2]["listen_addresses"].size(), 1u) << out;
 
-  // Refused whole: nothing of the file is applied.
-  nlohmann::json new_port = saved;
+  // A port new in the file listens and serves what it links.
+  nlohmann::json new_port = more;
   new_port["ports"].push_back(saved["ports"][0]);
   new_port["ports"][1]["portid"] = 7;
-  new_port["ports"][1]["addr"]["trsvcid"] = "4499";
+  new_port["ports"][1]["addr"]["trsvcid"] = "0";
   std::tie(rc, out) = load(new_port);
+  ASSERT_EQ(rc, 0) << out;
+  report = nlohmann::json::parse(out);
+  EXPECT_EQ(report["ports_added"], nlohmann::json::array({7})) << out;
+  EXPECT_EQ(report["listeners_added"].size(), 1u) << out;
+  std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
+  ASSERT_EQ(nlohmann::json::parse(out)[1]["listen_addresses"].size(), 2u) << out;
+
+  // Refused whole: nothing of the file is applied.
+  nlohmann::json readdressed = saved;
+  readdressed["ports"][0]["addr"]["trsvcid"] = "4499";
+  std::tie(rc, out) = load(readdressed);
   EXPECT_EQ(rc, 1);
-  EXPECT_NE(out.find("port 7 is not a running port (a restart with the file does that)"),
-            std::string::npos)
+  EXPECT_NE(out.find("port 1: its address differs from the running port's"), std::string::npos)
       << out;
   nlohmann::json new_serial = saved;
   new_serial["subsystems"][0]["attr"]["serial"] = "CHANGED";
@@ -622,10 +633,11 @@ TEST_F(CliTest, ControlSocketLoadConfigAppliesOnlyTheDifference) {
   std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
   ASSERT_EQ(nlohmann::json::parse(out).size(), 3u) << "the refused files changed nothing: " << out;
 
-  // Back to the saved file: the added subsystem and namespace go.
+  // Back to the saved file: the added port, subsystem and namespace go.
   std::tie(rc, out) = load(saved);
   ASSERT_EQ(rc, 0) << out;
   report = nlohmann::json::parse(out);
+  EXPECT_EQ(report["ports_removed"], nlohmann::json::array({7})) << out;
   EXPECT_EQ(report["subsystems_deleted"], nlohmann::json::array({nqn2})) << out;
   EXPECT_EQ(report["namespaces_removed"],
             nlohmann::json::parse("[{\"nqn\": \"" + std::string(kNqn) + "\", \"nsid\": 2}]"))
