@@ -102,8 +102,8 @@ class Target {
   void delete_subsystem(Subsystem& s);
   // A port listening on a new address, on a running target (nvmf_subsystem_add_listener to an
   // address no port has): it shares the others' limits and discovery subsystem and links no
-  // subsystem yet. Errors: kInvalidArgument (the address), those of EventLoop::add_listener (a
-  // port that failed to listen stays, disabled, so that port indices never move).
+  // subsystem yet. Errors: kInvalidArgument (the address), those of EventLoop::add_listener
+  // (the port is dropped; after kTimeout it stays, disabled, in case the loop takes it later).
   Result<Port*> add_port(const PortOptions& spec);
   // GENCTR of every port linking `s` moves on; discovery controllers that asked are told.
   void discovery_log_changed(const Subsystem& s);

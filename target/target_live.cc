@@ -115,7 +115,16 @@ Result<Port*> Target::add_port(const PortOptions& spec) {
   }
   if (Status st = loop_->add_listener(*port); !st.ok()) {
     ControlLock lock(control_mutex());
-    port->disable();
+    if (st.code() == StatusCode::kTimeout) {
+      // The loop may still take it (it was not running): it keeps its place, disabled, so that
+      // the ports and the loop's listeners stay in the same order.
+      port->disable();
+      return st;
+    }
+    ports_.pop_back();  // the loop never took it
+    std::vector<Port*> group;
+    for (const auto& p : ports_) group.push_back(p.get());
+    for (const auto& p : ports_) p->set_group(group);
     return st;
   }
   added_ports_.push_back(port);

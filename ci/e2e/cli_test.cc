@@ -521,7 +521,8 @@ TEST_F(CliTest, ControlSocketCreatesServesAndDeletesASubsystem) {
                                env_->target_addr + "\", \"trsvcid\": \"" + second_port + "\"}}");
   ASSERT_EQ(rc, 0) << out;
   EXPECT_NE(run(second_identify), 0) << "the added port stopped listening";
-  EXPECT_NE(slurp(target_log_).find("port 2: listening on "), std::string::npos);
+  EXPECT_NE(slurp(target_log_).find("port 2: listening on "), std::string::npos)
+      << slurp(target_log_);
 
   // Deleted while a bench of 60 s runs on it: the bench ends long before.
   std::tie(rc, out) = call("nvmf_subsystem_add_listener", "{" + sub2 + ", " + at + "}");
