@@ -163,12 +163,13 @@ NextStep CommandProcessor::get_log_page(Request& r) {
   if ((lpo & 3) != 0 || lpo > log_bytes) return complete(r, kInvalidField);
   std::memset(r.buffer.data(), 0, bytes);
   if (lid == kLogChangedNamespaceList) {
-    // Read once: the list starts again empty (nvmet clears it on every read); without RAE the
-    // Namespace Attribute Changed notice may come again.
-    const std::vector<uint32_t> changed = controller_->take_changed_namespaces();
+    // A read from the start that holds the whole list takes it: the list starts again empty
+    // (as nvmet's, which only serves whole reads); a partial window leaves it for a whole read.
+    const std::vector<uint32_t>& changed = controller_->changed_namespaces();
     for (uint64_t i = lpo / 4; i < changed.size() && (i - lpo / 4) * 4 < bytes; ++i) {
       std::memcpy(r.buffer.data() + (i - lpo / 4) * 4, &changed[i], 4);
     }
+    if (lpo == 0 && bytes >= changed.size() * 4) (void)controller_->take_changed_namespaces();
     if ((s.cdw10 & kRetainAsynchronousEvent) == 0) controller_->log_page_read(lid);
   }
   return respond_with_data(r, static_cast<uint32_t>(bytes));

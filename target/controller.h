@@ -80,6 +80,7 @@ class Controller {
   void note_namespace_changed(uint32_t nsid);
   // The list as the log page has it (empty: nothing changed), cleared.
   std::vector<uint32_t> take_changed_namespaces();
+  const std::vector<uint32_t>& changed_namespaces() const { return changed_namespaces_; }
   static constexpr size_t kMaxChangedNamespaces = 1024;
 
   // Set Features Number of Queues: NSQR/NCQR are 0-based requests; grants min(request + 1,

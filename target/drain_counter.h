@@ -15,6 +15,8 @@ namespace nvmf::target {
 
 // acquire()/release() from any thread: one atomic operation each, and release() takes a mutex
 // only when it drops the count to zero while a waiter is there. wait_idle() waits for zero.
+// release() still touches the counter after the count reads zero: the owner frees it only once
+// every releasing thread has moved on (for poll groups: after a round, Target's quiescence).
 class DrainCounter {
  public:
   void acquire() { count_.fetch_add(1, std::memory_order_seq_cst); }

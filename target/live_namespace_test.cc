@@ -324,6 +324,44 @@ TEST(NamespaceResizeTest, AFileIsExtendedOrReadAgainButNeverShrunk) {
   ::unlink(path.c_str());
 }
 
+TEST(NamespaceResizeTest, RamSizesNotWholePagesGrowAndShrinkWithZeroesBeyondTheSize) {
+  auto ns = std::move(Namespace::create_ram(1536, 512)).value();
+  std::memset(ns->bytes(0, 1536).data(), 0x7E, 1536);
+  auto grown = ns->resize(3 * 4096 + 512);
+  ASSERT_TRUE(grown.ok()) << grown.status().to_string();
+  for (uint64_t i = 1536; i < 3 * 4096 + 512; ++i) ASSERT_EQ(ns->bytes(i, 1)[0], 0) << i;
+  std::memset(ns->bytes(0, 3 * 4096 + 512).data(), 0x5A, 3 * 4096 + 512);
+  ASSERT_TRUE(ns->resize(1024).ok());
+  ns->release_beyond_size();  // the poll groups passed a round (Target waits for that)
+  ASSERT_TRUE(ns->resize(3 * 4096 + 512).ok());
+  EXPECT_EQ(ns->bytes(1023, 1)[0], 0x5A) << "what stayed is kept";
+  for (uint64_t i = 1024; i < 3 * 4096 + 512; ++i) ASSERT_EQ(ns->bytes(i, 1)[0], 0) << i;
+  // Shrunk and grown again without the release in between: still zeroes beyond the old size.
+  std::memset(ns->bytes(0, 3 * 4096 + 512).data(), 0x33, 3 * 4096 + 512);
+  ASSERT_TRUE(ns->resize(2048).ok());
+  ASSERT_TRUE(ns->resize(4096).ok());
+  EXPECT_EQ(ns->bytes(2047, 1)[0], 0x33);
+  for (uint64_t i = 2048; i < 4096; ++i) ASSERT_EQ(ns->bytes(i, 1)[0], 0) << i;
+}
+
+TEST_F(LiveNamespaceTest, APartialReadOfTheChangedListLeavesItForAWholeRead) {
+  start_ram();
+  {
+    ControlLock lock(control_mutex());
+    ASSERT_TRUE(subsys_->add_namespace({2, new_ram(1 << 20), {}, {}}).ok());
+    ASSERT_TRUE(subsys_->add_namespace({3, new_ram(1 << 20), {}, {}}).ok());
+  }
+  proto::Sqe one = changed_ns_log_sqe(true);
+  one.cdw10 = proto::kLogChangedNamespaceList | (1u << 15);  // NUMD 0: one dword
+  EXPECT_TRUE(encode_keyed_sgl(one.dptr, 0x2000, 4, 0x55));
+  ASSERT_EQ(admin_->submit(one), NextStep::kWriteToHostThenRespond);
+  uint32_t first = 0;
+  std::memcpy(&first, admin_->buffer.data(), 4);
+  EXPECT_EQ(first, 2u);
+  EXPECT_EQ(read_changed_list(), (std::vector<uint32_t>{2, 3})) << "nothing was lost";
+  EXPECT_EQ(read_changed_list(), std::vector<uint32_t>{});
+}
+
 TEST(ChangedNamespaceListTest, OverflowsToTheSingleEntryFfffffffAsNvmetDoes) {
   Controller c(1, "nqn.host", {}, 0, 4, 128, 0x00010300);
   c.note_namespace_changed(5);

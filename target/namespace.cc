@@ -14,6 +14,7 @@
 #include <bit>
 #include <cassert>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <utility>
 
@@ -127,6 +128,11 @@ bool device_polls(dev_t rdev) { return queue_attribute(rdev, "io_poll") == "1"; 
 
 std::atomic<uint64_t> next_serial{1};
 
+uint64_t round_up_to_page(uint64_t bytes) {
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return (bytes + page - 1) / page * page;
+}
+
 }  // namespace
 
 bool valid_lba_size(uint32_t lba_size) { return lba_size == 512 || lba_size == 4096; }
@@ -192,7 +198,8 @@ Result<std::unique_ptr<Namespace>> Namespace::create_ram(uint64_t size_bytes, ui
   if (base == MAP_FAILED) {
     return Status::from_errno("mmap", errno, std::to_string(reserved) + " bytes of address space");
   }
-  if (::mprotect(base, usable, PROT_READ | PROT_WRITE) != 0) {
+  const uint64_t accessible = std::min(round_up_to_page(usable), reserved);
+  if (::mprotect(base, accessible, PROT_READ | PROT_WRITE) != 0) {
     const int err = errno;
     ::munmap(base, reserved);
     return Status::from_errno("mprotect", err, std::to_string(usable) + " bytes of RAM");
@@ -200,7 +207,7 @@ Result<std::unique_ptr<Namespace>> Namespace::create_ram(uint64_t size_bytes, ui
   std::unique_ptr<Namespace> ns(
       new Namespace(static_cast<uint8_t*>(base), usable, lba_size, -1, {}));
   ns->reserved_bytes_ = reserved;
-  ns->accessible_bytes_ = usable;
+  ns->accessible_bytes_ = accessible;
   return ns;
 }
 
@@ -227,12 +234,21 @@ Result<uint64_t> Namespace::resize(uint64_t size_bytes) {
                                       " bytes is above its reservation of " +
                                       std::to_string(reserved_bytes_) + " bytes");
     }
-    if (size_bytes > accessible_bytes_) {
-      if (::mprotect(base_ + accessible_bytes_, size_bytes - accessible_bytes_,
-                     PROT_READ | PROT_WRITE) != 0) {
-        return Status::from_errno("mprotect", errno, what);
+    const uint64_t old_size = this->size_bytes();
+    if (size_bytes > old_size) {
+      // What lies beyond the old size reads as zeroes, as a new namespace's does: bytes left
+      // accessible by a shrink are cleared (no request reaches them before the new size is
+      // published).
+      const uint64_t want = std::min(round_up_to_page(size_bytes), reserved_bytes_);
+      if (want > accessible_bytes_) {
+        if (::mprotect(base_ + accessible_bytes_, want - accessible_bytes_,
+                       PROT_READ | PROT_WRITE) != 0) {
+          return Status::from_errno("mprotect", errno, what);
+        }
       }
-      accessible_bytes_ = size_bytes;
+      const uint64_t stale_end = std::min(accessible_bytes_, size_bytes);
+      if (stale_end > old_size) std::memset(base_ + old_size, 0, stale_end - old_size);
+      accessible_bytes_ = std::max(accessible_bytes_, want);
     }
     size_bytes_.store(size_bytes, std::memory_order_release);
     return size_bytes;
@@ -272,9 +288,15 @@ Result<uint64_t> Namespace::resize(uint64_t size_bytes) {
 void Namespace::release_beyond_size() {
   if (base_ == nullptr) return;
   const uint64_t size = size_bytes();
-  if (size >= accessible_bytes_) return;
-  (void)::madvise(base_ + size, accessible_bytes_ - size, MADV_DONTNEED);
-  if (::mprotect(base_ + size, accessible_bytes_ - size, PROT_NONE) == 0) accessible_bytes_ = size;
+  const uint64_t keep = round_up_to_page(size);
+  if (keep < accessible_bytes_) {
+    (void)::madvise(base_ + keep, accessible_bytes_ - keep, MADV_DONTNEED);
+    if (::mprotect(base_ + keep, accessible_bytes_ - keep, PROT_NONE) == 0) {
+      accessible_bytes_ = keep;
+    }
+  }
+  const uint64_t tail_end = std::min(keep, accessible_bytes_);
+  if (tail_end > size) std::memset(base_ + size, 0, tail_end - size);  // the last page's rest
 }
 
 std::string Namespace::describe() const {

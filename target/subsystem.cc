@@ -94,25 +94,34 @@ void Subsystem::tell_controllers(uint32_t nsid) {
              proto::kAecNamespaceAttribute);
 }
 
-Result<uint32_t> Subsystem::add_namespace(SubsystemNamespace n) {
+Status Subsystem::check_new_nsid(uint32_t nsid) const {
   if (config_.discovery) {
     return Status::invalid_argument("the discovery subsystem has no namespaces");
   }
-  std::vector<SubsystemNamespace> next = current_->namespaces;
-  if (n.nsid == 0) {
-    n.nsid = 1;
-    for (const SubsystemNamespace& e : next) {
-      if (e.nsid == n.nsid) ++n.nsid;  // ascending: the first gap
-    }
-  }
-  if (n.nsid > max_nsid_ || n.nsid == 0xFFFFFFFF) {
-    return Status::invalid_argument("NSID " + std::to_string(n.nsid) + " is above " +
+  if (nsid == 0) nsid = lowest_free_nsid();
+  if (nsid > max_nsid_ || nsid == 0xFFFFFFFF) {
+    return Status::invalid_argument("NSID " + std::to_string(nsid) + " is above " +
                                     std::to_string(max_nsid_) +
                                     ", the largest this subsystem reports (NN)");
   }
-  if (find_namespace(n.nsid) != nullptr) {
-    return Status::invalid_argument("NSID " + std::to_string(n.nsid) + " is in use");
+  if (find_namespace(nsid) != nullptr) {
+    return Status::invalid_argument("NSID " + std::to_string(nsid) + " is in use");
   }
+  return ok_status();
+}
+
+uint32_t Subsystem::lowest_free_nsid() const {
+  uint32_t nsid = 1;
+  for (const SubsystemNamespace& e : current_->namespaces) {
+    if (e.nsid == nsid) ++nsid;  // ascending: the first gap
+  }
+  return nsid;
+}
+
+Result<uint32_t> Subsystem::add_namespace(SubsystemNamespace n) {
+  NVMF_RETURN_IF_ERROR(check_new_nsid(n.nsid));
+  std::vector<SubsystemNamespace> next = current_->namespaces;
+  if (n.nsid == 0) n.nsid = lowest_free_nsid();
   if (n.nguid == std::array<uint8_t, 16>{}) n.nguid = derived_nguid(n.nsid);
   const uint32_t nsid = n.nsid;
   next.push_back(std::move(n));

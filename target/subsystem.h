@@ -114,6 +114,8 @@ class Subsystem {
   // kInvalidArgument (NSID in use, above max_nsid(), the discovery subsystem). An all-zero NGUID is
   // derived as at start.
   Result<uint32_t> add_namespace(SubsystemNamespace n);
+  // The checks add_namespace makes of an NSID (0: any free one), without adding anything.
+  Status check_new_nsid(uint32_t nsid) const;
   // Takes `nsid` out; returns its Namespace (the caller closes it once no poll group can use it
   // and no backend operation on it is in flight). kNotFound when it is not active.
   Result<Namespace*> remove_namespace(uint32_t nsid);
@@ -190,6 +192,7 @@ class Subsystem {
     std::vector<SubsystemNamespace> namespaces;  // ascending NSID
   };
   void publish(std::vector<SubsystemNamespace> namespaces);
+  uint32_t lowest_free_nsid() const;
   // The NGUID of a namespace configured without one: stable across restarts.
   std::array<uint8_t, 16> derived_nguid(uint32_t nsid) const;
   void tell_controllers(uint32_t nsid);

@@ -583,7 +583,10 @@ bool Target::quiesce_poll_groups(std::chrono::milliseconds timeout) {
 
 void Target::free_subsystem(std::unique_ptr<Subsystem> subsystem) {
   if (subsystem != nullptr) retired_subsystems_.push_back(std::move(subsystem));
-  // This one and any left by earlier calls: freed once no queue is bound to it.
+  // This one and any left by earlier calls: freed once no queue is bound to it. The last queue
+  // may still be inside DrainCounter::release() when the count reads 0: the poll groups pass a
+  // round first (a queue is destroyed within one).
+  std::vector<std::unique_ptr<Subsystem>> idle;
   for (auto it = retired_subsystems_.begin(); it != retired_subsystems_.end();) {
     Subsystem& s = **it;
     const bool newest = it + 1 == retired_subsystems_.end() && s.queues().count() != 0;
@@ -595,11 +598,20 @@ void Target::free_subsystem(std::unique_ptr<Subsystem> subsystem) {
       ++it;
       continue;
     }
+    idle.push_back(std::move(*it));
+    it = retired_subsystems_.erase(it);
+  }
+  if (idle.empty()) return;
+  if (!quiesce_poll_groups(std::chrono::seconds(10))) {
+    for (auto& s : idle) retired_subsystems_.push_back(std::move(s));  // a later call tries again
+    return;
+  }
+  for (auto& s : idle) {
     std::vector<const Namespace*> owned;
-    for (const SubsystemNamespace& n : s.namespaces()) owned.push_back(n.ns);
+    for (const SubsystemNamespace& n : s->namespaces()) owned.push_back(n.ns);
     {
       ControlLock lock(control_mutex());
-      it = retired_subsystems_.erase(it);
+      s.reset();
     }
     for (const Namespace* ns : owned) close_namespace(ns);
   }
@@ -612,10 +624,12 @@ void Target::close_namespace(const Namespace* ns) {
     retired_namespaces_.push_back(std::move(*it));
     namespaces_.erase(it);
   }
-  // This one and any left by earlier calls: closed once their last operation completed.
+  // This one and any left by earlier calls: closed once their last operation completed and the
+  // poll groups passed a round (the last completion may still be inside io_finished()).
+  std::vector<std::unique_ptr<Namespace>> idle;
   for (auto r = retired_namespaces_.begin(); r != retired_namespaces_.end();) {
-    const bool idle = (*r)->wait_io_idle(std::chrono::milliseconds(r->get() == ns ? 5000 : 0));
-    if (idle) {
+    if ((*r)->wait_io_idle(std::chrono::milliseconds(r->get() == ns ? 5000 : 0))) {
+      idle.push_back(std::move(*r));
       r = retired_namespaces_.erase(r);
       continue;
     }
@@ -625,6 +639,10 @@ void Target::close_namespace(const Namespace* ns) {
                                   "closed when they complete";
     }
     ++r;
+  }
+  if (idle.empty()) return;
+  if (!quiesce_poll_groups(std::chrono::seconds(10))) {
+    for (auto& n : idle) retired_namespaces_.push_back(std::move(n));  // a later call tries again
   }
 }
 

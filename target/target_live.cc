@@ -28,6 +28,11 @@ Subsystem* Target::subsystem_named(std::string_view nqn) const {
 }
 
 Result<uint32_t> Target::add_namespace(Subsystem& sub, const NamespaceOptions& n) {
+  {
+    // Checked before the backing is opened (a file is created or extended by opening it).
+    ControlLock lock(control_mutex());
+    NVMF_RETURN_IF_ERROR(sub.check_new_nsid(n.nsid));
+  }
   Result<std::unique_ptr<Namespace>> opened = Status::internal("not opened");
   if (!n.file_path.empty()) {
     FileBackingOptions backing;
@@ -39,14 +44,22 @@ Result<uint32_t> Target::add_namespace(Subsystem& sub, const NamespaceOptions& n
   }
   if (!opened.ok()) return opened.status();
   std::unique_ptr<Namespace> ns = std::move(*opened);
-  ControlLock lock(control_mutex());
-  NVMF_ASSIGN_OR_RETURN(
-      uint32_t nsid,
-      sub.add_namespace({n.nsid, ns.get(), n.nguid.value_or(std::array<uint8_t, 16>{}), n.uuid}));
-  NVMF_LOG(INFO, "target") << "subsystem " << sub.config().nqn << ": namespace " << nsid
-                           << " added on " << ns->describe() << ", " << ns->num_lbas()
-                           << " LBAs of " << ns->lba_size() << " bytes";
-  namespaces_.push_back(std::move(ns));
+  uint32_t nsid = 0;
+  {
+    ControlLock lock(control_mutex());
+    NVMF_ASSIGN_OR_RETURN(
+        nsid,
+        sub.add_namespace({n.nsid, ns.get(), n.nguid.value_or(std::array<uint8_t, 16>{}), n.uuid}));
+    NVMF_LOG(INFO, "target") << "subsystem " << sub.config().nqn << ": namespace " << nsid
+                             << " added on " << ns->describe() << ", " << ns->num_lbas()
+                             << " LBAs of " << ns->lba_size() << " bytes";
+    namespaces_.push_back(std::move(ns));
+  }
+  // The table it replaced: freed once no poll group can be reading it.
+  if (quiesce_poll_groups(std::chrono::seconds(10))) {
+    ControlLock lock(control_mutex());
+    sub.retire_tables();
+  }
   return nsid;
 }
 
@@ -105,7 +118,7 @@ Result<Port*> Target::add_port(const PortOptions& spec) {
     ControlLock lock(control_mutex());
     if (ports_.size() >= EventLoop::kMaxPorts) {
       return Status::resource_exhausted("at most " + std::to_string(EventLoop::kMaxPorts) +
-                                        " ports");
+                                        " ports over the target's life (closed ones count)");
     }
     port->set_limits(ports_.front()->limits());
     ports_.push_back(std::move(owned));
