@@ -175,7 +175,7 @@ ROWS = [
      "KernelHostControlSocket",
      ["remove_kernel_host", "kernel_host_controller_freed", "kernel_host_disconnected",
       "kernel_host_reconnect_refused", "other_host_keeps_its_io", "stop_target"], None),
-    ("", "control socket: 50 clients asking one request a second each during the kernel host's"
+    ("", "control socket: 50 clients asking one request every 2 s each during the kernel host's"
      " QD32 fio: no I/O error, p99 within 2x of the fio alone", "KernelHostControlSocketNamespaces",
      ["qd32_fio_alone", "qd32_fio_beside_50_rpc_clients",
       "qd32_p99_beside_50_rpc_clients_within_2x_alone"], None),

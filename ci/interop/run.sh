@@ -548,7 +548,7 @@ control_socket_namespaces() {
   check "$s" connect k_connect || { stop_target; return; }
   local dev1 dev2
   dev1=$(wait_ns)
-  # 50 clients asking the control socket (one request a second each) during a QD32 fio: the
+  # 50 clients asking the control socket (one request every 2 s each) during a QD32 fio: the
   # fio has no error and its p99 is within 2x of the same fio alone. The clients run at nice
   # 19: on the guest's 2 vCPUs their own Python would otherwise take the CPU the fio and the
   # target need, which is not what is measured (the target answering them beside its I/O).
@@ -559,7 +559,7 @@ control_socket_namespaces() {
     grep -E '"(iops|error)"' "$1" | head -n 3
   }
   beside_rpc_clients() {
-    nice -n 19 python3 "$here/rpc_clients.py" "$sock" 50 25 "$NQN" 1000 \
+    nice -n 19 python3 "$here/rpc_clients.py" "$sock" 50 25 "$NQN" 2000 \
       >"$out/rpc-clients.json" 2>&1 &
     local pid=$! rc=0
     qd32_fio "$out/rpc-qd32-clients.json" 3 || rc=1 # the clients connect in those 3 s
