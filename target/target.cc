@@ -95,6 +95,42 @@ Status validate_subsystem(const SubsystemOptions& s, const std::string& where) {
 
 }  // namespace
 
+SubsystemConfig Target::subsystem_config(const SubsystemOptions& spec, const TargetOptions& o) {
+  SubsystemConfig cfg = subsystem_defaults(o);
+  cfg.nqn = spec.nqn;
+  cfg.allow_any_host = spec.allow_any_host;
+  cfg.allowed_hosts = spec.allowed_hosts;
+  cfg.cntlid_min = spec.cntlid_min;
+  cfg.cntlid_max = spec.cntlid_max;
+  if (spec.qid_max != 0) cfg.max_io_queues = std::min(cfg.max_io_queues, spec.qid_max);
+  cfg.nguid = spec.nguid;
+  cfg.uuid = spec.uuid;
+  if (!spec.serial.empty()) cfg.serial = spec.serial;
+  if (!spec.model.empty()) cfg.model = spec.model;
+  if (!spec.firmware.empty()) cfg.firmware = spec.firmware;
+  if (spec.version != 0) cfg.version = spec.version;
+  return cfg;
+}
+
+std::unique_ptr<Port> Target::make_port(const PortOptions& spec) const {
+  DiscoveryAddress address;
+  address.portid = spec.portid;
+  address.adrfam = adrfam_for(spec.traddr);
+  // TREQ bit 2 as nvmet: a host may disable SQ flow control (Connect CATTR bit 2).
+  address.treq = spec.treq | proto::kTreqDisableSqFlowControl;
+  address.traddr = spec.traddr;
+  address.trsvcid = spec.trsvcid;
+  auto port = std::make_unique<Port>(address, *discovery_);
+  port->set_configured_inline_data_size(spec.inline_data_size);
+  return port;
+}
+
+void Target::regroup_ports() {
+  std::vector<Port*> group;
+  for (const auto& p : ports_) group.push_back(p.get());
+  for (const auto& p : ports_) p->set_group(group);
+}
+
 SubsystemConfig Target::subsystem_defaults(const TargetOptions& o) {
   SubsystemConfig common;
   common.max_io_queues = o.max_io_queues;
@@ -358,21 +394,10 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
   disc.discovery = true;
   t->discovery_ = std::make_unique<Subsystem>(disc, *t->registry_);
   const std::vector<PortOptions> port_specs = port_list(options);
+  for (const PortOptions& spec : port_specs) t->ports_.push_back(t->make_port(spec));
+  t->regroup_ports();
   std::vector<Port*> group;
-  for (const PortOptions& spec : port_specs) {
-    DiscoveryAddress address;
-    address.portid = spec.portid;
-    address.adrfam = adrfam_for(spec.traddr);
-    // TREQ bit 2 as nvmet: a host may disable SQ flow control (Connect CATTR bit 2).
-    address.treq = spec.treq | proto::kTreqDisableSqFlowControl;
-    address.traddr = spec.traddr;
-    address.trsvcid = spec.trsvcid;
-    auto port = std::make_unique<Port>(address, *t->discovery_);
-    port->set_configured_inline_data_size(spec.inline_data_size);
-    group.push_back(port.get());
-    t->ports_.push_back(std::move(port));
-  }
-  for (auto& port : t->ports_) port->set_group(group);
+  for (const auto& port : t->ports_) group.push_back(port.get());
   const std::vector<SubsystemOptions> specs = subsystem_list(options);
   // File and block-device I/O needs an engine per poll group: when a file namespace is
   // configured, or may be added by the control socket.
@@ -392,19 +417,7 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
     }
   }
   for (const SubsystemOptions& spec : specs) {
-    SubsystemConfig cfg = common;
-    cfg.nqn = spec.nqn;
-    cfg.allow_any_host = spec.allow_any_host;
-    cfg.allowed_hosts = spec.allowed_hosts;
-    cfg.cntlid_min = spec.cntlid_min;
-    cfg.cntlid_max = spec.cntlid_max;
-    if (spec.qid_max != 0) cfg.max_io_queues = std::min(cfg.max_io_queues, spec.qid_max);
-    cfg.nguid = spec.nguid;
-    cfg.uuid = spec.uuid;
-    if (!spec.serial.empty()) cfg.serial = spec.serial;
-    if (!spec.model.empty()) cfg.model = spec.model;
-    if (!spec.firmware.empty()) cfg.firmware = spec.firmware;
-    if (spec.version != 0) cfg.version = spec.version;
+    const SubsystemConfig cfg = subsystem_config(spec, options);
     std::vector<SubsystemNamespace> served;
     for (const NamespaceOptions& n : namespace_list(spec)) {
       NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(n, options, t->io_engine_.get()));

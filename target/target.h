@@ -109,6 +109,12 @@ class Target {
   void discovery_log_changed(const Subsystem& s);
   // What every subsystem of this target has in common (queue limits, MDTS, controller limits).
   static SubsystemConfig subsystem_defaults(const TargetOptions& o);
+  // A configured subsystem's settings: the defaults with what `spec` gives.
+  static SubsystemConfig subsystem_config(const SubsystemOptions& spec, const TargetOptions& o);
+  // A port for `spec` (TREQ with SQ flow control disable allowed, as nvmet), not yet grouped.
+  std::unique_ptr<Port> make_port(const PortOptions& spec) const;
+  // Every port's group: all of ports_ (under the control lock once the target runs).
+  void regroup_ports();
   // Frees a subsystem taken out of subsystems_ (unlinked, its controllers freed) once no queue
   // is bound to it, then closes its namespaces (at most a few seconds; otherwise it is kept,
   // with a WARN, until the target is destroyed). Control socket thread.

@@ -105,14 +105,7 @@ Result<Port*> Target::add_port(const PortOptions& spec) {
   if (auto addr = verbs::SocketAddress::parse(spec.traddr, uint16_t{0}); !addr.ok()) {
     return Status::invalid_argument("traddr: " + addr.status().message());
   }
-  DiscoveryAddress address;
-  address.portid = spec.portid;
-  address.adrfam = adrfam_for(spec.traddr);
-  address.treq = spec.treq | proto::kTreqDisableSqFlowControl;
-  address.traddr = spec.traddr;
-  address.trsvcid = spec.trsvcid;
-  auto owned = std::make_unique<Port>(address, *discovery_);
-  owned->set_configured_inline_data_size(spec.inline_data_size);
+  std::unique_ptr<Port> owned = make_port(spec);
   Port* port = owned.get();
   {
     ControlLock lock(control_mutex());
@@ -122,9 +115,7 @@ Result<Port*> Target::add_port(const PortOptions& spec) {
     }
     port->set_limits(ports_.front()->limits());
     ports_.push_back(std::move(owned));
-    std::vector<Port*> group;
-    for (const auto& p : ports_) group.push_back(p.get());
-    for (const auto& p : ports_) p->set_group(group);
+    regroup_ports();
   }
   if (Status st = loop_->add_listener(*port); !st.ok()) {
     ControlLock lock(control_mutex());
@@ -135,9 +126,7 @@ Result<Port*> Target::add_port(const PortOptions& spec) {
       return st;
     }
     ports_.pop_back();  // the loop never took it
-    std::vector<Port*> group;
-    for (const auto& p : ports_) group.push_back(p.get());
-    for (const auto& p : ports_) p->set_group(group);
+    regroup_ports();
     return st;
   }
   added_ports_.push_back(port);

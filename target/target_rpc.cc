@@ -568,16 +568,8 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     };
     for (const SubsystemOptions& w : want.subsystems) {
       if (subsystem_named(w.nqn) != nullptr) continue;
-      SubsystemConfig cfg = subsystem_defaults(options_);
-      cfg.nqn = w.nqn;
-      cfg.allow_any_host = w.allow_any_host;
-      cfg.cntlid_min = w.cntlid_min;
-      cfg.cntlid_max = w.cntlid_max;
-      if (w.qid_max != 0) cfg.max_io_queues = std::min(cfg.max_io_queues, w.qid_max);
-      if (!w.serial.empty()) cfg.serial = w.serial;
-      if (!w.model.empty()) cfg.model = w.model;
-      if (!w.firmware.empty()) cfg.firmware = w.firmware;
-      if (w.version != 0) cfg.version = w.version;
+      SubsystemConfig cfg = subsystem_config(w, options_);
+      cfg.allowed_hosts.clear();  // added below, each reported
       if (Status st = create_subsystem(cfg); !st.ok()) failed("subsystem " + w.nqn, st);
       report["subsystems_created"].push_back(w.nqn);
     }
