@@ -10,6 +10,7 @@
 
 #include "common/nvme_status.h"
 #include "host/io_plan.h"
+#include "proto/auth.h"
 
 namespace nvmf::host {
 namespace {
@@ -65,7 +66,7 @@ void default_sleep(std::chrono::milliseconds ms) { std::this_thread::sleep_for(m
 
 Result<uint16_t> fabrics_connect(CommandChannel& ch, uint16_t qid, uint16_t queue_size,
                                  uint32_t kato_ms, const proto::ConnectData& data,
-                                 bool allow_in_capsule) {
+                                 bool allow_in_capsule, bool* authentication_required) {
   std::string what = "Connect (qid " + std::to_string(qid) + ")";
   proto::Sqe sqe = connect_sqe(qid, queue_size, qid == 0 ? kato_ms : 0);
   Result<proto::Cqe> cqe = ch.run(sqe, bytes_of(data), {}, allow_in_capsule);
@@ -78,6 +79,9 @@ Result<uint16_t> fabrics_connect(CommandChannel& ch, uint16_t qid, uint16_t queu
       return Status::nvme_error(cqe->status, st.message() + connect_invalid_field(cqe->dw0));
     }
     return st;
+  }
+  if (authentication_required != nullptr) {
+    *authentication_required = (cqe->dw0 & proto::kConnectRespAuthreqAtr) != 0;
   }
   return static_cast<uint16_t>(cqe->dw0 & proto::kConnectRespCntlidMask);
 }

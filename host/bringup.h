@@ -27,9 +27,11 @@ void default_sleep(std::chrono::milliseconds ms);
 // returns the CNTLID from DW0. Connect data goes in-capsule when `allow_in_capsule` and the
 // channel allows it (I/O queues), keyed otherwise. kNvmeError "Connect (qid N): Connect Invalid
 // Parameters (...), invalid field at Connect data byte 256" on a failed Connect. Base 2.0 §6.3.
+// `authentication_required`, when given, is set to the response's AUTHREQ.ATR: the queue must
+// authenticate (host/auth.h) before any other command.
 Result<uint16_t> fabrics_connect(CommandChannel& ch, uint16_t qid, uint16_t queue_size,
                                  uint32_t kato_ms, const proto::ConnectData& data,
-                                 bool allow_in_capsule);
+                                 bool allow_in_capsule, bool* authentication_required = nullptr);
 
 // Property Get (4 or 8 bytes, `eight_bytes`; the value from CQE DW0, and DW1 for 8 bytes) /
 // Property Set (4 bytes) of the property at byte offset `ofst` (CAP 0h, VS 8h, CC 14h, CSTS

@@ -102,6 +102,7 @@ std::string host_usage(std::string_view subcommand) {
       {"discover", "-a ADDR [OPTIONS] discover [--json [FILE]]"},
       {"conform",
        "-a ADDR -n NQN [OPTIONS] conform [--cases IDS] [--json [FILE]], or conform --list"},
+      {"gen-dhchap-key", "gen-dhchap-key [-s HEX] [-l 32|48|64] [-m 0-3] [-n HOSTNQN]"},
   };
   for (const auto& [name, synopsis] : kSynopses) {
     if (name == subcommand) {
@@ -110,7 +111,7 @@ std::string host_usage(std::string_view subcommand) {
     }
   }
   return "nvmf-host -a ADDR [-n NQN] [OPTIONS] identify|write|read|bench|discover|conform "
-         "[SUBCOMMAND OPTIONS] (try nvmf-host --help)";
+         "[SUBCOMMAND OPTIONS], or nvmf-host gen-dhchap-key (try nvmf-host --help)";
 }
 
 int host_usage_error(std::string_view subcommand, std::string_view message) {
@@ -329,6 +330,74 @@ nlohmann::json identify_json(const proto::IdentifyController& id, const Namespac
                         {"nmic", hex_string(ns.nmic)},
                         {"size_bytes", ns.nsze * ns.lba_size}};
   return {{"controller", ctrl}, {"namespace", nsj}, {"negotiation", negotiation_json(n)}};
+}
+
+Status parse_dhchap_secrets(std::string& host_secret, std::string& ctrl_secret,
+                            DhchapSecrets& out) {
+  auto parse = [](std::string& text, const char* option,
+                  std::optional<dhchap::Secret>* dst) -> Status {
+    if (text.empty()) return ok_status();
+    auto s = dhchap::Secret::parse(text);
+    dhchap::cleanse(text.data(), text.size());
+    text.clear();
+    if (!s.ok()) return s.status().annotate(option);
+    *dst = std::move(*s);
+    return ok_status();
+  };
+  const bool ctrl_only = host_secret.empty() && !ctrl_secret.empty();
+  NVMF_RETURN_IF_ERROR(parse(host_secret, "-S,--dhchap-secret", &out.host));
+  NVMF_RETURN_IF_ERROR(parse(ctrl_secret, "-C,--dhchap-ctrl-secret", &out.ctrl));
+  if (ctrl_only) {
+    return Status::invalid_argument("-C,--dhchap-ctrl-secret needs -S,--dhchap-secret");
+  }
+  return ok_status();
+}
+
+Result<std::string> gen_dhchap_key(const std::string& secret_hex, uint32_t key_length,
+                                   uint32_t hmac, const std::string& nqn) {
+  if (hmac > 3) return Status::invalid_argument("--hmac " + std::to_string(hmac) + ": 0 to 3");
+  if (hmac > 0) {
+    const uint32_t want =
+        static_cast<uint32_t>(dhchap::hash_length(static_cast<dhchap::Hash>(hmac)));
+    if (key_length == 0) key_length = want;
+    if (key_length != want) {
+      return Status::invalid_argument("--key-length " + std::to_string(key_length) +
+                                      " does not match --hmac " + std::to_string(hmac) + " (" +
+                                      std::to_string(want) + " bytes)");
+    }
+    if (nqn.empty()) return Status::invalid_argument("--hmac needs --nqn (the host NQN)");
+  } else if (key_length == 0) {
+    key_length = 32;
+  }
+  if (key_length != 32 && key_length != 48 && key_length != 64) {
+    return Status::invalid_argument("--key-length " + std::to_string(key_length) +
+                                    ": 32, 48 or 64");
+  }
+  dhchap::SecretBytes raw;
+  if (!secret_hex.empty()) {
+    if (secret_hex.size() != 2 * key_length) {
+      return Status::invalid_argument("--secret must be " + std::to_string(2 * key_length) +
+                                      " hexadecimal digits (--key-length bytes)");
+    }
+    for (size_t i = 0; i < secret_hex.size(); i += 2) {
+      unsigned v = 0;
+      auto [end, ec] = std::from_chars(secret_hex.data() + i, secret_hex.data() + i + 2, v, 16);
+      if (ec != std::errc() || end != secret_hex.data() + i + 2) {
+        return Status::invalid_argument("--secret is not hexadecimal");
+      }
+      raw.push_back(static_cast<uint8_t>(v));
+    }
+  } else {
+    raw.resize(key_length);
+    NVMF_RETURN_IF_ERROR(dhchap::random_bytes(raw));
+  }
+  NVMF_ASSIGN_OR_RETURN(dhchap::Secret s,
+                        dhchap::Secret::from_key(raw, static_cast<uint8_t>(hmac)));
+  if (hmac > 0) {
+    NVMF_ASSIGN_OR_RETURN(dhchap::SecretBytes key, s.transformed(nqn));
+    NVMF_ASSIGN_OR_RETURN(s, dhchap::Secret::from_key(key, static_cast<uint8_t>(hmac)));
+  }
+  return s.format();
 }
 
 }  // namespace nvmf::host

@@ -47,6 +47,18 @@ Status check_lba_aligned(uint64_t offset, uint32_t lba_size, std::string_view wh
 // most 223 bytes (an empty --nqn is the caller's to judge: discover needs none) (Base 2.0 §4.5: an
 // NQN is at most 223 bytes).
 Status check_connection_options(const HostOptions& o);
+
+// -S/--dhchap-secret and -C/--dhchap-ctrl-secret ("DHHC-1:hh:...:"; empty: not given) into
+// `out`. kInvalidArgument naming the option, never the secret; a controller key without a host
+// key is refused (nvme-cli's rule). The texts are wiped.
+Status parse_dhchap_secrets(std::string& host_secret, std::string& ctrl_secret, DhchapSecrets& out);
+
+// nvme-cli's gen-dhchap-key: a secret of `key_length` bytes (32, 48, 64; 0: 32, or the hash's
+// length for `hmac` 1-3, which allows no other), random or from `secret_hex`; with `hmac` 1-3 the
+// printed key is HMAC-SHA-256/384/512 keyed by it over `nqn` || "NVMe-over-Fabrics" (libnvme's
+// nvme_gen_dhchap_key), so `nqn` is required then. Returns "DHHC-1:hh:<base64>:".
+Result<std::string> gen_dhchap_key(const std::string& secret_hex, uint32_t key_length,
+                                   uint32_t hmac, const std::string& nqn);
 // Several paths to one subsystem, failover order (HostOptions::failover_paths): -a and -s may
 // each be a comma-separated list. Equal lengths pair up (-a A,B -s 4420,4421); a single value
 // goes with every value of the other list (-a A,B -s 4420; -a A -s 4420,4421). Leaves the first

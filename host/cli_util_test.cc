@@ -225,8 +225,49 @@ TEST(HostUsage, SynopsisOfEachSubcommand) {
   for (const char* top : {"", "frobnicate"}) {
     EXPECT_EQ(host_usage(top),
               "nvmf-host -a ADDR [-n NQN] [OPTIONS] identify|write|read|bench|discover|conform "
-              "[SUBCOMMAND OPTIONS] (try nvmf-host --help)");
+              "[SUBCOMMAND OPTIONS], or nvmf-host gen-dhchap-key (try nvmf-host --help)");
   }
+  EXPECT_EQ(host_usage("gen-dhchap-key").rfind("nvmf-host gen-dhchap-key [-s HEX]", 0), 0u);
+}
+
+// The same keys as nvme-cli 2.3's gen-dhchap-key prints for these inputs.
+TEST(GenDhchapKey, PrintsWhatNvmeCliPrints) {
+  const std::string hex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+  auto plain = gen_dhchap_key(hex, 0, 0, "");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:");
+  auto sha256 = gen_dhchap_key(hex, 0, 1, "nqn.2014-08.org.nvmexpress:uuid:1");
+  ASSERT_TRUE(sha256.ok());
+  EXPECT_EQ(*sha256, "DHHC-1:01:a04E0in/h9rGUwyRPirk0EHWZb3S2iivAU0Om4iZUmeoR5Bg:");
+  EXPECT_EQ(gen_dhchap_key("", 32, 2, "n").status().message(),
+            "--key-length 32 does not match --hmac 2 (48 bytes)");
+  EXPECT_FALSE(gen_dhchap_key("", 0, 1, "").ok());  // the transformation needs the NQN
+  EXPECT_FALSE(gen_dhchap_key("0011", 32, 0, "").ok());
+  auto random64 = gen_dhchap_key("", 64, 0, "");
+  ASSERT_TRUE(random64.ok());
+  EXPECT_EQ(random64->size(), 103u);
+}
+
+TEST(DhchapSecrets, ParsedWipedAndNeverEchoed) {
+  std::string host = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+  std::string ctrl;
+  DhchapSecrets out;
+  ASSERT_TRUE(parse_dhchap_secrets(host, ctrl, out).ok());
+  EXPECT_TRUE(host.empty());
+  ASSERT_TRUE(out.host.has_value());
+  EXPECT_FALSE(out.ctrl.has_value());
+  std::string bad = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:";
+  std::string none;
+  DhchapSecrets o2;
+  Status st = parse_dhchap_secrets(bad, none, o2);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("-S,--dhchap-secret"), std::string::npos);
+  EXPECT_EQ(st.message().find("AAECAwQF"), std::string::npos);
+  std::string no_host;
+  std::string only_ctrl = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+  DhchapSecrets o3;
+  EXPECT_NE(parse_dhchap_secrets(no_host, only_ctrl, o3).message().find("needs -S"),
+            std::string::npos);
 }
 
 TEST(StatsJson, KeepAliveCounters) {

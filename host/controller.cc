@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "host/auth.h"
 #include "host/bringup.h"
 #include "host/keep_alive_schedule.h"
 #include "host/queue.h"
@@ -344,8 +345,11 @@ Status Controller::connect_admin() {
       Queue::connect(queue_params(options_, paths_[path_index_], 0, kAdminQueueSize), pd_->pd));
   NVMF_ASSIGN_OR_RETURN(proto::ConnectData data,
                         connect_data(hostid_, proto::kAdminQueueCntlid, options_.subnqn, hostnqn_));
+  bool atr = false;
   NVMF_ASSIGN_OR_RETURN(cntlid_, fabrics_connect(*admin_, 0, kAdminQueueSize, options_.kato_ms,
-                                                 data, /*allow_in_capsule=*/false));
+                                                 data, /*allow_in_capsule=*/false, &atr));
+  if (atr)
+    NVMF_RETURN_IF_ERROR(authenticate(*admin_, 0, options_.dhchap, hostnqn_, options_.subnqn));
   NVMF_ASSIGN_OR_RETURN(cap_, property_get(*admin_, proto::kPropCap, true));
   NVMF_ASSIGN_OR_RETURN(uint64_t vs, property_get(*admin_, proto::kPropVs, false));
   vs_ = static_cast<uint32_t>(vs);
@@ -379,7 +383,12 @@ Status Controller::connect_io_queues() {
         std::unique_ptr<Queue> q,
         Queue::connect(queue_params(options_, paths_[path_index_], qid, size), pd_->pd));
     q->set_in_capsule_policy(host_in_capsule_policy(identify_.ctrl, q->granted_max_send_sge()));
-    NVMF_RETURN_IF_ERROR(fabrics_connect(*q, qid, size, 0, data, /*allow_in_capsule=*/true));
+    bool atr = false;
+    NVMF_RETURN_IF_ERROR(
+        fabrics_connect(*q, qid, size, 0, data, /*allow_in_capsule=*/true, &atr).status());
+    if (atr) {
+      NVMF_RETURN_IF_ERROR(authenticate(*q, qid, options_.dhchap, hostnqn_, options_.subnqn));
+    }
     io_queues_.push_back(std::move(q));
   }
   limits_.lba_size = identify_.ns.lba_size;

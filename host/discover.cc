@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/nvme_status.h"
+#include "host/auth.h"
 #include "host/bringup.h"
 #include "host/commands.h"
 #include "host/queue.h"
@@ -140,7 +141,12 @@ Result<DiscoveryLog> discover(const HostOptions& options) {
   std::string hostnqn = options.hostnqn.empty() ? default_hostnqn(hostid) : options.hostnqn;
   NVMF_ASSIGN_OR_RETURN(proto::ConnectData data, connect_data(hostid, proto::kAdminQueueCntlid,
                                                               proto::kDiscoveryNqn, hostnqn));
-  NVMF_RETURN_IF_ERROR(fabrics_connect(*admin, 0, kAdminQueueSize, 0, data, false).status());
+  bool atr = false;
+  NVMF_RETURN_IF_ERROR(fabrics_connect(*admin, 0, kAdminQueueSize, 0, data, false, &atr).status());
+  if (atr) {
+    NVMF_RETURN_IF_ERROR(
+        authenticate(*admin, 0, options.dhchap, hostnqn, std::string(proto::kDiscoveryNqn)));
+  }
   NVMF_ASSIGN_OR_RETURN(uint64_t cap, property_get(*admin, proto::kPropCap, true));
   NVMF_RETURN_IF_ERROR(enable_controller(*admin, cap));
   Result<DiscoveryLog> log = read_discovery_log(*admin);

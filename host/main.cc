@@ -323,6 +323,40 @@ nlohmann::json discovery_json(const DiscoveryLog& log) {
 }
 
 // Like `nvme discover`: one block per Discovery Log entry.
+// nvme-cli's gen-dhchap-key: prints a new DH-HMAC-CHAP secret (host/cli_util.h).
+struct GenKeyArgs {
+  std::string secret;
+  uint32_t key_length = 0;
+  uint32_t hmac = 0;
+  std::string nqn;
+};
+
+CLI::App* add_gen_dhchap_key_subcommand(CLI::App& app, GenKeyArgs& a) {
+  CLI::App* sub = app.add_subcommand(
+      "gen-dhchap-key", "print a new DH-HMAC-CHAP secret, DHHC-1:hh:...: (nvme gen-dhchap-key)");
+  sub->add_option("-s,--secret", a.secret, "the key in hexadecimal (default: random)");
+  sub->add_option("-l,--key-length", a.key_length,
+                  "key bytes: 32, 48 or 64 (default 32, or the --hmac hash's length)");
+  sub->add_option("-m,--hmac", a.hmac,
+                  "0: none; 1, 2, 3: transform with HMAC-SHA-256/384/512 over --nqn")
+      ->check(CLI::Range(0u, 3u));
+  sub->add_option("-n,--nqn", a.nqn, "the host NQN the key is for (default /etc/nvme/hostnqn)");
+  return sub;
+}
+
+int cmd_gen_dhchap_key(GenKeyArgs& a) {
+  if (a.nqn.empty() && a.hmac > 0) {
+    std::ifstream f("/etc/nvme/hostnqn");
+    std::getline(f, a.nqn);
+  }
+  Result<std::string> key = gen_dhchap_key(a.secret, a.key_length, a.hmac, a.nqn);
+  dhchap::cleanse(a.secret.data(), a.secret.size());
+  if (!key.ok()) return host_usage_error("gen-dhchap-key", key.status().message());
+  std::printf("%s\n", key->c_str());
+  dhchap::cleanse(key->data(), key->size());
+  return 0;
+}
+
 int cmd_discover(const HostOptions& opts, const std::string& json) {
   if (Status st = check_report_path(json); !st.ok()) return fail("discover", st);
   auto log = discover(opts);
@@ -354,7 +388,8 @@ int cmd_discover(const HostOptions& opts, const std::string& json) {
 // --queue-size, -k/--keep-alive-tmo, --reconnect-delay, --ctrl-loss-tmo, --fast-io-fail-tmo)
 // and as in nvmf-target (--poll, --log-level, -v/--verbose, --max-inline-data).
 void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode,
-                        std::string& log_level, bool& verbose, uint32_t& keep_alive_tmo_s) {
+                        std::string& log_level, bool& verbose, uint32_t& keep_alive_tmo_s,
+                        std::string& dhchap_secret, std::string& dhchap_ctrl_secret) {
   app.add_option("-a,--traddr", o.traddr,
                  "target address (required); a comma-separated list gives failover paths");
   app.add_option("-s,--trsvcid", o.trsvcid,
@@ -363,6 +398,11 @@ void add_common_options(CLI::App& app, HostOptions& o, std::string& poll_mode,
   app.add_option("-n,--nqn", o.subnqn, "subsystem NQN (not for discover)");
   app.add_option("-w,--host-traddr", o.host_traddr, "local source address");
   app.add_option("--hostnqn", o.hostnqn, "host NQN (default: from a random host id)");
+  app.add_option("-S,--dhchap-secret", dhchap_secret,
+                 "DH-HMAC-CHAP host key, DHHC-1:hh:...: (nvme gen-dhchap-key): every queue "
+                 "authenticates when the controller asks");
+  app.add_option("-C,--dhchap-ctrl-secret", dhchap_ctrl_secret,
+                 "DH-HMAC-CHAP controller key: the controller must prove it too (bidirectional)");
   app.add_option("--nr-io-queues", o.num_io_queues, "I/O queues to connect (I/O uses the first)")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
@@ -458,7 +498,11 @@ int run(int argc, char** argv) {
   std::string log_level = "warn";
   bool verbose = false;
   uint32_t keep_alive_tmo_s = 5;  // nvme-cli / Linux NVME_DEFAULT_KATO
-  add_common_options(app, opts, poll_mode, log_level, verbose, keep_alive_tmo_s);
+  std::string dhchap_secret, dhchap_ctrl_secret;
+  add_common_options(app, opts, poll_mode, log_level, verbose, keep_alive_tmo_s, dhchap_secret,
+                     dhchap_ctrl_secret);
+  GenKeyArgs gen_args;
+  CLI::App* gen_key = add_gen_dhchap_key_subcommand(app, gen_args);
   JsonOptions id_json, disc_json, w_json, r_json;
   CLI::App* identify = app.add_subcommand("identify", "Identify controller and namespace");
   id_json.add(identify);
@@ -494,11 +538,13 @@ int run(int argc, char** argv) {
   conform_json->expected(0, 1)->type_name("[FILE]");
   // The connection options belong to the top level but may come after the subcommand too;
   // CLI11 lists them only in the top-level help, so each subcommand's help points there.
-  const std::vector<CLI::App*> subs = {identify, write, read, bench, disc, conform};
+  const std::vector<CLI::App*> subs = {identify, write, read, bench, disc, conform, gen_key};
   for (CLI::App* sub : subs) {
+    if (sub == gen_key) continue;
     sub->footer(
         "Connection options (also accepted here): -a,--traddr ADDR (required), -s,--trsvcid "
         "PORT, -n,--nqn NQN (required but for discover), -w,--host-traddr ADDR, --hostnqn, "
+        "-S,--dhchap-secret, -C,--dhchap-ctrl-secret, "
         "-k,--keep-alive-tmo, --reconnect-delay, --ctrl-loss-tmo, --fast-io-fail-tmo, "
         "--nr-io-queues, --queue-size, --timeout-ms, --max-inline-data, --poll, --log-level, "
         "-v. See nvmf-host --help.");
@@ -547,6 +593,10 @@ int run(int argc, char** argv) {
       return host_usage_error(sub, ids.status().message());
     }
   }
+  if (Status st = parse_dhchap_secrets(dhchap_secret, dhchap_ctrl_secret, opts.dhchap); !st.ok()) {
+    return host_usage_error(sub, st.message());
+  }
+  if (gen_key->parsed()) return cmd_gen_dhchap_key(gen_args);
   if (Status st = split_path_lists(opts); !st.ok()) return host_usage_error(sub, st.message());
   if (Status st = check_connection_options(opts); !st.ok()) {
     return host_usage_error(sub, st.message());
@@ -559,8 +609,9 @@ int run(int argc, char** argv) {
   }
   // Then what is missing.
   if (sub.empty()) {
-    return host_usage_error(
-        sub, "a subcommand is required: identify, write, read, bench, discover or conform");
+    return host_usage_error(sub,
+                            "a subcommand is required: identify, write, read, bench, discover, "
+                            "conform or gen-dhchap-key");
   }
   // The data file of write and read: -d/--data (or its hidden older spelling); read's -l.
   for (auto [cmd, file] : {std::pair{write, &w.file}, std::pair{read, &r.file}}) {

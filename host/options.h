@@ -5,8 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "common/dhchap.h"
 
 namespace nvmf::host {
 
@@ -26,6 +29,13 @@ struct TransportPath {
   bool operator==(const TransportPath&) const = default;
 };
 
+// nvme-cli's --dhchap-secret (the host's key) and --dhchap-ctrl-secret (the controller's key:
+// set, the host also checks the controller, bidirectional authentication). Base 2.0 §8.13.5.
+struct DhchapSecrets {
+  std::optional<dhchap::Secret> host;
+  std::optional<dhchap::Secret> ctrl;
+};
+
 // Connection parameters. The library does no argument parsing: the CLI fills this struct.
 struct HostOptions {
   std::string traddr;            // Target IPv4/IPv6 address (required).
@@ -33,8 +43,11 @@ struct HostOptions {
   std::string subnqn;            // Subsystem NQN (required).
   std::string hostnqn;           // Empty: "nqn.2014-08.org.nvmexpress:uuid:<hostid>".
   std::string host_traddr;       // Local source address; empty lets rdma_cm choose.
-  uint16_t queue_size = 128;     // I/O queue entries (CM hrqsize; hsqsize = queue_size - 1).
-  uint16_t num_io_queues = 1;    // I/O queues to connect (qid 1..N), capped by Set Features.
+  // DH-HMAC-CHAP: every queue whose Connect response sets AUTHREQ.ATR authenticates with these
+  // right after its Connect (host/auth.h); ATR without a host secret fails the connect.
+  DhchapSecrets dhchap;
+  uint16_t queue_size = 128;   // I/O queue entries (CM hrqsize; hsqsize = queue_size - 1).
+  uint16_t num_io_queues = 1;  // I/O queues to connect (qid 1..N), capped by Set Features.
   // Keep Alive Timeout sent in the admin Connect, in ms; 0 = no keep-alive (the library's
   // default; nvmf-host's -k/--keep-alive-tmo defaults to 5 s like nvme-cli and Linux). When > 0
   // and send_keep_alive is set, the Controller sends Keep Alive on the admin queue every

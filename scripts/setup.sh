@@ -6,7 +6,8 @@
 #   Build, test and RDMA user-space packages are always installed. QEMU and a kernel for the
 #   soft-RoCE guest of ci/rxe-run are set up only when the running kernel has no rdma_rxe
 #   module, or with --vm; --no-vm never. The guest's kernel is Debian's linux-image package
-#   unpacked into ~/.cache/nvmf-rdma/kernels (ci/vm/fetch-kernel), its busybox-static and the
+#   unpacked into ~/.cache/nvmf-rdma/kernels (ci/vm/fetch-kernel; also Debian 13's 6.12 for
+#   NVMF_RXE_KERNEL=6.12, the default staying this machine's suite's), its busybox-static and the
 #   interop suite's dmsetup into ~/.cache/nvmf-rdma/tools (ci/vm/fetch-tools): installing those
 #   packages would run update-initramfs, so nothing touches this machine's /boot or /lib/modules.
 #   --bench adds gnuplot for ci/bench-compare.sh's plot. --list prints every package this script
@@ -24,7 +25,7 @@ for arg in "$@"; do
     --bench) want_bench=1 ;;
     --list) list_only=1 ;;
     -h | --help)
-      sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *)
@@ -37,9 +38,10 @@ done
 # Build and unit tests: Bazel (Debian's bootstrap build, with the Java rules its WORKSPACE
 # points at), GoogleTest's sources (built by Bazel), CLI11, nlohmann_json; ci/check-format.sh
 # runs clang-format and shellcheck; the report scripts are python3; liburing for the target's
-# file and block-device backend (io_uring).
+# file and block-device backend (io_uring); OpenSSL 3's libcrypto and zlib for DH-HMAC-CHAP
+# (HMAC, SHA-2, finite-field DH; the CRC-32 of a secret).
 build_pkgs=(bazel-bootstrap bazel-rules-java googletest libcli11-dev nlohmann-json3-dev
-  liburing-dev clang-format shellcheck python3)
+  liburing-dev libssl-dev zlib1g-dev clang-format shellcheck python3)
 # The fuzzers (ci/fuzz.sh, bazel --config=fuzz): clang 14 and its compiler-rt (libFuzzer, ASan,
 # UBSan runtimes: -fsanitize=fuzzer comes from libclang-rt-14-dev).
 build_pkgs+=(clang libclang-rt-14-dev)
@@ -123,6 +125,11 @@ fi
 tools=(dmsetup)
 if [ $need_vm -eq 1 ]; then
   "$here/../ci/vm/fetch-kernel"
+  # Debian 13's kernel too (6.12: NVMe in-band authentication, ublk), for NVMF_RXE_KERNEL=6.12;
+  # the default guest stays the one above. Through fetch-kernel's private apt configuration
+  # (the machine's sources are not changed); a failure leaves only that kernel out.
+  "$here/../ci/vm/fetch-kernel" --suite trixie ||
+    echo "setup.sh: warning: no Debian 13 (trixie) guest kernel; NVMF_RXE_KERNEL=6.12 will not boot" >&2
   tools+=(busybox)
 fi
 "$here/../ci/vm/fetch-tools" "${tools[@]}"

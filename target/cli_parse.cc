@@ -58,4 +58,58 @@ Result<uint64_t> parse_size(std::string_view text, std::string_view option) {
   return value << shift;
 }
 
+Status apply_dhchap_options(const std::vector<std::string>& host_keys,
+                            const std::vector<std::string>& ctrl_keys, const std::string& hash,
+                            const std::string& dhgroup, HostKeys& keys) {
+  auto split = [](const std::string& v, const char* option, std::string* nqn,
+                  std::string* secret) -> Status {
+    const size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || eq > 223) {
+      return Status::invalid_argument(std::string(option) + ": expected HOSTNQN=DHHC-1:hh:...:");
+    }
+    *nqn = v.substr(0, eq);
+    *secret = v.substr(eq + 1);
+    return {};
+  };
+  for (const std::string& v : host_keys) {
+    std::string nqn, text;
+    NVMF_RETURN_IF_ERROR(split(v, "--dhchap-key", &nqn, &text));
+    auto secret = dhchap::Secret::parse(text);
+    dhchap::cleanse(text.data(), text.size());
+    if (!secret.ok()) return secret.status().annotate("--dhchap-key for '" + nqn + "'");
+    keys[nqn].key = std::move(*secret);
+  }
+  for (const std::string& v : ctrl_keys) {
+    std::string nqn, text;
+    NVMF_RETURN_IF_ERROR(split(v, "--dhchap-ctrl-key", &nqn, &text));
+    auto secret = dhchap::Secret::parse(text);
+    dhchap::cleanse(text.data(), text.size());
+    if (!secret.ok()) return secret.status().annotate("--dhchap-ctrl-key for '" + nqn + "'");
+    auto it = keys.find(nqn);
+    if (it == keys.end()) {
+      return Status::invalid_argument("--dhchap-ctrl-key for '" + nqn +
+                                      "': that host has no --dhchap-key");
+    }
+    it->second.ctrl_key = std::move(*secret);
+  }
+  if (!hash.empty()) {
+    auto h = dhchap::parse_hash(hash);
+    if (!h) {
+      return Status::invalid_argument("--dhchap-hash '" + hash +
+                                      "': hmac(sha256), hmac(sha384) or hmac(sha512)");
+    }
+    for (auto& [nqn, k] : keys) k.hash = *h;
+  }
+  if (!dhgroup.empty()) {
+    auto g = dhchap::parse_dhgroup(dhgroup);
+    if (!g) {
+      return Status::invalid_argument("--dhchap-dhgroup '" + dhgroup +
+                                      "': null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or "
+                                      "ffdhe8192");
+    }
+    for (auto& [nqn, k] : keys) k.dhgroup = *g;
+  }
+  return {};
+}
+
 }  // namespace nvmf::target

@@ -4,9 +4,12 @@
 #define NVMF_TARGET_CLI_PARSE_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
+#include "target/auth.h"
 
 namespace nvmf::target {
 
@@ -15,6 +18,15 @@ namespace nvmf::target {
 // errors: kInvalidArgument "--size: '12x' is not a byte count (e.g. 4096, 64m, 1g)", or
 // "... overflows 64 bits".
 Result<uint64_t> parse_size(std::string_view text, std::string_view option);
+
+// The CLI mode's DH-HMAC-CHAP options into `keys`: each of `host_keys` (--dhchap-key) and
+// `ctrl_keys` (--dhchap-ctrl-key) is "HOSTNQN=DHHC-1:hh:...:"; `hash` (--dhchap-hash,
+// "hmac(sha256)" or "sha256" ...) and `dhgroup` (--dhchap-dhgroup, "null", "ffdhe2048" ...),
+// when not empty, apply to every host with a key. A controller key needs a host key for the same
+// host. kInvalidArgument naming the option and the host, never the secret.
+Status apply_dhchap_options(const std::vector<std::string>& host_keys,
+                            const std::vector<std::string>& ctrl_keys, const std::string& hash,
+                            const std::string& dhgroup, HostKeys& keys);
 
 }  // namespace nvmf::target
 

@@ -29,3 +29,30 @@ TEST(ParseSize, ErrorsNameTheOption) {
 
 }  // namespace
 }  // namespace nvmf::target
+
+namespace nvmf::target {
+namespace {
+
+TEST(DhchapOptions, HostKeysControllerKeysHashAndGroup) {
+  const std::string key = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+  HostKeys keys;
+  ASSERT_TRUE(apply_dhchap_options({"nqn.h1=" + key, "nqn.h2=" + key}, {"nqn.h1=" + key},
+                                   "hmac(sha384)", "ffdhe4096", keys)
+                  .ok());
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_TRUE(keys.at("nqn.h1").ctrl_key.has_value());
+  EXPECT_FALSE(keys.at("nqn.h2").ctrl_key.has_value());
+  EXPECT_EQ(keys.at("nqn.h2").hash, dhchap::Hash::kSha384);
+  EXPECT_EQ(keys.at("nqn.h2").dhgroup, dhchap::DhGroup::kFfdhe4096);
+  HostKeys k2;
+  Status st = apply_dhchap_options({}, {"nqn.h3=" + key}, "", "", k2);
+  EXPECT_NE(st.message().find("that host has no --dhchap-key"), std::string::npos);
+  st = apply_dhchap_options({"nqn.h1=DHHC-1:00:AAAA:"}, {}, "", "", k2);
+  EXPECT_NE(st.message().find("--dhchap-key for 'nqn.h1'"), std::string::npos) << st.message();
+  EXPECT_NE(apply_dhchap_options({key}, {}, "", "", k2).message().find("HOSTNQN="),
+            std::string::npos);
+  EXPECT_FALSE(apply_dhchap_options({"a=" + key}, {}, "md5", "", k2).ok());
+}
+
+}  // namespace
+}  // namespace nvmf::target

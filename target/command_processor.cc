@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "proto/auth.h"
 #include "target/control_lock.h"
 #include "target/log_limiter.h"
 #include "target/port.h"
@@ -24,6 +25,10 @@ constexpr uint16_t kInvalidField = generic_status(proto::kScInvalidField);
 constexpr uint16_t kConnectInvalidParameters =
     make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true);
 constexpr uint16_t kCommandSequenceError = generic_status(proto::kScCommandSequenceError);
+// nvmet_check_auth_status: any command but Authentication Send/Receive on a queue whose host has
+// a key and has not authenticated yet.
+constexpr uint16_t kAuthRequired =
+    make_status(proto::kSctCommandSpecific, proto::kScAuthRequired, true);
 // nvmet_alloc_ctrl gives a discovery controller connected with KATO 0 this Keep Alive Timeout
 // (NVMET_DISC_KATO_MS), so a host that vanishes does not hold its queues forever.
 constexpr uint32_t kDiscoveryDefaultKatoMs = 120000;
@@ -141,7 +146,7 @@ NextStep CommandProcessor::begin(Request& r) {
   if (uint16_t st = check_psdt(sqe); st != kStatusSuccess) return complete(r, st);
   // The NVM I/O path: a connected I/O queue's non-Fabrics command, without the control lock.
   if (qid_ != 0 && controller_ != nullptr && sqe.opcode != proto::kOpcodeFabrics &&
-      !freed_.load(std::memory_order_acquire)) {
+      !unauthenticated_ && !freed_.load(std::memory_order_acquire)) {
     controller_->note_traffic();
     if (!controller_->enabled()) {
       return complete(r, generic_status(proto::kScCommandSequenceError));
@@ -153,6 +158,13 @@ NextStep CommandProcessor::begin(Request& r) {
     return begin_unconnected(r);
   }
   controller_->note_traffic();
+  if (unauthenticated_) {
+    const auto& f = *reinterpret_cast<const proto::FabricsCommand*>(r.sqe);
+    if (sqe.opcode != proto::kOpcodeFabrics ||
+        (f.fctype != proto::kFctypeAuthSend && f.fctype != proto::kFctypeAuthReceive)) {
+      return complete(r, kAuthRequired);
+    }
+  }
   if (sqe.opcode == proto::kOpcodeFabrics) return begin_fabrics(r);
   if (!controller_->enabled()) {
     return complete(r, generic_status(proto::kScCommandSequenceError));
@@ -177,6 +189,8 @@ NextStep CommandProcessor::begin_unconnected(Request& r) {
 NextStep CommandProcessor::begin_fabrics(Request& r) {
   const auto& f = *reinterpret_cast<const proto::FabricsCommand*>(r.sqe);
   if (f.fctype == proto::kFctypeConnect) return complete(r, kCommandSequenceError);
+  if (f.fctype == proto::kFctypeAuthSend) return auth_send(r);
+  if (f.fctype == proto::kFctypeAuthReceive) return auth_receive(r);
   if (qid_ != 0) return complete(r, kInvalidOpcode);  // nvmet_parse_fabrics_io_cmd
   switch (f.fctype) {
     case proto::kFctypePropertyGet:
@@ -290,6 +304,8 @@ NextStep CommandProcessor::finish_pending(Request& r, const uint8_t* contiguous)
       return write_data(r, contiguous);
     case PendingOp::kDsmRanges:
       return dsm_ranges_arrived(r, contiguous);
+    case PendingOp::kAuthSend:
+      return auth_send_data(r, contiguous);
     case PendingOp::kNone:
       break;
   }
@@ -430,6 +446,7 @@ NextStep CommandProcessor::connect_admin(Request& r, Subsystem& chosen,
   }
   bind(chosen, ctrl, c.sqsize);
   r.cqe.dw0 = ctrl->cntlid();
+  require_authentication(r, chosen, hostnqn);
   if (uint64_t suppressed = 0; connection_log_limiter().allow(
           "admin queue connected", std::chrono::steady_clock::now(), &suppressed)) {
     NVMF_LOG(INFO, "target") << link_.describe() << ": admin queue connected, controller "
@@ -495,6 +512,7 @@ NextStep CommandProcessor::connect_io(Request& r, Subsystem& chosen, const proto
   }
   bind(chosen, ctrl, c.sqsize);
   r.cqe.dw0 = ctrl->cntlid();
+  require_authentication(r, chosen, ctrl->hostnqn());
   if (uint64_t suppressed = 0; connection_log_limiter().allow(
           "I/O queue connected", std::chrono::steady_clock::now(), &suppressed)) {
     NVMF_LOG(INFO, "target") << link_.describe() << ": I/O queue connected to controller "
@@ -516,6 +534,72 @@ NextStep CommandProcessor::connect_failed(Request& r, uint16_t status, uint32_t 
                              << " (" << why << ")" << suppressed_note(suppressed);
   }
   return complete(r, status);
+}
+
+// ------------------------------------------------------------------------- Authentication --
+
+void CommandProcessor::require_authentication(Request& r, const Subsystem& chosen,
+                                              const std::string& hostnqn) {
+  const HostKey* key = chosen.host_key(hostnqn);
+  if (key == nullptr) return;
+  auth_ = std::make_unique<AuthResponder>(*key, hostnqn, chosen.config().nqn);
+  unauthenticated_ = true;
+  r.cqe.dw0 |= proto::kConnectRespAuthreqAtr;
+}
+
+NextStep CommandProcessor::auth_send(Request& r) {
+  const auto& c = *reinterpret_cast<const proto::AuthCommand*>(r.sqe);
+  // nvmet_execute_auth_send: only DH-HMAC-CHAP's SECP/SPSP, a message of 1..max bytes, and only
+  // on a queue whose host has a key.
+  if (c.secp != proto::kAuthSecp || c.spsp0 != proto::kAuthSpsp0 || c.spsp1 != proto::kAuthSpsp1 ||
+      c.length == 0 || c.length > kAuthMaxSendBytes) {
+    return complete(r, kInvalidField);
+  }
+  if (!auth_) return complete(r, kCommandSequenceError);
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  return receive_data(r, c.length, PendingOp::kAuthSend);
+}
+
+NextStep CommandProcessor::auth_send_data(Request& r, const uint8_t* contiguous) {
+  const auto& c = *reinterpret_cast<const proto::AuthCommand*>(r.sqe);
+  std::array<uint8_t, kAuthMaxSendBytes> message;
+  copy_payload(r, contiguous, {message.data(), c.length});
+  auth_->send({message.data(), c.length});
+  auth_settled();
+  return complete(r, kStatusSuccess);
+}
+
+NextStep CommandProcessor::auth_receive(Request& r) {
+  const auto& c = *reinterpret_cast<const proto::AuthCommand*>(r.sqe);
+  if (c.secp != proto::kAuthSecp || c.spsp0 != proto::kAuthSpsp0 || c.spsp1 != proto::kAuthSpsp1 ||
+      c.length == 0) {
+    return complete(r, kInvalidField);
+  }
+  if (!auth_) return complete(r, kCommandSequenceError);
+  if (uint16_t st = decode_sgl(r); st != kStatusSuccess) return complete(r, st);
+  if (uint16_t st = check_data_length(r.sgl, c.length); st != kStatusSuccess) {
+    return complete(r, st);
+  }
+  const uint32_t al = std::min<uint32_t>(c.length, static_cast<uint32_t>(r.buffer.size()));
+  const uint32_t n = auth_->receive(al, r.buffer);
+  auth_settled();
+  return respond_with_data(r, n);
+}
+
+void CommandProcessor::auth_settled() {
+  unauthenticated_ = !auth_->authenticated();
+  if (auth_->failure() == 0 || auth_failures_seen_ == auth_->transactions()) return;
+  auth_failures_seen_ = auth_->transactions();
+  // One line per host a window: a host retrying with a wrong key must not flood the log. The
+  // reason names the step, never a key.
+  uint64_t suppressed = 0;
+  const std::string& host = controller_ != nullptr ? controller_->hostnqn() : std::string();
+  if (refusal_log_limiter().allow("authentication failed " + host, std::chrono::steady_clock::now(),
+                                  &suppressed)) {
+    NVMF_LOG(WARN, "target") << link_.describe() << ": host '" << host
+                             << "': DH-HMAC-CHAP authentication failed: " << auth_->failure_reason()
+                             << suppressed_note(suppressed);
+  }
 }
 
 // ----------------------------------------------------------------------------- Properties --

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "proto/fabrics.h"
+#include "target/auth.h"
 #include "target/controller.h"
 #include "target/counters.h"
 #include "target/io_engine.h"
@@ -102,6 +103,10 @@ class CommandProcessor {
 
   // True once a Connect succeeded on this queue (it stays true after the controller is freed).
   bool connected() const { return state_ == ConnectState::kConnected; }
+  // Connected, but the host has a DH-HMAC-CHAP key and this queue's authentication has not
+  // succeeded yet: only Authentication Send/Receive are served (the transport's Connect deadline
+  // still runs).
+  bool awaiting_authentication() const { return unauthenticated_; }
   // Async Event Requests held, waiting for an event (at most AERL + 1).
   size_t aers_held() const { return held_aers_.size(); }
 
@@ -155,6 +160,15 @@ class CommandProcessor {
                       const proto::ConnectData& data);
   NextStep property_get(Request& r);
   NextStep property_set(Request& r);
+  // DH-HMAC-CHAP (target/auth.h): Authentication Send/Receive, and what Connect sets up.
+  NextStep auth_send(Request& r);
+  NextStep auth_send_data(Request& r, const uint8_t* contiguous);
+  NextStep auth_receive(Request& r);
+  // After a Connect to `chosen` by `hostnqn` succeeded: the host has a key there, so the queue
+  // needs authentication (AUTHREQ.ATR in DW0).
+  void require_authentication(Request& r, const Subsystem& chosen, const std::string& hostnqn);
+  // Follows the responder's verdict; logs a failure once per host per limiter window.
+  void auth_settled();
 
   // Admin.
   NextStep identify(Request& r);
@@ -225,6 +239,11 @@ class CommandProcessor {
   // keep the Controller alive until this queue goes).
   std::atomic<bool> freed_{false};
   bool bound_ = false;  // counted in subsystem_'s bound queues (bind() to the destructor)
+  // DH-HMAC-CHAP: the queue's transaction state (null: its host has no key), and whether it must
+  // still authenticate before other commands.
+  std::unique_ptr<AuthResponder> auth_;
+  bool unauthenticated_ = false;
+  uint32_t auth_failures_seen_ = 0;
   IoEngine* engine_ = nullptr;
 };
 

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/dhchap.h"
 #include "common/id_text.h"
 #include "common/wire_text.h"
 #include "proto/discovery.h"
@@ -424,6 +425,62 @@ Result<SubsystemOptions> parse_subsystem(const json& sub, const std::string& pat
 
 }  // namespace
 
+namespace {
+// A host entry's DH-HMAC-CHAP keys: nvmetcli's "dhchap" attribute group, {"key", "ctrl_key",
+// "hash", "dhgroup"}, nvmet's configfs host files dhchap_key, dhchap_ctrl_key, dhchap_hash and
+// dhchap_dhgroup. An empty key, as nvmetcli saves a host without one, means none. Errors name
+// the key and what is wrong, never a secret's text.
+Result<std::optional<HostKey>> host_key_of(const json& host, const std::string& hp,
+                                           std::vector<std::string>* warnings) {
+  auto group_it = host.find("dhchap");
+  if (group_it == host.end()) return std::optional<HostKey>();
+  const json& h = *group_it;
+  const std::string p = hp + ".dhchap";
+  if (!h.is_object()) return bad(p, "is not an object");
+  NVMF_RETURN_IF_ERROR(check_keys(h, p, {"key", "ctrl_key", "hash", "dhgroup"}, {}, warnings));
+  auto text_at = [&](const char* k) -> Result<std::string> {
+    auto it = h.find(k);
+    if (it == h.end()) return std::string();
+    if (!it->is_string()) return bad(p + "." + k, "is not a string");
+    return it->get<std::string>();
+  };
+  NVMF_ASSIGN_OR_RETURN(std::string key_text, text_at("key"));
+  NVMF_ASSIGN_OR_RETURN(std::string ctrl_text, text_at("ctrl_key"));
+  NVMF_ASSIGN_OR_RETURN(std::string hash_text, text_at("hash"));
+  NVMF_ASSIGN_OR_RETURN(std::string group_text, text_at("dhgroup"));
+  if (key_text.empty()) {
+    if (!ctrl_text.empty()) return bad(p + ".ctrl_key", "given without a key");
+    return std::optional<HostKey>();
+  }
+  HostKey key;
+  auto secret = dhchap::Secret::parse(key_text);
+  dhchap::cleanse(key_text.data(), key_text.size());
+  if (!secret.ok()) return bad(p + ".key", secret.status().message());
+  key.key = std::move(*secret);
+  if (!ctrl_text.empty()) {
+    auto ctrl = dhchap::Secret::parse(ctrl_text);
+    dhchap::cleanse(ctrl_text.data(), ctrl_text.size());
+    if (!ctrl.ok()) return bad(p + ".ctrl_key", ctrl.status().message());
+    key.ctrl_key = std::move(*ctrl);
+  }
+  if (!hash_text.empty()) {
+    auto hash = dhchap::parse_hash(hash_text);
+    if (!hash) {
+      return bad(p + ".hash", shown(h.at("hash")) + ": hmac(sha256), hmac(sha384) or hmac(sha512)");
+    }
+    key.hash = *hash;
+  }
+  if (!group_text.empty()) {
+    auto group = dhchap::parse_dhgroup(group_text);
+    if (!group) {
+      return bad(p + ".dhgroup", shown(h.at("dhgroup")) + ": null or ffdhe2048 ... ffdhe8192");
+    }
+    key.dhgroup = *group;
+  }
+  return std::optional<HostKey>(std::move(key));
+}
+}  // namespace
+
 Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetOptions& base) {
   // nlohmann's parser is iterative, but dump() and our walk are not: refuse deep documents as
   // the parser meets them. Its own errors (syntax, a number overflowing a double) and ours name
@@ -455,7 +512,7 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
       std::string p = "hosts[" + std::to_string(i) + "]";
       const json& h = (*host_list)[i];
       if (!h.is_object()) return bad(p, shown(h) + " is not an object");
-      NVMF_RETURN_IF_ERROR(check_keys(h, p, {"nqn"}, {}, warnings));
+      NVMF_RETURN_IF_ERROR(check_keys(h, p, {"nqn", "dhchap"}, {}, warnings));
       auto nqn = h.find("nqn");
       if (nqn == h.end()) return bad(p + ".nqn", "missing");
       NVMF_ASSIGN_OR_RETURN(std::string n, string_of(*nqn, p + ".nqn"));
@@ -463,6 +520,8 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
         return bad(p + ".nqn", shown(*nqn) + " must be 1..223 bytes");
       }
       hosts.insert(n);
+      NVMF_ASSIGN_OR_RETURN(std::optional<HostKey> key, host_key_of(h, p, warnings));
+      if (key) o.host_keys[n] = std::move(*key);
     }
   }
 

@@ -21,7 +21,7 @@ struct NvmetConfig {
 
 // Applies an nvmetcli config to `base` (which keeps what the file does not say: LBA size,
 // queue limits, MDTS). The shape, and what is done with each key:
-//   {"hosts": [{"nqn"}],
+//   {"hosts": [{"nqn", "dhchap": {"key", "ctrl_key", "hash", "dhgroup"}}],
 //    "ports": [1..kMaxConfigPorts: {"portid" (distinct), "addr": {"trtype": "rdma", "adrfam":
 //    "ipv4"|"ipv6",
 //              "traddr", "trsvcid", "treq": "not specified"|"not required", "tsas"},

@@ -683,3 +683,77 @@ TEST(ConfigHostileTest, FileLargerThanTheLimitIsRefused) {
 
 }  // namespace
 }  // namespace nvmf::target
+
+namespace nvmf::target {
+namespace {
+
+constexpr char kKey32[] = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+
+// nvmetcli (with its "dhchap" host attribute group) saves a host's keys as
+// hosts[].dhchap.{key, ctrl_key, hash, dhgroup}.
+TEST(ConfigDhchap, ReadsNvmetclisDhchapGroup) {
+  json j = good();
+  const std::string nqn = j["hosts"][0]["nqn"];
+  j["hosts"][0]["dhchap"] = {
+      {"key", kKey32}, {"ctrl_key", kKey32}, {"hash", "hmac(sha512)"}, {"dhgroup", "ffdhe8192"}};
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->options.host_keys.count(nqn), 1u);
+  const HostKey& k = r->options.host_keys.at(nqn);
+  EXPECT_EQ(k.key.format(), kKey32);
+  ASSERT_TRUE(k.ctrl_key.has_value());
+  EXPECT_EQ(k.hash, dhchap::Hash::kSha512);
+  EXPECT_EQ(k.dhgroup, dhchap::DhGroup::kFfdhe8192);
+  // nvmetcli writes unset files as empty strings: no key.
+  j["hosts"][0]["dhchap"] = {
+      {"key", ""}, {"ctrl_key", ""}, {"hash", "hmac(sha256)"}, {"dhgroup", "null"}};
+  auto none = parse(j);
+  ASSERT_TRUE(none.ok()) << none.status().to_string();
+  EXPECT_TRUE(none->options.host_keys.empty());
+}
+
+TEST(ConfigDhchap, BadKeysAreNamedWithoutTheirText) {
+  std::string bad_crc = kKey32;
+  bad_crc[bad_crc.size() - 2] = 'S';
+  struct Case {
+    json dhchap;
+    const char* where;
+  };
+  const Case cases[] = {
+      {{{"key", bad_crc}}, "hosts[0].dhchap.key: DH-HMAC-CHAP secret: the CRC-32"},
+      {{{"key", kKey32}, {"ctrl_key", "DHHC-1:09:AAAA:"}}, "hosts[0].dhchap.ctrl_key"},
+      {{{"ctrl_key", kKey32}}, "hosts[0].dhchap.ctrl_key: given without a key"},
+      {{{"key", kKey32}, {"hash", "hmac(md5)"}}, "hosts[0].dhchap.hash"},
+      {{{"key", kKey32}, {"dhgroup", "modp2048"}}, "hosts[0].dhchap.dhgroup"},
+      {{{"key", kKey32}, {"colour", "red"}}, "hosts[0].dhchap.colour"},
+  };
+  for (const Case& c : cases) {
+    json j = good();
+    j["hosts"][0]["dhchap"] = c.dhchap;
+    const std::string msg = error_of(j);
+    EXPECT_NE(msg.find(c.where), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("AAECAwQF"), std::string::npos) << msg;
+  }
+}
+
+TEST(ConfigDhchap, SavedConfigKeepsTheKeys) {
+  auto parsed = parse([] {
+    json j = good();
+    j["hosts"][0]["dhchap"] = {{"key", kKey32}, {"hash", "hmac(sha384)"}, {"dhgroup", "ffdhe3072"}};
+    return j;
+  }());
+  ASSERT_TRUE(parsed.ok());
+  const TargetOptions& o = parsed->options;
+  const json saved = nvmet_config_json(o.ports, o.subsystems, &o.host_keys);
+  auto again = parse_nvmet_config(saved.dump(), TargetOptions{});
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  ASSERT_EQ(again->options.host_keys.size(), 1u);
+  const HostKey& k = again->options.host_keys.begin()->second;
+  EXPECT_EQ(k.key.format(), kKey32);
+  EXPECT_FALSE(k.ctrl_key.has_value());
+  EXPECT_EQ(k.hash, dhchap::Hash::kSha384);
+  EXPECT_EQ(k.dhgroup, dhchap::DhGroup::kFfdhe3072);
+}
+
+}  // namespace
+}  // namespace nvmf::target

@@ -31,17 +31,23 @@ std::optional<std::chrono::steady_clock::time_point> EventLoop::expire_connect_d
   const auto timeout = std::chrono::milliseconds(options_.connect_timeout_ms);
   std::optional<std::chrono::steady_clock::time_point> next;
   for (auto& [id, q] : queues_) {
-    if (q->connected() || q->wants_teardown()) continue;
+    // A queue is done with this deadline once connected and, when its host has a DH-HMAC-CHAP
+    // key, authenticated: a host stalling mid-transaction is torn down like one never sending
+    // its Connect.
+    const bool authenticating = q->awaiting_authentication();
+    if ((q->connected() && !authenticating) || q->wants_teardown()) continue;
     auto deadline = q->accepted_at() + timeout;
     if (deadline <= now) {
       uint64_t suppressed = 0;
       if (refusal_log_limiter().allow("connect deadline", now, &suppressed)) {
-        NVMF_LOG(WARN, "target") << q->describe() << ": no Connect within "
-                                 << options_.connect_timeout_ms
+        NVMF_LOG(WARN, "target") << q->describe() << ": no "
+                                 << (authenticating ? "successful authentication" : "Connect")
+                                 << " within " << options_.connect_timeout_ms
                                  << " ms (--connect-timeout-ms); disconnecting"
                                  << suppressed_note(suppressed);
       }
-      q->request_disconnect("no Connect within the deadline");
+      q->request_disconnect(authenticating ? "no authentication within the deadline"
+                                           : "no Connect within the deadline");
     } else if (!next || deadline < *next) {
       next = deadline;
     }

@@ -306,6 +306,21 @@ int main(int argc, char** argv) {
                  "the control socket (JSON-RPC 2.0, SPDK's method names; `nvmf-target rpc` is "
                  "its client), created mode 0600; none: no control socket")
       ->capture_default_str();
+  std::vector<std::string> dhchap_keys, dhchap_ctrl_keys;
+  std::string dhchap_hash, dhchap_dhgroup;
+  app.add_option("--dhchap-key", dhchap_keys,
+                 "HOSTNQN=DHHC-1:hh:...: that host must authenticate every queue with DH-HMAC-CHAP "
+                 "(repeatable; nvme gen-dhchap-key makes keys; a --config file keeps them out of "
+                 "ps)")
+      ->type_name("HOSTNQN=KEY");
+  app.add_option("--dhchap-ctrl-key", dhchap_ctrl_keys,
+                 "HOSTNQN=DHHC-1:hh:...: the controller's key for that host (bidirectional)")
+      ->type_name("HOSTNQN=KEY");
+  app.add_option("--dhchap-hash", dhchap_hash,
+                 "hash of every --dhchap-key host: hmac(sha256) (default), hmac(sha384), "
+                 "hmac(sha512)");
+  app.add_option("--dhchap-dhgroup", dhchap_dhgroup,
+                 "DH group of every --dhchap-key host: null (default), ffdhe2048 ... ffdhe8192");
   app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
   app.add_flag("-v,--verbose", verbose, "debug logging (--log-level debug)");
   try {
@@ -374,6 +389,13 @@ int main(int argc, char** argv) {
     for (const auto& w : loaded->warnings) std::cerr << "nvmf-target: warning: " << w << "\n";
     o = std::move(loaded->options);
   }
+  if (auto st = nvmf::target::apply_dhchap_options(dhchap_keys, dhchap_ctrl_keys, dhchap_hash,
+                                                   dhchap_dhgroup, o.host_keys);
+      !st.ok()) {
+    return usage(st.message());
+  }
+  for (auto& v : dhchap_keys) nvmf::dhchap::cleanse(v.data(), v.size());
+  for (auto& v : dhchap_ctrl_keys) nvmf::dhchap::cleanse(v.data(), v.size());
   o.rpc_socket = rpc_socket == "none" ? std::string() : rpc_socket;
   if (auto st = nvmf::target::validate_options(o); !st.ok()) return usage(st.message());
   // Before any device is opened: what the first Connect registers must fit RLIMIT_MEMLOCK.

@@ -229,6 +229,10 @@ class RdmaQueue : public QueueLink, public PipelineTransport {
 
   // A Connect succeeded on this queue (see CommandProcessor::connected()).
   bool connected() const { return processor_ && processor_->connected(); }
+  // Connected, and its DH-HMAC-CHAP authentication has not succeeded yet.
+  bool awaiting_authentication() const {
+    return processor_ && processor_->awaiting_authentication();
+  }
   // The queue's place among the connections waiting for their Connect (--max-pending-connections,
   // target/poll_group.h): given back when its Connect succeeds (before the response is posted),
   // when it is asked to disconnect (owner thread), or when it is destroyed.

@@ -27,7 +27,7 @@ enum class NextStep : uint8_t {
 };
 
 // The work left once host data has been read into `buffer`.
-enum class PendingOp : uint8_t { kNone, kConnect, kWrite, kDsmRanges };
+enum class PendingOp : uint8_t { kNone, kConnect, kWrite, kDsmRanges, kAuthSend };
 
 // Transport-neutral state of one command. The transport owns the memory (one Request per
 // command slot) and fills the inputs; the processor fills the rest.

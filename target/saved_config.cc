@@ -47,7 +47,7 @@ std::string version_text(uint32_t version) {
 }
 
 json nvmet_config_json(const std::vector<PortOptions>& ports,
-                       const std::vector<SubsystemOptions>& subsystems) {
+                       const std::vector<SubsystemOptions>& subsystems, const HostKeys* keys) {
   std::set<std::string> hosts;
   json subs = json::array();
   for (const SubsystemOptions& s : subsystems) {
@@ -82,8 +82,23 @@ json nvmet_config_json(const std::vector<PortOptions>& ports,
                          {"referrals", json::array()},
                          {"subsystems", p.subsystems}});
   }
+  if (keys != nullptr) {
+    for (const auto& [nqn, key] : *keys) hosts.insert(nqn);
+  }
   json host_list = json::array();
-  for (const std::string& h : hosts) host_list.push_back({{"nqn", h}});
+  for (const std::string& h : hosts) {
+    json entry = {{"nqn", h}};
+    if (keys != nullptr) {
+      if (auto it = keys->find(h); it != keys->end()) {
+        entry["dhchap"] = {
+            {"key", it->second.key.format()},
+            {"ctrl_key", it->second.ctrl_key ? it->second.ctrl_key->format() : std::string()},
+            {"hash", std::string(dhchap::hash_name(it->second.hash))},
+            {"dhgroup", std::string(dhchap::dhgroup_name(it->second.dhgroup))}};
+      }
+    }
+    host_list.push_back(std::move(entry));
+  }
   return {{"hosts", host_list}, {"ports", port_list}, {"subsystems", subs}};
 }
 

@@ -152,6 +152,12 @@ bool Subsystem::host_allowed(std::string_view hostnqn) const {
   return false;
 }
 
+const HostKey* Subsystem::host_key(std::string_view hostnqn) const {
+  if (config_.discovery || !config_.host_keys) return nullptr;
+  auto it = config_.host_keys->find(hostnqn);
+  return it == config_.host_keys->end() ? nullptr : &it->second;
+}
+
 bool Subsystem::add_host(const std::string& hostnqn) {
   for (const auto& h : config_.allowed_hosts) {
     if (h == hostnqn) return false;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "target/auth.h"
 #include "target/controller.h"
 #include "target/drain_counter.h"
 #include "target/namespace.h"
@@ -53,6 +54,9 @@ struct SubsystemConfig {
   uint16_t cntlid_max = 0xFFEF;
   std::optional<std::array<uint8_t, 16>> nguid;
   std::optional<std::array<uint8_t, 16>> uuid;
+  // DH-HMAC-CHAP keys by host NQN (nvmetcli's hosts[]); shared by every subsystem of a target.
+  // Null or no entry: the host is not authenticated.
+  std::shared_ptr<const HostKeys> host_keys;
 
   // 4 KiB << mdts.
   uint32_t max_transfer_bytes() const { return 4096u << mdts; }
@@ -135,6 +139,13 @@ class Subsystem {
   // nvmet_host_allowed: allow_any_host, or `hostnqn` is in allowed_hosts. The discovery
   // subsystem allows every host (its log page filters instead).
   bool host_allowed(std::string_view hostnqn) const;
+  // The DH-HMAC-CHAP key `hostnqn` must prove on this subsystem's queues, or null: none
+  // configured, or the discovery subsystem (as nvmet, discovery controllers are not
+  // authenticated). Under the control lock.
+  const HostKey* host_key(std::string_view hostnqn) const;
+  // Replaces the keys (a configuration loaded on a running target); queues already
+  // authenticated stay so. Under the control lock.
+  void set_host_keys(std::shared_ptr<const HostKeys> keys) { config_.host_keys = std::move(keys); }
   // Changes to who may connect, made on a running target (the control socket's
   // nvmf_subsystem_add_host, _remove_host, _allow_any_host; nvmet's allowed_hosts links and
   // attr_allow_any_host). Under the control lock: Connect and the discovery log read them there.

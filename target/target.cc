@@ -109,6 +109,7 @@ SubsystemConfig Target::subsystem_config(const SubsystemOptions& spec, const Tar
   if (!spec.model.empty()) cfg.model = spec.model;
   if (!spec.firmware.empty()) cfg.firmware = spec.firmware;
   if (spec.version != 0) cfg.version = spec.version;
+  if (!o.host_keys.empty()) cfg.host_keys = std::make_shared<const HostKeys>(o.host_keys);
   return cfg;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "target/auth.h"
 #include "target/io_engine.h"
 
 namespace nvmf::target {
@@ -241,6 +242,10 @@ struct TargetOptions {
   // one port from traddr, trsvcid, portid, treq and inline_data_size above, linking every
   // subsystem. Given: those five fields are ignored.
   std::vector<PortOptions> ports;
+  // DH-HMAC-CHAP keys by host NQN (nvmetcli hosts[].dhchap_*, or --dhchap-key for the hosts of
+  // --allowed-host in the CLI mode). A host with a key must authenticate every queue of every NVM
+  // subsystem it connects to (target/auth.h).
+  HostKeys host_keys;
 };
 
 // The most poll groups TargetOptions::poll_groups may ask for (StatsRegistry keeps a gauge set

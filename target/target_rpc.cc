@@ -690,6 +690,16 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       }
       report["ports_removed"].push_back(port->address().portid);
     }
+    // DH-HMAC-CHAP keys: the file's replace the running ones for every Connect from now on;
+    // queues already authenticated stay so (nvmet checks a host's key at authentication).
+    {
+      ControlLock lock(control_mutex());
+      options_.host_keys = want.host_keys;
+      auto keys =
+          want.host_keys.empty() ? nullptr : std::make_shared<const HostKeys>(want.host_keys);
+      for (const auto& s : subsystems_) s->set_host_keys(keys);
+      report["dhchap_hosts"] = want.host_keys.size();
+    }
     for (const std::string& w : loaded->warnings) NVMF_LOG(WARN, "target") << path << ": " << w;
     NVMF_LOG(INFO, "target") << "control socket: load_config " << path << ": " << report.dump();
     return report;
@@ -744,7 +754,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       set_namespace_list(s, std::move(list));
       subsystems.push_back(std::move(s));
     }
-    return nvmet_config_json(ports, subsystems);
+    return nvmet_config_json(ports, subsystems, &options_.host_keys);
   });
 
   d.add("nvmf_subsystem_get_controllers", [this, find](const json& params) {
