@@ -55,6 +55,7 @@ fuzzers=(
   "config_fuzzer config 20000 -max_len=16384 -dict=fuzz/config.dict"
   "host_response_fuzzer host_response 200000 -max_len=8192"
   "rpc_fuzzer rpc 40000 -max_len=8192"
+  "auth_fuzzer auth 20000 -max_len=4096"
 )
 selected=()
 for f in "${fuzzers[@]}"; do

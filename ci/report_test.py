@@ -263,8 +263,9 @@ class ReadmeTablesTest(unittest.TestCase):
         """Each `check "$s" NAME` / `judge "$s" NAME` of ci/interop/run.sh and file-backend.sh, under
         the suite of the `s=` before it, is named by a row of the matrix."""
         rows = {(suite_t, n) for _, _, suite_t, names, _ in tables.ROWS for n in names}
+        rows |= {(suite, n) for _, _, suite, names in tables.AUTH_ROWS for n in names}
         found = []
-        for script in ("interop/run.sh", "interop/file-backend.sh"):
+        for script in ("interop/run.sh", "interop/file-backend.sh", "interop/auth.sh"):
             suite = None
             loops = {}
             with open(os.path.join(HERE, script)) as f:

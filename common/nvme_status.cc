@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "proto/auth.h"
+
 namespace nvmf {
 namespace {
 
@@ -94,6 +96,8 @@ std::string_view command_specific_text(uint8_t sc) {
       return "Connect Restart Discovery";
     case kScConnectInvalidHost:
       return "Connect Invalid Host";
+    case kScAuthRequired:
+      return "Authentication Required";
     default:
       return "Unknown";
   }

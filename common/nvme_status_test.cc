@@ -42,6 +42,8 @@ TEST(NvmeStatusTest, Names) {
   EXPECT_EQ(status_name(kStatusPhase), "Success (SCT 0x0 SC 0x00)");
   EXPECT_EQ(status_name(make_status(kSctCommandSpecific, kScConnectInvalidHost, true)),
             "Connect Invalid Host (SCT 0x1 SC 0x84, DNR)");
+  EXPECT_EQ(status_name(make_status(kSctCommandSpecific, 0x91, true)),
+            "Authentication Required (SCT 0x1 SC 0x91, DNR)");
   EXPECT_EQ(status_name(make_status(kSctGeneric, 0x7E)), "Unknown (SCT 0x0 SC 0x7e)");
   EXPECT_EQ(status_name(make_status(kSctGeneric, kScInternalError) | kStatusMore |
                         (1u << kStatusCrdShift)),

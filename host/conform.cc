@@ -12,7 +12,9 @@
 
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "host/auth.h"
 #include "host/identify.h"
+#include "proto/auth.h"
 #include "proto/fabrics.h"
 
 namespace nvmf::host::conform {
@@ -168,8 +170,57 @@ Status expect_success(const Result<proto::Cqe>& c, const std::string& step) {
 }
 }  // namespace
 
+namespace {
+// host/auth.h's transaction over a RawQueue: data out and in through its keyed buffer.
+class RawChannel : public CommandChannel {
+ public:
+  RawChannel(RawQueue& q, int timeout_ms) : q_(q), timeout_ms_(timeout_ms) {}
+  Result<proto::Cqe> run(const proto::Sqe& sqe, std::span<const uint8_t> data_out,
+                         std::span<uint8_t> data_in, bool /*allow_in_capsule*/) override {
+    proto::Sqe s = sqe;
+    if (!data_out.empty()) {
+      std::memcpy(q_.data(), data_out.data(), data_out.size());
+      q_.set_keyed(s, 0, static_cast<uint32_t>(data_out.size()));
+    } else if (!data_in.empty()) {
+      std::memset(q_.data(), 0, data_in.size());
+      q_.set_keyed(s, 0, static_cast<uint32_t>(data_in.size()));
+    } else {
+      s.flags = proto::kFlagsPsdtSgl;
+      encode_null_sgl(s.dptr);
+    }
+    auto c = q_.run(s, {}, timeout_ms_);
+    if (c.ok() && !data_in.empty()) std::memcpy(data_in.data(), q_.data(), data_in.size());
+    return c;
+  }
+
+ private:
+  RawQueue& q_;
+  int timeout_ms_;
+};
+}  // namespace
+
+Status Session::authenticate(RawQueue& q, uint16_t qid, const DhchapSecrets& secrets,
+                             const DhchapOffer& offer) {
+  RawChannel ch(q, options_.timeout_ms);
+  return host::authenticate(ch, qid, secrets, hostnqn_, options_.subnqn, offer);
+}
+
+Result<proto::Cqe> Session::auth_send(RawQueue& q, std::span<const uint8_t> message) {
+  proto::Sqe s = auth_send_sqe(static_cast<uint32_t>(message.size()));
+  std::memcpy(q.data(), message.data(), message.size());
+  q.set_keyed(s, 0, static_cast<uint32_t>(message.size()));
+  return run(q, s);
+}
+
+Result<proto::Cqe> Session::auth_receive(RawQueue& q, uint32_t al) {
+  proto::Sqe s = auth_receive_sqe(al);
+  std::memset(q.data(), 0, al);
+  q.set_keyed(s, 0, al);
+  return run(q, s);
+}
+
 Result<Association> Session::associate(bool enable, bool io, uint16_t io_entries, uint32_t kato_ms,
-                                       const std::string& subnqn) {
+                                       const std::string& subnqn, bool authenticate) {
   Association a;
   a.hostid = hostid_;
   a.hostnqn = hostnqn_;
@@ -180,6 +231,10 @@ Result<Association> Session::associate(bool enable, bool io, uint16_t io_entries
   auto c = connect(*a.admin, spec);
   NVMF_RETURN_IF_ERROR(expect_success(c, "admin Connect"));
   a.cntlid = static_cast<uint16_t>(c->dw0 & proto::kConnectRespCntlidMask);
+  a.authentication_required = (c->dw0 & proto::kConnectRespAuthreqAtr) != 0;
+  if (a.authentication_required && authenticate) {
+    NVMF_RETURN_IF_ERROR(this->authenticate(*a.admin, 0, options_.dhchap));
+  }
   if (enable) {
     NVMF_RETURN_IF_ERROR(
         expect_success(property_set(*a.admin, proto::kPropCc, kCcEnable), "Property Set CC"));
@@ -197,9 +252,11 @@ Result<Association> Session::associate(bool enable, bool io, uint16_t io_entries
   }
   if (io) {
     NVMF_ASSIGN_OR_RETURN(a.io, open(1, io_entries));
-    NVMF_RETURN_IF_ERROR(expect_success(
-        connect(*a.io, connect_spec(1, static_cast<uint16_t>(io_entries - 1), a.cntlid)),
-        "I/O Connect"));
+    auto ic = connect(*a.io, connect_spec(1, static_cast<uint16_t>(io_entries - 1), a.cntlid));
+    NVMF_RETURN_IF_ERROR(expect_success(ic, "I/O Connect"));
+    if ((ic->dw0 & proto::kConnectRespAuthreqAtr) != 0 && authenticate) {
+      NVMF_RETURN_IF_ERROR(this->authenticate(*a.io, 1, options_.dhchap));
+    }
   }
   return a;
 }

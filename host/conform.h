@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "host/auth.h"
 #include "host/commands.h"
+#include "host/options.h"
 #include "host/raw_queue.h"
 #include "proto/nvme.h"
 
@@ -98,6 +100,9 @@ struct ConformOptions {
   bool include_dangerous = false;
   std::vector<std::string> only;  // case ids to run; empty: all
   bool verbose = false;           // one line per case on stderr while running
+  // -S/-C: the keys every association authenticates with when Connect sets AUTHREQ.ATR; the
+  // authentication cases are not applicable without a host key.
+  DhchapSecrets dhchap;
 };
 
 // What the preflight association learned about the target; cases read it.
@@ -118,6 +123,7 @@ struct Association {
   std::unique_ptr<RawQueue> admin;
   std::unique_ptr<RawQueue> io;  // qid 1 when asked for
   uint16_t cntlid = 0;
+  bool authentication_required = false;  // the admin Connect set AUTHREQ.ATR
   HostId hostid{};
   std::string hostnqn;
 };
@@ -144,10 +150,19 @@ class Session {
   Result<proto::Cqe> connect(RawQueue& q, const ConnectSpec& spec);
   // ConnectSpec with this run's subnqn, hostnqn, host id for `qid`/`sqsize`/`cntlid`.
   ConnectSpec connect_spec(uint16_t qid, uint16_t sqsize, uint16_t cntlid) const;
-  // Admin queue (32 entries) + Connect (KATO `kato_ms`) [+ CC.EN = 1 and CSTS.RDY]
-  // [+ I/O queue 1 of `io_entries`]. Any refusal is an error naming the step.
+  // Admin queue (32 entries) + Connect (KATO `kato_ms`) [+ DH-HMAC-CHAP when the Connect
+  // sets AUTHREQ.ATR and `authenticate`] [+ CC.EN = 1 and CSTS.RDY] [+ I/O queue 1 of
+  // `io_entries`, authenticated likewise]. Any refusal is an error naming the step.
   Result<Association> associate(bool enable = true, bool io = true, uint16_t io_entries = 32,
-                                uint32_t kato_ms = 0, const std::string& subnqn = {});
+                                uint32_t kato_ms = 0, const std::string& subnqn = {},
+                                bool authenticate = true);
+  // One DH-HMAC-CHAP transaction on `q` with `secrets` (host/auth.h's authenticate()).
+  Status authenticate(RawQueue& q, uint16_t qid, const DhchapSecrets& secrets,
+                      const DhchapOffer& offer = {});
+  // Authentication Send of `message` (keyed, from the queue's data buffer) / Receive of `al`
+  // bytes (keyed, into it): the CQE, and for Receive the bytes in q.data().
+  Result<proto::Cqe> auth_send(RawQueue& q, std::span<const uint8_t> message);
+  Result<proto::Cqe> auth_receive(RawQueue& q, uint32_t al = 4096);
   // Property Get (`eight` bytes) / Set of 4 bytes on the admin queue.
   Result<proto::Cqe> property_get(RawQueue& admin, uint32_t ofst, bool eight);
   Result<proto::Cqe> property_set(RawQueue& admin, uint32_t ofst, uint32_t value);

@@ -9,9 +9,12 @@
 #include <cstring>
 #include <thread>
 
+#include "common/dhchap.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "host/auth.h"
 #include "host/conform.h"
+#include "proto/auth.h"
 #include "proto/discovery.h"
 #include "proto/fabrics.h"
 
@@ -1193,6 +1196,214 @@ Outcome discovery_no_io_queue(Session& s) {
   return judge_status(c.status, {kConnectInvalid});
 }
 
+// ---------------------------------------------------------------------------- auth --
+// DH-HMAC-CHAP (Base 2.0 §8.13.5, §6.4, §6.5): run with -S/--dhchap-secret (and --hostnqn) of a
+// host the target makes authenticate; not applicable otherwise.
+
+constexpr StatusExpect kAuthRequired = specific(proto::kScAuthRequired, true);
+
+// An admin queue connected and not authenticated; kNotApplicable-worthy when the target does not
+// ask this host (no ATR) or no key was given.
+Result<Association> unauthenticated(Session& s) {
+  if (!s.options().dhchap.host) {
+    return Status::not_found("no -S/--dhchap-secret given: the authentication cases need one");
+  }
+  NVMF_ASSIGN_OR_RETURN(Association a, s.associate(false, false, 32, 0, {}, false));
+  if (!a.authentication_required) {
+    return Status::not_found("the target does not ask this host to authenticate (no ATR)");
+  }
+  return a;
+}
+
+#define AUTH_SETUP(var)                                                \
+  auto var##_result = unauthenticated(s);                              \
+  if (!var##_result.ok()) {                                            \
+    if (var##_result.status().code() == nvmf::StatusCode::kNotFound) { \
+      return not_applicable(var##_result.status().message());          \
+    }                                                                  \
+    return fail("setup: " + var##_result.status().to_string());        \
+  }                                                                    \
+  Association& var = *var##_result
+
+// The message of the last Authentication Receive: its AUTH_Id and, for a Failure1, the reason.
+std::string auth_message_text(const uint8_t* m) {
+  if (m[0] == proto::kAuthTypeCommon && m[1] == proto::kAuthIdFailure1) {
+    return "AUTH_Failure1 (" + auth_failure_text(m[7]) + ")";
+  }
+  if (m[0] == proto::kAuthTypeDhchap && m[1] == proto::kAuthIdChallenge) return "Challenge";
+  if (m[0] == proto::kAuthTypeDhchap && m[1] == proto::kAuthIdSuccess1) return "Success1";
+  char text[48];
+  std::snprintf(text, sizeof(text), "AUTH_Type %02Xh AUTH_Id %02Xh", m[0], m[1]);
+  return text;
+}
+
+// Receives the next message and passes when it is AUTH_Failure1; a queue torn down instead
+// fails (the answer the specification gives is Failure1), as does any other message.
+Outcome expect_failure1(Session& s, RawQueue& q, const std::string& before) {
+  auto c = s.auth_receive(q);
+  if (!c.ok()) return fail(before + "; Authentication Receive: " + transport_text(c.status()));
+  if (c->status != 0) return fail(before + "; Authentication Receive: " + status_text(c->status));
+  const std::string got = before + "; then " + auth_message_text(q.data());
+  const bool failure1 =
+      q.data()[0] == proto::kAuthTypeCommon && q.data()[1] == proto::kAuthIdFailure1;
+  return failure1 ? pass(got) : fail(got);
+}
+
+Outcome auth_required_before_commands(Session& s) {
+  AUTH_SETUP(a);
+  proto::Sqe id = identify_sqe(proto::kCnsController, 0);
+  a.admin->set_keyed(id, 0, proto::kIdentifyDataSize);
+  CONFORM_ANSWER(c, s.run(*a.admin, id));
+  Outcome r = judge_status(c.status, {kAuthRequired});
+  r.got = "Identify before authenticating: " + r.got;
+  return r;
+}
+
+Outcome auth_wrong_key(Session& s) {
+  AUTH_SETUP(a);
+  auto wrong = dhchap::Secret::generate(32, 1);
+  if (!wrong.ok()) return fail("setup: " + wrong.status().to_string());
+  Status st = s.authenticate(*a.admin, 0, DhchapSecrets{*wrong, std::nullopt});
+  if (st.ok()) return fail("a random key authenticated");
+  proto::Sqe id = identify_sqe(proto::kCnsController, 0);
+  a.admin->set_keyed(id, 0, proto::kIdentifyDataSize);
+  auto c = s.run(*a.admin, id);
+  const std::string got = st.message() + "; Identify after: " +
+                          (c.ok() ? status_text(c->status) : transport_text(c.status()));
+  if (st.message().find("AUTH_Failure1") == std::string::npos) return fail(got);
+  return !c.ok() || status_matches(c->status, kAuthRequired) ? pass(got) : fail(got);
+}
+
+Outcome auth_wrong_controller_key(Session& s) {
+  AUTH_SETUP(a);
+  auto wrong = dhchap::Secret::generate(32, 1);
+  if (!wrong.ok()) return fail("setup: " + wrong.status().to_string());
+  Status st = s.authenticate(*a.admin, 0, DhchapSecrets{*s.options().dhchap.host, *wrong});
+  if (st.ok()) return fail("a random controller key was proven");
+  // The controller's response does not match (the host then sends Failure2), or the target
+  // refuses bidirectional authentication it has no key for (Failure1).
+  const bool found = st.message().find("does not match") != std::string::npos ||
+                     st.message().find("AUTH_Failure1") != std::string::npos;
+  return found ? pass(st.message()) : fail(st.message());
+}
+
+Outcome auth_unusable_offer(Session& s, bool hash) {
+  AUTH_SETUP(a);
+  DhchapOffer offer;
+  // Identifiers no version of the specification assigns.
+  if (hash) offer.hashes = {0xF0};
+  if (!hash) offer.dhgroups = {0xF0};
+  Status st =
+      s.authenticate(*a.admin, 0, DhchapSecrets{*s.options().dhchap.host, std::nullopt}, offer);
+  if (st.ok()) return fail("authenticated with an offer of nothing usable");
+  const char* want = hash ? "hash function unusable" : "DH group unusable";
+  return st.message().find(want) != std::string::npos ? pass(st.message()) : fail(st.message());
+}
+Outcome auth_unusable_hash(Session& s) { return auth_unusable_offer(s, true); }
+Outcome auth_unusable_dhgroup(Session& s) { return auth_unusable_offer(s, false); }
+
+// A whole good transaction by hand, keeping its Reply; `tamper` changes the Reply before it is
+// sent (nullptr: sent as is).
+struct Transaction {
+  std::vector<uint8_t> reply;
+  std::string got;
+};
+Result<Transaction> negotiate_and_reply(Session& s, RawQueue& q, uint16_t t_id) {
+  AuthInitiator init(
+      s.options().dhchap.host ? DhchapSecrets{*s.options().dhchap.host, {}} : DhchapSecrets{},
+      s.hostnqn(), s.options().subnqn, t_id);
+  auto n = s.auth_send(q, init.negotiate());
+  if (!n.ok()) return n.status();
+  if (n->status != 0) return Status::nvme_error(n->status, "Negotiate");
+  auto c = s.auth_receive(q);
+  if (!c.ok()) return c.status();
+  if (c->status != 0) return Status::nvme_error(c->status, "Receive Challenge");
+  auto reply = init.on_challenge({q.data(), 4096});
+  if (!reply.ok()) return reply.status();
+  return Transaction{*reply, ""};
+}
+
+Outcome auth_replayed_reply(Session& s) {
+  AUTH_SETUP(a);
+  auto t = negotiate_and_reply(s, *a.admin, 5);
+  if (!t.ok()) return fail("setup: " + t.status().to_string());
+  CONFORM_ANSWER(r1, s.auth_send(*a.admin, t->reply));
+  if (r1.status != 0) return fail("Reply: " + status_text(r1.status));
+  CONFORM_ANSWER(s1, s.auth_receive(*a.admin));
+  if (s1.status != 0 || a.admin->data()[1] != proto::kAuthIdSuccess1) {
+    return fail("the good Reply got " + auth_message_text(a.admin->data()));
+  }
+  auto again = s.auth_send(*a.admin, t->reply);
+  if (!again.ok()) return fail("replayed Reply: " + transport_text(again.status()));
+  return expect_failure1(s, *a.admin,
+                         "Success1, then the same Reply again: " + status_text(again->status));
+}
+
+Outcome auth_wrong_transaction_id(Session& s) {
+  AUTH_SETUP(a);
+  auto t = negotiate_and_reply(s, *a.admin, 6);
+  if (!t.ok()) return fail("setup: " + t.status().to_string());
+  t->reply[4] ^= 0x01;  // T_ID, bytes 5:4
+  CONFORM_ANSWER(r, s.auth_send(*a.admin, t->reply));
+  return expect_failure1(s, *a.admin, "Reply with T_ID + 1: " + status_text(r.status));
+}
+
+Outcome auth_truncated_reply(Session& s) {
+  AUTH_SETUP(a);
+  auto t = negotiate_and_reply(s, *a.admin, 7);
+  if (!t.ok()) return fail("setup: " + t.status().to_string());
+  t->reply.resize(t->reply.size() / 2);
+  CONFORM_ANSWER(r, s.auth_send(*a.admin, t->reply));
+  return expect_failure1(
+      s, *a.admin,
+      "Reply of " + std::to_string(t->reply.size()) + " bytes: " + status_text(r.status));
+}
+
+Outcome auth_second_negotiate(Session& s) {
+  AUTH_SETUP(a);
+  AuthInitiator init(DhchapSecrets{*s.options().dhchap.host, {}}, s.hostnqn(), s.options().subnqn,
+                     8);
+  CONFORM_ANSWER(n1, s.auth_send(*a.admin, init.negotiate()));
+  if (n1.status != 0) return fail("Negotiate: " + status_text(n1.status));
+  CONFORM_ANSWER(n2, s.auth_send(*a.admin, init.negotiate()));
+  return expect_failure1(s, *a.admin,
+                         "a second Negotiate before the Challenge: " + status_text(n2.status));
+}
+
+Outcome auth_stalled_transaction(Session& s) {
+  AUTH_SETUP(a);
+  AuthInitiator init(DhchapSecrets{*s.options().dhchap.host, {}}, s.hostnqn(), s.options().subnqn,
+                     9);
+  CONFORM_ANSWER(n, s.auth_send(*a.admin, init.negotiate()));
+  if (n.status != 0) return fail("Negotiate: " + status_text(n.status));
+  // Then nothing: the target must not hold the queue for ever.
+  constexpr int kWaitMs = 30000;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!a.admin->wait_disconnected(kWaitMs)) {
+    return fail("Negotiate, then silence: still connected after " + std::to_string(kWaitMs / 1000) +
+                " s");
+  }
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  return pass("Negotiate, then silence: disconnected after " + std::to_string(ms) + " ms");
+}
+
+Outcome auth_io_queue_authenticates(Session& s) {
+  if (!s.options().dhchap.host) return not_applicable("no -S/--dhchap-secret given");
+  auto a = s.associate(true, false);
+  if (!a.ok()) return fail("setup: " + a.status().to_string());
+  if (!a->authentication_required) return not_applicable("the target does not ask this host");
+  CONFORM_SETUP(q, s.open(1, 32));
+  CONFORM_ANSWER(c, s.connect(*q, s.connect_spec(1, 31, a->cntlid)));
+  if (c.status != 0) return fail("I/O Connect: " + status_text(c.status));
+  if ((c.dw0 & proto::kConnectRespAuthreqAtr) == 0) return fail("I/O Connect without ATR");
+  CONFORM_ANSWER(r, s.run(*q, s.keyed_io(*q, proto::kNvmRead, 0, 1, s.facts().lba_size)));
+  Outcome o = judge_status(r.status, {kAuthRequired});
+  o.got = "I/O Connect with ATR; Read before authenticating: " + o.got;
+  return o;
+}
+
 constexpr Level M = Level::kMust;
 constexpr Level S = Level::kShould;
 
@@ -1550,6 +1761,48 @@ const std::vector<Case>& catalogue() {
       {"discovery.no-io-queue", "discovery", M, "Base 2.0 §3.1.2",
        "I/O queue on a discovery controller", "I/O Connect qid 1 to the discovery controller",
        "CM reject or Connect Invalid Parameters", false, discovery_no_io_queue},
+      // In-band authentication, DH-HMAC-CHAP (Base 2.0 §8.13.5): with -S/--dhchap-secret.
+      {"auth.required-before-commands", "auth", M, "Base 2.0 §6.3, §8.13.5",
+       "a command before authenticating", "admin Connect (ATR set), Identify",
+       "Authentication Required (SCT 1h SC 91h) DNR", false, auth_required_before_commands},
+      {"auth.io-queue-authenticates", "auth", M, "Base 2.0 §6.3, §8.13.5",
+       "an I/O queue of an authenticated controller", "I/O Connect, Read before authenticating",
+       "ATR set on the I/O Connect; the Read gets Authentication Required DNR", false,
+       auth_io_queue_authenticates},
+      {"auth.wrong-key", "auth", M, "Base 2.0 §8.13.5.4", "a random host key",
+       "Negotiate, Reply computed with a random key", "AUTH_Failure1; commands still refused",
+       false, auth_wrong_key},
+      {"auth.wrong-controller-key", "auth", M, "Base 2.0 §8.13.5.5",
+       "bidirectional with a random controller key", "Reply with C2, the host checks Success1",
+       "the controller's response does not match, or AUTH_Failure1", false,
+       auth_wrong_controller_key},
+      {"auth.unusable-hash", "auth", M, "Base 2.0 §8.13.5.3", "an offer of no known hash",
+       "Negotiate with HashIDList {F0h}",
+       "AUTH_Failure1 hash function unusable; dangerous: nvmet 6.12 looks such an identifier up "
+       "unchecked",
+       true, auth_unusable_hash},
+      {"auth.unusable-dhgroup", "auth", M, "Base 2.0 §8.13.5.3", "an offer of no known DH group",
+       "Negotiate with DHGIDList {F0h}",
+       "AUTH_Failure1 DH group unusable; dangerous: nvmet 6.12 looks such an identifier up "
+       "unchecked",
+       true, auth_unusable_dhgroup},
+      {"auth.replayed-reply", "auth", M, "Base 2.0 §8.13.5.4", "a Reply sent twice",
+       "a good transaction to Success1, then its Reply again", "AUTH_Failure1 at the next Receive",
+       false, auth_replayed_reply},
+      {"auth.wrong-transaction-id", "auth", M, "Base 2.0 §8.13.5.4",
+       "a Reply of another transaction", "Reply with T_ID + 1", "AUTH_Failure1 at the next Receive",
+       false, auth_wrong_transaction_id},
+      {"auth.truncated-reply", "auth", M, "Base 2.0 §8.13.5.4", "half a Reply",
+       "the first half of a good Reply", "AUTH_Failure1 at the next Receive", false,
+       auth_truncated_reply},
+      {"auth.stalled-transaction", "auth", S, "Base 2.0 §8.13.5",
+       "a host that stops mid-transaction", "Negotiate, then nothing for 30 s",
+       "the target disconnects the queue (nvmf-target: --connect-timeout-ms after the RDMA "
+       "connection)",
+       false, auth_stalled_transaction},
+      {"auth.second-negotiate", "auth", S, "Base 2.0 §8.13.5", "AUTH_Negotiate mid-transaction",
+       "Negotiate, Negotiate", "AUTH_Failure1 at the next Receive (nvmet restarts instead)", false,
+       auth_second_negotiate},
   };
   return cases;
 }

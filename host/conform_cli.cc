@@ -72,6 +72,7 @@ int cmd_conform(const HostOptions& opts, int timeout_ms, const ConformArgs& args
   o.host_traddr = opts.host_traddr;
   o.subnqn = opts.subnqn;
   o.hostnqn = opts.hostnqn;
+  o.dhchap = opts.dhchap;
   o.timeout_ms = timeout_ms;
   o.include_dangerous = args.include_dangerous;
   o.verbose = args.progress;

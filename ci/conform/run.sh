@@ -59,6 +59,10 @@ conform() {
   return "$rc"
 }
 
+# The authentication cases need a host key the target asks for: they run in the second guest
+# kernel's stage (ci/interop/auth.sh); here every other case.
+ours_cases=$("$bin/host/nvmf-host" conform --list | awk '$1 ~ /^[a-z-]+\.[a-z0-9.-]+$/ && $1 !~ /^auth\./ { print $1 }' |
+  paste -sd, -)
 for size in $sizes; do
   tag=ours-$size
   "$bin/target/nvmf-target" -a "$T" -n "$NQN" --ram-size 64m --inline-data-size "$size" \
@@ -66,7 +70,7 @@ for size in $sizes; do
   pid=$!
   wait_listening "$out/target-$size.log" "$pid" 30 # if not, the conform run reports the failure
   rc=0
-  conform "$tag" --include-dangerous --junit "$NVMF_RESULTS_DIR/conform-$tag.xml" \
+  conform "$tag" --include-dangerous --cases "$ours_cases" --junit "$NVMF_RESULTS_DIR/conform-$tag.xml" \
     --junit-suite "Conform_nvmf_target_ics$size" || rc=$?
   [ "$rc" -eq 0 ] || status=1
   if ! kill -0 "$pid" 2>/dev/null; then

@@ -14,6 +14,8 @@
 #    NVMF_INTEROP_ONLY=deep: only the deep-writes checks (ci/lib/deep_writes.sh);
 #    NVMF_INTEROP_ONLY=hostile: only the fair-share checks beside hostile hosts;
 #    NVMF_INTEROP_ONLY=rpc: only the control socket checks;
+#    NVMF_INTEROP_ONLY=auth: only the DH-HMAC-CHAP checks of ci/interop/auth.sh (a guest kernel
+#    with NVMe authentication on both sides: NVMF_RXE_KERNEL=6.12);
 #    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on;
 #    NVMF_INTEROP_POLL_GROUPS=N: nvmf-target's --poll-groups in the in-capsule 4096 cell of
 #    KernelHostOnNvmfTarget_inlineSIZE, default 1, so that one group serves all of the kernel
@@ -719,6 +721,13 @@ control_socket_namespaces() {
 if [ "${NVMF_INTEROP_ONLY:-}" = rpc ]; then
   control_socket
   control_socket_namespaces
+  finish
+  exit
+fi
+if [ "${NVMF_INTEROP_ONLY:-}" = auth ]; then
+  # shellcheck source=/dev/null # ci/interop/auth.sh is shellchecked on its own
+  . "$here/auth.sh"
+  auth_suite
   finish
   exit
 fi
