@@ -248,11 +248,13 @@ AUTH_ROWS = [
                                     "no_secret_refused", "failure_logged"]),
     ("", "no secret in the target's log or JSON report", "KernelHostAuthOnNvmfTarget",
      ["stop_target", "no_secret_in_log_or_report"]),
-    ("nvmf-host → nvmf-target", "`-S` (SHA-512, ffdhe8192) and `-S -C`: write, read back, equal; "
-     "wrong secret, no secret, wrong controller secret refused naming the step",
-     "NvmfHostAuthOnNvmfTarget", ["sha512_ffdhe8192_write_read_compare",
-                                  "bidirectional_write_read_compare", "wrong_secret_refused",
-                                  "no_secret_refused", "wrong_controller_secret_refused"]),
+    ("nvmf-host → nvmf-target", "`-S`, every hash with null and ffdhe2048, SHA-512 with ffdhe8192, "
+     "and `-S -C`: write, read back, equal; wrong secret, no secret, wrong controller secret "
+     "refused naming the step", "NvmfHostAuthOnNvmfTarget",
+     [f"{h}_{g}_write_read_compare" for g in ("null", "ffdhe2048") for h in ("sha256", "sha384",
+                                                                              "sha512")]
+     + ["sha512_ffdhe8192_write_read_compare", "bidirectional_write_read_compare",
+        "wrong_secret_refused", "no_secret_refused", "wrong_controller_secret_refused"]),
     ("nvmf-host → Linux nvmet-rdma", "keys through configfs; ffdhe2048, SHA-512 with ffdhe8192, "
      "bidirectional: write, read back, equal; wrong secret and wrong controller secret refused",
      "NvmfHostAuthOnKernelTarget", ["configfs_keys", "ffdhe2048_write_read_compare",

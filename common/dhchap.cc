@@ -278,7 +278,8 @@ Result<SecretBytes> Secret::transformed(std::string_view nqn) const {
 
 Result<Bytes> hmac(Hash hash, std::span<const uint8_t> key,
                    std::initializer_list<std::span<const uint8_t>> parts) {
-  std::unique_ptr<EVP_MAC, MacFree> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  // Fetched once: a fetch searches the providers each time; the object is shared read-only.
+  static const std::unique_ptr<EVP_MAC, MacFree> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
   if (!mac) return Status::internal("OpenSSL has no HMAC");
   std::unique_ptr<EVP_MAC_CTX, MacCtxFree> ctx(EVP_MAC_CTX_new(mac.get()));
   if (!ctx) return Status::resource_exhausted("EVP_MAC_CTX_new failed");

@@ -4,7 +4,8 @@
 // byte changed) and Receives of any allocation length; the host's parsers (host/auth.h) with any
 // Challenge and Success1; and the secret representation parser (common/dhchap.h). Invariants: no
 // Receive returns more than it was allowed, and a queue is authenticated only after a Reply
-// computed with the right key was sent in some transaction.
+// computed with the right key was sent in some transaction, changed at most where the response
+// does not reach (reserved bytes, CVALID, S2, C2).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,8 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t setup = in.u8();
   nvmf::target::HostKey key{
       right_key(), std::nullopt, static_cast<nvmf::dhchap::Hash>(1 + setup % 3),
-      // A DH key costs milliseconds: one input in eight uses ffdhe2048.
-      (setup & 0x38) == 0 ? nvmf::dhchap::DhGroup::kFfdhe2048 : nvmf::dhchap::DhGroup::kNull};
+      // A DH key costs milliseconds: one input in 32 uses ffdhe2048.
+      (setup & 0xF8) == 0x08 ? nvmf::dhchap::DhGroup::kFfdhe2048 : nvmf::dhchap::DhGroup::kNull};
   if ((setup & 0x40) != 0) key.ctrl_key = wrong_key();
   nvmf::target::AuthResponder responder(key, kHost, kSub);
   bool right_reply_sent = false;
@@ -80,9 +81,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         auto reply = init.on_challenge({out.data(), n});
         if (!reply.ok()) break;
         const uint16_t flip2 = in.u16();
-        const bool changed = (op & 0x20) != 0 && !reply->empty();
-        if (changed) (*reply)[flip2 % reply->size()] ^= static_cast<uint8_t>(1 | (flip2 >> 8));
-        if (right && !changed && (op & 0x80) == 0) right_reply_sent = true;
+        bool covered = false;  // a changed byte the controller's check covers
+        if ((op & 0x20) != 0 && !reply->empty()) {
+          const size_t at = flip2 % reply->size();
+          (*reply)[at] ^= static_cast<uint8_t>(1 | (flip2 >> 8));
+          // Not covered, by design: reserved bytes, CVALID, S2 and C2 (the host's side of a
+          // bidirectional exchange, proven by the controller's response, not the host's).
+          const size_t hl = (*reply)[6];
+          const bool benign = at == 2 || at == 3 || at == 7 || at == 8 || at == 9 ||
+                              (at >= 12 && at < 16) || (at >= 16 + hl && at < 16 + 2 * hl);
+          covered = !benign;
+        }
+        if (right && !covered) right_reply_sent = true;
         responder.send(*reply);
         const uint32_t n2 = responder.receive(4096, out);
         auto s2 = init.on_success1({out.data(), n2});

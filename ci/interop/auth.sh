@@ -14,8 +14,9 @@
 #    connects, says in dmesg which hash and group it authenticated with, and passes a fio
 #    verify; a wrong secret, a wrong controller secret and no secret are refused (nvme connect
 #    fails, no controller is left). No secret appears in the target's log or JSON report.
-#  NvmfHostAuthOnNvmfTarget: nvmf-host -S/-C against the same target: write, read back, equal;
-#    a wrong secret is refused naming the step.
+#  NvmfHostAuthOnNvmfTarget: nvmf-host -S/-C against the same target, every hash and group as
+#    above and bidirectional: write, read back, equal; a wrong secret, no secret and a wrong
+#    controller secret are refused naming the step.
 #  NvmfHostAuthOnKernelTarget: nvmf-host against nvmet configured through configfs with the same
 #    keys: the same, unidirectional and bidirectional, and a wrong key refused.
 #  ConformAuth: nvmf-host conform's authentication cases against nvmf-target (every one must
@@ -139,7 +140,10 @@ auth_suite() {
     echo "$o"
     echo "$o" | grep -qF "$4"
   }
-  check "$s" sha512_ffdhe8192_write_read_compare o_auth sha512_ffdhe8192 "${key[sha512_ffdhe8192]}"
+  for n in "${names[@]}"; do
+    [ "$n" = bidirectional ] && continue
+    check "$s" "${n}_write_read_compare" o_auth "$n" "${key[$n]}"
+  done
   check "$s" bidirectional_write_read_compare o_auth bidirectional "${key[bidirectional]}" \
     "${ctrl[bidirectional]}"
   check "$s" wrong_secret_refused o_refused sha256_null "$wrong" "" \
