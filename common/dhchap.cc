@@ -217,7 +217,9 @@ Result<Secret> Secret::parse(std::string_view text) {
   // The base64 field ends at the last ':' (a trailing ':' is the format's; nvme-cli prints it).
   if (!text.empty() && text.back() == ':') text.remove_suffix(1);
   // Padding may be left out (Linux's decoder accepts that): put it back.
-  std::string padded(text);
+  std::string padded;
+  padded.reserve(text.size() + 3);  // no reallocation: every copy of the text gets wiped
+  padded.assign(text);
   while (padded.size() % 4 != 0 && padded.size() % 4 != 1) padded.push_back('=');
   text = padded;
   if (text.empty() || text.size() % 4 != 0 || text.size() > 4 * ((64 + 4 + 2) / 3)) {

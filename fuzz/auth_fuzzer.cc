@@ -114,6 +114,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     require(!responder.authenticated() || right_reply_sent,
             "authenticated without a Reply computed with the right key");
+    // Once the queue is not authenticated, only a new right Reply may authenticate it again.
+    if (!responder.authenticated()) right_reply_sent = false;
   }
   return 0;
 }

@@ -210,7 +210,7 @@ Status authenticate(CommandChannel& ch, uint16_t qid, const DhchapSecrets& secre
     return Status::invalid_argument(
         where + "the controller requires authentication (AUTHREQ.ATR): give --dhchap-secret");
   }
-  // The transaction identifier: the queue's, as Linux uses (any value the host picks).
+  // The transaction identifier: any value the host picks; the queue's makes logs readable.
   AuthInitiator auth(secrets, hostnqn, subnqn, qid, offer);
   auto send = [&](std::span<const uint8_t> m, const char* step) -> Status {
     Result<proto::Cqe> cqe = ch.run(auth_send_sqe(static_cast<uint32_t>(m.size())), m, {}, true);
@@ -228,7 +228,14 @@ Status authenticate(CommandChannel& ch, uint16_t qid, const DhchapSecrets& secre
   NVMF_RETURN_IF_ERROR(send(auth.negotiate(), "Negotiate"));
   NVMF_ASSIGN_OR_RETURN(auto challenge, receive("Challenge"));
   Result<Bytes> reply = auth.on_challenge(challenge);
-  if (!reply.ok()) return std::move(reply).status().annotate(where.substr(0, where.size() - 2));
+  if (!reply.ok()) {
+    // A Challenge the host cannot use: it says so (AUTH_Failure2) rather than leave the
+    // controller waiting for a Reply (Linux does the same).
+    if (reply.status().code() == StatusCode::kRejected && !is_failure1(challenge)) {
+      (void)send(auth.failure2(proto::kAuthFailureIncorrectPayload), "Failure2");
+    }
+    return std::move(reply).status().annotate(where.substr(0, where.size() - 2));
+  }
   NVMF_RETURN_IF_ERROR(send(*reply, "Reply"));
   NVMF_ASSIGN_OR_RETURN(auto success1, receive("Success1"));
   Result<Bytes> success2 = auth.on_success1(success1);

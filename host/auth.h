@@ -20,10 +20,10 @@
 
 namespace nvmf::host {
 
-// What a Negotiate offers. The defaults offer every hash and group, strongest hash first and the
-// groups from null up, as the Linux host does; the controller picks.
+// What a Negotiate offers. The defaults offer every hash and group, in identifier order, as the
+// Linux host does; the controller picks.
 struct DhchapOffer {
-  std::vector<uint8_t> hashes = {3, 2, 1};             // proto::kAuthHash* (SHA-512 first)
+  std::vector<uint8_t> hashes = {1, 2, 3};             // proto::kAuthHash*
   std::vector<uint8_t> dhgroups = {0, 1, 2, 3, 4, 5};  // proto::kAuthDh*
 };
 

@@ -226,6 +226,34 @@ TEST_F(DhchapResponderHostile, ALoopOfNegotiatesIsCutOff) {
   expect_failure1(proto::kAuthFailureFailed);
 }
 
+TEST(DhchapTransaction, ReauthenticationKeepsWorkingAndFollowsTheConfiguredKey) {
+  HostKey key{secret(), std::nullopt, Hash::kSha256, DhGroup::kNull};
+  AuthResponder responder(key, kHostNqn, kSubNqn);
+  auto transaction = [&](const Secret& s) {
+    AuthInitiator init({s, std::nullopt}, kHostNqn, kSubNqn, 1);
+    responder.send(init.negotiate());
+    Result<Bytes> reply = init.on_challenge(receive(responder));
+    if (!reply.ok()) return false;
+    responder.send(*reply);
+    return init.on_success1(receive(responder)).ok() && responder.authenticated();
+  };
+  // Successful transactions do not use up the limit on transactions without success.
+  for (uint32_t i = 0; i < 2 * target::kMaxTransactionsWithoutSuccess; ++i) {
+    ASSERT_TRUE(transaction(key.key)) << i;
+  }
+  // A new key configured: the next transaction needs it, the old one fails.
+  HostKey rotated{secret(), std::nullopt, Hash::kSha256, DhGroup::kNull};
+  responder.set_key(rotated);
+  EXPECT_FALSE(transaction(key.key));
+  EXPECT_FALSE(responder.authenticated());
+  responder.set_key(rotated);
+  EXPECT_TRUE(transaction(rotated.key));
+  // The key removed: no transaction succeeds.
+  responder.set_key(std::nullopt);
+  EXPECT_FALSE(transaction(rotated.key));
+  EXPECT_EQ(responder.failure(), proto::kAuthFailureFailed);
+}
+
 TEST(DhchapSqe, AuthenticationSendAndReceiveCarrySecpSpspAndLength) {
   proto::Sqe s = auth_send_sqe(1168);
   proto::AuthCommand c;

@@ -348,8 +348,14 @@ Status Controller::connect_admin() {
   bool atr = false;
   NVMF_ASSIGN_OR_RETURN(cntlid_, fabrics_connect(*admin_, 0, kAdminQueueSize, options_.kato_ms,
                                                  data, /*allow_in_capsule=*/false, &atr));
-  if (atr)
+  if (atr) {
     NVMF_RETURN_IF_ERROR(authenticate(*admin_, 0, options_.dhchap, hostnqn_, options_.subnqn));
+  } else if (options_.dhchap.ctrl) {
+    // The user asked to check the controller: one that does not authenticate is not trusted.
+    return Status::rejected(
+        "the controller does not ask for authentication (no AUTHREQ.ATR), so it cannot be "
+        "checked with --dhchap-ctrl-secret");
+  }
   NVMF_ASSIGN_OR_RETURN(cap_, property_get(*admin_, proto::kPropCap, true));
   NVMF_ASSIGN_OR_RETURN(uint64_t vs, property_get(*admin_, proto::kPropVs, false));
   vs_ = static_cast<uint32_t>(vs);

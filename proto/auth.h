@@ -8,6 +8,7 @@
 #ifndef NVMF_PROTO_AUTH_H_
 #define NVMF_PROTO_AUTH_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -15,6 +16,9 @@
 #include "proto/nvme.h"
 
 namespace nvmf::proto {
+
+// The structs below are written and read as the machine's own integers: little endian only.
+static_assert(std::endian::native == std::endian::little, "NVMe wire fields are little endian");
 
 // Authentication Send (FCTYPE 05h, data host to controller) and Authentication Receive (FCTYPE
 // 06h, data controller to host). CDW10: SECP 31:24, SPSP1 23:16, SPSP0 15:8; CDW11: the

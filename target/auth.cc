@@ -11,10 +11,6 @@ namespace {
 
 using dhchap::Bytes;
 
-// Transactions one queue may begin: each costs the target a DH key and its derivation, so a
-// host looping on AUTH_Negotiate gets a Failure1 instead of more of the poll group's time.
-constexpr uint32_t kMaxTransactionsPerQueue = 8;
-
 uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
 
 template <typename T>
@@ -29,7 +25,10 @@ T header_of(std::span<const uint8_t> m) {
 AuthResponder::AuthResponder(const HostKey& key, std::string hostnqn, std::string subnqn)
     : key_(key), hostnqn_(std::move(hostnqn)), subnqn_(std::move(subnqn)) {}
 
+void AuthResponder::set_key(std::optional<HostKey> key) { key_ = std::move(key); }
+
 void AuthResponder::fail(uint8_t explanation, std::string_view why) {
+  ++failures_;
   failure_ = explanation;
   failure_reason_ = why;
   authenticated_ = false;
@@ -46,6 +45,7 @@ void AuthResponder::send(std::span<const uint8_t> m) {
   const uint8_t id = m[1];
   if (type == proto::kAuthTypeCommon && id == proto::kAuthIdFailure2) {
     // The host gave up (it could not verify the controller, or met an error of its own).
+    ++failures_;
     failure_ = m.size() >= sizeof(proto::AuthFailure) ? m[7] : proto::kAuthFailureFailed;
     failure_reason_ = "the host sent AUTH_Failure2";
     authenticated_ = false;
@@ -72,9 +72,12 @@ void AuthResponder::send(std::span<const uint8_t> m) {
 }
 
 void AuthResponder::negotiate(std::span<const uint8_t> m) {
-  if (++transactions_ > kMaxTransactionsPerQueue) {
+  // Each transaction costs the target a DH key and its derivation: a host looping on
+  // AUTH_Negotiate without succeeding gets a Failure1 instead of more of the poll group's time.
+  if (++attempts_ > kMaxTransactionsWithoutSuccess) {
     return fail(proto::kAuthFailureFailed, "too many authentication transactions on one queue");
   }
+  if (!key_) return fail(proto::kAuthFailureFailed, "the host has no DH-HMAC-CHAP key any more");
   if (m.size() < sizeof(proto::AuthNegotiateHeader)) {
     return fail(proto::kAuthFailureIncorrectPayload, "AUTH_Negotiate truncated");
   }
@@ -88,23 +91,20 @@ void AuthResponder::negotiate(std::span<const uint8_t> m) {
     return fail(proto::kAuthFailureIncorrectPayload,
                 "AUTH_Negotiate length does not match its descriptor count");
   }
-  const proto::AuthProtocolDescriptor* chosen = nullptr;
+  bool found = false;
   proto::AuthProtocolDescriptor d;
-  for (size_t i = 0; i < h.napd; ++i) {
+  for (size_t i = 0; i < h.napd && !found; ++i) {
     std::memcpy(&d, m.data() + sizeof(h) + i * sizeof(d), sizeof(d));
-    if (d.auth_id == proto::kAuthProtocolDhchap) {
-      chosen = &d;
-      break;
-    }
+    found = d.auth_id == proto::kAuthProtocolDhchap;
   }
-  if (chosen == nullptr) {
+  if (!found) {
     return fail(proto::kAuthFailureProtocolUnusable, "no DH-HMAC-CHAP descriptor");
   }
   if (d.halen > proto::kAuthIdListHalf || d.dhlen > proto::kAuthIdListHalf) {
     return fail(proto::kAuthFailureIncorrectPayload, "HALEN or DHLEN above 30");
   }
-  const uint8_t want_hash = static_cast<uint8_t>(key_.hash);
-  const uint8_t want_dh = static_cast<uint8_t>(key_.dhgroup);
+  const uint8_t want_hash = static_cast<uint8_t>(key_->hash);
+  const uint8_t want_dh = static_cast<uint8_t>(key_->dhgroup);
   if (std::find(d.idlist, d.idlist + d.halen, want_hash) == d.idlist + d.halen) {
     return fail(proto::kAuthFailureHashUnusable, "the host does not offer the configured hash");
   }
@@ -113,8 +113,8 @@ void AuthResponder::negotiate(std::span<const uint8_t> m) {
     return fail(proto::kAuthFailureDhgroupUnusable,
                 "the host does not offer the configured DH group");
   }
-  hash_ = key_.hash;
-  dhgroup_ = key_.dhgroup;
+  hash_ = key_->hash;
+  dhgroup_ = key_->dhgroup;
   c1_.assign(dhchap::hash_length(hash_), 0);
   auto seq = dhchap::random_seqnum();
   if (!dhchap::random_bytes(c1_).ok() || !seq.ok()) {
@@ -152,7 +152,7 @@ void AuthResponder::reply(std::span<const uint8_t> m) {
   const uint8_t* dhv = c2 + hl;
   const uint32_t s2 =
       uint32_t{m[12]} | uint32_t{m[13]} << 8 | uint32_t{m[14]} << 16 | uint32_t{m[15]} << 24;
-  if (h.cvalid != 0 && (s2 == 0 || !key_.ctrl_key.has_value())) {
+  if (h.cvalid != 0 && (s2 == 0 || !key_->ctrl_key.has_value())) {
     return fail(proto::kAuthFailureFailed,
                 s2 == 0 ? "bidirectional authentication asked with sequence number 0"
                         : "bidirectional authentication asked, no controller key configured");
@@ -164,7 +164,7 @@ void AuthResponder::reply(std::span<const uint8_t> m) {
     }
     shared_ = std::move(*shared);
   }
-  auto key = key_.key.transformed(hostnqn_);
+  auto key = key_->key.transformed(hostnqn_);
   auto aug = dhchap::augmented_challenge(hash_, shared_, c1_);
   if (!key.ok() || !aug.ok()) return fail(proto::kAuthFailureFailed, "response computation failed");
   auto expect = dhchap::response(hash_, *key, *aug, s1_, t_id_, proto::kAuthScNone,
@@ -188,6 +188,7 @@ void AuthResponder::success2(std::span<const uint8_t> m) {
     return fail(proto::kAuthFailureIncorrectPayload, "DH-HMAC-CHAP_Success2 malformed");
   }
   authenticated_ = true;
+  attempts_ = 0;
   step_ = Step::kIdle;
   dh_.reset();
   shared_.clear();
@@ -225,7 +226,7 @@ uint32_t AuthResponder::receive(uint32_t al, std::span<uint8_t> out) {
       h.t_id = t_id_;
       h.hl = static_cast<uint8_t>(hl);
       if (bidirectional) {
-        auto key = key_.ctrl_key->transformed(subnqn_);
+        auto key = key_->ctrl_key->transformed(subnqn_);
         auto aug = dhchap::augmented_challenge(hash_, shared_, c2_);
         Result<Bytes> r2 = Status::internal("no key");
         if (key.ok() && aug.ok()) {
@@ -241,6 +242,7 @@ uint32_t AuthResponder::receive(uint32_t al, std::span<uint8_t> out) {
         step_ = Step::kAwaitSuccess2;
       } else {
         authenticated_ = true;
+        attempts_ = 0;
         step_ = Step::kIdle;
         dh_.reset();
         shared_.clear();

@@ -42,11 +42,20 @@ inline constexpr uint32_t kAuthMaxSendBytes = 4096;
 // a new AUTH_Negotiate succeeds (the transport's Connect deadline tears a queue down that does
 // not get there). A new AUTH_Negotiate is accepted before any transaction, after a failed one and
 // after a successful one (re-authentication: the queue stays authenticated until it fails), not
-// in the middle of one.
+// in the middle of one; at most kMaxTransactionsWithoutSuccess of them in a row fail.
+inline constexpr uint32_t kMaxTransactionsWithoutSuccess = 8;
+
 class AuthResponder {
  public:
   // `hostnqn` and `subnqn` (the queue's Connect) enter the responses.
   AuthResponder(const HostKey& key, std::string hostnqn, std::string subnqn);
+
+  // The host's key as the configuration has it now, given before each AUTH_Negotiate (a key
+  // changed or removed by a new configuration applies from the next transaction on, as nvmet
+  // reads it again at each Negotiate). nullopt: the host has no key any more, the transaction
+  // fails.
+  void set_key(std::optional<HostKey> key);
+  const std::string& hostnqn() const { return hostnqn_; }
 
   // The data of an Authentication Send. Its command succeeds whatever the message (a failure is
   // answered by Failure1 at the next Receive), as nvmet does; AUTH_Failure2 from the host ends
@@ -63,8 +72,8 @@ class AuthResponder {
   // The explanation code of the last failure (proto::kAuthFailure*), 0 when none; and its words.
   uint8_t failure() const { return failure_; }
   std::string_view failure_reason() const { return failure_reason_; }
-  // Transactions begun (AUTH_Negotiate accepted).
-  uint32_t transactions() const { return transactions_; }
+  // Transactions that failed (a Failure1 due or sent, or the host's Failure2), since the start.
+  uint32_t failures() const { return failures_; }
   // The hash and DH group of the current or last transaction.
   dhchap::Hash hash() const { return hash_; }
   dhchap::DhGroup dhgroup() const { return dhgroup_; }
@@ -83,14 +92,15 @@ class AuthResponder {
   void reply(std::span<const uint8_t> m);
   void success2(std::span<const uint8_t> m);
 
-  HostKey key_;
+  std::optional<HostKey> key_;
   std::string hostnqn_;
   std::string subnqn_;
   Step step_ = Step::kIdle;
   bool authenticated_ = false;
   uint8_t failure_ = 0;
   std::string failure_reason_;
-  uint32_t transactions_ = 0;
+  uint32_t attempts_ = 0;  // AUTH_Negotiates since the last success
+  uint32_t failures_ = 0;
   uint16_t t_id_ = 0;
   dhchap::Hash hash_ = dhchap::Hash::kSha256;
   dhchap::DhGroup dhgroup_ = dhchap::DhGroup::kNull;

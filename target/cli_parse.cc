@@ -64,16 +64,20 @@ Status apply_dhchap_options(const std::vector<std::string>& host_keys,
   auto split = [](const std::string& v, const char* option, std::string* nqn,
                   std::string* secret) -> Status {
     const size_t eq = v.find('=');
-    if (eq == std::string::npos || eq == 0 || eq > 223) {
+    // A key given without its HOSTNQN= may hold '=' (base64 padding): never quote the value.
+    if (eq == std::string::npos || eq == 0 || eq > 223 || v.rfind("DHHC-1:", 0) == 0) {
       return Status::invalid_argument(std::string(option) + ": expected HOSTNQN=DHHC-1:hh:...:");
     }
     *nqn = v.substr(0, eq);
     *secret = v.substr(eq + 1);
     return {};
   };
+  std::vector<std::string>
+      given;  // the hosts of --dhchap-key: --dhchap-hash/-dhgroup apply to them
   for (const std::string& v : host_keys) {
     std::string nqn, text;
     NVMF_RETURN_IF_ERROR(split(v, "--dhchap-key", &nqn, &text));
+    given.push_back(nqn);
     auto secret = dhchap::Secret::parse(text);
     dhchap::cleanse(text.data(), text.size());
     if (!secret.ok()) return secret.status().annotate("--dhchap-key for '" + nqn + "'");
@@ -98,7 +102,7 @@ Status apply_dhchap_options(const std::vector<std::string>& host_keys,
       return Status::invalid_argument("--dhchap-hash '" + hash +
                                       "': hmac(sha256), hmac(sha384) or hmac(sha512)");
     }
-    for (auto& [nqn, k] : keys) k.hash = *h;
+    for (const std::string& nqn : given) keys[nqn].hash = *h;
   }
   if (!dhgroup.empty()) {
     auto g = dhchap::parse_dhgroup(dhgroup);
@@ -107,7 +111,7 @@ Status apply_dhchap_options(const std::vector<std::string>& host_keys,
                                       "': null, ffdhe2048, ffdhe3072, ffdhe4096, ffdhe6144 or "
                                       "ffdhe8192");
     }
-    for (auto& [nqn, k] : keys) k.dhgroup = *g;
+    for (const std::string& nqn : given) keys[nqn].dhgroup = *g;
   }
   return {};
 }

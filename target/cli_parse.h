@@ -22,7 +22,8 @@ Result<uint64_t> parse_size(std::string_view text, std::string_view option);
 // The CLI mode's DH-HMAC-CHAP options into `keys`: each of `host_keys` (--dhchap-key) and
 // `ctrl_keys` (--dhchap-ctrl-key) is "HOSTNQN=DHHC-1:hh:...:"; `hash` (--dhchap-hash,
 // "hmac(sha256)" or "sha256" ...) and `dhgroup` (--dhchap-dhgroup, "null", "ffdhe2048" ...),
-// when not empty, apply to every host with a key. A controller key needs a host key for the same
+// when not empty, apply to every host of `host_keys` (not to keys `keys` had already, from a
+// config file). A controller key needs a host key for the same
 // host. kInvalidArgument naming the option and the host, never the secret.
 Status apply_dhchap_options(const std::vector<std::string>& host_keys,
                             const std::vector<std::string>& ctrl_keys, const std::string& hash,

@@ -52,6 +52,20 @@ TEST(DhchapOptions, HostKeysControllerKeysHashAndGroup) {
   EXPECT_NE(apply_dhchap_options({key}, {}, "", "", k2).message().find("HOSTNQN="),
             std::string::npos);
   EXPECT_FALSE(apply_dhchap_options({"a=" + key}, {}, "md5", "", k2).ok());
+  // A key given without HOSTNQN= (base64 padding holds '='): refused, the key never quoted.
+  auto s48 = dhchap::Secret::generate(48, 2);
+  ASSERT_TRUE(s48.ok());
+  const std::string k48 = s48->format();
+  ASSERT_NE(k48.find('='), std::string::npos);
+  Status bare = apply_dhchap_options({k48}, {}, "", "", k2);
+  EXPECT_FALSE(bare.ok());
+  EXPECT_EQ(bare.message().find(k48.substr(10, 12)), std::string::npos) << bare.message();
+  // --dhchap-hash applies to the hosts of --dhchap-key, not to keys from a config file.
+  HostKeys k3;
+  k3["nqn.from-config"].key = *dhchap::Secret::parse(key);
+  ASSERT_TRUE(apply_dhchap_options({"nqn.cli=" + key}, {}, "hmac(sha512)", "", k3).ok());
+  EXPECT_EQ(k3.at("nqn.cli").hash, dhchap::Hash::kSha512);
+  EXPECT_EQ(k3.at("nqn.from-config").hash, dhchap::Hash::kSha256);
 }
 
 }  // namespace

@@ -153,18 +153,24 @@ NextStep CommandProcessor::begin(Request& r) {
     }
     return begin_io(r);
   }
+  // Authentication Send/Receive: per-queue state and cryptography, never under the control lock
+  // (a DH exchange would stall every poll group's Connect and admin work).
+  if (controller_ != nullptr && sqe.opcode == proto::kOpcodeFabrics &&
+      !freed_.load(std::memory_order_acquire)) {
+    const uint8_t fctype = reinterpret_cast<const proto::FabricsCommand*>(r.sqe)->fctype;
+    if (fctype == proto::kFctypeAuthSend || fctype == proto::kFctypeAuthReceive) {
+      controller_->note_traffic();
+      return fctype == proto::kFctypeAuthSend ? auth_send(r) : auth_receive(r);
+    }
+  }
   ControlLock lock(control_mutex());
   if (controller_ == nullptr || freed_.load(std::memory_order_relaxed)) {
     return begin_unconnected(r);
   }
   controller_->note_traffic();
-  if (unauthenticated_) {
-    const auto& f = *reinterpret_cast<const proto::FabricsCommand*>(r.sqe);
-    if (sqe.opcode != proto::kOpcodeFabrics ||
-        (f.fctype != proto::kFctypeAuthSend && f.fctype != proto::kFctypeAuthReceive)) {
-      return complete(r, kAuthRequired);
-    }
-  }
+  // Not authenticated yet: every other command, Property Get/Set included (nvmet lets those
+  // through on the admin queue; nothing a host needs before authenticating).
+  if (unauthenticated_) return complete(r, kAuthRequired);
   if (sqe.opcode == proto::kOpcodeFabrics) return begin_fabrics(r);
   if (!controller_->enabled()) {
     return complete(r, generic_status(proto::kScCommandSequenceError));
@@ -189,8 +195,6 @@ NextStep CommandProcessor::begin_unconnected(Request& r) {
 NextStep CommandProcessor::begin_fabrics(Request& r) {
   const auto& f = *reinterpret_cast<const proto::FabricsCommand*>(r.sqe);
   if (f.fctype == proto::kFctypeConnect) return complete(r, kCommandSequenceError);
-  if (f.fctype == proto::kFctypeAuthSend) return auth_send(r);
-  if (f.fctype == proto::kFctypeAuthReceive) return auth_receive(r);
   if (qid_ != 0) return complete(r, kInvalidOpcode);  // nvmet_parse_fabrics_io_cmd
   switch (f.fctype) {
     case proto::kFctypePropertyGet:
@@ -285,7 +289,9 @@ NextStep CommandProcessor::data_arrived(Request& r) {
     link_.request_disconnect("an RDMA READ completed without its data");
     return complete(r, generic_status(proto::kScDataTransferError, /*dnr=*/false));
   }
-  if (qid_ != 0 && r.pending != PendingOp::kConnect) return finish_pending(r, r.buffer.data());
+  if ((qid_ != 0 && r.pending != PendingOp::kConnect) || r.pending == PendingOp::kAuthSend) {
+    return finish_pending(r, r.buffer.data());  // no shared state: no control lock
+  }
   ControlLock lock(control_mutex());  // Connect data, or an admin command's
   return finish_pending(r, r.buffer.data());
 }
@@ -561,10 +567,21 @@ NextStep CommandProcessor::auth_send(Request& r) {
 }
 
 NextStep CommandProcessor::auth_send_data(Request& r, const uint8_t* contiguous) {
-  const auto& c = *reinterpret_cast<const proto::AuthCommand*>(r.sqe);
+  const uint32_t length = r.transfer_bytes;  // TL, checked against kAuthMaxSendBytes
   std::array<uint8_t, kAuthMaxSendBytes> message;
-  copy_payload(r, contiguous, {message.data(), c.length});
-  auth_->send({message.data(), c.length});
+  copy_payload(r, contiguous, {message.data(), length});
+  if (length >= 2 && message[0] == proto::kAuthTypeCommon &&
+      message[1] == proto::kAuthIdNegotiate) {
+    // The key as configured now (a configuration loaded since the Connect may have changed or
+    // removed it): looked up under the control lock, the transaction's cryptography outside it.
+    std::optional<HostKey> key;
+    {
+      ControlLock lock(control_mutex());
+      if (const HostKey* k = subsystem_->host_key(auth_->hostnqn()); k != nullptr) key = *k;
+    }
+    auth_->set_key(std::move(key));
+  }
+  auth_->send({message.data(), length});
   auth_settled();
   return complete(r, kStatusSuccess);
 }
@@ -588,12 +605,12 @@ NextStep CommandProcessor::auth_receive(Request& r) {
 
 void CommandProcessor::auth_settled() {
   unauthenticated_ = !auth_->authenticated();
-  if (auth_->failure() == 0 || auth_failures_seen_ == auth_->transactions()) return;
-  auth_failures_seen_ = auth_->transactions();
+  if (auth_failures_seen_ == auth_->failures()) return;
+  auth_failures_seen_ = auth_->failures();
   // One line per host a window: a host retrying with a wrong key must not flood the log. The
   // reason names the step, never a key.
   uint64_t suppressed = 0;
-  const std::string& host = controller_ != nullptr ? controller_->hostnqn() : std::string();
+  const std::string& host = auth_->hostnqn();
   if (refusal_log_limiter().allow("authentication failed " + host, std::chrono::steady_clock::now(),
                                   &suppressed)) {
     NVMF_LOG(WARN, "target") << link_.describe() << ": host '" << host

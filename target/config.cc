@@ -494,7 +494,10 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
   } catch (const JsonPath::TooDeep& e) {
     return bad(e.path, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   } catch (const json::parse_error& e) {
-    return Status::invalid_argument("not valid JSON: " + escape_wire_text(e.what()));
+    // Without nlohmann's "; last read: '...'": the text it quotes may be part of a secret.
+    std::string what = e.what();
+    if (size_t at = what.find("; last read"); at != std::string::npos) what.erase(at);
+    return Status::invalid_argument("not valid JSON: " + escape_wire_text(what));
   } catch (const json::exception& e) {  // out_of_range 406: a number beyond a double (1e999)
     return bad(where.path(), escape_wire_text(e.what()));
   }
@@ -506,6 +509,8 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
   NVMF_RETURN_IF_ERROR(check_keys(root, "", {"hosts", "ports", "subsystems"}, {}, warnings));
 
   std::set<std::string> hosts;
+  // The file's hosts are the keys: a host the file lists without one, or does not list, has none.
+  o.host_keys.clear();
   NVMF_ASSIGN_OR_RETURN(const json* host_list, array_at(root, "", "hosts"));
   if (host_list != nullptr) {
     for (size_t i = 0; i < host_list->size(); ++i) {

@@ -736,6 +736,23 @@ TEST(ConfigDhchap, BadKeysAreNamedWithoutTheirText) {
   }
 }
 
+TEST(ConfigDhchap, AJsonErrorDoesNotQuoteTheText) {
+  const std::string text = std::string("{\"hosts\": [{\"nqn\": \"h\", \"dhchap\": {\"key\": ") +
+                           "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:}}]}";
+  auto r = parse_nvmet_config(text, TargetOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(r.status().message().find("AAECAwQF"), std::string::npos) << r.status().message();
+}
+
+TEST(ConfigDhchap, TheFilesHostsReplaceTheKeysItIsAppliedTo) {
+  TargetOptions base;
+  base.host_keys["nqn.gone"].key = *dhchap::Secret::parse(kKey32);
+  auto r = parse_nvmet_config(good().dump(), base);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->options.host_keys.empty());
+}
+
 TEST(ConfigDhchap, SavedConfigKeepsTheKeys) {
   auto parsed = parse([] {
     json j = good();

@@ -367,9 +367,12 @@ void RdmaQueue::parked_receives_changed(int32_t delta) {
 }
 
 void RdmaQueue::response_ready() {
-  // A successful Connect's response: the queue stops pending now, before the host can see the
-  // CQE and open its next connection (the listener's limit is exact).
-  if (pending_.held() && connected()) pending_.release();
+  // A successful Connect's response (and, for a host with a DH-HMAC-CHAP key, the response that
+  // completed its authentication): the queue stops pending now, before the host can see the CQE
+  // and open its next connection (the listener's limit is exact). A queue still authenticating
+  // counts against the pending limits, so a host cannot open queues it never authenticates
+  // beyond them.
+  if (pending_.held() && connected() && !awaiting_authentication()) pending_.release();
 }
 
 void RdmaQueue::stop_qp() {
