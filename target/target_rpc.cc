@@ -690,15 +690,33 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       }
       report["ports_removed"].push_back(port->address().portid);
     }
-    // DH-HMAC-CHAP keys: the file's replace the running ones for every Connect from now on;
-    // queues already authenticated stay so (nvmet checks a host's key at authentication).
+    // DH-HMAC-CHAP keys: the file's replace the running ones, each host's from its next
+    // AUTH_Negotiate on (queues already authenticated stay so). The report names the hosts whose
+    // key was added, changed or removed, never a secret.
     {
       ControlLock lock(control_mutex());
-      options_.host_keys = want.host_keys;
-      auto keys =
-          want.host_keys.empty() ? nullptr : std::make_shared<const HostKeys>(want.host_keys);
-      for (const auto& s : subsystems_) s->set_host_keys(keys);
-      report["dhchap_hosts"] = want.host_keys.size();
+      auto same = [](const HostKey& a, const HostKey& b) {
+        return a.key.format() == b.key.format() && a.hash == b.hash && a.dhgroup == b.dhgroup &&
+               a.ctrl_key.has_value() == b.ctrl_key.has_value() &&
+               (!a.ctrl_key || a.ctrl_key->format() == b.ctrl_key->format());
+      };
+      std::set<std::string> changed;
+      for (const auto& [nqn, k] : want.host_keys) {
+        auto it = options_.host_keys.find(nqn);
+        if (it == options_.host_keys.end() || !same(it->second, k)) changed.insert(nqn);
+      }
+      for (const auto& [nqn, k] : options_.host_keys) {
+        if (!want.host_keys.contains(nqn)) changed.insert(nqn);
+      }
+      if (!changed.empty()) {
+        options_.host_keys = want.host_keys;
+        auto keys =
+            want.host_keys.empty() ? nullptr : std::make_shared<const HostKeys>(want.host_keys);
+        for (const auto& s : subsystems_) s->set_host_keys(keys);
+        for (const std::string& nqn : changed) {
+          report["dhchap_keys_changed"].push_back(escape_wire_text(nqn));
+        }
+      }
     }
     for (const std::string& w : loaded->warnings) NVMF_LOG(WARN, "target") << path << ": " << w;
     NVMF_LOG(INFO, "target") << "control socket: load_config " << path << ": " << report.dump();
