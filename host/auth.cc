@@ -237,7 +237,16 @@ Status authenticate(CommandChannel& ch, uint16_t qid, const DhchapSecrets& secre
     return std::move(reply).status().annotate(where.substr(0, where.size() - 2));
   }
   NVMF_RETURN_IF_ERROR(send(*reply, "Reply"));
-  NVMF_ASSIGN_OR_RETURN(auto success1, receive("Success1"));
+  Result<std::span<const uint8_t>> answer = receive("Success1");
+  if (!answer.ok() && answer.status().code() == StatusCode::kUnavailable) {
+    // A controller may end the association on a failed Reply without its AUTH_Failure1
+    // reaching the host (nvmet disconnects as it sends it): the Reply was not accepted.
+    return Status::rejected(where +
+                            "DH-HMAC-CHAP Reply refused (the controller disconnected "
+                            "instead of answering: " +
+                            answer.status().message() + ")");
+  }
+  NVMF_ASSIGN_OR_RETURN(auto success1, std::move(answer));
   Result<Bytes> success2 = auth.on_success1(success1);
   if (!success2.ok()) {
     if (success2.status().code() == StatusCode::kRejected && !is_failure1(success1)) {

@@ -73,7 +73,9 @@ proto::Sqe auth_receive_sqe(uint32_t allocation_length);
 // Runs one transaction on queue `qid` over `ch`: Negotiate, Challenge, Reply, Success1 (and
 // Success2). Errors: kInvalidArgument when no host secret is given ("the controller requires
 // authentication: give --dhchap-secret"); kRejected naming the step and the controller's
-// explanation ("qid 0: DH-HMAC-CHAP Reply refused (AUTH_Failure1: authentication failed)") or the
+// explanation ("qid 0: DH-HMAC-CHAP Reply refused (AUTH_Failure1: authentication failed)"), or
+// "Reply refused (the controller disconnected instead of answering ...)" when the association
+// ends after the Reply with no answer (nvmet disconnects as it sends AUTH_Failure1), or the
 // host's finding (the controller's response does not match --dhchap-ctrl-secret, after sending
 // Failure2); kNvmeError when an Authentication Send/Receive itself fails; transport errors as
 // CommandChannel::run. Secrets never appear in a message.

@@ -254,6 +254,55 @@ TEST(DhchapTransaction, ReauthenticationKeepsWorkingAndFollowsTheConfiguredKey) 
   EXPECT_EQ(responder.failure(), proto::kAuthFailureFailed);
 }
 
+// A CommandChannel in front of an AuthResponder; with `disconnect_on_failure1`, a Receive whose
+// answer would be AUTH_Failure1 fails as a lost connection does (nvmet tears the association
+// down as it sends it, and the message may never reach the host).
+class ResponderChannel : public CommandChannel {
+ public:
+  ResponderChannel(AuthResponder& r, bool disconnect_on_failure1)
+      : responder_(r), disconnect_on_failure1_(disconnect_on_failure1) {}
+  Result<proto::Cqe> run(const proto::Sqe& sqe, std::span<const uint8_t> data_out,
+                         std::span<uint8_t> data_in, bool) override {
+    proto::AuthCommand c;
+    std::memcpy(&c, &sqe, sizeof(c));
+    if (c.fctype == proto::kFctypeAuthSend) {
+      responder_.send(data_out);
+    } else {
+      Bytes out(c.length);
+      out.resize(responder_.receive(c.length, out));
+      if (disconnect_on_failure1_ && out.size() > 1 && out[1] == proto::kAuthIdFailure1) {
+        return Status::unavailable("queue 0 to 10.0.0.1:4420: the target disconnected");
+      }
+      std::copy(out.begin(), out.end(), data_in.begin());
+    }
+    return proto::Cqe{};
+  }
+
+ private:
+  AuthResponder& responder_;
+  bool disconnect_on_failure1_;
+};
+
+TEST(DhchapAuthenticate, AWrongKeyIsRefusedWhetherFailure1ArrivesOrTheControllerDisconnects) {
+  HostKey key{secret(), std::nullopt, Hash::kSha256, DhGroup::kFfdhe2048};
+  for (bool disconnect : {false, true}) {
+    AuthResponder responder(key, kHostNqn, kSubNqn);
+    ResponderChannel ch(responder, disconnect);
+    Status st = authenticate(ch, 0, {secret(), std::nullopt}, kHostNqn, kSubNqn, {});
+    EXPECT_EQ(st.code(), StatusCode::kRejected) << disconnect;
+    EXPECT_NE(st.message().find("DH-HMAC-CHAP Reply refused ("), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(disconnect ? "the controller disconnected instead of answering"
+                                           : "AUTH_Failure1: authentication failed"),
+              std::string::npos)
+        << st.message();
+    // The right key goes through the same channel.
+    AuthResponder good(key, kHostNqn, kSubNqn);
+    ResponderChannel ok_ch(good, disconnect);
+    EXPECT_TRUE(authenticate(ok_ch, 0, {key.key, std::nullopt}, kHostNqn, kSubNqn, {}).ok());
+    EXPECT_TRUE(good.authenticated());
+  }
+}
+
 TEST(DhchapSqe, AuthenticationSendAndReceiveCarrySecpSpspAndLength) {
   proto::Sqe s = auth_send_sqe(1168);
   proto::AuthCommand c;

@@ -328,11 +328,20 @@ Status Queue::check_cm_events() {
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_DEVICE_REMOVAL:
     case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+      drain_completions();
       return fail(Status::unavailable("queue " + std::to_string(qid_) + " to " + peer_ +
                                       ": the target disconnected (" + std::string(event->name()) +
                                       ")"));
     default:
       return ok_status();
+  }
+}
+
+void Queue::drain_completions() {
+  // The CQ holds only what the target sent before it disconnected: a bounded number of passes.
+  int found = kPollBatch;
+  while (found == kPollBatch && failed_.ok()) {
+    if (!poll_once(&found).ok()) return;
   }
 }
 
@@ -388,7 +397,15 @@ Result<proto::Cqe> Queue::wait(uint16_t slot, Deadline deadline) {
   while (!slots_->done(slot)) {
     int found = 0;
     NVMF_RETURN_IF_ERROR(poll_once(&found));
-    if (found == 0) NVMF_RETURN_IF_ERROR(wait_for_work(deadline));
+    if (found == 0) {
+      Status st = wait_for_work(deadline);
+      if (!st.ok()) {
+        // A response that arrived before the target disconnected is still the command's answer
+        // (nvmet sends AUTH_Failure1 and disconnects at once).
+        if (slots_->done(slot)) return slots_->release(slot);
+        return st;
+      }
+    }
   }
   return slots_->release(slot);
 }

@@ -188,6 +188,9 @@ class Queue : public CommandChannel {
   Status timed_out();
   // Non-blocking look at the CM channel: kUnavailable (sticky) once the target disconnected.
   Status check_cm_events();
+  // Polls the CQ until it is empty: the responses that arrived before a disconnect reach their
+  // slots before the queue is failed.
+  void drain_completions();
   // Records the first fatal error of the queue (sticky); fail() also returns it.
   void mark_failed(Status status);
   Status fail(Status status);

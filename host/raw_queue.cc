@@ -314,8 +314,13 @@ Result<proto::Cqe> RawQueue::next_cqe(int timeout_ms) {
       return c;
     }
     if (!failed_.ok()) return failed_;
+    const bool was_disconnected = disconnected_;
     check_cm();
-    if (disconnected_) return Status::unavailable("the target disconnected");
+    if (disconnected_) {
+      // A response that arrived before the disconnect is delivered first.
+      if (!was_disconnected) continue;
+      return Status::unavailable("the target disconnected");
+    }
     int left = remaining_ms(deadline);
     if (left == 0)
       return Status::timeout("no response within " + std::to_string(timeout_ms) + " ms");
