@@ -215,6 +215,9 @@ inline constexpr uint8_t kScConnectInvalidHost = 0x84;
 // Path related status (SCT 3). Base 2.0 figure "Path Related Status Values". A host sets
 // Host Pathing Error itself on a command it cannot send (Linux: NVME_SC_HOST_PATH_ERROR when
 // fast_io_fail_tmo or ctrl_loss_tmo runs out).
+inline constexpr uint8_t kScAnaPersistentLoss = 0x01;  // Asymmetric Access Persistent Loss
+inline constexpr uint8_t kScAnaInaccessible = 0x02;    // Asymmetric Access Inaccessible
+inline constexpr uint8_t kScAnaTransition = 0x03;      // Asymmetric Access Transition
 inline constexpr uint8_t kScHostPathingError = 0x70;
 inline constexpr uint8_t kScCommandAbortedByHost = 0x71;
 
@@ -253,14 +256,18 @@ inline constexpr uint8_t kFeatureAsyncEventConfig = 0x0B;
 // information (15:8) | log page (23:16).
 inline constexpr uint8_t kAenTypeNotice = 0x2;
 inline constexpr uint8_t kAenInfoNamespaceAttributeChanged = 0x00;
+inline constexpr uint8_t kAenInfoAnaChange = 0x03;
 inline constexpr uint8_t kAenInfoDiscoveryLogChange = 0xF0;
 inline constexpr uint8_t kLogChangedNamespaceList = 0x04;
+inline constexpr uint8_t kLogAna = 0x0C;
 constexpr uint32_t aen_dw0(uint8_t type, uint8_t info, uint8_t log_page) {
   return uint32_t{type} | uint32_t{info} << 8 | uint32_t{log_page} << 16;
 }
 // Asynchronous Event Configuration (feature 0Bh) bits and the matching OAES bits of Identify
-// Controller: Namespace Attribute Notices (8), Discovery Log Page Change Notification (31).
+// Controller: Namespace Attribute Notices (8), Asymmetric Namespace Access Change Notices (11),
+// Discovery Log Page Change Notification (31).
 inline constexpr uint32_t kAecNamespaceAttribute = 1u << 8;
+inline constexpr uint32_t kAecAnaChange = 1u << 11;
 inline constexpr uint32_t kAecDiscoveryLogChange = 1u << 31;
 inline constexpr uint8_t kFeatureKeepAliveTimer = 0x0F;
 
@@ -340,10 +347,14 @@ inline constexpr uint32_t kCtrattTbkas = 1u << 6;
 inline constexpr uint32_t kSglsOffset = 1u << 20;  // SGL address may be an offset (in-capsule)
 // CMIC (byte 76), Controller Multi-Path I/O and Namespace Sharing Capabilities. Base 2.0
 // §5.17.2.1. Linux refuses a second controller to one subsystem unless bit 1 is set
-// ("Subsystem does not support multiple controllers"). Bit 3 (ANA reporting) is not ours: it
-// would make hosts read the ANA log page.
+// ("Subsystem does not support multiple controllers"). Bit 3 (ANA reporting) makes hosts read
+// the ANA log page (0Ch) and pick paths by ANA state.
 inline constexpr uint8_t kCmicMultiPort = 1u << 0;  // the subsystem may have two or more ports
 inline constexpr uint8_t kCmicMultiCtrl = 1u << 1;  // two or more controllers at a time
+inline constexpr uint8_t kCmicAna = 1u << 3;        // Asymmetric Namespace Access reporting
+// ANACAP (byte 343): the ANA states the controller reports (bits 0-4: optimized,
+// non-optimized, inaccessible, persistent loss, change), as nvmet.
+inline constexpr uint8_t kAnacapAllStates = 0x1F;
 
 // Identify Namespace NMIC (byte 30) bit 0: the namespace may be attached to two or more
 // controllers at a time (NVM CS 1.0 §4.1.5.1). Linux merges the namespaces of two controllers
@@ -409,7 +420,12 @@ struct IdentifyController {
   uint8_t dsto;
   uint8_t fwug;
   uint16_t kas;  // 320, keep alive granularity in 100 ms units
-  uint8_t rsvd322[190];
+  uint8_t rsvd322[20];
+  uint8_t anatt;       // 342, ANA transition time, seconds
+  uint8_t anacap;      // 343, ANA capabilities (kAnacap*)
+  uint32_t anagrpmax;  // 344, largest ANA group ID
+  uint32_t nanagrpid;  // 348, number of ANA group IDs
+  uint8_t rsvd352[160];
   uint8_t sqes;     // 512
   uint8_t cqes;     // 513
   uint16_t maxcmd;  // 514
@@ -456,6 +472,9 @@ static_assert(offsetof(IdentifyController, oacs) == 256);
 static_assert(offsetof(IdentifyController, acl) == 258);
 static_assert(offsetof(IdentifyController, npss) == 263);
 static_assert(offsetof(IdentifyController, kas) == 320);
+static_assert(offsetof(IdentifyController, anatt) == 342);
+static_assert(offsetof(IdentifyController, anagrpmax) == 344);
+static_assert(offsetof(IdentifyController, nanagrpid) == 348);
 static_assert(offsetof(IdentifyController, sqes) == 512);
 static_assert(offsetof(IdentifyController, cqes) == 513);
 static_assert(offsetof(IdentifyController, maxcmd) == 514);

@@ -28,6 +28,7 @@ constexpr uint8_t kLogFirmwareSlot = 0x03;      // §5.16.1.4
 // last read (Controller::take_changed_namespaces), up to 1024 NSIDs; zeroes after the last.
 constexpr uint8_t kLogChangedNamespaceList = proto::kLogChangedNamespaceList;
 constexpr uint32_t kRetainAsynchronousEvent = 1u << 15;  // Get Log Page CDW10 bit 15 (RAE)
+constexpr uint32_t kAnaLspRgo = 1u << 0;                 // ANA log LSP bit 0: Return Groups Only
 
 }  // namespace
 
@@ -93,7 +94,8 @@ NextStep CommandProcessor::identify(Request& r) {
       }
       p.oncs = kOncsDatasetManagement | kOncsWriteZeroes;
       p.nn = subsystem_->max_nsid();
-      p.oaes = proto::kAecNamespaceAttribute;
+      p.oaes = proto::kAecNamespaceAttribute | proto::kAecAnaChange;
+      p.ana = true;
       p.subnqn = cfg.nqn;
       p.serial = subsystem_->serial();
       p.model = cfg.model;
@@ -106,7 +108,7 @@ NextStep CommandProcessor::identify(Request& r) {
       if (n == nullptr) return complete(r, kInvalidNamespace);
       build_identify_namespace(n->ns->num_lbas(), n->ns->lba_shift(), n->nguid,
                                reinterpret_cast<proto::IdentifyNamespace*>(out.data()),
-                               kDlfeatDeallocateReadsZeroes);
+                               kDlfeatDeallocateReadsZeroes, n->anagrpid);
       break;
     }
     case proto::kCnsActiveNamespaceList: {
@@ -154,6 +156,8 @@ NextStep CommandProcessor::get_log_page(Request& r) {
     case kLogChangedNamespaceList:  // 1024 NSIDs
       log_bytes = 4096;
       break;
+    case proto::kLogAna:
+      return ana_log_page(r, bytes);
     default:  // Base 2.0 §5.16: an unsupported or reserved LID is Invalid Log Page
       return complete(r, make_status(proto::kSctCommandSpecific, proto::kScInvalidLogPage, true));
   }
@@ -172,6 +176,24 @@ NextStep CommandProcessor::get_log_page(Request& r) {
     if (lpo == 0 && bytes >= changed.size() * 4) (void)controller_->take_changed_namespaces();
     if ((s.cdw10 & kRetainAsynchronousEvent) == 0) controller_->log_page_read(lid);
   }
+  return respond_with_data(r, static_cast<uint32_t>(bytes));
+}
+
+NextStep CommandProcessor::ana_log_page(Request& r, uint64_t bytes) {
+  // LSP (CDW10 bits 11:8) bit 0: Return Groups Only. Any other LSP bit is Invalid Field.
+  const proto::Sqe& s = *r.sqe;
+  const uint32_t lsp = (s.cdw10 >> 8) & 0xF;
+  if ((lsp & ~kAnaLspRgo) != 0) return complete(r, kInvalidField);
+  static const AnaStates kAllOptimized;
+  const std::vector<uint8_t> log = build_ana_log(ana_ != nullptr ? *ana_ : kAllOptimized,
+                                                 subsystem_->namespaces(), (lsp & kAnaLspRgo) != 0);
+  // LPO (bytes) dword aligned and within the log, as for every log page; the window is copied,
+  // zeros past the end.
+  const uint64_t lpo = (static_cast<uint64_t>(s.cdw13) << 32) | s.cdw12;
+  if ((lpo & 3) != 0 || lpo > log.size()) return complete(r, kInvalidField);
+  std::memset(r.buffer.data(), 0, bytes);
+  std::memcpy(r.buffer.data(), log.data() + lpo, std::min<uint64_t>(bytes, log.size() - lpo));
+  if ((s.cdw10 & kRetainAsynchronousEvent) == 0) controller_->log_page_read(proto::kLogAna);
   return respond_with_data(r, static_cast<uint32_t>(bytes));
 }
 

@@ -419,7 +419,7 @@ TEST(MultiNamespace, ListsIdentifiesAndRoutesByNsid) {
   const auto* id = reinterpret_cast<const proto::IdentifyController*>(admin.buffer.data());
   EXPECT_EQ(id->nn, Subsystem::kMaxNamespaces) << "NSIDs up to 1024 may come and go";
   EXPECT_EQ(id->mnan, Subsystem::kMaxNamespaces);
-  EXPECT_EQ(id->oaes, proto::kAecNamespaceAttribute);
+  EXPECT_EQ(id->oaes, proto::kAecNamespaceAttribute | proto::kAecAnaChange);
   ASSERT_EQ(admin.submit(identify_sqe(proto::kCnsActiveNamespaceList, 0)),
             NextStep::kWriteToHostThenRespond);
   uint32_t ids[4];

@@ -119,6 +119,7 @@ void CommandProcessor::bind(Subsystem& chosen, Controller* ctrl, uint16_t sqsize
   sq_entries_ = uint32_t{sqsize} + 1;
   sq_head_ = static_cast<uint16_t>(sq_head_ % sq_entries_);
   controller_ = chosen.shared_controller(ctrl->cntlid());
+  if (Port* p = port(); p != nullptr) ana_ = p->ana_states(chosen);
   ctrl->note_traffic();  // nvmet_install_queue: a queue connecting counts as traffic
   ctrl->attach(qid_, this);
   subsystem_->registry().set_queue_controller(&counters_, ctrl->cntlid());

@@ -173,6 +173,8 @@ class CommandProcessor {
   // Admin.
   NextStep identify(Request& r);
   NextStep get_log_page(Request& r);
+  // The ANA log page (0Ch) of this controller's port, `bytes` of it from LPO; RGO (LSP bit 0).
+  NextStep ana_log_page(Request& r, uint64_t bytes);
   NextStep set_features(Request& r);
   NextStep get_features(Request& r);
   NextStep async_event_request(Request& r);
@@ -220,6 +222,8 @@ class CommandProcessor {
 
   Subsystem* subsystem_;  // the one given, until Connect selects one from its port by SUBNQN
   Port* port_ = nullptr;  // the port the queue came in on (set_port)
+  // The ANA states of the bound subsystem on that port (bind()); null when used without a port.
+  std::shared_ptr<const AnaStates> ana_;
   QueueLink& link_;
   QueueCounters& counters_;
   StatusCounters& statuses_;

@@ -310,6 +310,42 @@ Status parse_attr(const json& attr, const std::string& path, SubsystemOptions& s
   return ok_status();
 }
 
+// nvmetcli's ports[].ana_groups: [{"grpid": N, "ana": {"state": "optimized"}}], each group
+// once, 1..kMaxAnaGroups.
+Status parse_ana_groups(const json& list, const std::string& path, PortOptions& po,
+                        std::vector<std::string>* warnings) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string p = path + ".ana_groups[" + std::to_string(i) + "]";
+    const json& g = list[i];
+    if (!g.is_object()) return bad(p, shown(g) + " is not an object");
+    NVMF_RETURN_IF_ERROR(check_keys(g, p, {"grpid", "ana"}, {}, warnings));
+    auto id = g.find("grpid");
+    if (id == g.end()) return bad(p + ".grpid", "missing");
+    NVMF_ASSIGN_OR_RETURN(int64_t grpid, integer_of(*id, p + ".grpid", 1, kMaxAnaGroups));
+    for (const auto& [earlier, state] : po.ana_groups) {
+      if (earlier == grpid) return bad(p + ".grpid", std::to_string(grpid) + " is given twice");
+    }
+    AnaState state = AnaState::kOptimized;
+    NVMF_ASSIGN_OR_RETURN(const json* ana, object_at(g, p, "ana", false));
+    if (ana != nullptr) {
+      NVMF_RETURN_IF_ERROR(check_keys(*ana, p + ".ana", {"state"}, {}, warnings));
+      if (auto it = ana->find("state"); it != ana->end()) {
+        NVMF_ASSIGN_OR_RETURN(std::string name, string_of(*it, p + ".ana.state"));
+        std::optional<AnaState> parsed = parse_ana_state(name);
+        if (!parsed) {
+          return bad(
+              p + ".ana.state",
+              shown(*it) +
+                  " is not optimized, non-optimized, inaccessible, persistent-loss or change");
+        }
+        state = *parsed;
+      }
+    }
+    po.ana_groups.emplace_back(static_cast<uint32_t>(grpid), state);
+  }
+  return ok_status();
+}
+
 Status parse_namespaces(const json& list, const std::string& path, SubsystemOptions& s,
                         std::vector<std::string>* warnings) {
   bool have = false;
@@ -318,12 +354,9 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
     const json& ns = list[i];
     if (!ns.is_object()) return bad(p, shown(ns) + " is not an object");
     NVMF_RETURN_IF_ERROR(
-        check_keys(ns, p, {"nsid", "enable", "device", "buffered_io"},
-                   {{"ana_grpid", "nvmf-target does not report ANA (Asymmetric Namespace Access)"},
-                    // Current nvmetcli saves the namespace's "ana" and "resv" attribute groups.
-                    {"ana", "nvmf-target does not report ANA (Asymmetric Namespace Access)"},
-                    {"resv", "nvmf-target does not implement reservations"}},
-                   warnings));
+        check_keys(ns, p, {"nsid", "enable", "device", "buffered_io", "ana", "ana_grpid"},
+                   // Current nvmetcli saves the namespace's "ana" and "resv" attribute groups.
+                   {{"resv", "nvmf-target does not implement reservations"}}, warnings));
     auto nsid_it = ns.find("nsid");
     if (nsid_it == ns.end()) return bad(p + ".nsid", "missing");
     NVMF_ASSIGN_OR_RETURN(int64_t nsid, integer_of(*nsid_it, p + ".nsid", 1, 0xFFFFFFFE));
@@ -366,6 +399,20 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
       if (n.file_path.empty()) return bad(dp + ".path", "is empty");
     }
     if (buffered) n.direct_io = !*buffered;
+    // The ANA group: nvmetcli's "ana" attribute group ({"grpid": N}), or the "ana_grpid" of
+    // older nvmetcli versions.
+    if (auto it = ns.find("ana_grpid"); it != ns.end()) {
+      NVMF_ASSIGN_OR_RETURN(int64_t g, integer_of(*it, p + ".ana_grpid", 1, kMaxAnaGroups));
+      n.anagrpid = static_cast<uint32_t>(g);
+    }
+    NVMF_ASSIGN_OR_RETURN(const json* ana, object_at(ns, p, "ana", false));
+    if (ana != nullptr) {
+      NVMF_RETURN_IF_ERROR(check_keys(*ana, p + ".ana", {"grpid"}, {}, warnings));
+      if (auto it = ana->find("grpid"); it != ana->end()) {
+        NVMF_ASSIGN_OR_RETURN(int64_t g, integer_of(*it, p + ".ana.grpid", 1, kMaxAnaGroups));
+        n.anagrpid = static_cast<uint32_t>(g);
+      }
+    }
     for (const char* key : {"nguid", "uuid"}) {
       auto it = device->find(key);
       if (it == device->end()) continue;
@@ -381,6 +428,7 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
       s.direct_io = n.direct_io;
       s.nguid = n.nguid;
       s.uuid = n.uuid;
+      s.anagrpid = n.anagrpid;
     } else {
       s.more_namespaces.push_back(std::move(n));
     }
@@ -544,10 +592,9 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
     const std::string pp = "ports[" + std::to_string(pi) + "]";
     const json& port = (*ports)[pi];
     if (!port.is_object()) return bad(pp, shown(port) + " is not an object");
-    NVMF_RETURN_IF_ERROR(check_keys(
-        port, pp, {"portid", "addr", "param", "referrals", "subsystems"},
-        {{"ana_groups", "nvmf-target does not report ANA (Asymmetric Namespace Access)"}},
-        warnings));
+    NVMF_RETURN_IF_ERROR(
+        check_keys(port, pp, {"portid", "addr", "param", "referrals", "subsystems", "ana_groups"},
+                   {}, warnings));
     TargetOptions one = base;  // parse_addr/parse_param fill the single-port fields
     if (auto it = port.find("portid"); it != port.end()) {
       NVMF_ASSIGN_OR_RETURN(int64_t id, integer_of(*it, pp + ".portid", 0, 65535));
@@ -567,6 +614,8 @@ Result<NvmetConfig> parse_nvmet_config(std::string_view json_text, const TargetO
     po.trsvcid = one.trsvcid;
     po.treq = one.treq;
     po.inline_data_size = one.inline_data_size;
+    NVMF_ASSIGN_OR_RETURN(const json* groups, array_at(port, pp, "ana_groups"));
+    if (groups != nullptr) NVMF_RETURN_IF_ERROR(parse_ana_groups(*groups, pp, po, warnings));
     for (const PortOptions& earlier : port_options) {
       if (earlier.portid == po.portid) {
         return bad(pp + ".portid", std::to_string(po.portid) + " is given twice");

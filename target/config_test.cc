@@ -74,10 +74,13 @@ TEST(ConfigTest, NvmetcliSavedFileIsUsed) {
   ASSERT_TRUE(s.uuid.has_value());
   EXPECT_EQ((*s.uuid)[0], 0x0f);
   EXPECT_EQ((*s.uuid)[15], 0xf0);
-  // Keys ignored on purpose are named, never dropped silently.
-  EXPECT_TRUE(has_warning(*r, "ports[0].ana_groups"));
-  EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].ana_grpid"));
-  EXPECT_EQ(r->warnings.size(), 2u);
+  // ANA: the port's group 1 optimized, the namespace in group 1 (nvmetcli's ana_grpid).
+  ASSERT_EQ(o.ports.size(), 1u);
+  ASSERT_EQ(o.ports[0].ana_groups.size(), 1u);
+  EXPECT_EQ(o.ports[0].ana_groups[0].first, 1u);
+  EXPECT_EQ(o.ports[0].ana_groups[0].second, AnaState::kOptimized);
+  EXPECT_EQ(s.anagrpid, 1u);
+  EXPECT_TRUE(r->warnings.empty());
   EXPECT_EQ(s.qid_max, 128);  // nvmet's attr_qid_max, applied at most --max-io-queues
 }
 
@@ -602,27 +605,73 @@ TEST(ConfigHostileTest, DeepNestingUnderAnyKeyNamesTheKey) {
   // Nesting within the limit is still read, and an ignored key's value is quoted short.
   json j = good();
   const std::string nested = std::string(20, '[') + "1" + std::string(20, ']');
-  j["ports"][0]["ana_groups"] = json::parse(nested);
+  j["subsystems"][0]["namespaces"][0]["resv"] = json::parse(nested);
   auto r = parse(j);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_TRUE(has_warning(*r, "ports[0].ana_groups " + nested + " ignored"));
+  EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].resv " + nested + " ignored"));
 }
 
 // What a current nvmetcli saves for a namespace (its "ana" and "resv" attribute groups, the
-// device's p2pmem) loads, each named in one warning.
+// device's p2pmem) loads: the ANA group is used, the others named in one warning each.
 TEST(ConfigTest, CurrentNvmetcliNamespaceGroupsLoadWithOneWarningEach) {
   json j = good();
   json& ns = j["subsystems"][0]["namespaces"][0];
-  ns["ana"] = {{"grpid", 1}};
+  ns["ana"] = {{"grpid", 2}};
   ns["resv"] = {{"enable", 0}};
   ns["device"]["p2pmem"] = "0";
   auto r = parse(j);
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->options.subsystems[0].file_path, "/dev/nullb0");
-  EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].ana {\"grpid\":1} ignored"));
+  EXPECT_EQ(r->options.subsystems[0].anagrpid, 2u) << "the ana group wins over ana_grpid";
   EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].resv {\"enable\":0} ignored"));
   EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].device.p2pmem \"0\" ignored"));
-  EXPECT_EQ(r->warnings.size(), 5u);  // with ports[0].ana_groups and ana_grpid
+  EXPECT_EQ(r->warnings.size(), 2u);
+}
+
+// ANA groups of a port and a namespace's group: every state name, and each bad value refused
+// naming the key.
+TEST(ConfigTest, AnaGroupsAndNamespaceGroupsAreReadAndChecked) {
+  json j = good();
+  j["ports"][0]["ana_groups"] = {{{"grpid", 1}, {"ana", {{"state", "optimized"}}}},
+                                 {{"grpid", 2}, {"ana", {{"state", "non-optimized"}}}},
+                                 {{"grpid", 3}, {"ana", {{"state", "inaccessible"}}}},
+                                 {{"grpid", 4}, {"ana", {{"state", "persistent-loss"}}}},
+                                 {{"grpid", 128}, {"ana", {{"state", "change"}}}},
+                                 {{"grpid", 5}}};
+  auto r = parse(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& g = r->options.ports[0].ana_groups;
+  ASSERT_EQ(g.size(), 6u);
+  EXPECT_EQ(g[1], (std::pair<uint32_t, AnaState>{2, AnaState::kNonOptimized}));
+  EXPECT_EQ(g[3], (std::pair<uint32_t, AnaState>{4, AnaState::kPersistentLoss}));
+  EXPECT_EQ(g[4], (std::pair<uint32_t, AnaState>{128, AnaState::kChange}));
+  EXPECT_EQ(g[5], (std::pair<uint32_t, AnaState>{5, AnaState::kOptimized})) << "no ana: optimized";
+  const std::pair<json, std::string> bad_groups[] = {
+      {{{{"grpid", 0}}}, "ports[0].ana_groups[0].grpid: 0 is not in 1..128"},
+      {{{{"grpid", 129}}}, "ports[0].ana_groups[0].grpid: 129 is not in 1..128"},
+      {{{{"ana", {{"state", "optimized"}}}}}, "ports[0].ana_groups[0].grpid: missing"},
+      {{{{"grpid", 2}}, {{"grpid", 2}}}, "ports[0].ana_groups[1].grpid: 2 is given twice"},
+      {{{{"grpid", 2}, {"ana", {{"state", "standby"}}}}},
+       "ports[0].ana_groups[0].ana.state: \"standby\" is not optimized, non-optimized, "
+       "inaccessible, persistent-loss or change"},
+      {{{{"grpid", 2}, {"ana", {{"state", 3}}}}}, "ports[0].ana_groups[0].ana.state"},
+      {json{1}, "ports[0].ana_groups[0]: 1 is not an object"},
+  };
+  for (const auto& [groups, want] : bad_groups) {
+    json b = good();
+    b["ports"][0]["ana_groups"] = groups;
+    EXPECT_NE(error_of(b).find(want), std::string::npos) << error_of(b) << " | " << want;
+  }
+  for (const json& grpid : {json(0), json(129), json("x")}) {
+    json b = good();
+    b["subsystems"][0]["namespaces"][0]["ana"] = {{"grpid", grpid}};
+    EXPECT_NE(error_of(b).find("subsystems[0].namespaces[0].ana.grpid"), std::string::npos)
+        << error_of(b);
+    b = good();
+    b["subsystems"][0]["namespaces"][0]["ana_grpid"] = grpid;
+    EXPECT_NE(error_of(b).find("subsystems[0].namespaces[0].ana_grpid"), std::string::npos)
+        << error_of(b);
+  }
 }
 
 // Each wrong type is an error naming the key, never a type_error exception.

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/in_capsule.h"
+#include "target/ana.h"
 
 namespace nvmf::target {
 namespace {
@@ -29,8 +30,15 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
   set_ascii(out->fr, p.firmware);
   out->rab = 6;
   // Every subsystem serves several controllers at once (a CNTLID each, one per association) on
-  // every port it is linked to, like nvmet; no ANA.
+  // every port it is linked to, like nvmet.
   out->cmic = proto::kCmicMultiPort | proto::kCmicMultiCtrl;
+  if (p.ana) {
+    out->cmic |= proto::kCmicAna;
+    out->anatt = kAnaTransitionTimeSeconds;
+    out->anacap = proto::kAnacapAllStates;
+    out->anagrpmax = kMaxAnaGroups;
+    out->nanagrpid = kMaxAnaGroups;
+  }
   out->mdts = p.mdts;
   out->cntlid = p.cntlid;
   out->ver = p.version;
@@ -59,7 +67,7 @@ void build_identify_controller(const IdentifyControllerParams& p, proto::Identif
 
 void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
                               const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out,
-                              uint8_t dlfeat) {
+                              uint8_t dlfeat, uint32_t anagrpid) {
   std::memset(out, 0, sizeof(*out));
   out->nsze = num_lbas;
   out->ncap = num_lbas;
@@ -69,6 +77,7 @@ void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
   out->lbaf[0].lbads = lba_shift;
   out->nmic = proto::kNmicShared;  // every controller of the subsystem reaches the namespace
   out->dlfeat = dlfeat;
+  out->anagrpid = anagrpid;
   std::memcpy(out->nguid, nguid.data(), nguid.size());
 }
 

@@ -26,6 +26,7 @@ struct IdentifyControllerParams {
   uint16_t oncs = 0;                  // optional NVM commands: kOncs* below
   uint32_t nn = 1;                    // NN and MNAN: the largest NSID a namespace may have
   uint32_t oaes = 0;                  // OAES: the notices it sends (proto::kAec* bits)
+  bool ana = false;                   // ANA reporting: CMIC bit 3, ANATT, ANACAP, ANAGRPMAX
   std::string_view subnqn;
   std::string_view serial;    // SN, at most 20 ASCII characters
   std::string_view model;     // MN, at most 40
@@ -40,7 +41,9 @@ inline constexpr uint16_t kOncsWriteZeroes = 1u << 3;
 inline constexpr uint8_t kDlfeatDeallocateReadsZeroes = (1u << 3) | 0x1;
 
 // Identify Controller (Base 2.0 §5.17.2.1; Fabrics fields 1792..): SN/MN/FR space padded,
-// CMIC = multi-port | multi-controller (bits 0, 1; no ANA, bit 3), as nvmet minus ANA,
+// CMIC = multi-port | multi-controller (bits 0, 1), plus ANA reporting (bit 3) with `ana`, then
+// ANATT kAnaTransitionTimeSeconds, ANACAP every state, ANAGRPMAX = NANAGRPID = kMaxAnaGroups (as
+// nvmet),
 // CNTRLTYPE 1 (I/O controller), SQES 0x66, CQES 0x44, NN = MNAN = `nn`, OAES = `oaes`, SGLS = bits
 // 0 (SGLs supported) and 2 (Keyed SGL Data Block), plus bit 20 (offset addresses, in-capsule data)
 // only when in_capsule_data_size > 0; IOCCSZ = (64 + in_capsule_data_size) / 16, IORCSZ 1, ICDOFF
@@ -51,10 +54,10 @@ void build_identify_controller(const IdentifyControllerParams& params,
 // Identify Namespace (NVM CS 1.0 §4.1.5.1): NSZE = NCAP = NUSE = `num_lbas`, one LBA format
 // (NLBAF 0, FLBAS 0) with LBADS = `lba_shift`, NGUID = `nguid`, DLFEAT = `dlfeat`, NMIC bit 0
 // (shared: every controller of the subsystem reaches it, so Linux native multipath merges the
-// paths).
+// paths), ANAGRPID = `anagrpid` (0: no ANA reporting).
 void build_identify_namespace(uint64_t num_lbas, uint8_t lba_shift,
                               const std::array<uint8_t, 16>& nguid, proto::IdentifyNamespace* out,
-                              uint8_t dlfeat = 0);
+                              uint8_t dlfeat = 0, uint32_t anagrpid = 0);
 
 // Active Namespace ID list (CNS 02h, Base 2.0 §5.17.2.2): the active nsids greater than `nsid`
 // (CDW1 NSID), ascending, zero-terminated, in the 4096-byte `out` (at most 1024 entries).

@@ -73,6 +73,16 @@ IoCommand io_command_of(uint8_t opcode) {
 }  // namespace
 
 NextStep CommandProcessor::begin_io(Request& r) {
+  // ANA (nvmet_check_ana_state): a namespace whose group this port presents inaccessible, lost
+  // or changing answers with the path status, whatever the command; looked up only while some
+  // group is in such a state.
+  if (ana_ != nullptr && ana_->any_restricted()) {
+    if (const SubsystemNamespace* n = subsystem_->find_namespace(r.sqe->nsid); n != nullptr) {
+      if (uint16_t st = ana_io_status(ana_->state(n->anagrpid)); st != kStatusSuccess) {
+        return complete(r, st);
+      }
+    }
+  }
   switch (r.sqe->opcode) {
     case proto::kNvmRead:
       return read_write(r, false);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "proto/fabrics.h"
+#include "proto/nvme.h"
 
 namespace nvmf::target {
 
@@ -26,6 +27,9 @@ Port::~Port() {
 void Port::link(Subsystem& subsystem) {
   if (subsystem.port() == nullptr) subsystem.set_port(this);
   subsystems_.push_back(&subsystem);
+  auto states = std::make_shared<AnaStates>();
+  states->assign(ana_defaults_);
+  ana_[&subsystem] = std::move(states);
   ++genctr_;
 }
 
@@ -33,8 +37,29 @@ bool Port::unlink(const Subsystem& subsystem) {
   auto it = std::find(subsystems_.begin(), subsystems_.end(), &subsystem);
   if (it == subsystems_.end()) return false;
   subsystems_.erase(it);
+  ana_.erase(&subsystem);  // queues still bound keep their own reference
   ++genctr_;
   return true;
+}
+
+std::shared_ptr<const AnaStates> Port::ana_states(const Subsystem& subsystem) const {
+  auto it = ana_.find(&subsystem);
+  return it != ana_.end() ? it->second : nullptr;
+}
+
+size_t Port::set_ana_state(const Subsystem* subsystem, uint32_t grpid, AnaState state) {
+  if (grpid == 0 || grpid > kMaxAnaGroups) return 0;
+  if (subsystem == nullptr) (void)ana_defaults_.set(grpid, state);
+  size_t changed = 0;
+  for (Subsystem* s : subsystems_) {
+    if (subsystem != nullptr && s != subsystem) continue;
+    auto it = ana_.find(s);
+    if (it == ana_.end() || !it->second->set(grpid, state)) continue;
+    ++changed;
+    s->post_event(proto::aen_dw0(proto::kAenTypeNotice, proto::kAenInfoAnaChange, proto::kLogAna),
+                  proto::kAecAnaChange, this);
+  }
+  return changed;
 }
 
 bool Port::linked(const Subsystem& subsystem) const {

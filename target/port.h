@@ -5,10 +5,13 @@
 #define NVMF_TARGET_PORT_H_
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "target/ana.h"
 #include "target/discovery.h"
 #include "target/subsystem.h"
 
@@ -38,7 +41,8 @@ class Port {
   Port(const Port&) = delete;
   Port& operator=(const Port&) = delete;
 
-  // Links an NVM subsystem (sets its port); GENCTR counts links, like nvmet's genctr.
+  // Links an NVM subsystem (sets its port); GENCTR counts links, like nvmet's genctr. The
+  // subsystem's ANA states on this port start as the port's (ana_defaults()).
   void link(Subsystem& subsystem);
   // Unlinks it (the control socket's nvmf_subsystem_remove_listener, nvmf_delete_subsystem):
   // new Connects to it on this port find no subsystem; GENCTR moves on. False when it was not
@@ -92,6 +96,20 @@ class Port {
   // GENCTR moves on. Under the control lock.
   void log_changed() { ++genctr_; }
 
+  // Asymmetric Namespace Access. A port presents each linked subsystem's ANA groups in a
+  // state of their own (SPDK: per listener of a subsystem); the port's defaults (nvmetcli's
+  // ports[].ana_groups, nvmet's per-port ana_state) apply to every subsystem linked.
+  // - ana_states(s): the states `s` has on this port, shared with the queues that came in on
+  //   it (they read them on the I/O path); null when `s` is not linked.
+  // - set_ana_state(s, grpid, state): sets group `grpid` (1..kMaxAnaGroups) of `s` (null: of
+  //   every linked subsystem, and the port's default) and, for each subsystem whose state
+  //   changed, queues an ANA Change notice (AEC bit 11, log page 0Ch) to its controllers whose
+  //   admin queue came in on this port. Returns how many subsystems changed. Under the control
+  //   lock.
+  std::shared_ptr<const AnaStates> ana_states(const Subsystem& subsystem) const;
+  size_t set_ana_state(const Subsystem* subsystem, uint32_t grpid, AnaState state);
+  const AnaStates& ana_defaults() const { return ana_defaults_; }
+
   // The queue counts and sizes every queue on this port is checked against (PortLimits).
   const PortLimits& limits() const { return limits_; }
   void set_limits(const PortLimits& limits) { limits_ = limits; }
@@ -113,6 +131,8 @@ class Port {
   int32_t configured_inline_data_size_ = -1;
   std::vector<Port*> group_;
   bool enabled_ = true;
+  AnaStates ana_defaults_;
+  std::map<const Subsystem*, std::shared_ptr<AnaStates>> ana_;
 };
 
 }  // namespace nvmf::target

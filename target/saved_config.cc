@@ -33,7 +33,8 @@ json namespace_json(const NamespaceOptions& n) {
   }
   if (n.nguid) device["nguid"] = uuid_text(*n.nguid);
   if (n.uuid) device["uuid"] = uuid_text(*n.uuid);
-  json out = {{"nsid", n.nsid}, {"enable", 1}, {"device", device}};
+  json out = {
+      {"nsid", n.nsid}, {"enable", 1}, {"device", device}, {"ana", {{"grpid", n.anagrpid}}}};
   if (!n.file_path.empty() && n.direct_io) out["buffered_io"] = *n.direct_io ? 0 : 1;
   return out;
 }
@@ -71,7 +72,13 @@ json nvmet_config_json(const std::vector<PortOptions>& ports,
   }
   json port_list = json::array();
   for (const PortOptions& p : ports) {
+    json groups = json::array();
+    for (const auto& [grpid, state] : p.ana_groups) {
+      groups.push_back(
+          {{"grpid", grpid}, {"ana", {{"state", std::string(ana_state_name(state))}}}});
+    }
     port_list.push_back({{"portid", p.portid},
+                         {"ana_groups", groups},
                          {"addr",
                           {{"trtype", "rdma"},
                            {"adrfam", p.traddr.find(':') != std::string::npos ? "ipv6" : "ipv4"},

@@ -175,9 +175,13 @@ bool Subsystem::remove_host(const std::string& hostnqn, std::string_view reason)
   return true;
 }
 
-size_t Subsystem::post_event(uint32_t dw0, uint32_t aec_bit) {
+size_t Subsystem::post_event(uint32_t dw0, uint32_t aec_bit, const Port* port) {
   size_t queued = 0;
   for (const auto& [cntlid, ctrl] : controllers_) {
+    if (port != nullptr) {
+      const CommandProcessor* admin = ctrl->queue(0);
+      if (admin == nullptr || admin->port() != port) continue;
+    }
     if (!ctrl->post_event(dw0, aec_bit)) continue;
     ++queued;
     if (CommandProcessor* admin = ctrl->queue(0)) admin->request_event_delivery();

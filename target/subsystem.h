@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "target/ana.h"
 #include "target/auth.h"
 #include "target/controller.h"
 #include "target/drain_counter.h"
@@ -68,6 +69,9 @@ struct SubsystemNamespace {
   Namespace* ns = nullptr;
   std::array<uint8_t, 16> nguid{};
   std::optional<std::array<uint8_t, 16>> uuid;
+  // Its ANA group (1..kMaxAnaGroups; nvmet's ana_grpid, SPDK's anagrpid): its state on each
+  // port is the group's (Port::ana_states).
+  uint32_t anagrpid = kDefaultAnaGroup;
 };
 
 // Owns the controllers. Any poll group, under the control lock (target/control_lock.h); the
@@ -160,7 +164,8 @@ class Subsystem {
   // Queues the asynchronous event `dw0` (proto::aen_dw0) on every controller that enabled
   // `aec_bit` and has not masked its log page (Controller::post_event) and asks each one's admin
   // queue to deliver it. Under the control lock, any thread. Returns how many queued it.
-  size_t post_event(uint32_t dw0, uint32_t aec_bit);
+  // `port`: only the controllers whose admin queue came in on it (an ANA change is the port's).
+  size_t post_event(uint32_t dw0, uint32_t aec_bit, const Port* port = nullptr);
   // Frees every controller of `hostnqn` and disconnects all their queues; returns how many.
   size_t disconnect_host(std::string_view hostnqn, std::string_view reason);
   // Frees every controller whose admin queue came in on `port` (null: every controller) and

@@ -123,6 +123,8 @@ std::unique_ptr<Port> Target::make_port(const PortOptions& spec) const {
   address.trsvcid = spec.trsvcid;
   auto port = std::make_unique<Port>(address, *discovery_);
   port->set_configured_inline_data_size(spec.inline_data_size);
+  for (const auto& [grpid, state] : spec.ana_groups)
+    (void)port->set_ana_state(nullptr, grpid, state);
   return port;
 }
 
@@ -153,6 +155,7 @@ std::vector<NamespaceOptions> namespace_list(const SubsystemOptions& s) {
   first.direct_io = s.direct_io;
   first.nguid = s.nguid;
   first.uuid = s.uuid;
+  first.anagrpid = s.anagrpid;
   out.push_back(first);
   out.insert(out.end(), s.more_namespaces.begin(), s.more_namespaces.end());
   return out;
@@ -172,6 +175,7 @@ void set_namespace_list(SubsystemOptions& s, std::vector<NamespaceOptions> list)
   s.direct_io = first.direct_io;
   s.nguid = first.nguid;
   s.uuid = first.uuid;
+  s.anagrpid = first.anagrpid;
   s.more_namespaces.assign(std::make_move_iterator(list.begin() + 1),
                            std::make_move_iterator(list.end()));
 }
@@ -422,7 +426,8 @@ Result<std::unique_ptr<Target>> Target::create(const TargetOptions& given) {
     std::vector<SubsystemNamespace> served;
     for (const NamespaceOptions& n : namespace_list(spec)) {
       NVMF_ASSIGN_OR_RETURN(auto ns, open_namespace(n, options, t->io_engine_.get()));
-      served.push_back({n.nsid, ns.get(), n.nguid.value_or(std::array<uint8_t, 16>{}), n.uuid});
+      served.push_back(
+          {n.nsid, ns.get(), n.nguid.value_or(std::array<uint8_t, 16>{}), n.uuid, n.anagrpid});
       NVMF_LOG(INFO, "target") << "subsystem " << cfg.nqn << ": namespace " << n.nsid << " on "
                                << ns->describe() << ", " << ns->num_lbas() << " LBAs of "
                                << ns->lba_size() << " bytes";

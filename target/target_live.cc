@@ -48,8 +48,8 @@ Result<uint32_t> Target::add_namespace(Subsystem& sub, const NamespaceOptions& n
   {
     ControlLock lock(control_mutex());
     NVMF_ASSIGN_OR_RETURN(
-        nsid,
-        sub.add_namespace({n.nsid, ns.get(), n.nguid.value_or(std::array<uint8_t, 16>{}), n.uuid}));
+        nsid, sub.add_namespace({n.nsid, ns.get(), n.nguid.value_or(std::array<uint8_t, 16>{}),
+                                 n.uuid, n.anagrpid}));
     NVMF_LOG(INFO, "target") << "subsystem " << sub.config().nqn << ": namespace " << nsid
                              << " added on " << ns->describe() << ", " << ns->num_lbas()
                              << " LBAs of " << ns->lba_size() << " bytes";

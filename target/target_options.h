@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
+#include "target/ana.h"
 #include "target/auth.h"
 #include "target/io_engine.h"
 
@@ -26,6 +28,7 @@ struct NamespaceOptions {
   std::optional<bool> direct_io;                 // O_DIRECT; unset: TargetOptions::direct_io
   std::optional<std::array<uint8_t, 16>> nguid;  // unset: derived from the NQN and NSID
   std::optional<std::array<uint8_t, 16>> uuid;
+  uint32_t anagrpid = kDefaultAnaGroup;  // ANA group, 1..kMaxAnaGroups (nvmetcli ana.grpid)
 };
 
 // One NVM subsystem with its namespaces, as an nvmetcli config describes it (target/config.h).
@@ -54,6 +57,7 @@ struct SubsystemOptions {
   std::optional<bool> direct_io;
   std::optional<std::array<uint8_t, 16>> nguid;
   std::optional<std::array<uint8_t, 16>> uuid;
+  uint32_t anagrpid = kDefaultAnaGroup;
   uint32_t nsid = 1;  // the NSID of the namespace described by the fields above
   std::vector<NamespaceOptions> more_namespaces;  // the subsystem's other namespaces
 };
@@ -71,6 +75,9 @@ struct PortOptions {
   // NQNs of the subsystems linked to this port, each in TargetOptions::subsystems (or the one
   // single-subsystem NQN); empty: every subsystem of the target.
   std::vector<std::string> subsystems;
+  // ANA group states of this port (nvmetcli's ana_groups[]: grpid, ana.state), applied to every
+  // subsystem linked to it; groups not listed are optimized.
+  std::vector<std::pair<uint32_t, AnaState>> ana_groups;
 };
 
 // How the event loop waits for work (CLI --poll).

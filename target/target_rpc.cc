@@ -213,8 +213,12 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     if (!spec.is_object()) {
       throw RpcError{RpcErrorCode::kInvalidParams, "\"namespace\" must be an object"};
     }
-    rpc_only_keys(spec, {"nsid", "path", "size", "ram_size", "nguid", "uuid", "buffered_io"});
+    rpc_only_keys(spec,
+                  {"nsid", "path", "size", "ram_size", "nguid", "uuid", "buffered_io", "anagrpid"});
     NamespaceOptions n;
+    if (spec.contains("anagrpid")) {
+      n.anagrpid = static_cast<uint32_t>(rpc_uint(spec, "anagrpid", 1, kMaxAnaGroups));
+    }
     n.nsid =
         spec.contains("nsid") ? static_cast<uint32_t>(rpc_uint(spec, "nsid", 1, 0xFFFFFFFE)) : 0;
     for (const char* key : {"nguid", "uuid"}) {
@@ -482,6 +486,77 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
     return json(true);
   });
 
+  // SPDK's nvmf_subsystem_listener_set_ana_state (nvmet: ports/N/ana_groups/G/ana_state): the
+  // ANA state of group `anagrpid` (every group the subsystem has there when absent) as that
+  // listener presents the subsystem; its controllers there get an ANA Change notice and read
+  // the new state in the ANA log page; I/O of an inaccessible, lost or changing group gets the
+  // ANA path status on that port only. `ana_state`: SPDK's names (optimized, non_optimized,
+  // inaccessible, persistent_loss, change) or nvmetcli's (with a hyphen).
+  d.add("nvmf_subsystem_listener_set_ana_state", [this, find, listen_address,
+                                                  port_at](const json& params) {
+    rpc_only_keys(params, {"nqn", "listen_address", "ana_state", "anagrpid", "tgt_name"});
+    Subsystem& s = find(params);
+    const auto at = listen_address(params);
+    const std::string name = rpc_string(params, "ana_state");
+    const std::optional<AnaState> state = parse_ana_state(name);
+    if (!state) {
+      throw RpcError{RpcErrorCode::kInvalidParams,
+                     "\"ana_state\": optimized, non_optimized, inaccessible, "
+                     "persistent_loss or change"};
+    }
+    std::vector<uint32_t> groups;
+    if (params.contains("anagrpid")) {
+      groups.push_back(static_cast<uint32_t>(rpc_uint(params, "anagrpid", 1, kMaxAnaGroups)));
+    }
+    ControlLock lock(control_mutex());
+    Port* port = port_at(at);
+    std::shared_ptr<const AnaStates> states = port != nullptr ? port->ana_states(s) : nullptr;
+    if (states == nullptr) {
+      throw RpcError{RpcErrorCode::kInvalidParams,
+                     "\"listen_address\": " + s.config().nqn + " is not served on " +
+                         json(at.first + ":" + at.second)
+                             .dump(-1, ' ', false, json::error_handler_t::replace)};
+    }
+    if (groups.empty()) {
+      for (uint32_t g = 1; g <= kMaxAnaGroups; ++g) {
+        const bool used = std::any_of(s.namespaces().begin(), s.namespaces().end(),
+                                      [g](const SubsystemNamespace& n) { return n.anagrpid == g; });
+        if (used || states->reported(g)) groups.push_back(g);
+      }
+    }
+    size_t changed = 0;
+    for (uint32_t g : groups) changed += port->set_ana_state(&s, g, *state);
+    NVMF_LOG(INFO, "target") << "control socket: subsystem " << s.config().nqn << " on port "
+                             << port->address().portid << ": ANA group"
+                             << (groups.size() == 1 ? " " + std::to_string(groups[0]) : "s") << " "
+                             << ana_state_name(*state) << (changed == 0 ? " (unchanged)" : "");
+    return json(true);
+  });
+
+  // SPDK's nvmf_subsystem_get_listeners: each listener of the subsystem with the ANA state of
+  // every group it reports there (group 1, groups set, groups of a namespace).
+  d.add("nvmf_subsystem_get_listeners", [this, find](const json& params) {
+    rpc_only_keys(params, {"nqn", "tgt_name"});
+    const Subsystem& s = find(params);
+    ControlLock lock(control_mutex());
+    json out = json::array();
+    for (const auto& port : ports_) {
+      std::shared_ptr<const AnaStates> states = port->ana_states(s);
+      if (!port->enabled() || states == nullptr) continue;
+      json groups = json::array();
+      for (uint32_t g = 1; g <= kMaxAnaGroups; ++g) {
+        const bool used = std::any_of(s.namespaces().begin(), s.namespaces().end(),
+                                      [g](const SubsystemNamespace& n) { return n.anagrpid == g; });
+        if (!used && !states->reported(g)) continue;
+        std::string state(ana_state_name(states->state(g)));
+        std::replace(state.begin(), state.end(), '-', '_');  // SPDK's spelling
+        groups.push_back({{"ana_group", g}, {"ana_state", state}});
+      }
+      out.push_back({{"address", address_json(port->address())}, {"ana_states", groups}});
+    }
+    return out;
+  });
+
   // nvmetcli restore on a running target: the file (as --config reads it) applied by difference.
   // Subsystems, namespaces, allowed hosts and port links that differ are changed with the same
   // effects as the methods above; what is the same is not touched (hosts connected to it keep
@@ -582,7 +657,8 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
                                        have.ns->size_bytes() ==
                                            n.ram_size / have.ns->lba_size() * have.ns->lba_size()
                                  : have.ns->file_backed() && have.ns->path() == n.file_path;
-        return backing && (!n.nguid || *n.nguid == have.nguid) && n.uuid == have.uuid;
+        return backing && (!n.nguid || *n.nguid == have.nguid) && n.uuid == have.uuid &&
+               n.anagrpid == have.anagrpid;
       };
       std::vector<uint32_t> remove;
       std::vector<const NamespaceOptions*> add;
@@ -642,6 +718,14 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
           return links.empty() || std::find(links.begin(), links.end(), nqn) != links.end();
         };
         const json where = {{"portid", port->address().portid}};
+        for (const auto& [grpid, state] : w->ana_groups) {
+          if (port->ana_defaults().state(grpid) == state && port->ana_defaults().reported(grpid)) {
+            continue;
+          }
+          (void)port->set_ana_state(nullptr, grpid, state);
+          report["ana_states_changed"].push_back(
+              {{"portid", where["portid"]}, {"grpid", grpid}, {"state", ana_state_name(state)}});
+        }
         for (const SubsystemOptions& sw : want.subsystems) {
           Subsystem& s = *subsystem_named(sw.nqn);
           if (!linked_in_file(sw.nqn) || port->linked(s)) continue;
@@ -739,6 +823,13 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
       p.treq = a.treq & proto::kTreqSecureChannelMask;
       p.inline_data_size = port->configured_inline_data_size();
       for (const Subsystem* s : port->subsystems()) p.subsystems.push_back(s->config().nqn);
+      // The port's ANA states (nvmetcli's ana_groups); a state set for one subsystem only
+      // (nvmf_subsystem_listener_set_ana_state) has no place in nvmetcli's format.
+      for (uint32_t g = 1; g <= kMaxAnaGroups; ++g) {
+        if (port->ana_defaults().reported(g)) {
+          p.ana_groups.emplace_back(g, port->ana_defaults().state(g));
+        }
+      }
       ports.push_back(std::move(p));
     }
     std::vector<SubsystemOptions> subsystems;
@@ -767,6 +858,7 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
         }
         o.nguid = n.nguid;
         o.uuid = n.uuid;
+        o.anagrpid = n.anagrpid;
         list.push_back(std::move(o));
       }
       set_namespace_list(s, std::move(list));
