@@ -91,6 +91,21 @@ def negotiation_detail(results, size):
     return f"IOCCSZ {hexnum(c.get('ioccsz'))}, SGLS {sgls}, {ic}"
 
 
+# The ANA checks (ci/interop/ana.sh), on both guest kernels: (host -> target, what is checked,
+# suite, checks that must all pass).
+ANA_ROWS = [
+    ("", "ANA, native multipath: two ports, A optimized and B non-optimized: `nvme list-subsys` shows"
+     " both paths with their states, fio's I/O goes through A",
+     "KernelHostAna", ["start_target", "two_paths_with_their_states", "io_on_the_optimized_path"]),
+    ("", "ANA: fio verify (QD16, 60 s) while A is set inaccessible (I/O leaves A within ANATT), optimized"
+     " again (it returns), then A's listener removed (it leaves again): no fio error, no kernel I/O"
+     " timeout", "KernelHostAna",
+     ["port_a_inaccessible_io_moves_to_b_within_anatt",
+      "port_a_optimized_again_io_returns_within_anatt",
+      "port_a_listener_removed_io_moves_to_b_within_anatt",
+      "fio_verify_no_error_no_kernel_timeout", "stop_target"]),
+]
+
 # (host -> target, what is checked, suite (with {size}, or fixed), checks that must all pass,
 #  detail function or None)
 ROWS = [
@@ -111,8 +126,6 @@ ROWS = [
      "KernelHostOnNvmfTarget_inline{size}", ["nvme_disconnect"], None),
     ("", "20 connect + 4 KiB read + disconnect rounds in a row (after the target started from the"
      " config)", "KernelHostOnNvmfTarget", ["start_target", "connect_20_times"], None),
-    ("", "native multipath: a second controller from another address joins the subsystem, both"
-     " live", "KernelHostOnNvmfTarget", ["multipath_two_controllers"], None),
     ("", "keep-alive: KATO 2 s, 5 s later still `live`", "KernelHostOnNvmfTarget",
      ["keep_alive_two_kato"], None),
     ("", "deep writes beside nvmet-rdma (64 KiB random at QD127 and QD32 x 2 jobs, 20 s; 128 KiB"
@@ -219,6 +232,12 @@ ROWS = [
      " ones do not (O_DIRECT and buffered)", "KernelHostOnNvmfTarget_Durability",
      ["fua_and_flush_survive_kill_and_power_loss_direct",
       "fua_and_flush_survive_kill_and_power_loss_buffered"], None),
+] + [(who, what, suite, names, None) for who, what, suite, names in ANA_ROWS] + [
+    ("", "nvmf-host conform's ANA cases against nvmf-target's port A (namespace 2's group"
+     " inaccessible there): every one passes; group 2 set to change: the log's change count moves,"
+     " Read gets Asymmetric Access Transition; nvmet-rdma's answers recorded", "AnaConform",
+     ["nvmf_target_every_case_passes", "change_count_moves_and_transition_status",
+      "nvmet_configfs", "nvmet_answers_recorded"], None),
     ("nvmf-host → Linux nvmet-rdma", "identify; IOCCSZ = (64 + size) / 16; nvmf-host chose"
      " in-capsule on with that size exactly when size > 0", "NvmfHostOnKernelTarget_inline{size}",
      ["configfs_apply", "identify", "negotiation_report"], negotiation_detail),
@@ -231,8 +250,9 @@ ROWS = [
 ]
 
 
-# The DH-HMAC-CHAP checks (ci/interop/auth.sh), run on the second guest kernel: (host -> target,
-# what is checked, suite, checks that must all pass).
+# The second guest kernel's checks: DH-HMAC-CHAP (ci/interop/auth.sh) and the Linux host's ANA
+# failover (ci/interop/ana.sh): (host -> target, what is checked, suite, checks that must all
+# pass).
 AUTH_ROWS = [
     ("Linux nvme-rdma → nvmf-target", "`nvme connect --dhchap-secret`, fio verify: SHA-256, "
      "SHA-384, SHA-512 with the null group", "KernelHostAuthOnNvmfTarget",
@@ -266,7 +286,8 @@ AUTH_ROWS = [
                                                   "nvmet_answers_recorded"]),
     ("nvmf-host → nvmf-target", "connect time without a key and per DH group (figures in "
      "performance.md)", "AuthConnectTime", ["nvmf_target"]),
-]
+] + [(who or "Linux nvme-rdma → nvmf-target", what, suite, names) if i == 0 else
+     (who, what, suite, names) for i, (who, what, suite, names) in enumerate(ANA_ROWS)]
 
 
 def auth_matrix(results):

@@ -265,7 +265,8 @@ class ReadmeTablesTest(unittest.TestCase):
         rows = {(suite_t, n) for _, _, suite_t, names, _ in tables.ROWS for n in names}
         rows |= {(suite, n) for _, _, suite, names in tables.AUTH_ROWS for n in names}
         found = []
-        for script in ("interop/run.sh", "interop/file-backend.sh", "interop/auth.sh"):
+        for script in ("interop/run.sh", "interop/file-backend.sh", "interop/auth.sh",
+                       "interop/ana.sh"):
             suite = None
             loops = {}
             with open(os.path.join(HERE, script)) as f:

@@ -60,6 +60,14 @@ TEST(NvmeStatusTest, PathRelatedNames) {
             0x370);  // Linux's NVME_SC_HOST_PATH_ERROR
   EXPECT_EQ(status_code_text(kSctPath, kScCommandAbortedByHost), "Command Aborted By Host");
   EXPECT_EQ(status_code_text(kSctPath, 0x00), "Path Related Status");
+  // The ANA statuses, Linux's NVME_SC_ANA_PERSISTENT_LOSS, _INACCESSIBLE, _TRANSITION.
+  EXPECT_EQ(status_name(make_status(kSctPath, kScAnaInaccessible)),
+            "Asymmetric Access Inaccessible (SCT 0x3 SC 0x02)");
+  EXPECT_EQ(make_status(kSctPath, kScAnaPersistentLoss) >> 1, 0x301);
+  EXPECT_EQ(make_status(kSctPath, kScAnaInaccessible) >> 1, 0x302);
+  EXPECT_EQ(make_status(kSctPath, kScAnaTransition) >> 1, 0x303);
+  EXPECT_EQ(status_code_text(kSctPath, kScAnaPersistentLoss), "Asymmetric Access Persistent Loss");
+  EXPECT_EQ(status_code_text(kSctPath, kScAnaTransition), "Asymmetric Access Transition");
 }
 
 }  // namespace

@@ -286,6 +286,7 @@ Status Session::preflight() {
   NVMF_ASSIGN_OR_RETURN(NamespaceInfo info, decode_namespace(facts_.nsid, nsd));
   facts_.nsze = info.nsze;
   facts_.lba_size = info.lba_size;
+  facts_.anagrpid = nsd.anagrpid;
   facts_.mdts_bytes = mdts_bytes(facts_.ctrl.mdts, cap_mpsmin_bytes(facts_.cap));
   facts_.in_capsule_bytes = facts_.ctrl.ioccsz > 4 ? facts_.ctrl.ioccsz * 16 - 64 : 0;
   if (facts_.nsze < 64) return Status::invalid_argument("namespace below 64 LBAs");

@@ -113,6 +113,7 @@ struct TargetFacts {
   uint32_t nsid = 0;  // first active namespace
   uint64_t nsze = 0;  // LBAs
   uint32_t lba_size = 0;
+  uint32_t anagrpid = 0;          // its Identify Namespace ANAGRPID (0: no ANA reporting)
   uint64_t mdts_bytes = 0;        // 0: no limit
   uint32_t in_capsule_bytes = 0;  // IOCCSZ * 16 - 64
   uint16_t mqes_entries = 0;      // CAP.MQES + 1

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "common/dhchap.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "host/ana.h"
 #include "host/auth.h"
 #include "host/conform.h"
 #include "proto/auth.h"
@@ -751,6 +753,135 @@ Outcome log_discovery_partial(Session& s) {
   std::memcpy(&genctr2, whole.data(), 8);
   if (genctr2 != genctr) return fail(got + ", GENCTR changed");
   return pass(got + ", every entry read alone equals the whole read");
+}
+
+// ----------------------------------------------------------------------------- ana --
+
+// ANA reporting (CMIC bit 3) or why the ANA cases do not apply.
+std::optional<Outcome> ana_not_reported(const Session& s) {
+  if ((s.facts().ctrl.cmic & proto::kCmicAna) == 0) {
+    return not_applicable("CMIC bit 3 clear: the controller reports no ANA");
+  }
+  return std::nullopt;
+}
+
+// The ANA log page read whole (Linux's size, at most the data buffer), decoded.
+Result<AnaLog> read_ana_log(Session& s, RawQueue& admin, uint32_t extra_cdw10,
+                            std::vector<uint8_t>* raw = nullptr) {
+  // Linux's size, within MDTS and the queue's data buffer.
+  uint64_t want = std::min<uint64_t>(ana_log_bytes(s.facts().ctrl), 256 * 1024);
+  if (s.facts().mdts_bytes != 0) want = std::min(want, s.facts().mdts_bytes);
+  const auto bytes = static_cast<uint32_t>((want + 3) / 4 * 4);
+  Sqe g = get_log(admin, proto::kLogAna, bytes, 0, 0xFFFFFFFF);
+  g.cdw10 |= extra_cdw10;
+  NVMF_ASSIGN_OR_RETURN(proto::Cqe c, s.run(admin, g));
+  if (!status_is_success(c.status)) return Status::io("Get Log Page 0Ch: " + status_text(c.status));
+  std::span<const uint8_t> log(admin.data(), bytes);
+  if (raw != nullptr) raw->assign(log.begin(), log.end());
+  return decode_ana_log(log, s.facts().ctrl.anagrpmax);
+}
+
+std::string ana_log_text(const AnaLog& log) {
+  std::string t = "change count " + std::to_string(log.change_count) + ", groups";
+  for (const AnaGroup& g : log.groups) {
+    t += " " + std::to_string(g.grpid) + ":" + ana_state_text(g.state) + "(" +
+         std::to_string(g.nsids.size()) + ")";
+  }
+  return t;
+}
+
+Outcome ana_identify(Session& s) {
+  if (auto na = ana_not_reported(s)) return *na;
+  const proto::IdentifyController& id = s.facts().ctrl;
+  char got[200];
+  std::snprintf(got, sizeof(got),
+                "ANATT %u s, ANACAP %02Xh, ANAGRPMAX %u, NANAGRPID %u, OAES bit 11 %u, NSID %u in "
+                "ANAGRPID %u",
+                id.anatt, id.anacap, id.anagrpmax, id.nanagrpid, (id.oaes >> 11) & 1,
+                s.facts().nsid, s.facts().anagrpid);
+  const bool ok = id.anatt > 0 && (id.anacap & 0x1F) != 0 && id.nanagrpid >= 1 &&
+                  id.nanagrpid <= id.anagrpmax && (id.oaes & proto::kAecAnaChange) != 0 &&
+                  s.facts().anagrpid >= 1 && s.facts().anagrpid <= id.anagrpmax;
+  return ok ? pass(got) : fail(got);
+}
+
+Outcome ana_log(Session& s) {
+  if (auto na = ana_not_reported(s)) return *na;
+  CONFORM_SETUP(a, s.associate(true, false));
+  Result<AnaLog> log = read_ana_log(s, *a.admin, 0);
+  if (!log.ok()) return fail(log.status().message());
+  std::string got = ana_log_text(*log);
+  const AnaGroup* g = log->group_of_nsid(s.facts().nsid);
+  if (g == nullptr) return fail(got + "; NSID " + std::to_string(s.facts().nsid) + " in none");
+  got += "; NSID " + std::to_string(s.facts().nsid) + " in group " + std::to_string(g->grpid);
+  if (g->grpid != s.facts().anagrpid) {
+    return fail(got + ", Identify Namespace says " + std::to_string(s.facts().anagrpid));
+  }
+  for (const AnaGroup& each : log->groups) {
+    if (each.change_count > log->change_count) {
+      return fail(got + "; group " + std::to_string(each.grpid) +
+                  "'s change count above the log's");
+    }
+  }
+  return pass(got);
+}
+
+Outcome ana_log_rgo(Session& s) {
+  if (auto na = ana_not_reported(s)) return *na;
+  CONFORM_SETUP(a, s.associate(true, false));
+  Result<AnaLog> whole = read_ana_log(s, *a.admin, 0);
+  if (!whole.ok()) return fail("without RGO: " + whole.status().message());
+  Result<AnaLog> rgo = read_ana_log(s, *a.admin, kAnaLogRgo);
+  if (!rgo.ok()) return fail("with RGO: " + rgo.status().message());
+  std::string got = "RGO: " + ana_log_text(*rgo);
+  if (rgo->groups.size() != whole->groups.size()) return fail(got + "; other groups than without");
+  for (size_t i = 0; i < rgo->groups.size(); ++i) {
+    const AnaGroup& r = rgo->groups[i];
+    if (!r.nsids.empty()) return fail(got + "; group " + std::to_string(r.grpid) + " lists NSIDs");
+    if (r.grpid != whole->groups[i].grpid || r.state != whole->groups[i].state) {
+      return fail(got + "; group " + std::to_string(r.grpid) + " differs from the whole log");
+    }
+  }
+  return pass(got);
+}
+
+Outcome ana_log_offset(Session& s) {
+  if (auto na = ana_not_reported(s)) return *na;
+  CONFORM_SETUP(a, s.associate(true, false));
+  std::vector<uint8_t> whole;
+  Result<AnaLog> log = read_ana_log(s, *a.admin, 0, &whole);
+  if (!log.ok()) return fail(log.status().message());
+  CONFORM_ANSWER(c, s.run(*a.admin, get_log(*a.admin, proto::kLogAna, 32, 16, 0xFFFFFFFF)));
+  if (!status_is_success(c.status)) return fail("LPO 16: " + status_text(c.status));
+  if (std::memcmp(a.admin->data(), whole.data() + 16, 32) != 0) {
+    return fail("LPO 16, 32 bytes: not bytes 16..47 of the whole log (the first descriptor)");
+  }
+  return pass("LPO 16, 32 bytes: the first descriptor, as in the whole log");
+}
+
+// I/O to a namespace whose group this port presents inaccessible, lost or changing: the path
+// status, without DNR, so that a host retries on another path.
+Outcome ana_path_status(Session& s) {
+  if (auto na = ana_not_reported(s)) return *na;
+  CONFORM_SETUP(a, s.associate(true, true));
+  Result<AnaLog> log = read_ana_log(s, *a.admin, 0);
+  if (!log.ok()) return fail(log.status().message());
+  for (const AnaGroup& g : log->groups) {
+    uint8_t sc = 0;
+    if (g.state == kAnaInaccessible) sc = proto::kScAnaInaccessible;
+    if (g.state == kAnaPersistentLoss) sc = proto::kScAnaPersistentLoss;
+    if (g.state == kAnaChange) sc = proto::kScAnaTransition;
+    if (sc == 0 || g.nsids.empty()) continue;
+    Sqe r = s.keyed_io(*a.io, proto::kNvmRead, 0, 1, s.facts().lba_size);
+    r.nsid = g.nsids.front();
+    CONFORM_ANSWER(c, s.run(*a.io, r));
+    Outcome o = judge_status(c.status, {StatusExpect{proto::kSctPath, sc, false}});
+    if ((c.status & proto::kStatusDnr) != 0) o = fail(o.got);
+    o.got = "Read of NSID " + std::to_string(r.nsid) + " (group " + std::to_string(g.grpid) + ", " +
+            ana_state_text(g.state) + "): " + o.got;
+    return o;
+  }
+  return not_applicable("no group with a namespace is inaccessible, lost or changing here");
 }
 
 // ----------------------------------------------------------------------- keepalive --
@@ -1619,6 +1750,28 @@ const std::vector<Case>& catalogue() {
        "discovery controller: header, whole log, then each entry alone at its offset",
        "every read succeeds, each entry read alone equals the whole read, GENCTR unchanged", false,
        log_discovery_partial},
+      // Asymmetric Namespace Access (Base 2.0 §8.1).
+      {"ana.identify", "ana", M, "Base 2.0 §5.17.2.1, §8.1", "ANA fields of Identify",
+       "Identify Controller and Namespace (read at preflight)",
+       "with CMIC bit 3: ANATT > 0, ANACAP states, 1 <= NANAGRPID <= ANAGRPMAX, OAES bit 11, "
+       "ANAGRPID in 1..ANAGRPMAX",
+       false, ana_identify},
+      {"ana.log", "ana", M, "Base 2.0 §5.16.1.13", "ANA log page",
+       "Get Log Page 0Ch of the size Linux reads",
+       "success; well formed; the namespace in the "
+       "group Identify Namespace names; no group change count above the log's",
+       false, ana_log},
+      {"ana.log-rgo", "ana", M, "Base 2.0 §5.16.1.13", "ANA log page, Return Groups Only",
+       "Get Log Page 0Ch with LSP bit 0", "the same groups and states, no NSIDs", false,
+       ana_log_rgo},
+      {"ana.log-offset", "ana", M, "Base 2.0 §5.16", "ANA log page at an offset",
+       "Get Log Page 0Ch, LPO 16, 32 bytes", "the first descriptor, as in the whole log", false,
+       ana_log_offset},
+      {"ana.path-status", "ana", M, "Base 2.0 §8.1", "I/O where the namespace's group refuses it",
+       "Read of a namespace whose group is inaccessible, persistent loss or change on this port",
+       "Asymmetric Access Inaccessible (SCT 3h SC 02h), Persistent Loss (01h) or Transition "
+       "(03h), no DNR",
+       false, ana_path_status},
       // Keep Alive (Base 2.0 §3.9, §5.25).
       {"keepalive.command", "keepalive", M, "Base 2.0 §5.25", "Keep Alive command",
        "Keep Alive with KATO 5000", "success", false, keepalive_command},

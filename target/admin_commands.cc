@@ -180,9 +180,9 @@ NextStep CommandProcessor::get_log_page(Request& r) {
 }
 
 NextStep CommandProcessor::ana_log_page(Request& r, uint64_t bytes) {
-  // LSP (CDW10 bits 11:8) bit 0: Return Groups Only. Any other LSP bit is Invalid Field.
+  // LSP (CDW10 bits 14:8) bit 0: Return Groups Only. Any other LSP bit is Invalid Field.
   const proto::Sqe& s = *r.sqe;
-  const uint32_t lsp = (s.cdw10 >> 8) & 0xF;
+  const uint32_t lsp = (s.cdw10 >> 8) & 0x7F;
   if ((lsp & ~kAnaLspRgo) != 0) return complete(r, kInvalidField);
   static const AnaStates kAllOptimized;
   const std::vector<uint8_t> log = build_ana_log(ana_ != nullptr ? *ana_ : kAllOptimized,

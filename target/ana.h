@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Asymmetric Namespace Access (Base 2.0 §8.1.1 "Asymmetric Namespace Access Reporting"): the
+// Asymmetric Namespace Access (Base 2.0 §8.1 "Asymmetric Namespace Access Reporting"): the
 // state of each ANA group as one port presents one subsystem, the I/O status each state gives,
 // and the ANA log page (Log Identifier 0Ch, Base 2.0 §5.16.1.13).
 #ifndef NVMF_TARGET_ANA_H_
@@ -61,6 +61,9 @@ class AnaStates {
   // Sets group `grpid`'s state and marks the group reported; returns true when the state
   // changed, and the change count moved on. `grpid` must be 1..kMaxAnaGroups.
   bool set(uint32_t grpid, AnaState state);
+  // The log's content changed without a state change (a namespace joined or left a group):
+  // the change count moves on.
+  void touch() { change_count_.fetch_add(1, std::memory_order_acq_rel); }
   // Sets each group `other` reports to its state there (a newly linked subsystem takes its
   // port's defaults).
   void assign(const AnaStates& other);

@@ -5,9 +5,12 @@
 #include "target/ana.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "target/control_lock.h"
@@ -136,9 +139,12 @@ class AnaProcessorTest : public ::testing::Test {
     disc.nqn = proto::kDiscoveryNqn;
     disc.discovery = true;
     discovery_ = std::make_unique<Subsystem>(disc, registry_);
-    for (int i = 0; i < 2; ++i) {
-      ram_.push_back(std::move(Namespace::create_ram(1 << 20, 512)).value());
-    }
+    // Namespace 1 in RAM, namespace 2 a file (its Flush reaches the engine).
+    ram_.push_back(std::move(Namespace::create_ram(1 << 20, 512)).value());
+    const char* dir = std::getenv("TEST_TMPDIR");
+    path_ = std::string(dir != nullptr ? dir : "/tmp") + "/ana" + std::to_string(::getpid());
+    ::unlink(path_.c_str());
+    ram_.push_back(std::move(Namespace::open_file(path_, 1 << 20, 512, engine_)).value());
     SubsystemConfig cfg;
     cfg.nqn = kNqn;
     std::vector<SubsystemNamespace> ns(2);
@@ -191,6 +197,8 @@ class AnaProcessorTest : public ::testing::Test {
     port_a_.reset();
     port_b_.reset();
     subsys_.reset();
+    ram_.clear();
+    ::unlink(path_.c_str());
   }
   // The ANA log page as `q`'s host reads it: `bytes` from `lpo`, with RGO.
   std::vector<uint8_t> read_log(TestQueue& q, uint32_t bytes = 4096, uint64_t lpo = 0,
@@ -219,6 +227,8 @@ class AnaProcessorTest : public ::testing::Test {
     return io_a_->status();
   }
 
+  FakeEngine engine_;
+  std::string path_;
   StatsRegistry registry_;
   StatusCounters statuses_;
   std::vector<std::unique_ptr<Namespace>> ram_;
@@ -317,6 +327,58 @@ TEST_F(AnaProcessorTest, AStateChangeNotifiesThatPortsControllersAndRefusesIoOfT
   // were announced to the next AER (none held) and nothing else reached port B.
   EXPECT_EQ(admin_a_->link.held_responses.size(), 1u);
   EXPECT_TRUE(admin_b_->link.held_responses.empty());
+}
+
+TEST_F(AnaProcessorTest, ABroadcastFlushLeavesOutTheNamespacesThisPortCannotReach) {
+  proto::Sqe flush = base_sqe(proto::kNvmFlush);
+  flush.nsid = 0xFFFFFFFF;
+  {
+    ControlLock lock(control_mutex());
+    ASSERT_EQ(port_a_->set_ana_state(subsys_.get(), 2, AnaState::kInaccessible), 1u);
+  }
+  EXPECT_EQ(io_a_->submit(flush), NextStep::kRespond);
+  EXPECT_EQ(io_a_->status(), kStatusSuccess);
+  EXPECT_TRUE(engine_.history.empty()) << "namespace 2's file is not flushed through port A";
+  flush.nsid = 2;
+  EXPECT_EQ(io_a_->submit(flush), NextStep::kRespond);
+  EXPECT_EQ(io_a_->status(), kInaccessible);
+  {
+    ControlLock lock(control_mutex());
+    ASSERT_EQ(port_a_->set_ana_state(subsys_.get(), 2, AnaState::kOptimized), 1u);
+  }
+  flush.nsid = 0xFFFFFFFF;
+  EXPECT_EQ(io_a_->submit(flush), NextStep::kBackend);
+  ASSERT_EQ(engine_.history.size(), 1u);
+  EXPECT_EQ(engine_.history[0].op, IoOp::kFlush);
+  engine_.finish_next(0);
+  EXPECT_EQ(io_a_->status(), kStatusSuccess);
+}
+
+TEST_F(AnaProcessorTest, ANamespaceMovedToAnotherGroupIsReportedThereAndAnnounced) {
+  Request aer;
+  proto::Sqe sqe{};
+  hold_aer(*admin_a_, aer, sqe);
+  const uint64_t before = u64_at(read_log(*admin_a_).data());
+  {
+    ControlLock lock(control_mutex());
+    ASSERT_TRUE(subsys_->set_namespace_group(2, 3).ok());
+    EXPECT_EQ(subsys_->set_namespace_group(9, 3).code(), StatusCode::kNotFound);
+    EXPECT_EQ(subsys_->set_namespace_group(2, 0).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(subsys_->set_namespace_group(2, 129).code(), StatusCode::kInvalidArgument);
+    port_a_->ana_membership_changed(*subsys_);
+  }
+  ASSERT_EQ(admin_a_->link.held_responses.size(), 1u);
+  EXPECT_EQ(admin_a_->link.held_responses[0].dw0, kAnaChangeNotice);
+  std::vector<uint8_t> log = read_log(*admin_a_);
+  EXPECT_EQ(u64_at(log.data()), before + 1) << "the change count moved";
+  // Group 1 with NSID 1, then group 3 with NSID 2 (group 2 is no longer reported on port A).
+  EXPECT_EQ(log[8], 2);
+  EXPECT_EQ(u32_at(log.data() + 16 + 36), 3u);
+  EXPECT_EQ(u32_at(log.data() + 16 + 36 + 32), 2u);
+  ASSERT_EQ(admin_a_->submit(identify_sqe(proto::kCnsNamespace, 2)),
+            NextStep::kWriteToHostThenRespond);
+  EXPECT_EQ(reinterpret_cast<const proto::IdentifyNamespace*>(admin_a_->buffer.data())->anagrpid,
+            3u);
 }
 
 }  // namespace

@@ -410,6 +410,10 @@ Status parse_namespaces(const json& list, const std::string& path, SubsystemOpti
       NVMF_RETURN_IF_ERROR(check_keys(*ana, p + ".ana", {"grpid"}, {}, warnings));
       if (auto it = ana->find("grpid"); it != ana->end()) {
         NVMF_ASSIGN_OR_RETURN(int64_t g, integer_of(*it, p + ".ana.grpid", 1, kMaxAnaGroups));
+        if (ns.contains("ana_grpid") && n.anagrpid != g) {
+          warnings->push_back(p + ".ana_grpid " + std::to_string(n.anagrpid) +
+                              " ignored: ana.grpid " + std::to_string(g) + " is used");
+        }
         n.anagrpid = static_cast<uint32_t>(g);
       }
     }

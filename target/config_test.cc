@@ -623,9 +623,11 @@ TEST(ConfigTest, CurrentNvmetcliNamespaceGroupsLoadWithOneWarningEach) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->options.subsystems[0].file_path, "/dev/nullb0");
   EXPECT_EQ(r->options.subsystems[0].anagrpid, 2u) << "the ana group wins over ana_grpid";
+  EXPECT_TRUE(
+      has_warning(*r, "subsystems[0].namespaces[0].ana_grpid 1 ignored: ana.grpid 2 is used"));
   EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].resv {\"enable\":0} ignored"));
   EXPECT_TRUE(has_warning(*r, "subsystems[0].namespaces[0].device.p2pmem \"0\" ignored"));
-  EXPECT_EQ(r->warnings.size(), 2u);
+  EXPECT_EQ(r->warnings.size(), 3u);
 }
 
 // ANA groups of a port and a namespace's group: every state name, and each bad value refused

@@ -211,6 +211,12 @@ NextStep CommandProcessor::flush_next(Request& r) {
     r.ns_serial = n->ns->serial();
     Namespace* ns = n->ns;
     if (!ns->file_backed()) continue;  // RAM: nothing volatile to write back
+    // A broadcast Flush leaves out the namespaces this port cannot reach (their ANA group
+    // refuses I/O here); a Flush of one such namespace was answered in begin_io.
+    if (ana_ != nullptr && ana_->any_restricted() &&
+        ana_io_status(ana_->state(n->anagrpid)) != kStatusSuccess) {
+      continue;
+    }
     if (ns->flush_error() != 0) {
       return complete(r, status_for_io_error(IoCommand::kFlush, ns->flush_error()));
     }

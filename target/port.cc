@@ -47,6 +47,15 @@ std::shared_ptr<const AnaStates> Port::ana_states(const Subsystem& subsystem) co
   return it != ana_.end() ? it->second : nullptr;
 }
 
+void Port::ana_membership_changed(Subsystem& subsystem) {
+  auto it = ana_.find(&subsystem);
+  if (it == ana_.end()) return;
+  it->second->touch();
+  subsystem.post_event(
+      proto::aen_dw0(proto::kAenTypeNotice, proto::kAenInfoAnaChange, proto::kLogAna),
+      proto::kAecAnaChange, this);
+}
+
 size_t Port::set_ana_state(const Subsystem* subsystem, uint32_t grpid, AnaState state) {
   if (grpid == 0 || grpid > kMaxAnaGroups) return 0;
   if (subsystem == nullptr) (void)ana_defaults_.set(grpid, state);

@@ -106,8 +106,12 @@ class Port {
   //   changed, queues an ANA Change notice (AEC bit 11, log page 0Ch) to its controllers whose
   //   admin queue came in on this port. Returns how many subsystems changed. Under the control
   //   lock.
+  // - ana_membership_changed(s): a namespace of `s` joined, left or changed its group: the
+  //   ANA log's change count of `s` on this port moves on and its controllers here get an ANA
+  //   Change notice (nvmet's ana_grpid_store does the same). No-op when `s` is not linked.
   std::shared_ptr<const AnaStates> ana_states(const Subsystem& subsystem) const;
   size_t set_ana_state(const Subsystem* subsystem, uint32_t grpid, AnaState state);
+  void ana_membership_changed(Subsystem& subsystem);
   const AnaStates& ana_defaults() const { return ana_defaults_; }
 
   // The queue counts and sizes every queue on this port is checked against (PortLimits).

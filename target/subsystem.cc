@@ -144,6 +144,19 @@ Result<Namespace*> Subsystem::remove_namespace(uint32_t nsid) {
 
 void Subsystem::namespace_changed(uint32_t nsid) { tell_controllers(nsid); }
 
+Status Subsystem::set_namespace_group(uint32_t nsid, uint32_t grpid) {
+  if (grpid == 0 || grpid > kMaxAnaGroups) {
+    return Status::invalid_argument("ANA group " + std::to_string(grpid) + " is not in 1.." +
+                                    std::to_string(kMaxAnaGroups));
+  }
+  std::vector<SubsystemNamespace> next = current_->namespaces;
+  auto it = std::find_if(next.begin(), next.end(), [&](const auto& n) { return n.nsid == nsid; });
+  if (it == next.end()) return Status::not_found("NSID " + std::to_string(nsid) + " is not active");
+  it->anagrpid = grpid;
+  publish(std::move(next));
+  return ok_status();
+}
+
 bool Subsystem::host_allowed(std::string_view hostnqn) const {
   if (config_.discovery || config_.allow_any_host) return true;
   for (const auto& h : config_.allowed_hosts) {

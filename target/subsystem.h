@@ -129,6 +129,11 @@ class Subsystem {
   Result<Namespace*> remove_namespace(uint32_t nsid);
   // The namespace's size changed (Namespace::resize): hosts are told.
   void namespace_changed(uint32_t nsid);
+  // Moves namespace `nsid` to ANA group `grpid` in place (nvmet's ana_grpid, written on a
+  // running target): a new table is published; the caller tells each port
+  // (Port::ana_membership_changed). kNotFound when `nsid` is not active, kInvalidArgument for a
+  // group outside 1..kMaxAnaGroups. Under the control lock.
+  Status set_namespace_group(uint32_t nsid, uint32_t grpid);
   // Frees the tables replaced since the last call: call once every poll group has passed a
   // round since the change (Target::quiesce_poll_groups).
   void retire_tables();

@@ -107,6 +107,9 @@ class Target {
   Result<Port*> add_port(const PortOptions& spec);
   // GENCTR of every port linking `s` moves on; discovery controllers that asked are told.
   void discovery_log_changed(const Subsystem& s);
+  // The ANA log of `s` changed on every port linking it (a namespace joined, left or changed
+  // its group): Port::ana_membership_changed on each. Under the control lock.
+  void ana_membership_changed(Subsystem& s);
   // What every subsystem of this target has in common (queue limits, MDTS, controller limits).
   static SubsystemConfig subsystem_defaults(const TargetOptions& o);
   // A configured subsystem's settings: the defaults with what `spec` gives.

@@ -54,6 +54,7 @@ Result<uint32_t> Target::add_namespace(Subsystem& sub, const NamespaceOptions& n
                              << " added on " << ns->describe() << ", " << ns->num_lbas()
                              << " LBAs of " << ns->lba_size() << " bytes";
     namespaces_.push_back(std::move(ns));
+    ana_membership_changed(sub);
   }
   // The table it replaced: freed once no poll group can be reading it.
   if (quiesce_poll_groups(std::chrono::seconds(10))) {
@@ -68,6 +69,7 @@ Status Target::remove_namespace(Subsystem& sub, uint32_t nsid) {
   {
     ControlLock lock(control_mutex());
     NVMF_ASSIGN_OR_RETURN(ns, sub.remove_namespace(nsid));
+    ana_membership_changed(sub);
     NVMF_LOG(INFO, "target") << "subsystem " << sub.config().nqn << ": namespace " << nsid
                              << " removed (" << ns->describe() << ")";
   }
@@ -140,6 +142,10 @@ void Target::discovery_log_changed(const Subsystem& s) {
   discovery_->post_event(proto::aen_dw0(proto::kAenTypeNotice, proto::kAenInfoDiscoveryLogChange,
                                         proto::kLogDiscovery),
                          proto::kAecDiscoveryLogChange);
+}
+
+void Target::ana_membership_changed(Subsystem& s) {
+  for (const auto& port : ports_) port->ana_membership_changed(s);
 }
 
 void Target::delete_subsystem(Subsystem& s) {

@@ -2,9 +2,12 @@
 // The control socket's methods (docs/target.md "Control socket"): SPDK's names and parameters
 // where SPDK has the method, answers in SPDK's shape with this target's fields added.
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -657,22 +660,38 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
                                        have.ns->size_bytes() ==
                                            n.ram_size / have.ns->lba_size() * have.ns->lba_size()
                                  : have.ns->file_backed() && have.ns->path() == n.file_path;
-        return backing && (!n.nguid || *n.nguid == have.nguid) && n.uuid == have.uuid &&
-               n.anagrpid == have.anagrpid;
+        return backing && (!n.nguid || *n.nguid == have.nguid) && n.uuid == have.uuid;
       };
       std::vector<uint32_t> remove;
       std::vector<const NamespaceOptions*> add;
+      bool regrouped = false;
       {
         ControlLock lock(control_mutex());
         for (const SubsystemNamespace& have : s.namespaces()) {
           auto it = std::find_if(wanted.begin(), wanted.end(),
                                  [&](const NamespaceOptions& n) { return n.nsid == have.nsid; });
-          if (it == wanted.end() || !same(have, *it)) remove.push_back(have.nsid);
+          if (it == wanted.end() || !same(have, *it)) {
+            remove.push_back(have.nsid);
+          } else if (it->anagrpid != have.anagrpid) {
+            // Another ANA group only: moved in place, as nvmet's ana_grpid (its data and the
+            // commands on their way to it stay).
+            if (Status st = s.set_namespace_group(have.nsid, it->anagrpid); !st.ok()) {
+              failed(w.nqn, st);
+            }
+            ana_membership_changed(s);
+            regrouped = true;
+            report["namespace_groups_changed"].push_back(
+                {{"nqn", w.nqn}, {"nsid", have.nsid}, {"anagrpid", it->anagrpid}});
+          }
         }
         for (const NamespaceOptions& n : wanted) {
           const SubsystemNamespace* have = s.find_namespace(n.nsid);
           if (have == nullptr || !same(*have, n)) add.push_back(&n);
         }
+      }
+      if (regrouped && quiesce_poll_groups(std::chrono::seconds(10))) {
+        ControlLock lock(control_mutex());
+        s.retire_tables();  // the tables the new groups replaced
       }
       for (uint32_t nsid : remove) {
         if (Status st = remove_namespace(s, nsid); !st.ok()) failed(w.nqn, st);
@@ -718,13 +737,28 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
           return links.empty() || std::find(links.begin(), links.end(), nqn) != links.end();
         };
         const json where = {{"portid", port->address().portid}};
-        for (const auto& [grpid, state] : w->ana_groups) {
-          if (port->ana_defaults().state(grpid) == state && port->ana_defaults().reported(grpid)) {
-            continue;
+        // The file's ANA states: each group it lists in its state, each other group the port
+        // reports optimized (as a start from the file would have it), on the port and on every
+        // subsystem linked to it (a state nvmf_subsystem_listener_set_ana_state gave one
+        // subsystem included).
+        std::array<std::optional<AnaState>, kMaxAnaGroups + 1> file_state{};
+        for (uint32_t g = 1; g <= kMaxAnaGroups; ++g) {
+          if (port->ana_defaults().reported(g)) file_state[g] = AnaState::kOptimized;
+        }
+        for (const auto& [grpid, state] : w->ana_groups) file_state[grpid] = state;
+        for (uint32_t g = 1; g <= kMaxAnaGroups; ++g) {
+          if (!file_state[g]) continue;
+          bool same =
+              port->ana_defaults().reported(g) && port->ana_defaults().state(g) == *file_state[g];
+          for (const Subsystem* linked : port->subsystems()) {
+            std::shared_ptr<const AnaStates> st = port->ana_states(*linked);
+            same = same && st != nullptr && st->state(g) == *file_state[g];
           }
-          (void)port->set_ana_state(nullptr, grpid, state);
-          report["ana_states_changed"].push_back(
-              {{"portid", where["portid"]}, {"grpid", grpid}, {"state", ana_state_name(state)}});
+          if (same) continue;
+          (void)port->set_ana_state(nullptr, g, *file_state[g]);
+          report["ana_states_changed"].push_back({{"portid", where["portid"]},
+                                                  {"grpid", g},
+                                                  {"state", ana_state_name(*file_state[g])}});
         }
         for (const SubsystemOptions& sw : want.subsystems) {
           Subsystem& s = *subsystem_named(sw.nqn);

@@ -652,6 +652,94 @@ TEST_F(CliTest, ControlSocketLoadConfigAppliesOnlyTheDifference) {
   EXPECT_EQ(subs[1]["namespaces"].size(), 1u) << out;
 }
 
+// ANA over the control socket: the listener's states listed, one set inaccessible (I/O to its
+// namespace then gets the path status, another group's namespace is served), bad parameters
+// named; save_config writes the groups and load_config of that file changes nothing, of one
+// moving a namespace to another group moves it in place.
+TEST_F(CliTest, ControlSocketAnaStatesAreSetListedSavedAndLoaded) {
+  int port = start_rpc_target("ana");
+  ASSERT_GT(port, 0);
+  const std::string nqn = "{\"nqn\": \"" + std::string(kNqn) + "\"";
+  auto [rc, out] = call("nvmf_subsystem_add_ns",
+                        nqn + ", \"namespace\": {\"ram_size\": 1048576, \"anagrpid\": 2}}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out.find("2"), 0u) << "NSID 2: " << out;
+  std::tie(rc, out) = call("nvmf_subsystem_get_listeners", nqn + "}");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json listeners = nlohmann::json::parse(out);
+  ASSERT_EQ(listeners.size(), 1u) << out;
+  EXPECT_EQ(listeners[0]["ana_states"],
+            nlohmann::json::parse(R"([{"ana_group": 1, "ana_state": "optimized"},
+                                      {"ana_group": 2, "ana_state": "optimized"}])"))
+      << out;
+  const std::string at = ", \"listen_address\": " + listeners[0]["address"].dump();
+  std::tie(rc, out) = call("nvmf_subsystem_listener_set_ana_state",
+                           nqn + at + ", \"anagrpid\": 2, \"ana_state\": \"inaccessible\"}");
+  ASSERT_EQ(rc, 0) << out;
+  std::tie(rc, out) = call("nvmf_subsystem_get_listeners", nqn + "}");
+  EXPECT_EQ(nlohmann::json::parse(out)[0]["ana_states"][1]["ana_state"], "inaccessible") << out;
+  // A Read of namespace 2 gets the path status (conform reads the ANA log, then the namespace
+  // of the group that refuses I/O); namespace 1, in group 1, is still read.
+  const std::string log = tmpdir() + "/ana-conform.log";
+  const std::string path_status = "--cases ana.path-status > " + log + " 2>&1";
+  EXPECT_EQ(run(host("conform", port, path_status)), 0) << slurp(log);
+  EXPECT_NE(slurp(log).find("Read of NSID 2 (group 2, inaccessible): SCT 3h SC 02h Asymmetric "
+                            "Access Inaccessible"),
+            std::string::npos)
+      << slurp(log);
+  EXPECT_EQ(run(host("read", port, "-d /dev/null -l 4096 > " + log + " 2>&1")), 0) << slurp(log);
+  // Bad parameters are named; nothing changes.
+  for (const auto& [params, word] : std::vector<std::pair<std::string, std::string>>{
+           {nqn + at + ", \"ana_state\": \"standby\"}", "\"ana_state\""},
+           {nqn + at + ", \"anagrpid\": 0, \"ana_state\": \"optimized\"}", "\"anagrpid\""},
+           {nqn + at + ", \"anagrpid\": 129, \"ana_state\": \"optimized\"}", "\"anagrpid\""},
+           {nqn + ", \"listen_address\": {\"traddr\": \"" + env_->target_addr +
+                "\", \"trsvcid\": \"1\"}, \"ana_state\": \"optimized\"}",
+            "is not served on"},
+           {nqn + at + "}", "\"ana_state\""}}) {
+    std::tie(rc, out) = call("nvmf_subsystem_listener_set_ana_state", params);
+    EXPECT_EQ(rc, 1) << params;
+    EXPECT_NE(out.find(word), std::string::npos) << params << " -> " << out;
+  }
+  // save_config carries the namespace's group and the port's groups (the per-subsystem state
+  // set above is not the port's); the same file again changes nothing.
+  std::tie(rc, out) = call("save_config", "{}");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json saved = nlohmann::json::parse(out);
+  EXPECT_EQ(saved["subsystems"][0]["namespaces"][1]["ana"]["grpid"], 2) << out;
+  EXPECT_EQ(saved["ports"][0]["ana_groups"],
+            nlohmann::json::parse(R"([{"grpid": 1, "ana": {"state": "optimized"}}])"))
+      << out;
+  const std::string file = tmpdir() + "/ana.json";
+  saved["ports"][0]["ana_groups"].push_back({{"grpid", 2}, {"ana", {{"state", "non-optimized"}}}});
+  std::ofstream(file) << saved.dump(2);
+  std::tie(rc, out) = call("load_config", "{\"path\": \"" + file + "\"}");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out)["ana_states_changed"],
+            nlohmann::json::parse(R"([{"portid": 1, "grpid": 2, "state": "non-optimized"}])"))
+      << out;
+  std::tie(rc, out) = call("load_config", "{\"path\": \"" + file + "\"}");
+  ASSERT_EQ(rc, 0) << out;
+  const nlohmann::json again = nlohmann::json::parse(out);
+  for (const auto& [key, value] : again.items()) {
+    EXPECT_TRUE(value.empty()) << "the same file again changes nothing: " << out;
+  }
+  // Namespace 2 moved to group 3 in place: still served (through the optimized group 3).
+  saved["subsystems"][0]["namespaces"][1]["ana"]["grpid"] = 3;
+  std::ofstream(file) << saved.dump(2);
+  std::tie(rc, out) = call("load_config", "{\"path\": \"" + file + "\"}");
+  ASSERT_EQ(rc, 0) << out;
+  nlohmann::json report = nlohmann::json::parse(out);
+  EXPECT_TRUE(report["namespaces_removed"].empty()) << out;
+  EXPECT_EQ(report["namespace_groups_changed"],
+            nlohmann::json::parse("[{\"nqn\": \"" + std::string(kNqn) +
+                                  "\", \"nsid\": 2, \"anagrpid\": 3}]"))
+      << out;
+  EXPECT_EQ(run(host("conform", port, path_status)), 0) << slurp(log);
+  EXPECT_NE(slurp(log).find("n/a"), std::string::npos)
+      << "no namespace left in a group that refuses I/O: " << slurp(log);
+}
+
 TEST_F(CliTest, BadArgumentsAreNamed) {
   const std::string log = tmpdir() + "/bad.log";
   EXPECT_EQ(run("'" + runfile("target/nvmf-target") + "' -a " + env_->target_addr +

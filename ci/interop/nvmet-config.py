@@ -57,9 +57,12 @@ def apply(path):
                 os.symlink(f"{ROOT}/hosts/{h}", link)
         for j, ns in enumerate(s.get("namespaces", [])):
             nw = f"{where}.namespaces[{j}]"
-            check(ns, {"nsid", "enable", "device"}, nw)
+            check(ns, {"nsid", "enable", "device", "ana"}, nw)
             nd = f"{sd}/namespaces/{ns['nsid']}"
             os.makedirs(nd, exist_ok=True)
+            check(ns.get("ana", {}), {"grpid"}, nw + ".ana")
+            if "grpid" in ns.get("ana", {}):
+                write(f"{nd}/ana_grpid", ns["ana"]["grpid"])
             dev = ns["device"]
             check(dev, {"path", "nguid", "uuid"}, nw + ".device")
             write(f"{nd}/device_path", dev["path"])
@@ -69,9 +72,15 @@ def apply(path):
             write(f"{nd}/enable", ns.get("enable", 1))
     for i, p in enumerate(cfg.get("ports", [])):
         where = f"ports[{i}]"
-        check(p, {"portid", "addr", "param", "referrals", "subsystems"}, where)
+        check(p, {"portid", "addr", "param", "referrals", "subsystems", "ana_groups"}, where)
         pd = f"{ROOT}/ports/{p['portid']}"
         os.makedirs(pd, exist_ok=True)
+        for g in p.get("ana_groups", []):
+            check(g, {"grpid", "ana"}, where + ".ana_groups[]")
+            gd = f"{pd}/ana_groups/{g['grpid']}"
+            os.makedirs(gd, exist_ok=True)  # group 1 is there from the start
+            if "state" in g.get("ana", {}):
+                write(f"{gd}/ana_state", g["ana"]["state"])
         check(p["addr"], PORT_ADDR, where + ".addr")
         for k, v in p["addr"].items():
             write(f"{pd}/addr_{k}", v)
@@ -93,6 +102,9 @@ def clear():
         pd = f"{ROOT}/ports/{port}"
         for n in os.listdir(f"{pd}/subsystems"):
             os.unlink(f"{pd}/subsystems/{n}")
+        for g in os.listdir(f"{pd}/ana_groups"):
+            if g != "1":  # the port's own group goes with the port
+                os.rmdir(f"{pd}/ana_groups/{g}")
         os.rmdir(pd)
     for s in os.listdir(f"{ROOT}/subsystems"):
         sd = f"{ROOT}/subsystems/{s}"

@@ -16,6 +16,7 @@
 #    NVMF_INTEROP_ONLY=rpc: only the control socket checks;
 #    NVMF_INTEROP_ONLY=auth: only the DH-HMAC-CHAP checks of ci/interop/auth.sh (a guest kernel
 #    with NVMe authentication on both sides: NVMF_RXE_KERNEL=6.12);
+#    NVMF_INTEROP_ONLY=ana: only the ANA checks of ci/interop/ana.sh; auth,ana: both;
 #    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on;
 #    NVMF_INTEROP_POLL_GROUPS=N: nvmf-target's --poll-groups in the in-capsule 4096 cell of
 #    KernelHostOnNvmfTarget_inlineSIZE, default 1, so that one group serves all of the kernel
@@ -154,62 +155,7 @@ wait_ns() { # wait_ns: prints /dev/nvmeNnM of $NQN once it exists
   return 1
 }
 
-# Two controllers of $NQN over two paths (from $H, and from $T itself: rxe loops a packet to
-# its own address back, so the second path needs no second target port), as Linux native
-# multipath needs: both live in one subsystem with one head namespace (nvme list-subsys
-# shows two paths); fio keeps running on the head disk while the first controller goes away.
-multipath_two_controllers() {
-  echo "nvme_core multipath: $(cat /sys/module/nvme_core/parameters/multipath)"
-  k_connect -k 5 || { echo "first connect failed"; return 1; } # KATO 5 s, the default
-  nvme connect -t rdma -a "$T" -s 4420 -w "$T" -n "$NQN" -q "$HOST_OK" -i 2 ||
-    { echo "second connect (from $T) failed"; dmesg | tail -n 5; return 1; }
-  local c ctrls=() live=0 ns
-  for _ in $(seq 1 100); do
-    ctrls=()
-    live=0
-    for c in /sys/class/nvme/nvme*; do
-      [ "$(cat "$c/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
-      ctrls+=("$(basename "$c")")
-      [ "$(cat "$c/state")" = live ] && live=$((live + 1))
-    done
-    [ "$live" -eq 2 ] && break
-    sleep 0.1
-  done
-  echo "controllers of $NQN: ${ctrls[*]} ($live live)"
-  [ "${#ctrls[@]}" -eq 2 ] && [ "$live" -eq 2 ] || return 1
-  ns=$(wait_ns) || { echo "no namespace block device"; return 1; }
-  nvme list-subsys
-  local paths
-  paths=$(nvme list-subsys | grep -cE '^ *\+- nvme[0-9]+ rdma .*live')
-  echo "head namespace $ns; nvme list-subsys: $paths live rdma paths"
-  [ "$paths" -eq 2 ] || { echo "expected 2 paths"; return 1; }
-  # One head disk for the two controllers: every namespace block device of $NQN is $ns.
-  local n other
-  for c in "${ctrls[@]}"; do
-    for n in /sys/class/nvme/"$c"/nvme*n*; do
-      other=$(ns_block "$n")
-      [ "$other" = "$ns" ] || { echo "$c: namespace $other is not the head $ns"; return 1; }
-    done
-  done
-  fio --name=failover --filename="$ns" --ioengine=libaio --direct=1 --rw=randrw --bs=4k \
-    --iodepth=4 --size=8m --time_based --runtime=8 --verify=crc32c --verify_fatal=1 \
-    --group_reporting --output="$out/multipath-fio.txt" &
-  local fio_pid=$! rc=0
-  sleep 3
-  echo "removing path ${ctrls[0]} under I/O"
-  nvme disconnect -d "${ctrls[0]}" || { echo "disconnect ${ctrls[0]} failed"; rc=1; }
-  wait "$fio_pid" || { echo "fio failed on the remaining path"; rc=1; }
-  cat "$out/multipath-fio.txt"
-  grep -E 'err= *[1-9]' "$out/multipath-fio.txt" && rc=1
-  [ -b "$ns" ] || { echo "head $ns gone with one path left"; rc=1; }
-  local left=""
-  for c in /sys/class/nvme/nvme*; do left="$left $(basename "$c")"; done
-  echo "controllers after:$left"
-  dd if="$ns" of=/dev/null bs=4k count=1 iflag=direct status=none || { echo "read after failover failed"; rc=1; }
-  nvme disconnect -n "$NQN"
-  return "$rc"
-}
-
+# shellcheck disable=SC2120 # keep_alive_two_kato passes -k 2 inside its bash -c string
 k_connect() { # k_connect [extra nvme connect args]: connect the kernel host to $NQN on $T
   nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$NQN" -q "$HOST_OK" -i 2 "$@" || return 1
   wait_ns >/dev/null
@@ -724,10 +670,18 @@ if [ "${NVMF_INTEROP_ONLY:-}" = rpc ]; then
   finish
   exit
 fi
-if [ "${NVMF_INTEROP_ONLY:-}" = auth ]; then
-  # shellcheck source=/dev/null # ci/interop/auth.sh is shellchecked on its own
-  . "$here/auth.sh"
-  auth_suite
+# NVMF_INTEROP_ONLY=auth, ana, or both (auth,ana): the sections a second guest kernel runs.
+if [[ ",${NVMF_INTEROP_ONLY:-}," =~ ,(auth|ana), ]]; then
+  if [[ ",$NVMF_INTEROP_ONLY," == *,auth,* ]]; then
+    # shellcheck source=/dev/null # ci/interop/auth.sh is shellchecked on its own
+    . "$here/auth.sh"
+    auth_suite
+  fi
+  if [[ ",$NVMF_INTEROP_ONLY," == *,ana,* ]]; then
+    # shellcheck source=/dev/null # ci/interop/ana.sh is shellchecked on its own
+    . "$here/ana.sh"
+    ana_suite
+  fi
   finish
   exit
 fi
@@ -798,7 +752,6 @@ if check "$s" start_target start_target "$cfg" once; then
       k_disconnect >/dev/null || { echo \"disconnect \$i failed\"; exit 1; }
       echo \"round \$i ok\"
     done"
-  check "$s" multipath_two_controllers multipath_two_controllers
   check "$s" keep_alive_two_kato bash -c "
     k_connect -k 2 || exit 1
     d=\$(ctrl_dev); n=\$(wait_ns)
@@ -932,6 +885,9 @@ done
 
 control_socket
 control_socket_namespaces
+# shellcheck source=/dev/null # ci/interop/ana.sh is shellchecked on its own
+. "$here/ana.sh"
+ana_suite
 
 # ------------------------------------------------- nvmf-host -> Linux nvmet-rdma --
 for size in $sizes; do
