@@ -8,23 +8,12 @@
 namespace nvmf::host {
 
 std::string ana_state_text(uint8_t state) {
-  switch (state) {
-    case kAnaOptimized:
-      return "optimized";
-    case kAnaNonOptimized:
-      return "non-optimized";
-    case kAnaInaccessible:
-      return "inaccessible";
-    case kAnaPersistentLoss:
-      return "persistent-loss";
-    case kAnaChange:
-      return "change";
-    default: {
-      char text[16];
-      std::snprintf(text, sizeof(text), "state %02Xh", state);
-      return text;
-    }
+  if (std::string_view name = proto::ana_state_name(state); !name.empty()) {
+    return std::string(name);
   }
+  char text[16];
+  std::snprintf(text, sizeof(text), "state %02Xh", state);
+  return text;
 }
 
 const AnaGroup* AnaLog::group_of_nsid(uint32_t nsid) const {
@@ -66,8 +55,7 @@ Result<AnaLog> decode_ana_log(std::span<const uint8_t> bytes, uint32_t anagrpmax
     if (!grpids.insert(g.grpid).second) {
       return Status::io(where + ": group " + std::to_string(g.grpid) + " listed twice");
     }
-    if (g.state != kAnaOptimized && g.state != kAnaNonOptimized && g.state != kAnaInaccessible &&
-        g.state != kAnaPersistentLoss && g.state != kAnaChange) {
+    if (proto::ana_state_name(g.state).empty()) {
       return Status::io(where + ": group " + std::to_string(g.grpid) + " in " +
                         ana_state_text(g.state));
     }

@@ -15,17 +15,7 @@
 
 namespace nvmf::host {
 
-// ANA states (Base 2.0 figure "ANA Group Descriptor format").
-inline constexpr uint8_t kAnaOptimized = 0x01;
-inline constexpr uint8_t kAnaNonOptimized = 0x02;
-inline constexpr uint8_t kAnaInaccessible = 0x03;
-inline constexpr uint8_t kAnaPersistentLoss = 0x04;
-inline constexpr uint8_t kAnaChange = 0x0F;
-// Get Log Page 0Ch LSP bit 0 (CDW10 bit 8): Return Groups Only (no NSID lists).
-inline constexpr uint32_t kAnaLogRgo = 1u << 8;
-
-// "optimized", "non-optimized", "inaccessible", "persistent-loss", "change" (Linux's
-// /sys/class/nvme/.../ana_state names), "state XXh" for any other value.
+// proto::ana_state_name(), or "state XXh" for a value that is no ANA state.
 std::string ana_state_text(uint8_t state);
 
 struct AnaGroup {

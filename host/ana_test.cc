@@ -41,7 +41,8 @@ std::vector<uint8_t> log_of(uint64_t chgcnt, const std::vector<Group>& groups,
 }
 
 TEST(AnaLogDecode, GroupsStatesAndNsidsWithTrailingZerosIgnored) {
-  std::vector<uint8_t> b = log_of(7, {{1, kAnaOptimized, {1, 3}, 2}, {5, kAnaInaccessible, {2}}});
+  std::vector<uint8_t> b =
+      log_of(7, {{1, proto::kAnaOptimized, {1, 3}, 2}, {5, proto::kAnaInaccessible, {2}}});
   b.resize(b.size() + 4096);  // what a read of the log's largest size returns
   auto log = decode_ana_log(b, 128);
   ASSERT_TRUE(log.ok()) << log.status().to_string();
@@ -49,11 +50,11 @@ TEST(AnaLogDecode, GroupsStatesAndNsidsWithTrailingZerosIgnored) {
   ASSERT_EQ(log->groups.size(), 2u);
   EXPECT_EQ(log->groups[0].change_count, 2u);
   EXPECT_EQ(log->groups[0].nsids, (std::vector<uint32_t>{1, 3}));
-  EXPECT_EQ(log->groups[1].state, kAnaInaccessible);
+  EXPECT_EQ(log->groups[1].state, proto::kAnaInaccessible);
   ASSERT_NE(log->group_of_nsid(2), nullptr);
   EXPECT_EQ(log->group_of_nsid(2)->grpid, 5u);
   EXPECT_EQ(log->group_of_nsid(9), nullptr);
-  EXPECT_EQ(ana_state_text(kAnaNonOptimized), "non-optimized");
+  EXPECT_EQ(ana_state_text(proto::kAnaNonOptimized), "non-optimized");
   EXPECT_EQ(ana_state_text(0x05), "state 05h");
 }
 
@@ -61,15 +62,16 @@ TEST(AnaLogDecode, EachMalformedLogIsRefusedNamingTheFault) {
   const std::pair<std::vector<uint8_t>, std::string> cases[] = {
       {std::vector<uint8_t>(8), "shorter than its 16-byte header"},
       {log_of(1, {}, 129), "129 groups, above ANAGRPMAX 128"},
-      {log_of(1, {{1, kAnaOptimized, {}}}, 2), "descriptor 1: past the end"},
-      {log_of(1, {{0, kAnaOptimized, {}}}), "group ID 0 not in 1..128"},
-      {log_of(1, {{129, kAnaOptimized, {}}}), "group ID 129 not in 1..128"},
-      {log_of(1, {{2, kAnaOptimized, {}}, {2, kAnaOptimized, {}}}), "group 2 listed twice"},
+      {log_of(1, {{1, proto::kAnaOptimized, {}}}, 2), "descriptor 1: past the end"},
+      {log_of(1, {{0, proto::kAnaOptimized, {}}}), "group ID 0 not in 1..128"},
+      {log_of(1, {{129, proto::kAnaOptimized, {}}}), "group ID 129 not in 1..128"},
+      {log_of(1, {{2, proto::kAnaOptimized, {}}, {2, proto::kAnaOptimized, {}}}),
+       "group 2 listed twice"},
       {log_of(1, {{2, 0x00, {}}}), "group 2 in state 00h"},
       {log_of(1, {{2, 0x05, {}}}), "group 2 in state 05h"},
-      {log_of(1, {{1, kAnaOptimized, {1}}, {2, kAnaOptimized, {1}}}),
+      {log_of(1, {{1, proto::kAnaOptimized, {1}}, {2, proto::kAnaOptimized, {1}}}),
        "NSID 1 listed in two groups"},
-      {log_of(1, {{1, kAnaOptimized, {0}}}), "descriptor 0: NSID 0"},
+      {log_of(1, {{1, proto::kAnaOptimized, {0}}}), "descriptor 0: NSID 0"},
   };
   for (const auto& [bytes, want] : cases) {
     auto log = decode_ana_log(bytes, 128);
@@ -77,7 +79,7 @@ TEST(AnaLogDecode, EachMalformedLogIsRefusedNamingTheFault) {
     EXPECT_NE(log.status().message().find(want), std::string::npos) << log.status().message();
   }
   // NNSIDS beyond the bytes read.
-  std::vector<uint8_t> b = log_of(1, {{1, kAnaOptimized, {1, 2}}});
+  std::vector<uint8_t> b = log_of(1, {{1, proto::kAnaOptimized, {1, 2}}});
   b.resize(b.size() - 4);
   auto log = decode_ana_log(b, 128);
   ASSERT_FALSE(log.ok());

@@ -831,7 +831,7 @@ Outcome ana_log_rgo(Session& s) {
   CONFORM_SETUP(a, s.associate(true, false));
   Result<AnaLog> whole = read_ana_log(s, *a.admin, 0);
   if (!whole.ok()) return fail("without RGO: " + whole.status().message());
-  Result<AnaLog> rgo = read_ana_log(s, *a.admin, kAnaLogRgo);
+  Result<AnaLog> rgo = read_ana_log(s, *a.admin, proto::kAnaLogRgo);
   if (!rgo.ok()) return fail("with RGO: " + rgo.status().message());
   std::string got = "RGO: " + ana_log_text(*rgo);
   if (rgo->groups.size() != whole->groups.size()) return fail(got + "; other groups than without");
@@ -868,9 +868,9 @@ Outcome ana_path_status(Session& s) {
   if (!log.ok()) return fail(log.status().message());
   for (const AnaGroup& g : log->groups) {
     uint8_t sc = 0;
-    if (g.state == kAnaInaccessible) sc = proto::kScAnaInaccessible;
-    if (g.state == kAnaPersistentLoss) sc = proto::kScAnaPersistentLoss;
-    if (g.state == kAnaChange) sc = proto::kScAnaTransition;
+    if (g.state == proto::kAnaInaccessible) sc = proto::kScAnaInaccessible;
+    if (g.state == proto::kAnaPersistentLoss) sc = proto::kScAnaPersistentLoss;
+    if (g.state == proto::kAnaChange) sc = proto::kScAnaTransition;
     if (sc == 0 || g.nsids.empty()) continue;
     Sqe r = s.keyed_io(*a.io, proto::kNvmRead, 0, 1, s.facts().lba_size);
     r.nsid = g.nsids.front();

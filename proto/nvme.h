@@ -12,6 +12,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace nvmf::proto {
 
@@ -260,6 +261,50 @@ inline constexpr uint8_t kAenInfoAnaChange = 0x03;
 inline constexpr uint8_t kAenInfoDiscoveryLogChange = 0xF0;
 inline constexpr uint8_t kLogChangedNamespaceList = 0x04;
 inline constexpr uint8_t kLogAna = 0x0C;
+
+// Asymmetric Namespace Access log page (Log Identifier 0Ch, Base 2.0 §5.16.1.13): this header,
+// then per ANA group a descriptor followed by its NNSIDS NSIDs (u32 each). Little endian.
+struct AnaLogHeader {
+  uint64_t change_count;
+  uint16_t ngrps;  // number of ANA group descriptors
+  uint8_t rsvd10[6];
+};
+static_assert(sizeof(AnaLogHeader) == 16);
+struct AnaGroupDescriptor {
+  uint32_t grpid;
+  uint32_t nnsids;
+  uint64_t change_count;
+  uint8_t state;  // kAna* below
+  uint8_t rsvd17[15];
+};
+static_assert(sizeof(AnaGroupDescriptor) == 32);
+// ANA states (Base 2.0 §8.1, figure "ANA Group Descriptor format").
+inline constexpr uint8_t kAnaOptimized = 0x01;
+inline constexpr uint8_t kAnaNonOptimized = 0x02;
+inline constexpr uint8_t kAnaInaccessible = 0x03;
+inline constexpr uint8_t kAnaPersistentLoss = 0x04;
+inline constexpr uint8_t kAnaChange = 0x0F;
+// Get Log Page 0Ch LSP bit 0 (CDW10 bit 8): Return Groups Only, the descriptors without NSIDs.
+inline constexpr uint32_t kAnaLogRgo = 1u << 8;
+// nvmetcli's and Linux's names of the ANA states (configfs ana_state, /sys/.../ana_state):
+// "optimized", "non-optimized", "inaccessible", "persistent-loss", "change"; empty for any
+// other value.
+constexpr std::string_view ana_state_name(uint8_t state) {
+  switch (state) {
+    case kAnaOptimized:
+      return "optimized";
+    case kAnaNonOptimized:
+      return "non-optimized";
+    case kAnaInaccessible:
+      return "inaccessible";
+    case kAnaPersistentLoss:
+      return "persistent-loss";
+    case kAnaChange:
+      return "change";
+    default:
+      return {};
+  }
+}
 constexpr uint32_t aen_dw0(uint8_t type, uint8_t info, uint8_t log_page) {
   return uint32_t{type} | uint32_t{info} << 8 | uint32_t{log_page} << 16;
 }

@@ -12,23 +12,6 @@ namespace {
 
 bool refuses_io(AnaState s) { return ana_io_status(s) != kStatusSuccess; }
 
-// ANA log page layout (Base 2.0 figures "Asymmetric Namespace Access Log Page" and "ANA Group
-// Descriptor format"): a 16-byte header, then per group a 32-byte descriptor and its NSIDs.
-struct AnaLogHeader {
-  uint64_t change_count;
-  uint16_t ngrps;
-  uint8_t rsvd10[6];
-};
-static_assert(sizeof(AnaLogHeader) == 16);
-struct AnaGroupDescriptor {
-  uint32_t grpid;
-  uint32_t nnsids;
-  uint64_t change_count;
-  uint8_t state;
-  uint8_t rsvd17[15];
-};
-static_assert(sizeof(AnaGroupDescriptor) == 32);
-
 }  // namespace
 
 std::optional<AnaState> parse_ana_state(std::string_view name) {
@@ -45,19 +28,7 @@ std::optional<AnaState> parse_ana_state(std::string_view name) {
 }
 
 std::string_view ana_state_name(AnaState state) {
-  switch (state) {
-    case AnaState::kOptimized:
-      return "optimized";
-    case AnaState::kNonOptimized:
-      return "non-optimized";
-    case AnaState::kInaccessible:
-      return "inaccessible";
-    case AnaState::kPersistentLoss:
-      return "persistent-loss";
-    case AnaState::kChange:
-      return "change";
-  }
-  return "inaccessible";
+  return proto::ana_state_name(static_cast<uint8_t>(state));
 }
 
 uint16_t ana_io_status(AnaState state) {
@@ -128,13 +99,13 @@ std::vector<uint8_t> build_ana_log(const AnaStates& states,
   for (const SubsystemNamespace& n : namespaces) {
     if (n.anagrpid >= 1 && n.anagrpid <= kMaxAnaGroups) ++members[n.anagrpid];
   }
-  AnaLogHeader header{};
+  proto::AnaLogHeader header{};
   header.change_count = states.change_count();
   std::vector<uint8_t> out(sizeof(header));
   for (uint32_t g = 1; g <= kMaxAnaGroups; ++g) {
     if (members[g] == 0 && !states.reported(g)) continue;
     ++header.ngrps;
-    AnaGroupDescriptor d{};
+    proto::AnaGroupDescriptor d{};
     d.grpid = g;
     d.nnsids = rgo ? 0 : members[g];
     d.change_count = states.group_change_count(g);

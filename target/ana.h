@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/nvme.h"
+
 namespace nvmf::target {
 
 struct SubsystemNamespace;
@@ -24,13 +26,13 @@ inline constexpr uint32_t kDefaultAnaGroup = 1;
 // ANATT, seconds: the longest a group stays in the change state (nvmet reports 10).
 inline constexpr uint8_t kAnaTransitionTimeSeconds = 10;
 
-// ANA states (Base 2.0 figure "ANA Group Descriptor format", ANA State field).
+// ANA states (proto::kAna*).
 enum class AnaState : uint8_t {
-  kOptimized = 0x01,
-  kNonOptimized = 0x02,
-  kInaccessible = 0x03,
-  kPersistentLoss = 0x04,
-  kChange = 0x0F,
+  kOptimized = proto::kAnaOptimized,
+  kNonOptimized = proto::kAnaNonOptimized,
+  kInaccessible = proto::kAnaInaccessible,
+  kPersistentLoss = proto::kAnaPersistentLoss,
+  kChange = proto::kAnaChange,
 };
 
 // nvmetcli's ana_state names ("optimized", "non-optimized", "inaccessible", "persistent-loss",

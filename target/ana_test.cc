@@ -381,5 +381,20 @@ TEST_F(AnaProcessorTest, ANamespaceMovedToAnotherGroupIsReportedThereAndAnnounce
             3u);
 }
 
+TEST_F(AnaProcessorTest, AnIoQueueOnAPortThatNoLongerServesTheSubsystemGoesWithItsController) {
+  // Controller 1's admin queue came in on port A; a second I/O queue of it comes in on port B.
+  TestQueue io_b(*subsys_, statuses_, 2, 128);
+  io_b.proc.set_port(port_b_.get());
+  ASSERT_EQ(io_b.submit(connect_sqe(2, 127), connect_data(1)), NextStep::kRespond);
+  ASSERT_EQ(io_b.status(), kStatusSuccess);
+  ControlLock lock(control_mutex());
+  ASSERT_TRUE(port_b_->unlink(*subsys_));
+  // Port B's own controller and controller 1 (through its I/O queue there).
+  EXPECT_EQ(subsys_->disconnect_port(port_b_.get(), "listener removed"), 2u);
+  EXPECT_EQ(subsys_->controller_count(), 0u);
+  EXPECT_FALSE(io_b.link.reasons.empty());
+  EXPECT_FALSE(io_a_->link.reasons.empty());
+}
+
 }  // namespace
 }  // namespace nvmf::target

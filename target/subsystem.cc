@@ -209,8 +209,15 @@ size_t Subsystem::disconnect_host(std::string_view hostnqn, std::string_view rea
 size_t Subsystem::disconnect_port(const Port* port, std::string_view reason) {
   return disconnect_where(
       [&](const Controller& c) {
+        if (port == nullptr) return true;
         const CommandProcessor* admin = c.queue(0);
-        return port == nullptr || (admin != nullptr && admin->port() == port);
+        if (admin != nullptr && admin->port() == port) return true;
+        // An I/O queue that came in on the port (its admin queue on another) goes too: nothing
+        // of the subsystem stays reachable through a port that no longer serves it.
+        for (const CommandProcessor* q : c.io_queues()) {
+          if (q->port() == port) return true;
+        }
+        return false;
       },
       reason);
 }

@@ -173,7 +173,8 @@ class Subsystem {
   size_t post_event(uint32_t dw0, uint32_t aec_bit, const Port* port = nullptr);
   // Frees every controller of `hostnqn` and disconnects all their queues; returns how many.
   size_t disconnect_host(std::string_view hostnqn, std::string_view reason);
-  // Frees every controller whose admin queue came in on `port` (null: every controller) and
+  // Frees every controller with a queue, admin or I/O, that came in on `port` (null: every
+  // controller) and
   // disconnects all their queues; returns how many (nvmet_port_del_ctrls, and a deleted
   // subsystem's controllers).
   size_t disconnect_port(const Port* port, std::string_view reason);
