@@ -28,7 +28,6 @@ constexpr uint8_t kLogFirmwareSlot = 0x03;      // §5.16.1.4
 // last read (Controller::take_changed_namespaces), up to 1024 NSIDs; zeroes after the last.
 constexpr uint8_t kLogChangedNamespaceList = proto::kLogChangedNamespaceList;
 constexpr uint32_t kRetainAsynchronousEvent = 1u << 15;  // Get Log Page CDW10 bit 15 (RAE)
-constexpr uint32_t kAnaLspRgo = 1u << 0;                 // ANA log LSP bit 0: Return Groups Only
 
 }  // namespace
 
@@ -182,11 +181,12 @@ NextStep CommandProcessor::get_log_page(Request& r) {
 NextStep CommandProcessor::ana_log_page(Request& r, uint64_t bytes) {
   // LSP (CDW10 bits 14:8) bit 0: Return Groups Only. Any other LSP bit is Invalid Field.
   const proto::Sqe& s = *r.sqe;
-  const uint32_t lsp = (s.cdw10 >> 8) & 0x7F;
-  if ((lsp & ~kAnaLspRgo) != 0) return complete(r, kInvalidField);
+  const uint32_t lsp = s.cdw10 & (0x7Fu << 8);
+  if ((lsp & ~proto::kAnaLogRgo) != 0) return complete(r, kInvalidField);
   static const AnaStates kAllOptimized;
-  const std::vector<uint8_t> log = build_ana_log(ana_ != nullptr ? *ana_ : kAllOptimized,
-                                                 subsystem_->namespaces(), (lsp & kAnaLspRgo) != 0);
+  const std::vector<uint8_t> log =
+      build_ana_log(ana_ != nullptr ? *ana_ : kAllOptimized, subsystem_->namespaces(),
+                    (lsp & proto::kAnaLogRgo) != 0);
   // LPO (bytes) dword aligned and within the log, as for every log page; the window is copied,
   // zeros past the end.
   const uint64_t lpo = (static_cast<uint64_t>(s.cdw13) << 32) | s.cdw12;
