@@ -98,9 +98,11 @@ ANA_ROWS = [
      " both paths with their states, fio's I/O goes through A",
      "KernelHostAna", ["start_target", "two_paths_with_their_states", "io_on_the_optimized_path"]),
     ("", "ANA: fio verify (QD16, 60 s) while A is set inaccessible (I/O leaves A within ANATT), then"
-     " optimized again (it returns): no fio error, no kernel I/O timeout", "KernelHostAna",
+     " optimized again (it returns), then A's listener removed (I/O leaves A): no fio error, no"
+     " kernel I/O timeout", "KernelHostAna",
      ["port_a_inaccessible_io_moves_to_b_within_anatt",
       "port_a_optimized_again_io_returns_within_anatt",
+      "port_a_listener_removed_io_moves_to_b_within_anatt",
       "fio_verify_no_error_no_kernel_timeout", "stop_target"]),
 ]
 
@@ -236,7 +238,19 @@ ROWS = [
      " Read gets Asymmetric Access Transition; nvmet-rdma's answers recorded", "AnaConform",
      ["nvmf_target_every_case_passes", "change_count_moves_and_transition_status",
       "nvmet_configfs", "nvmet_answers_recorded"], None),
-    ("nvmf-host → Linux nvmet-rdma", "identify; IOCCSZ = (64 + size) / 16; nvmf-host chose"
+    ("nvmf-host → nvmf-target", "multipath (`-x multipath`) over port A optimized and B"
+     " non-optimized: identify shows both states, writes go through A; A set inaccessible in the"
+     " middle of a 64 MiB write: no error, both paths used, read back equal through B;"
+     " `--iopolicy round-robin` spreads writes over two optimized paths", "NvmfHostAna",
+     ["listener_a_back", "identify_shows_both_paths_and_states", "writes_go_to_the_optimized_path",
+      "port_a_inaccessible_mid_write_no_error_data_equal",
+      "round_robin_spreads_over_two_optimized_paths"], None),
+    ("nvmf-host → Linux nvmet-rdma", "the same multipath checks against nvmet's two ports, the"
+     " ANA states set through configfs", "NvmfHostAnaOnKernelTarget",
+     ["identify_shows_both_paths_and_states", "writes_go_to_the_optimized_path",
+      "port_a_inaccessible_mid_write_no_error_data_equal",
+      "round_robin_spreads_over_two_optimized_paths"], None),
+    ("", "identify; IOCCSZ = (64 + size) / 16; nvmf-host chose"
      " in-capsule on with that size exactly when size > 0", "NvmfHostOnKernelTarget_inline{size}",
      ["configfs_apply", "identify", "negotiation_report"], negotiation_detail),
     ("", "256 KiB and 12 KiB writes, read back, compare", "NvmfHostOnKernelTarget_inline{size}",

@@ -277,6 +277,10 @@ class ReadmeTablesTest(unittest.TestCase):
                     m = re.match(r"\s*(?:local )?s=(\w+)(\$size)?(?:\s|$)", line)
                     if m:
                         suite = m.group(1) + ("{size}" if m.group(2) else "")
+                    # A function whose suite is its first argument names its callers' suites.
+                    m = re.match(r"\s*(?:local )?s=\$1\b.*# suites: ([\w ]+)", line)
+                    if m:
+                        suite = m.group(1).split()
                     m = re.search(r'(?:^|\s)(?:check|judge) "\$s" "?([\w${}]+)"?', line)
                     if m and suite and "{" not in m.group(1):  # ${job}...: built in a loop
                         name = m.group(1)
@@ -284,8 +288,9 @@ class ReadmeTablesTest(unittest.TestCase):
                         values = loops.get(var.group(1), []) if var else [None]
                         self.assertTrue(values, f"{script}: {name}: loop values unknown")
                         for v in values:
-                            found.append((suite, name.replace("$" + var.group(1), v) if var
-                                          else name))
+                            for one in suite if isinstance(suite, list) else [suite]:
+                                found.append((one, name.replace("$" + var.group(1), v) if var
+                                              else name))
         self.assertGreaterEqual(len(found), 50, found)
         for suite in ("KernelHostOnNvmfTarget_TwoPorts", "KernelHostOnNvmfTarget_PendingLimit",
                       "KernelHostBesideHostileHosts", "KernelHostDeepWrites"):

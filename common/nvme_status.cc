@@ -119,6 +119,7 @@ std::string_view status_code_text(uint8_t sct, uint8_t sc) {
       if (sc == kScAnaPersistentLoss) return "Asymmetric Access Persistent Loss";
       if (sc == kScAnaInaccessible) return "Asymmetric Access Inaccessible";
       if (sc == kScAnaTransition) return "Asymmetric Access Transition";
+      if (sc == kScControllerPathingError) return "Controller Pathing Error";
       if (sc == kScHostPathingError) return "Host Pathing Error";
       if (sc == kScCommandAbortedByHost) return "Command Aborted By Host";
       return "Path Related Status";

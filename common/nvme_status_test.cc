@@ -56,6 +56,8 @@ TEST(NvmeStatusTest, Names) {
 TEST(NvmeStatusTest, PathRelatedNames) {
   EXPECT_EQ(status_name(make_status(kSctPath, kScHostPathingError)),
             "Host Pathing Error (SCT 0x3 SC 0x70)");
+  EXPECT_EQ(status_name(make_status(kSctPath, kScControllerPathingError)),
+            "Controller Pathing Error (SCT 0x3 SC 0x60)");
   EXPECT_EQ(make_status(kSctPath, kScHostPathingError) >> 1,
             0x370);  // Linux's NVME_SC_HOST_PATH_ERROR
   EXPECT_EQ(status_code_text(kSctPath, kScCommandAbortedByHost), "Command Aborted By Host");

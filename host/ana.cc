@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "host/ana.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <set>
+
+#include "common/nvme_status.h"
+#include "host/discover.h"
+#include "host/io_plan.h"
 
 namespace nvmf::host {
 
@@ -79,6 +85,61 @@ Result<AnaLog> decode_ana_log(std::span<const uint8_t> bytes, uint32_t anagrpmax
 uint64_t ana_log_bytes(const proto::IdentifyController& id) {
   const uint32_t namespaces = id.mnan != 0 ? id.mnan : id.nn;
   return 16 + uint64_t{id.nanagrpid} * 32 + uint64_t{namespaces} * 4;
+}
+
+namespace {
+
+constexpr uint64_t kWindow = 4096;  // CommandChannel::run moves at most 4096 bytes
+
+// Appends windows of the log to `log` until it holds `upto` bytes.
+Status fetch_ana_log(CommandChannel& ch, uint64_t most, uint64_t upto, std::vector<uint8_t>& log) {
+  if (upto > most) {
+    return Status::io("ANA log: " + std::to_string(upto) + " bytes needed, above the " +
+                      std::to_string(most) + " that Identify Controller allows");
+  }
+  while (log.size() < upto) {
+    const uint64_t offset = log.size();
+    const auto n = static_cast<uint32_t>(std::min(kWindow, most - offset) & ~uint64_t{3});
+    log.resize(offset + n);
+    const std::string what = "Get Log Page 0Ch at offset " + std::to_string(offset);
+    Result<proto::Cqe> cqe = ch.run(get_log_page_sqe(proto::kLogAna, n, offset), {},
+                                    std::span<uint8_t>(log.data() + offset, n), false);
+    if (!cqe.ok()) return std::move(cqe).status().annotate(what);
+    NVMF_RETURN_IF_ERROR(cqe_status(*cqe, what));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<AnaLog> read_ana_log(CommandChannel& ch, const proto::IdentifyController& id) {
+  const uint64_t most = ana_log_bytes(id) & ~uint64_t{3};
+  Status last = ok_status();
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    std::vector<uint8_t> log;
+    NVMF_RETURN_IF_ERROR(fetch_ana_log(ch, most, sizeof(proto::AnaLogHeader), log));
+    proto::AnaLogHeader h;
+    std::memcpy(&h, log.data(), sizeof(h));
+    uint64_t at = sizeof(h);
+    for (uint16_t i = 0; i < h.ngrps; ++i) {
+      NVMF_RETURN_IF_ERROR(fetch_ana_log(ch, most, at + sizeof(proto::AnaGroupDescriptor), log));
+      uint32_t nnsids;
+      std::memcpy(&nnsids, log.data() + at + offsetof(proto::AnaGroupDescriptor, nnsids), 4);
+      at += sizeof(proto::AnaGroupDescriptor) + uint64_t{nnsids} * 4;
+      NVMF_RETURN_IF_ERROR(fetch_ana_log(ch, most, at, log));
+    }
+    if (log.size() > kWindow) {
+      // Several windows: they are one log only if the change count did not move meanwhile.
+      std::vector<uint8_t> again;
+      NVMF_RETURN_IF_ERROR(fetch_ana_log(ch, most, sizeof(proto::AnaLogHeader), again));
+      if (std::memcmp(again.data(), log.data(), 8) != 0) {
+        last = Status::io("ANA log: the change count moved while it was read, 3 times");
+        continue;
+      }
+    }
+    return decode_ana_log(std::span<const uint8_t>(log.data(), at), id.anagrpmax);
+  }
+  return last;
 }
 
 }  // namespace nvmf::host

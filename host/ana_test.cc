@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <vector>
+
+#include "common/nvme_status.h"
 
 namespace nvmf::host {
 namespace {
@@ -93,6 +96,101 @@ TEST(AnaLogDecode, SizedAsLinuxReadsIt) {
   EXPECT_EQ(ana_log_bytes(id), 16u + 128 * 32 + 1024 * 4);
   id.mnan = 32;
   EXPECT_EQ(ana_log_bytes(id), 16u + 128 * 32 + 32 * 4);
+}
+
+// Serves Get Log Page 0Ch windows of `log` (zeros past its end), recording each offset.
+class AnaLogChannel : public CommandChannel {
+ public:
+  Result<proto::Cqe> run(const proto::Sqe& sqe, std::span<const uint8_t>, std::span<uint8_t> in,
+                         bool) override {
+    EXPECT_EQ(sqe.opcode, proto::kAdminGetLogPage);
+    EXPECT_EQ(sqe.cdw10 & 0xFFu, proto::kLogAna);
+    EXPECT_EQ(sqe.cdw10 & (1u << 15), 0u) << "RAE 0: the read enables the next ANA notice";
+    const uint64_t offset = (uint64_t{sqe.cdw13} << 32) | sqe.cdw12;
+    offsets.push_back(offset);
+    EXPECT_EQ(in.size(), ((sqe.cdw10 >> 16) + 1) * 4u);
+    EXPECT_LE(in.size(), 4096u);
+    for (size_t i = 0; i < in.size(); ++i) {
+      in[i] = offset + i < log.size() ? log[offset + i] : 0;
+    }
+    if (on_read) on_read();
+    proto::Cqe c{};
+    c.status = status;
+    return c;
+  }
+  std::vector<uint8_t> log;
+  std::vector<uint64_t> offsets;
+  std::function<void()> on_read;
+  uint16_t status = 0;
+};
+
+proto::IdentifyController ana_identify(uint32_t mnan) {
+  proto::IdentifyController id{};
+  id.anagrpmax = 128;
+  id.nanagrpid = 128;
+  id.nn = mnan;
+  id.mnan = mnan;
+  return id;
+}
+
+TEST(AnaLogRead, ASmallLogIsOneWindow) {
+  AnaLogChannel ch;
+  ch.log = log_of(4, {{1, proto::kAnaOptimized, {1}}, {2, proto::kAnaNonOptimized, {2, 3}}});
+  auto log = read_ana_log(ch, ana_identify(1024));
+  ASSERT_TRUE(log.ok()) << log.status().to_string();
+  EXPECT_EQ(ch.offsets, (std::vector<uint64_t>{0}));
+  EXPECT_EQ(log->change_count, 4u);
+  ASSERT_NE(log->group_of_nsid(3), nullptr);
+  EXPECT_EQ(log->group_of_nsid(3)->state, proto::kAnaNonOptimized);
+}
+
+// 2000 NSIDs in one group: 8 KiB of log, read in windows of 4096 bytes at the offsets the
+// descriptors need, then the header again to see that the change count held still.
+TEST(AnaLogRead, ALargeLogIsReadInWindowsAndCheckedForChange) {
+  AnaLogChannel ch;
+  std::vector<uint32_t> many(2000);
+  for (uint32_t i = 0; i < many.size(); ++i) many[i] = i + 1;
+  ch.log = log_of(9, {{1, proto::kAnaOptimized, many}, {2, proto::kAnaInaccessible, {5000}}});
+  auto log = read_ana_log(ch, ana_identify(8192));
+  ASSERT_TRUE(log.ok()) << log.status().to_string();
+  EXPECT_EQ(ch.offsets, (std::vector<uint64_t>{0, 4096, 0}));
+  ASSERT_EQ(log->groups.size(), 2u);
+  EXPECT_EQ(log->groups[0].nsids.size(), 2000u);
+  EXPECT_EQ(log->group_of_nsid(5000)->grpid, 2u);
+
+  // The log changes between the windows: read again, the new one kept.
+  AnaLogChannel moving;
+  moving.log = ch.log;
+  int reads = 0;
+  moving.on_read = [&] {
+    if (++reads == 2) moving.log = log_of(10, {{1, proto::kAnaChange, many}});
+  };
+  auto again = read_ana_log(moving, ana_identify(8192));
+  ASSERT_TRUE(again.ok()) << again.status().to_string();
+  EXPECT_EQ(again->change_count, 10u);
+  EXPECT_EQ(again->groups.size(), 1u);
+}
+
+// A descriptor claiming more NSIDs than Identify's MNAN allows is not followed past the size
+// Linux would read, and an error status names the command.
+TEST(AnaLogRead, HostileSizesAndErrorStatusesAreRefused) {
+  AnaLogChannel ch;
+  ch.log = log_of(1, {{1, proto::kAnaOptimized, {1}}});
+  const uint32_t huge = 0x40000000;
+  std::memcpy(ch.log.data() + 16 + 4, &huge, 4);
+  auto log = read_ana_log(ch, ana_identify(32));
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.status().message().find("above the"), std::string::npos)
+      << log.status().to_string();
+  EXPECT_EQ(ch.offsets.size(), 1u);
+
+  AnaLogChannel refusing;
+  refusing.log = log_of(1, {});
+  refusing.status = generic_status(proto::kScInvalidField);
+  auto refused = read_ana_log(refusing, ana_identify(32));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().to_string().find("Get Log Page 0Ch at offset 0"), std::string::npos)
+      << refused.status().to_string();
 }
 
 }  // namespace

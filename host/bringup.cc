@@ -171,6 +171,12 @@ Result<uint16_t> set_number_of_queues(CommandChannel& ch, uint16_t wanted) {
   return static_cast<uint16_t>(granted < wanted ? granted : wanted);
 }
 
+Status set_async_event_config(CommandChannel& ch, uint32_t aec) {
+  return run_checked(ch, set_async_event_config_sqe(aec), {}, {}, false,
+                     "Set Features Asynchronous Event Configuration")
+      .status();
+}
+
 Status keep_alive(CommandChannel& ch) {
   return run_checked(ch, keep_alive_sqe(), {}, {}, false, "Keep Alive").status();
 }

@@ -71,6 +71,10 @@ Result<IdentifyResult> identify_all(CommandChannel& ch);
 // min(wanted, granted). kNvmeError when refused.
 Result<uint16_t> set_number_of_queues(CommandChannel& ch, uint16_t wanted);
 
+// Set Features Asynchronous Event Configuration (FID 0Bh, Base 2.0 §5.27.1.7): the notices in
+// `aec` (proto::kAec* bits) are sent as Asynchronous Events. kNvmeError when refused.
+Status set_async_event_config(CommandChannel& ch, uint32_t aec);
+
 // Keep Alive command.
 Status keep_alive(CommandChannel& ch);
 

@@ -239,5 +239,26 @@ TEST(Transport, ErrorsAreAnnotatedWithTheCommand) {
   EXPECT_EQ(st.message(), "Keep Alive: queue 0: no completion within 5000 ms");
 }
 
+// Set Features Asynchronous Event Configuration: FID 0Bh, the notice bits in CDW11, an SGL
+// command as every Fabrics command (nvmet answers Invalid Field to PSDT 0).
+TEST(AsyncEventConfig, SetFeaturesCarriesTheNoticeBits) {
+  FakeChannel ch;
+  ASSERT_TRUE(
+      set_async_event_config(ch, proto::kAecNamespaceAttribute | proto::kAecAnaChange).ok());
+  ASSERT_EQ(ch.sent.size(), 1u);
+  const proto::Sqe& sqe = ch.sent[0].sqe;
+  EXPECT_EQ(sqe.opcode, proto::kAdminSetFeatures);
+  EXPECT_EQ(sqe.cdw10, 0x0Bu);
+  EXPECT_EQ(sqe.cdw11, (1u << 8) | (1u << 11));
+  EXPECT_EQ(sqe.flags & 0xC0, proto::kFlagsPsdtSgl);
+  ch.answer = [](const proto::Sqe&, std::span<uint8_t>) {
+    return cqe_with(0, generic_status(proto::kScInvalidField));
+  };
+  Status st = set_async_event_config(ch, proto::kAecAnaChange);
+  EXPECT_NE(st.to_string().find("Set Features Asynchronous Event Configuration: Invalid Field"),
+            std::string::npos)
+      << st.to_string();
+}
+
 }  // namespace
 }  // namespace nvmf::host

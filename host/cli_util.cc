@@ -287,6 +287,24 @@ nlohmann::json paths_json(const HostOptions& o) {
   return out;
 }
 
+nlohmann::json multipath_json(IoPolicy policy, const std::vector<PathStats>& paths) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const PathStats& p : paths) {
+    list.push_back({{"path", p.path},
+                    {"ana_state", p.ana_state},
+                    {"live", p.live},
+                    {"writes", p.writes},
+                    {"reads", p.reads},
+                    {"flushes", p.flushes},
+                    {"bytes_written", p.bytes_written},
+                    {"bytes_read", p.bytes_read},
+                    {"ana_errors", p.ana_errors},
+                    {"path_errors", p.path_errors},
+                    {"reconnects", p.reconnects}});
+  }
+  return {{"iopolicy", iopolicy_name(policy)}, {"paths", list}};
+}
+
 nlohmann::json recovery_json(ControllerState state, const RecoveryStats& r, const HostOptions& o) {
   return {{"state", controller_state_name(state)},
           {"reconnect_delay", o.reconnect_delay_s},

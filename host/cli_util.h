@@ -12,6 +12,7 @@
 #include "common/cli_usage.h"
 #include "common/status.h"
 #include "host/controller.h"
+#include "host/multipath.h"
 
 namespace nvmf::host {
 
@@ -116,6 +117,10 @@ nlohmann::json stats_json(const HostStats& s);
 // names), "losses", "reconnect_attempts", "reconnects", "retried_transfers", "path_errors",
 // "longest_outage_ms", "last_loss"}.
 nlohmann::json recovery_json(ControllerState state, const RecoveryStats& r, const HostOptions& o);
+// {"iopolicy": "numa"|"round-robin", "paths": [{"path", "ana_state", "live", "writes", "reads",
+// "flushes", "bytes_written", "bytes_read", "ana_errors", "path_errors", "reconnects"}]}: the
+// per-path counters of a multipath write or read (host/multipath.h PathStats).
+nlohmann::json multipath_json(IoPolicy policy, const std::vector<PathStats>& paths);
 // {"controller": Identify Controller fields (strings escaped, escape_wire_text), "namespace":
 // {"nsid", "nsze", "ncap" (LBAs), "lba_size", "nmic", "size_bytes"}, "negotiation": ...}.
 nlohmann::json identify_json(const proto::IdentifyController& id, const NamespaceInfo& ns,

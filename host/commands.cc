@@ -163,6 +163,13 @@ proto::Sqe set_num_queues_sqe(uint16_t n) {
   return sqe;
 }
 
+proto::Sqe set_async_event_config_sqe(uint32_t aec) {
+  proto::Sqe sqe = nvme_command(proto::kAdminSetFeatures, 0);
+  sqe.cdw10 = proto::kFeatureAsyncEventConfig;
+  sqe.cdw11 = aec;
+  return sqe;
+}
+
 proto::Sqe keep_alive_sqe() { return nvme_command(proto::kAdminKeepAlive, 0); }
 
 proto::Sqe read_sqe(uint32_t nsid, uint64_t slba, uint32_t nlb) {

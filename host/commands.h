@@ -83,6 +83,9 @@ proto::Sqe identify_sqe(uint8_t cns, uint32_t nsid);
 // Set Features Number of Queues asking for `n` I/O submission and completion queues
 // (NSQR = NCQR = n - 1). Base 2.0 §5.27.1.5.
 proto::Sqe set_num_queues_sqe(uint16_t n);
+// Set Features Asynchronous Event Configuration (FID 0Bh): the notices in `aec` (proto::kAec*
+// bits, CDW11) are sent as Asynchronous Events. Base 2.0 §5.27.1.7.
+proto::Sqe set_async_event_config_sqe(uint32_t aec);
 // Granted queue count from Set Features Number of Queues DW0: min(NSQA, NCQA) + 1.
 constexpr uint32_t granted_num_queues(uint32_t dw0) {
   uint32_t nsqa = dw0 & 0xFFFF, ncqa = dw0 >> 16;

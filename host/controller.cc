@@ -2,8 +2,14 @@
 // The host controller association; see controller.h.
 #include "host/controller.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 #include "common/log.h"
@@ -11,6 +17,7 @@
 #include "common/sgl.h"
 #include "host/auth.h"
 #include "host/bringup.h"
+#include "host/discover.h"
 #include "host/keep_alive_schedule.h"
 #include "host/queue.h"
 
@@ -57,12 +64,17 @@ const char* controller_state_name(ControllerState state) {
 }
 
 Controller::Controller(const HostOptions& options)
-    : options_(options), hostid_(random_host_id()), pd_(std::make_shared<PdHolder>()) {
+    : options_(options),
+      hostid_(options.hostid ? *options.hostid : random_host_id()),
+      pd_(options.pd ? options.pd : std::make_shared<PdHolder>()) {
   hostnqn_ = options.hostnqn.empty() ? default_hostnqn(hostid_) : options.hostnqn;
   paths_ = transport_paths(options);
 }
 
-Controller::~Controller() { (void)disconnect(); }
+Controller::~Controller() {
+  (void)disconnect();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
 
 Result<std::unique_ptr<Controller>> Controller::connect(const HostOptions& options) {
   if (options.traddr.empty()) return Status::invalid_argument("no target address (traddr)");
@@ -297,10 +309,23 @@ Status Controller::recover_queues(const Status& why) {
 }
 
 void Controller::start_keep_alive() {
-  if (options_.kato_ms == 0 || !options_.send_keep_alive || keep_alive_thread_.joinable()) return;
+  const bool keep_alive = options_.kato_ms != 0 && options_.send_keep_alive;
+  if ((!keep_alive && !options_.async_events) || keep_alive_thread_.joinable()) return;
   auto interval = std::chrono::milliseconds(std::max<uint32_t>(1, options_.kato_ms / 2));
   keep_alive_stop_ = false;
-  keep_alive_thread_ = std::thread([this, interval] { keep_alive_loop(interval); });
+  if (!options_.async_events) {
+    keep_alive_thread_ = std::thread([this, interval] { keep_alive_loop(interval); });
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(admin_mutex_);
+    aer_slot_.reset();
+    if (Status st = post_aer_locked(); !st.ok()) {
+      NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << ": " << st.to_string();
+    }
+  }
+  keep_alive_thread_ =
+      std::thread([this, interval, keep_alive] { admin_loop(interval, keep_alive); });
 }
 
 void Controller::stop_keep_alive() {
@@ -310,7 +335,171 @@ void Controller::stop_keep_alive() {
     keep_alive_stop_ = true;
   }
   keep_alive_cv_.notify_all();
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
   keep_alive_thread_.join();
+}
+
+Status Controller::post_aer_locked() {
+  proto::Sqe sqe{};
+  sqe.opcode = proto::kAdminAsyncEventRequest;
+  sqe.flags = proto::kFlagsPsdtSgl;
+  encode_null_sgl(sqe.dptr);
+  Result<uint16_t> slot = admin_->post(sqe, {});
+  if (!slot.ok()) return std::move(slot).status().annotate("Asynchronous Event Request");
+  aer_slot_ = *slot;
+  return ok_status();
+}
+
+void Controller::nudge_admin_thread_locked() {
+  if (aer_slot_ && admin_ && admin_->slot_done(*aer_slot_) && wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+void Controller::store_ana_log(AnaLog log) {
+  const uint32_t grpid = identify_.ns.anagrpid;
+  uint8_t state = proto::kAnaInaccessible;
+  for (const AnaGroup& g : log.groups) {
+    if (g.grpid == grpid) state = g.state;
+  }
+  {
+    std::lock_guard<std::mutex> lock(ana_mutex_);
+    ana_log_ = std::move(log);
+  }
+  ana_state_.store(state, std::memory_order_release);
+  ana_generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+AnaLog Controller::ana_log() const {
+  std::lock_guard<std::mutex> lock(ana_mutex_);
+  return ana_log_;
+}
+
+Result<AnaLog> Controller::refresh_ana_log() {
+  std::lock_guard<std::mutex> lock(admin_mutex_);
+  if (!admin_) return Status::unavailable("controller is not connected");
+  if (!ana_reporting()) return Status::unavailable("the controller reports no ANA (CMIC bit 3)");
+  Result<AnaLog> log = read_ana_log(*admin_, identify_.ctrl);
+  nudge_admin_thread_locked();
+  if (!log.ok()) return log;
+  store_ana_log(*log);
+  return log;
+}
+
+Result<AsyncEvent> Controller::take_event_locked() {
+  AsyncEvent event;
+  event.type = 0xFF;
+  if (!aer_slot_ || !admin_->slot_done(*aer_slot_)) return event;
+  const proto::Cqe cqe = admin_->release_slot(*aer_slot_);
+  aer_slot_.reset();
+  if (!status_is_success(cqe.status)) {
+    // Aborted (a shutdown, the AER limit): no event, and no further request on this queue.
+    return cqe_status(cqe, "Asynchronous Event Request");
+  }
+  async_events_.fetch_add(1, std::memory_order_relaxed);
+  event.type = static_cast<uint8_t>(cqe.dw0 & 0x7);
+  event.info = static_cast<uint8_t>((cqe.dw0 >> 8) & 0xFF);
+  event.log_page = static_cast<uint8_t>((cqe.dw0 >> 16) & 0xFF);
+  Status read = ok_status();
+  if (event.log_page == proto::kLogAna && ana_reporting()) {
+    Result<AnaLog> log = read_ana_log(*admin_, identify_.ctrl);
+    if (log.ok()) store_ana_log(*std::move(log));
+    read = log.status();
+  } else if (event.log_page != 0) {
+    // Reading the page (RAE 0) is what enables the event's type again (Base 2.0 §5.2).
+    std::array<uint8_t, 4096> page{};
+    Result<proto::Cqe> got =
+        admin_->run(get_log_page_sqe(event.log_page, page.size(), 0), {}, page, false);
+    read = got.ok() ? cqe_status(*got, "Get Log Page") : got.status();
+    if (read.ok() && event.log_page == proto::kLogChangedNamespaceList) {
+      for (size_t i = 0; i + 4 <= page.size(); i += 4) {
+        uint32_t nsid;
+        std::memcpy(&nsid, page.data() + i, 4);
+        if (nsid == 0) break;
+        event.changed_nsids.push_back(nsid);
+      }
+    }
+  }
+  if (!read.ok()) {
+    NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << ": log page " << int{event.log_page}
+                           << " of an asynchronous event: " << read.to_string();
+  }
+  NVMF_RETURN_IF_ERROR(post_aer_locked());
+  return event;
+}
+
+// The admin thread with asynchronous events: sleeps on the admin queue's completion and CM
+// channels and the wake eventfd, until the next Keep Alive is due (KeepAliveSchedule, as
+// keep_alive_loop()). Transport errors mark the association lost for the next I/O call, as a
+// failed Keep Alive does; the thread then only keeps the Keep Alive schedule (which fails too).
+void Controller::admin_loop(std::chrono::milliseconds interval, bool keep_alive) {
+  using Clock = std::chrono::steady_clock;
+  KeepAliveSchedule schedule(interval, Clock::now());
+  bool logged = false;
+  bool queue_failed = false;
+  auto report = [&](const Status& st) {
+    if (is_transport_error(st)) {
+      keep_alive_lost_.store(true, std::memory_order_relaxed);
+      queue_failed = true;
+    }
+    if (!logged) {
+      NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << ": " << st.to_string();
+      logged = true;
+    }
+  };
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(keep_alive_mutex_);
+      if (keep_alive_stop_) return;
+    }
+    pollfd fds[3];
+    {
+      std::lock_guard<std::mutex> lock(admin_mutex_);
+      admin_->wait_fds(fds);
+    }
+    if (queue_failed) fds[0].fd = fds[1].fd = -1;
+    fds[2] = {wake_fd_, POLLIN, 0};
+    const int timeout = keep_alive ? remaining_ms(schedule.deadline()) : -1;
+    if (::poll(fds, 3, timeout) < 0 && errno != EINTR) {
+      report(Status::from_errno("poll(admin queue)", errno));
+      continue;
+    }
+    if (fds[2].revents != 0) {
+      uint64_t count;
+      (void)!::read(wake_fd_, &count, sizeof(count));
+    }
+    {
+      std::lock_guard<std::mutex> lock(keep_alive_mutex_);
+      if (keep_alive_stop_) return;
+    }
+    AsyncEvent event;
+    event.type = 0xFF;
+    if (!queue_failed) {
+      std::lock_guard<std::mutex> lock(admin_mutex_);
+      Status st = admin_->after_wait(fds, Clock::now() + std::chrono::hours(1));
+      if (st.ok()) st = admin_->poll_completions().status();
+      Result<AsyncEvent> taken = st.ok() ? take_event_locked() : Result<AsyncEvent>(st);
+      if (taken.ok()) {
+        event = *std::move(taken);
+      } else {
+        report(taken.status());
+      }
+    }
+    if (event.type != 0xFF && options_.on_async_event) options_.on_async_event(event);
+    if (!keep_alive || Clock::now() < schedule.deadline()) continue;
+    Status st = this->keep_alive();
+    schedule.advance(Clock::now());
+    if (st.ok()) {
+      keep_alives_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      keep_alive_failures_.fetch_add(1, std::memory_order_relaxed);
+      report(st);
+    }
+  }
 }
 
 // Every `interval` (KATO / 2) until stopped: one Keep Alive, due one interval after the previous
@@ -340,9 +529,14 @@ void Controller::keep_alive_loop(std::chrono::milliseconds interval) {
 }
 
 Status Controller::connect_admin() {
-  NVMF_ASSIGN_OR_RETURN(
-      admin_,
-      Queue::connect(queue_params(options_, paths_[path_index_], 0, kAdminQueueSize), pd_->pd));
+  QueueParams params = queue_params(options_, paths_[path_index_], 0, kAdminQueueSize);
+  // The admin thread sleeps on the admin queue's completion channel for events.
+  if (options_.async_events) params.poll_mode = PollMode::kEvent;
+  if (options_.async_events && wake_fd_ < 0) {
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd_ < 0) return Status::from_errno("eventfd (admin thread)", errno);
+  }
+  NVMF_ASSIGN_OR_RETURN(admin_, Queue::connect(params, pd_->pd));
   NVMF_ASSIGN_OR_RETURN(proto::ConnectData data,
                         connect_data(hostid_, proto::kAdminQueueCntlid, options_.subnqn, hostnqn_));
   bool atr = false;
@@ -363,6 +557,19 @@ Status Controller::connect_admin() {
   cc_ = kCcEnable;
   enabled_ = true;
   NVMF_ASSIGN_OR_RETURN(identify_, identify_all(*admin_));
+  if (options_.async_events) {
+    // The notices acted on, as far as OAES offers them (Linux's nvme_enable_aen).
+    const uint32_t aec =
+        identify_.ctrl.oaes & (proto::kAecNamespaceAttribute | proto::kAecAnaChange);
+    if (aec != 0) NVMF_RETURN_IF_ERROR(set_async_event_config(*admin_, aec));
+  }
+  if (ana_reporting()) {
+    Result<AnaLog> log = read_ana_log(*admin_, identify_.ctrl);
+    if (!log.ok()) return std::move(log).status().annotate("ANA log");
+    store_ana_log(*std::move(log));
+  } else {
+    ana_state_.store(proto::kAnaOptimized, std::memory_order_release);
+  }
   return ok_status();
 }
 
@@ -528,7 +735,9 @@ Status Controller::flush_once() {
 Status Controller::keep_alive() {
   std::lock_guard<std::mutex> lock(admin_mutex_);
   if (!admin_) return Status::unavailable("controller is not connected");
-  return host::keep_alive(*admin_);
+  Status st = host::keep_alive(*admin_);
+  nudge_admin_thread_locked();
+  return st;
 }
 
 Status Controller::disconnect() {
@@ -567,7 +776,9 @@ Result<proto::Cqe> Controller::submit_raw(uint16_t qid, proto::Sqe sqe,
   }
   NVMF_ASSIGN_OR_RETURN(
       uint16_t slot, q->post(sqe, std::span<const Piece>(pieces.data(), in_capsule_data.size())));
-  return q->wait(slot, q->deadline());
+  Result<proto::Cqe> cqe = q->wait(slot, q->deadline());
+  if (qid == 0) nudge_admin_thread_locked();
+  return cqe;
 }
 
 Negotiation Controller::negotiation() const {

@@ -20,6 +20,7 @@
 #include "common/verbs/memory_region.h"
 #include "common/verbs/protection_domain.h"
 #include "common/verbs/registered_buffer.h"
+#include "host/ana.h"
 #include "host/bringup.h"
 #include "host/commands.h"
 #include "host/identify.h"
@@ -203,6 +204,24 @@ class Controller {
   // kUnavailable when not live.
   Status reset();
 
+  // Asymmetric Namespace Access (Base 2.0 §8.1). Whether the controller reports it (Identify
+  // CMIC bit 3): it then reads the ANA log at every connect, at every ANA Change notice
+  // (HostOptions::async_events) and in refresh_ana_log().
+  bool ana_reporting() const { return (identify_.ctrl.cmic & proto::kCmicAna) != 0; }
+  // The ANA state of the namespace in use (its ANAGRPID's group) in the last log read:
+  // proto::kAnaOptimized when the controller reports no ANA, proto::kAnaInaccessible when the
+  // log leaves the group out. Thread-safe.
+  uint8_t ana_state() const { return ana_state_.load(std::memory_order_acquire); }
+  // Moves each time an ANA log is stored (an event may have changed ana_state()). Thread-safe.
+  uint64_t ana_generation() const { return ana_generation_.load(std::memory_order_acquire); }
+  // The last ANA log read (empty without ANA). Thread-safe.
+  AnaLog ana_log() const;
+  // Reads the ANA log now on the admin queue (host/ana.h read_ana_log, under the admin lock)
+  // and stores it. kUnavailable when not connected or without ANA; read_ana_log()'s errors.
+  Result<AnaLog> refresh_ana_log();
+  // Asynchronous events completed since connect (HostOptions::async_events). Thread-safe.
+  uint64_t async_events() const { return async_events_.load(std::memory_order_relaxed); }
+
   // The state; thread-safe.
   ControllerState state() const { return state_.load(std::memory_order_acquire); }
   RecoveryStats recovery_stats() const;  // from the caller's thread
@@ -249,9 +268,22 @@ class Controller {
   explicit Controller(const HostOptions& options);
   Status connect_admin();
   Status connect_io_queues();
+  // The admin thread: Keep Alive every KATO / 2 (kato_ms > 0 and send_keep_alive) and, with
+  // async_events, one Asynchronous Event Request kept outstanding and its events handled.
   void start_keep_alive();
   void stop_keep_alive();
   void keep_alive_loop(std::chrono::milliseconds interval);
+  void admin_loop(std::chrono::milliseconds interval, bool keep_alive);
+  // Admin lock held: posts an Asynchronous Event Request (aer_slot_).
+  Status post_aer_locked();
+  // Admin lock held: when the AER answered, reads the log page its event names, stores an ANA
+  // log, posts the next AER. The event to report (type 0xFF: none).
+  Result<AsyncEvent> take_event_locked();
+  // Admin lock held: wakes the admin thread when another thread's admin command found the AER's
+  // completion (the completion channel's event is then gone).
+  void nudge_admin_thread_locked();
+  // Admin lock held: stores `log` and the namespace's state in it.
+  void store_ana_log(AnaLog log);
   HostStats stats_locked() const;  // admin_mutex_ held
   // Runs `op` with recovery (see write()); `what` names the call in messages.
   template <typename Op>
@@ -301,6 +333,13 @@ class Controller {
   bool keep_alive_stop_ = false;
   std::atomic<uint64_t> keep_alives_{0};
   std::atomic<uint64_t> keep_alive_failures_{0};
+  std::optional<uint16_t> aer_slot_;  // the outstanding AER (admin lock)
+  int wake_fd_ = -1;                  // eventfd: stops or nudges the admin thread
+  std::atomic<uint64_t> async_events_{0};
+  mutable std::mutex ana_mutex_;  // ana_log_
+  AnaLog ana_log_;
+  std::atomic<uint8_t> ana_state_{proto::kAnaOptimized};
+  std::atomic<uint64_t> ana_generation_{0};
   std::atomic<ControllerState> state_{ControllerState::kNew};
   std::atomic<bool> keep_alive_lost_{false};  // set by the keep-alive thread on a transport error
   bool deleted_by_loss_ = false;              // ctrl_loss_tmo ran out (not disconnect())

@@ -46,6 +46,7 @@ Result<NamespaceInfo> decode_namespace(uint32_t nsid, const proto::IdentifyNames
   info.lba_size = 1u << f.lbads;
   info.metadata_size = f.ms;
   info.nmic = ns.nmic;
+  info.anagrpid = ns.anagrpid;
   return info;
 }
 

@@ -25,7 +25,8 @@ struct NamespaceInfo {
   uint64_t ncap = 0;           // capacity in logical blocks
   uint32_t lba_size = 0;       // bytes, 2^LBADS of the format FLBAS selects
   uint16_t metadata_size = 0;  // bytes per LBA (MS of the LBA format); 0: none
-  uint8_t nmic = 0;  // NMIC: bit 0 = shared (other controllers of the subsystem reach it too)
+  uint8_t nmic = 0;       // NMIC: bit 0 = shared (other controllers of the subsystem reach it too)
+  uint32_t anagrpid = 0;  // ANA group (0: the controller reports no ANA)
 };
 
 // Decodes the formatted LBA size (FLBAS bits 3:0, and 6:5 as the upper index bits when NLBAF >

@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/cli_alias.h"
@@ -22,6 +23,7 @@
 #include "host/controller.h"
 #include "host/discover.h"
 #include "host/memlock_bound.h"
+#include "host/multipath.h"
 #include "host/segments.h"
 #include "target/memlock.h"
 
@@ -87,6 +89,12 @@ int finish(Controller& c, int rc) {
   return rc;
 }
 
+int finish(MultipathController& m, int rc) {
+  Status st = m.disconnect();
+  if (!st.ok() && rc == kExitOk) return fail("disconnect", st);
+  return rc;
+}
+
 void print_identify(const Controller& c) {
   const proto::IdentifyController& id = c.identify_controller();
   const NamespaceInfo& ns = c.namespace_info();
@@ -135,6 +143,35 @@ int cmd_identify(const HostOptions& opts, const std::string& json) {
   return finish(**c, kExitOk);
 }
 
+// identify over every path (-x multipath): the first path's Identify, then each path's cntlid
+// and the namespace's ANA group and state there.
+int cmd_identify_multipath(const HostOptions& opts, const std::string& json, IoPolicy policy) {
+  if (Status st = check_report_path(json); !st.ok()) return fail("identify", st);
+  auto m = MultipathController::connect(opts, policy);
+  if (!m.ok()) return fail("connect", m.status());
+  MultipathController& mp = **m;
+  const std::vector<PathStats> paths = mp.path_stats();
+  if (!json.empty()) {
+    const Controller& c = mp.first();
+    nlohmann::json j = identify_json(c.identify_controller(), c.namespace_info(), c.negotiation());
+    j["host"] = {{"hostnqn", escape_wire_text(c.hostnqn())}, {"hostid", uuid_string(c.hostid())}};
+    j["multipath"] = multipath_json(policy, paths);
+    for (size_t i = 0; i < paths.size(); ++i) {
+      j["multipath"]["paths"][i]["cntlid"] = mp.controllers()[i]->negotiation().cntlid;
+      j["multipath"]["paths"][i]["anagrpid"] = mp.controllers()[i]->namespace_info().anagrpid;
+    }
+    if (Status st = emit_json(json, j); !st.ok()) return finish(mp, fail("identify", st));
+  } else {
+    print_identify(mp.first());
+    for (size_t i = 0; i < paths.size(); ++i) {
+      const Controller& c = *mp.controllers()[i];
+      std::printf("path %s: cntlid %u, ANA group %u %s\n", paths[i].path.c_str(),
+                  c.negotiation().cntlid, c.namespace_info().anagrpid, paths[i].ana_state.c_str());
+    }
+  }
+  return finish(mp, kExitOk);
+}
+
 nlohmann::json io_report(Controller& c, const char* op, uint64_t offset, uint64_t bytes) {
   return {{"operation", op},
           {"offset", offset},
@@ -148,8 +185,8 @@ nlohmann::json io_report(Controller& c, const char* op, uint64_t offset, uint64_
 // Writes the file chunk by chunk. With `segments` 1 through one registered buffer; with more,
 // each chunk is split unevenly (uneven_split) over that many separately allocated and registered
 // buffers and handed to Controller::write() as a scattered write.
-Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slba,
-                  uint32_t segments) {
+template <typename Device>
+Status write_file(Device& c, std::FILE* in, uint64_t file_size, uint64_t slba, uint32_t segments) {
   uint32_t lba = c.lba_size();
   uint64_t chunk = cli_buffer_bytes(file_size, lba);
   NVMF_ASSIGN_OR_RETURN(std::vector<uint64_t> capacity, uneven_split(chunk, segments));
@@ -185,7 +222,39 @@ Status write_file(Controller& c, std::FILE* in, uint64_t file_size, uint64_t slb
   return ok_status();
 }
 
-int cmd_write(const HostOptions& opts, const IoArgs& a) {
+// The multipath device's side of write and read: every path's view is the same namespace.
+const Controller& view(const Controller& c) { return c; }
+const Controller& view(const MultipathController& m) { return m.first(); }
+
+nlohmann::json io_report(MultipathController& m, const char* op, uint64_t offset, uint64_t bytes) {
+  return {{"operation", op},
+          {"offset", offset},
+          {"bytes", bytes},
+          {"lba_size", m.lba_size()},
+          {"multipath", multipath_json(m.policy(), m.path_stats())}};
+}
+
+// "A (3 calls, optimized), B (0 calls, non-optimized)".
+std::string paths_text(const std::vector<PathStats>& paths, bool writes) {
+  std::string out;
+  for (const PathStats& p : paths) {
+    if (!out.empty()) out += ", ";
+    out += p.path + " (" + std::to_string(writes ? p.writes : p.reads) + " calls, " + p.ana_state +
+           ")";
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Controller>> open_device(const HostOptions& opts, IoPolicy, Controller*) {
+  return Controller::connect(opts);
+}
+Result<std::unique_ptr<MultipathController>> open_device(const HostOptions& opts, IoPolicy policy,
+                                                         MultipathController*) {
+  return MultipathController::connect(opts, policy);
+}
+
+template <typename Device>
+int cmd_write(const HostOptions& opts, const IoArgs& a, IoPolicy policy) {
   const uint64_t offset = a.offset_bytes;  // parsed by check_io_args()
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(a.file.c_str(), "rb"),
                                                      &std::fclose);
@@ -197,13 +266,13 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
   Status range = check_byte_range(offset, file_size, "--offset + the --input size");
   if (!range.ok()) return fail_usage("write", range);
   if (Status st = check_report_path(a.json); !st.ok()) return fail("write", st);
-  auto c = Controller::connect(opts);
+  auto c = open_device(opts, policy, static_cast<Device*>(nullptr));
   if (!c.ok()) return fail("connect", c.status());
-  Controller& ctrl = **c;
+  Device& ctrl = **c;
   uint32_t lba = ctrl.lba_size();
   Status st = check_lba_aligned(offset, lba, "--offset");
   if (!st.ok()) return finish(ctrl, fail_usage("write", st));
-  st = check_fits_namespace(offset, file_size, lba, ctrl.namespace_info().nsze,
+  st = check_fits_namespace(offset, file_size, lba, view(ctrl).namespace_info().nsze,
                             "--offset + the --input size");
   if (!st.ok()) return finish(ctrl, fail_usage("write", st));
   if (uint64_t pad = padding_bytes(file_size, lba); pad != 0) {
@@ -216,15 +285,21 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
   st = write_file(ctrl, in.get(), file_size, offset / lba, a.segments);
   // Like Linux, flush only when the controller has a volatile write cache (VWC bit 0): the data
   // is then durable when the CLI reports success.
-  if (st.ok() && (ctrl.identify_controller().vwc & 1) != 0) st = ctrl.flush();
+  if (st.ok() && (view(ctrl).identify_controller().vwc & 1) != 0) st = ctrl.flush();
   if (!st.ok()) return finish(ctrl, fail("write", st));
-  HostStats s = ctrl.stats();
   uint64_t written = round_up_to_lba(file_size, lba);
   if (a.json != "-") {
-    std::printf("wrote %llu bytes at offset %llu: %llu in-capsule and %llu keyed commands\n",
-                static_cast<unsigned long long>(written), static_cast<unsigned long long>(offset),
-                static_cast<unsigned long long>(s.writes_in_capsule),
-                static_cast<unsigned long long>(s.writes_keyed));
+    if constexpr (std::is_same_v<Device, MultipathController>) {
+      std::printf("wrote %llu bytes at offset %llu over %s\n",
+                  static_cast<unsigned long long>(written), static_cast<unsigned long long>(offset),
+                  paths_text(ctrl.path_stats(), true).c_str());
+    } else {
+      HostStats s = ctrl.stats();
+      std::printf("wrote %llu bytes at offset %llu: %llu in-capsule and %llu keyed commands\n",
+                  static_cast<unsigned long long>(written), static_cast<unsigned long long>(offset),
+                  static_cast<unsigned long long>(s.writes_in_capsule),
+                  static_cast<unsigned long long>(s.writes_keyed));
+    }
   }
   if (!a.json.empty()) {
     nlohmann::json j = io_report(ctrl, "write", offset, written);
@@ -236,7 +311,8 @@ int cmd_write(const HostOptions& opts, const IoArgs& a) {
 }
 
 // Reads whole LBAs chunk by chunk and writes exactly `length` bytes to `out`.
-Status read_to_file(Controller& c, std::FILE* out, uint64_t length, uint64_t slba) {
+template <typename Device>
+Status read_to_file(Device& c, std::FILE* out, uint64_t length, uint64_t slba) {
   uint32_t lba = c.lba_size();
   uint64_t total = round_up_to_lba(length, lba);
   uint64_t chunk = cli_buffer_bytes(total, lba);
@@ -253,13 +329,14 @@ Status read_to_file(Controller& c, std::FILE* out, uint64_t length, uint64_t slb
   return ok_status();
 }
 
-int cmd_read(const HostOptions& opts, const IoArgs& a) {
+template <typename Device>
+int cmd_read(const HostOptions& opts, const IoArgs& a, IoPolicy policy) {
   const uint64_t offset = a.offset_bytes;  // parsed by check_io_args()
   const uint64_t length = a.length_bytes;
   if (Status st = check_report_path(a.json); !st.ok()) return fail("read", st);
-  auto c = Controller::connect(opts);
+  auto c = open_device(opts, policy, static_cast<Device*>(nullptr));
   if (!c.ok()) return fail("connect", c.status());
-  Controller& ctrl = **c;
+  Device& ctrl = **c;
   Status st = check_lba_aligned(offset, ctrl.lba_size(), "--offset");
   if (!st.ok()) return finish(ctrl, fail_usage("read", st));
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(a.file.c_str(), "wb"),
@@ -269,9 +346,15 @@ int cmd_read(const HostOptions& opts, const IoArgs& a) {
   if (st.ok() && std::fflush(out.get()) != 0) st = Status::from_errno("flush " + a.file, errno);
   if (!st.ok()) return finish(ctrl, fail("read", st));
   if (a.json != "-") {
-    std::printf("read %llu bytes at offset %llu in %llu commands\n",
-                static_cast<unsigned long long>(length), static_cast<unsigned long long>(offset),
-                static_cast<unsigned long long>(ctrl.stats().reads));
+    if constexpr (std::is_same_v<Device, MultipathController>) {
+      std::printf("read %llu bytes at offset %llu over %s\n",
+                  static_cast<unsigned long long>(length), static_cast<unsigned long long>(offset),
+                  paths_text(ctrl.path_stats(), false).c_str());
+    } else {
+      std::printf("read %llu bytes at offset %llu in %llu commands\n",
+                  static_cast<unsigned long long>(length), static_cast<unsigned long long>(offset),
+                  static_cast<unsigned long long>(ctrl.stats().reads));
+    }
   }
   if (!a.json.empty()) {
     st = emit_json(a.json, io_report(ctrl, "read", offset, length));
@@ -501,6 +584,18 @@ int run(int argc, char** argv) {
   std::string dhchap_secret, dhchap_ctrl_secret;
   add_common_options(app, opts, poll_mode, log_level, verbose, keep_alive_tmo_s, dhchap_secret,
                      dhchap_ctrl_secret);
+  // SPDK bdev_nvme_attach_controller's -x (multipath mode) and Linux's iopolicy.
+  std::string multipath = "failover", iopolicy = "numa";
+  app.add_option("-x,--multipath", multipath,
+                 "failover: one path at a time, the next on a loss; multipath: every -a/-s path "
+                 "connected at once, I/O by ANA state (identify, write, read)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"failover", "multipath"}));
+  app.add_option("--iopolicy", iopolicy,
+                 "with -x multipath: numa (the first optimized path) or round-robin (optimized "
+                 "paths in turn)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"numa", "round-robin"}));
   GenKeyArgs gen_args;
   CLI::App* gen_key = add_gen_dhchap_key_subcommand(app, gen_args);
   JsonOptions id_json, disc_json, w_json, r_json;
@@ -547,7 +642,7 @@ int run(int argc, char** argv) {
         "-S,--dhchap-secret, -C,--dhchap-ctrl-secret, "
         "-k,--keep-alive-tmo, --reconnect-delay, --ctrl-loss-tmo, --fast-io-fail-tmo, "
         "--nr-io-queues, --queue-size, --timeout-ms, --max-inline-data, --poll, --log-level, "
-        "-v. See nvmf-host --help.");
+        "-v, -x,--multipath, --iopolicy. See nvmf-host --help.");
   }
   // The subcommand given ("" for none): its synopsis is the usage line of an error.
   auto given = [&subs]() -> std::string {
@@ -620,6 +715,10 @@ int run(int argc, char** argv) {
   if (read->parsed() && r_length->count() == 0) {
     return host_usage_error(sub, "-l,--length is required");
   }
+  if (multipath == "multipath" && (bench->parsed() || conform->parsed() || disc->parsed())) {
+    return host_usage_error(
+        sub, "-x multipath is for identify, write and read; " + sub + " uses one path at a time");
+  }
   if (conform_json->count() > 0 && conform_args.json.empty()) conform_args.json = "-";
   if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
   if (opts.traddr.empty()) return host_usage_error(sub, "-a,--traddr is required");
@@ -647,12 +746,21 @@ int run(int argc, char** argv) {
     int timeout = app.get_option("--timeout-ms")->count() > 0 ? opts.timeout_ms : 1500;
     return cmd_conform(opts, timeout, conform_args);
   }
-  if (identify->parsed()) return cmd_identify(opts, id_json.target());
+  const IoPolicy policy = *parse_iopolicy(iopolicy);  // CLI11 checked the set
+  const bool multi = multipath == "multipath";
+  if (identify->parsed()) {
+    return multi ? cmd_identify_multipath(opts, id_json.target(), policy)
+                 : cmd_identify(opts, id_json.target());
+  }
   w.json = w_json.target();
   r.json = r_json.target();
-  if (write->parsed()) return cmd_write(opts, w);
+  if (write->parsed()) {
+    return multi ? cmd_write<MultipathController>(opts, w, policy)
+                 : cmd_write<Controller>(opts, w, policy);
+  }
   if (bench->parsed()) return cmd_bench(opts, bench_args);
-  return cmd_read(opts, r);
+  return multi ? cmd_read<MultipathController>(opts, r, policy)
+               : cmd_read<Controller>(opts, r, policy);
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 #ifndef NVMF_HOST_OPTIONS_H_
 #define NVMF_HOST_OPTIONS_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +36,19 @@ struct TransportPath {
 struct DhchapSecrets {
   std::optional<dhchap::Secret> host;
   std::optional<dhchap::Secret> ctrl;
+};
+
+struct PdHolder;  // host/controller.h
+
+// An Asynchronous Event the controller reported (AER completion DW0, Base 2.0 §5.2: type bits
+// 2:0, information bits 15:8, log page bits 23:16), after the host read the log page it names.
+struct AsyncEvent {
+  uint8_t type = 0;      // 2: notice
+  uint8_t info = 0;      // notice: 00h Namespace Attribute Changed, 03h ANA Change
+  uint8_t log_page = 0;  // 04h Changed Namespace List, 0Ch ANA
+  // Namespace Attribute Changed: the Changed Namespace List (04h) as read; {0xFFFFFFFF} when
+  // more than 1023 namespaces changed.
+  std::vector<uint32_t> changed_nsids;
 };
 
 // Connection parameters. The library does no argument parsing: the CLI fills this struct.
@@ -91,6 +106,20 @@ struct HostOptions {
   // "connecting", "deleting") on every state change after the first live, from the thread that
   // made it (the caller's: recovery and reset() run there). Must not call into the Controller.
   std::function<void(const char* state)> on_state_change;
+  // Asynchronous events (Base 2.0 §5.2), as Linux's host: the controller enables the notices it
+  // acts on (Set Features Asynchronous Event Configuration: Namespace Attribute and ANA Change,
+  // as far as OAES offers them), keeps one Asynchronous Event Request outstanding on the admin
+  // queue from its admin thread, reads the log page each event names (which re-arms the event:
+  // RAE 0), keeps the ANA log it read, and calls on_async_event (from the admin thread; it must
+  // not call into the Controller). The admin queue then waits on its completion channel.
+  bool async_events = false;
+  std::function<void(const AsyncEvent& event)> on_async_event;
+  // The Host Identifier sent in Connect; unset: a random one per Controller. Controllers that
+  // are paths of one host to one subsystem share it (host/multipath.h), as Linux's do.
+  std::optional<std::array<uint8_t, 16>> hostid;
+  // The protection domain to use (shared by several Controllers, so that one registered buffer
+  // serves them all; every path must then go through the same RDMA device); null: its own.
+  std::shared_ptr<PdHolder> pd;
 };
 
 // traddr:trsvcid first, then failover_paths.

@@ -219,6 +219,9 @@ inline constexpr uint8_t kScConnectInvalidHost = 0x84;
 inline constexpr uint8_t kScAnaPersistentLoss = 0x01;  // Asymmetric Access Persistent Loss
 inline constexpr uint8_t kScAnaInaccessible = 0x02;    // Asymmetric Access Inaccessible
 inline constexpr uint8_t kScAnaTransition = 0x03;      // Asymmetric Access Transition
+// A controller answers Controller Pathing Error on a queue whose controller it has freed (the
+// host retries on another path; nvmet drops such commands unanswered).
+inline constexpr uint8_t kScControllerPathingError = 0x60;
 inline constexpr uint8_t kScHostPathingError = 0x70;
 inline constexpr uint8_t kScCommandAbortedByHost = 0x71;
 

@@ -25,6 +25,11 @@ constexpr uint16_t kInvalidField = generic_status(proto::kScInvalidField);
 constexpr uint16_t kConnectInvalidParameters =
     make_status(proto::kSctCommandSpecific, proto::kScConnectInvalidParameters, true);
 constexpr uint16_t kCommandSequenceError = generic_status(proto::kScCommandSequenceError);
+// A command on a connected queue whose controller was freed (listener removed, host or subsystem
+// disconnected, keep-alive expiry) before the transport tore the queue down: a path status
+// without DNR, so a multipath host (Linux nvme_failover_req) sends it on another path and a
+// single-path host retries it after reconnecting, never an error to the application.
+constexpr uint16_t kControllerGone = make_status(proto::kSctPath, proto::kScControllerPathingError);
 // nvmet_check_auth_status: any command but Authentication Send/Receive on a queue whose host has
 // a key and has not authenticated yet.
 constexpr uint16_t kAuthRequired =
@@ -182,7 +187,9 @@ NextStep CommandProcessor::begin(Request& r) {
 NextStep CommandProcessor::begin_unconnected(Request& r) {
   const auto& c = *reinterpret_cast<const proto::ConnectCommand*>(r.sqe);
   // Connect must come first, and once: anything else before it, a second Connect while the
-  // first is in progress, and any command on a queue whose controller was freed.
+  // first is in progress or on a queue whose controller was freed.
+  const bool connect = c.opcode == proto::kOpcodeFabrics && c.fctype == proto::kFctypeConnect;
+  if (state_ == ConnectState::kConnected && !connect) return complete(r, kControllerGone);
   if (c.opcode != proto::kOpcodeFabrics || c.fctype != proto::kFctypeConnect ||
       state_ != ConnectState::kNone) {
     return complete(r, kCommandSequenceError);

@@ -135,9 +135,10 @@ TEST_F(CrossGroupTest, ControllerFreedByAnotherGroupStaysAliveUntilTheQueueGoes)
   EXPECT_EQ(io_->link.reasons, std::vector<std::string>{"controller freed"});
   EXPECT_EQ(io_->proc.controller(), nullptr);
   EXPECT_FALSE(weak.expired()) << "the other group's queue still holds it";
-  // A command arriving before the teardown: Command Sequence Error, not a use after free.
+  // A command arriving before the teardown: Controller Pathing Error without DNR (the host
+  // retries it on another path), not a use after free.
   io_->submit(rw_sqe(proto::kNvmRead, 0, 1, 512));
-  EXPECT_EQ(io_->status(), kCommandSequenceError);
+  EXPECT_EQ(io_->status(), make_status(proto::kSctPath, proto::kScControllerPathingError));
   io_.reset();
   EXPECT_TRUE(weak.expired());
 }

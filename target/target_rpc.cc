@@ -100,7 +100,8 @@ void Target::add_rpc_methods(RpcDispatcher& d) {
                    {"block_size", n.ns->lba_size()},
                    {"num_blocks", n.ns->num_lbas()},
                    {"size_bytes", n.ns->size_bytes()},
-                   {"nguid", hex_text(n.nguid)}};
+                   {"nguid", hex_text(n.nguid)},
+                   {"anagrpid", n.anagrpid}};
         if (n.ns->file_backed()) ns["path"] = n.ns->path();
         if (n.uuid) ns["uuid"] = uuid_text(*n.uuid);
         namespaces.push_back(std::move(ns));

@@ -701,6 +701,15 @@ TEST_F(CliTest, ControlSocketAnaStatesAreSetListedSavedAndLoaded) {
     EXPECT_EQ(rc, 1) << params;
     EXPECT_NE(out.find(word), std::string::npos) << params << " -> " << out;
   }
+  // A namespace's group is 1..ANAGRPMAX (128), as nvmet's ana_grpid.
+  for (const char* grpid : {"0", "129"}) {
+    std::tie(rc, out) = call("nvmf_subsystem_add_ns", nqn +
+                                                          ", \"namespace\": {\"ram_size\": "
+                                                          "1048576, \"anagrpid\": " +
+                                                          grpid + "}}");
+    EXPECT_EQ(rc, 1) << grpid;
+    EXPECT_NE(out.find("\"anagrpid\""), std::string::npos) << grpid << " -> " << out;
+  }
   // save_config carries the namespace's group and the port's groups (the per-subsystem state
   // set above is not the port's); the same file again changes nothing.
   std::tie(rc, out) = call("save_config", "{}");
@@ -738,6 +747,14 @@ TEST_F(CliTest, ControlSocketAnaStatesAreSetListedSavedAndLoaded) {
   EXPECT_EQ(run(host("conform", port, path_status)), 0) << slurp(log);
   EXPECT_NE(slurp(log).find("n/a"), std::string::npos)
       << "no namespace left in a group that refuses I/O: " << slurp(log);
+  // A file that moves a namespace to a group past ANAGRPMAX is refused whole, naming the key.
+  saved["subsystems"][0]["namespaces"][1]["ana"]["grpid"] = 200;
+  std::ofstream(file) << saved.dump(2);
+  std::tie(rc, out) = call("load_config", "{\"path\": \"" + file + "\"}");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("grpid"), std::string::npos) << out;
+  std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
+  EXPECT_NE(out.find("\"anagrpid\": 3"), std::string::npos) << "unchanged: " << out;
 }
 
 TEST_F(CliTest, BadArgumentsAreNamed) {

@@ -4,8 +4,13 @@
 # ports of one address, port A (4420) optimized and port B (4421) non-optimized. The kernel host
 # connects through both (native multipath: one head disk, two paths), sees the states, and
 # sends its I/O through A. While fio verifies (QD16, 60 s) on the head disk, A is set
-# inaccessible over the control socket, then optimized again: each time the I/O moves within
-# ANATT (10 s), and fio ends with no error and the kernel logs no I/O timeout. Then conform's ANA cases against port A and, for the record, against nvmet.
+# inaccessible over the control socket, then optimized again, then A's listener is removed:
+# each time the I/O moves within ANATT (10 s), and fio ends with no error and the kernel logs
+# no I/O timeout. Then nvmf-host's multipath (-x multipath) against the same two ports: I/O on
+# the optimized path, moved to B without an error when A goes inaccessible mid-write, spread
+# by round-robin over two optimized paths. Then conform's ANA cases against port A and, for
+# the record, against nvmet; and nvmf-host's multipath against nvmet's two ports, its ANA
+# states changed through configfs.
 # shellcheck disable=SC2154 # out, target_bin, host_bin, ns_dev, here, T, H, NQN: run.sh's
 # shellcheck disable=SC2317 # the check functions are called through check()
 
@@ -181,6 +186,10 @@ JSON
   check "$s" port_a_inaccessible_io_moves_to_b_within_anatt drained
   restored() { set_a optimized && moved_to B A && [ "$(path_state "$pa")" = optimized ]; }
   check "$s" port_a_optimized_again_io_returns_within_anatt restored
+  listener_gone() {
+    ana_rpc nvmf_subsystem_remove_listener '{'"$sub"', '"$at_a"'}' && moved_to A B
+  }
+  check "$s" port_a_listener_removed_io_moves_to_b_within_anatt listener_gone
   fio_clean() {
     wait "$fio_pid" || { echo "fio exit $?"; cat "$out/ana-fio.txt"; return 1; }
     grep -E 'err=|IOPS=' "$out/ana-fio.txt"
@@ -191,6 +200,16 @@ JSON
   }
   check "$s" fio_verify_no_error_no_kernel_timeout fio_clean
   nvme disconnect -n "$NQN" >/dev/null 2>&1
+
+  # nvmf-host's multipath against the same two ports (A served again, optimized; B
+  # non-optimized): the first guest kernel's stage only (nothing of it is the kernel's).
+  if [ "$conform_too" = 1 ]; then
+    back_a() {
+      ana_rpc nvmf_subsystem_add_listener '{'"$sub"', '"$at_a"'}' && set_a optimized
+    }
+    check NvmfHostAna listener_a_back back_a &&
+      host_multipath NvmfHostAna "$pa" "$pb" set_a set_b_ours
+  fi
   check "$s" stop_target stop_target
 
   # nvmet-rdma's answers to the same cases (findings, not this run's failures), configured the
@@ -202,7 +221,9 @@ JSON
 {"hosts": [{"nqn": "$HOST_OK"}],
  "ports": [{"portid": 3, "addr": {"trtype": "rdma", "adrfam": "ipv4", "traddr": "$T", "trsvcid": "4430"},
    "ana_groups": [{"grpid": 1, "ana": {"state": "optimized"}}, {"grpid": 2, "ana": {"state": "inaccessible"}}],
-   "subsystems": ["$NQN"]}],
+   "subsystems": ["$NQN"]},
+  {"portid": 4, "addr": {"trtype": "rdma", "adrfam": "ipv4", "traddr": "$T", "trsvcid": "4431"},
+   "ana_groups": [{"grpid": 1, "ana": {"state": "non-optimized"}}], "subsystems": ["$NQN"]}],
  "subsystems": [{"nqn": "$NQN", "attr": {"allow_any_host": "0"}, "allowed_hosts": ["$HOST_OK"],
    "namespaces": [{"nsid": 1, "enable": 1, "device": {"path": "$ns_dev"}, "ana": {"grpid": 1}},
                   {"nsid": 2, "enable": 1, "device": {"path": "$ns2"}, "ana": {"grpid": 2}}]}]}
@@ -213,7 +234,86 @@ JSON
       [ -s "$out/conform-ana-nvmet.json" ]
     }
     check AnaConform nvmet_answers_recorded nvmet_answers
+    host_multipath NvmfHostAnaOnKernelTarget 4430 4431 set_nvmet_a set_nvmet_b
     python3 "$here/nvmet-config.py" clear
   fi
   nullb_remove interop-ana2 || echo "null_blk interop-ana2 still in use"
+}
+
+# State setters for host_multipath: A and B of nvmf-target over its control socket, of nvmet
+# through configfs (ports 3 and 4, group 1).
+set_b_ours() {
+  ana_rpc nvmf_subsystem_listener_set_ana_state '{'"$sub"', "listen_address": {"trtype": "RDMA", "adrfam": "IPv4", "traddr": "'"$T"'", "trsvcid": "4421"}, "ana_state": "'"$1"'"}'
+}
+set_nvmet_a() { echo "$1" >/sys/kernel/config/nvmet/ports/3/ana_groups/1/ana_state; }
+set_nvmet_b() { echo "$1" >/sys/kernel/config/nvmet/ports/4/ana_groups/1/ana_state; }
+
+# rxe_packets: packets the soft-RoCE devices received so far (1 KiB or less each).
+rxe_packets() {
+  cat /sys/class/infiniband/*/ports/1/hw_counters/rcvd_pkts 2>/dev/null | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# host_multipath SUITE PORT_A PORT_B SET_A SET_B: nvmf-host -x multipath over two paths of one
+# subsystem whose namespace 1 is optimized through PORT_A and non-optimized through PORT_B.
+host_multipath() {
+  local s=$1 # suites: NvmfHostAna NvmfHostAnaOnKernelTarget
+  local a=$2 b=$3 set_a_state=$4 set_b_state=$5 d=$out/multipath-$1
+  mkdir -p "$d"
+  mp() {
+    "$host_bin" -a "$T,$T" -s "$a,$b" -w "$H" -n "$NQN" --hostnqn "$HOST_OK" -x multipath "$@"
+  }
+  # per_path FILE: "PATH WRITES READS ANA_ERRORS" per path of a JSON report (keys in name order).
+  per_path() {
+    awk '/"ana_errors": / { e = $2 + 0 } /"path": / { p = $2 } /"reads": / { r = $2 + 0 }
+         /"writes": / { gsub(/[",]/, "", p); print p, $2 + 0, r, e }' "$1"
+  }
+  both_states() {
+    mp identify >"$d/identify.txt" 2>&1 || { cat "$d/identify.txt"; return 1; }
+    grep '^path ' "$d/identify.txt"
+    grep -qE "^path $T:$a: .* optimized$" "$d/identify.txt" &&
+      grep -qE "^path $T:$b: .* non-optimized$" "$d/identify.txt"
+  }
+  check "$s" identify_shows_both_paths_and_states both_states || return
+  head -c $((8 << 20)) /dev/urandom >"$d/small.bin"
+  on_optimized() {
+    mp write -d "$d/small.bin" --json "$d/optimized.json" >/dev/null || return 1
+    per_path "$d/optimized.json"
+    per_path "$d/optimized.json" | awk -v a="$T:$a" -v b="$T:$b" '
+      $1 == a && $2 > 0 { ok_a = 1 } $1 == b && $2 == 0 { ok_b = 1 } END { exit !(ok_a && ok_b) }'
+  }
+  check "$s" writes_go_to_the_optimized_path on_optimized
+  # A goes inaccessible while a 64 MiB write runs (once the target has seen part of it): the
+  # write ends without an error, on both paths, and reads back equal through B alone.
+  head -c $((64 << 20)) /dev/urandom >"$d/big.bin"
+  failover() {
+    mp write -d "$d/big.bin" --json "$d/failover.json" >"$d/failover.txt" 2>&1 &
+    local pid=$! t0=$SECONDS start
+    # Once 8 MiB of it crossed the soft-RoCE device (its received-packet counter).
+    start=$(rxe_packets)
+    until [ $(($(rxe_packets) - start)) -ge 8192 ] || ! kill -0 "$pid" 2>/dev/null; do
+      sleep 0.1
+    done
+    "$set_a_state" inaccessible || { wait "$pid"; return 1; }
+    wait "$pid" || { echo "write failed"; cat "$d/failover.txt"; return 1; }
+    echo "64 MiB written in $((SECONDS - t0)) s"
+    per_path "$d/failover.json"
+    per_path "$d/failover.json" | awk -v a="$T:$a" -v b="$T:$b" '
+      $1 == a && $2 > 0 { ok_a = 1 } $1 == b && $2 > 0 { ok_b = 1 } END { exit !(ok_a && ok_b) }' ||
+      { echo "the write did not use both paths"; return 1; }
+    mp read -d "$d/back.bin" -l $((64 << 20)) --json "$d/readback.json" >/dev/null || return 1
+    per_path "$d/readback.json" | awk -v a="$T:$a" '$1 == a && $3 > 0 { exit 1 }' ||
+      { echo "reads went to the inaccessible path"; return 1; }
+    cmp "$d/big.bin" "$d/back.bin" && echo "read back through B: equal"
+  }
+  check "$s" port_a_inaccessible_mid_write_no_error_data_equal failover
+  spread() {
+    "$set_a_state" optimized && "$set_b_state" optimized || return 1
+    mp --iopolicy round-robin write -d "$d/small.bin" --json "$d/rr.json" >/dev/null
+    local rc=$?
+    "$set_b_state" non-optimized
+    [ "$rc" -eq 0 ] || return 1
+    per_path "$d/rr.json"
+    per_path "$d/rr.json" | awk '$2 > 0 { n++ } END { exit !(n == 2) }'
+  }
+  check "$s" round_robin_spreads_over_two_optimized_paths spread
 }
