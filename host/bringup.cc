@@ -2,9 +2,11 @@
 // Controller bring-up and teardown steps; see bringup.h.
 #include "host/bringup.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <thread>
 
@@ -175,6 +177,91 @@ Status set_async_event_config(CommandChannel& ch, uint32_t aec) {
   return run_checked(ch, set_async_event_config_sqe(aec), {}, {}, false,
                      "Set Features Asynchronous Event Configuration")
       .status();
+}
+
+namespace {
+
+// The Active Namespace ID list from NSID 0 (one page: 1024 NSIDs at most).
+Result<std::vector<uint32_t>> active_nsids(CommandChannel& ch) {
+  std::vector<uint8_t> list(proto::kIdentifyDataSize);
+  NVMF_RETURN_IF_ERROR(run_checked(ch, identify_sqe(proto::kCnsActiveNamespaceList, 0), {}, list,
+                                   false, "Identify Active Namespace list")
+                           .status());
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i + 4 <= list.size(); i += 4) {
+    uint32_t nsid;
+    std::memcpy(&nsid, list.data() + i, 4);
+    if (nsid == 0) break;
+    out.push_back(nsid);
+  }
+  return out;
+}
+
+// Identify Namespace `nsid`: its NSZE and LBA size; nullopt when it is not active (zero NSZE,
+// or Invalid Namespace or Format).
+Result<std::optional<NamespaceInfo>> identify_nsid(CommandChannel& ch, uint32_t nsid) {
+  proto::IdentifyNamespace ns{};
+  auto bytes = std::span<uint8_t>(reinterpret_cast<uint8_t*>(&ns), sizeof(ns));
+  Result<proto::Cqe> cqe = ch.run(identify_sqe(proto::kCnsNamespace, nsid), {}, bytes, false);
+  const std::string what = "Identify Namespace " + std::to_string(nsid);
+  if (!cqe.ok()) return std::move(cqe).status().annotate(what);
+  if (status_sct(cqe->status) == proto::kSctGeneric &&
+      status_sc(cqe->status) == proto::kScInvalidNamespaceOrFormat) {
+    return std::optional<NamespaceInfo>();
+  }
+  NVMF_RETURN_IF_ERROR(cqe_status(*cqe, what));
+  if (ns.nsze == 0) return std::optional<NamespaceInfo>();
+  NVMF_ASSIGN_OR_RETURN(NamespaceInfo info, decode_namespace(nsid, ns));
+  return std::optional<NamespaceInfo>(info);
+}
+
+}  // namespace
+
+Result<NamespaceSizes> scan_namespaces(CommandChannel& ch, size_t identify_at_most) {
+  NVMF_ASSIGN_OR_RETURN(std::vector<uint32_t> nsids, active_nsids(ch));
+  NamespaceSizes sizes;
+  for (size_t i = 0; i < nsids.size(); ++i) {
+    uint64_t nsze = kSizeUnknown;
+    if (i < identify_at_most) {
+      NVMF_ASSIGN_OR_RETURN(std::optional<NamespaceInfo> info, identify_nsid(ch, nsids[i]));
+      if (!info) continue;  // went away between the list and the Identify
+      nsze = info->nsze;
+    }
+    sizes[nsids[i]] = nsze;
+  }
+  return sizes;
+}
+
+Result<std::vector<NamespaceChange>> rescan_namespaces(CommandChannel& ch, NamespaceSizes& known,
+                                                       std::span<const uint32_t> changed) {
+  std::vector<uint32_t> nsids(changed.begin(), changed.end());
+  if (nsids.size() == 1 && nsids[0] == 0xFFFFFFFF) {
+    NVMF_ASSIGN_OR_RETURN(nsids, active_nsids(ch));
+    for (const auto& [nsid, nsze] : known) nsids.push_back(nsid);
+    std::sort(nsids.begin(), nsids.end());
+    nsids.erase(std::unique(nsids.begin(), nsids.end()), nsids.end());
+  }
+  std::vector<NamespaceChange> out;
+  for (uint32_t nsid : nsids) {
+    if (nsid == 0 || nsid == 0xFFFFFFFF) continue;
+    NVMF_ASSIGN_OR_RETURN(std::optional<NamespaceInfo> info, identify_nsid(ch, nsid));
+    auto it = known.find(nsid);
+    if (!info) {
+      if (it == known.end()) continue;
+      known.erase(it);
+      out.push_back({nsid, NamespaceChange::Kind::kRemoved, 0, 0});
+      continue;
+    }
+    NamespaceChange c{nsid, NamespaceChange::Kind::kChanged, info->nsze, info->lba_size};
+    if (it == known.end()) {
+      c.kind = NamespaceChange::Kind::kAdded;
+    } else if (it->second != kSizeUnknown && it->second != info->nsze) {
+      c.kind = NamespaceChange::Kind::kResized;
+    }
+    known[nsid] = info->nsze;
+    out.push_back(c);
+  }
+  return out;
 }
 
 Status keep_alive(CommandChannel& ch) {

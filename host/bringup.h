@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "host/channel.h"
 #include "host/commands.h"
 #include "host/identify.h"
+#include "host/options.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 
@@ -74,6 +76,23 @@ Result<uint16_t> set_number_of_queues(CommandChannel& ch, uint16_t wanted);
 // Set Features Asynchronous Event Configuration (FID 0Bh, Base 2.0 §5.27.1.7): the notices in
 // `aec` (proto::kAec* bits) are sent as Asynchronous Events. kNvmeError when refused.
 Status set_async_event_config(CommandChannel& ch, uint32_t aec);
+
+// Sizes the host knows per active NSID (NamespaceSizes: NSID -> NSZE in LBAs; kSizeUnknown
+// for an active namespace not identified yet).
+using NamespaceSizes = std::map<uint32_t, uint64_t>;
+inline constexpr uint64_t kSizeUnknown = UINT64_MAX;
+
+// The Active Namespace ID list (Identify CNS 02h from NSID 0: at most 1024 NSIDs, ascending),
+// each of the first `identify_at_most` identified for its size, the rest kSizeUnknown.
+Result<NamespaceSizes> scan_namespaces(CommandChannel& ch, size_t identify_at_most);
+
+// After a Namespace Attribute Changed event: Identify Namespace of each NSID in `changed` (the
+// Changed Namespace List; {0xFFFFFFFF}, its overflow, means every active and every known NSID)
+// against `known`, which is updated: a zero NSZE or an Invalid Namespace status is a removal
+// (reported only for a known NSID), an NSID not known is added, a known one with another NSZE
+// resized, else changed. Other errors are returned (naming the NSID).
+Result<std::vector<NamespaceChange>> rescan_namespaces(CommandChannel& ch, NamespaceSizes& known,
+                                                       std::span<const uint32_t> changed);
 
 // Keep Alive command.
 Status keep_alive(CommandChannel& ch);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "common/nvme_status.h"
@@ -258,6 +259,67 @@ TEST(AsyncEventConfig, SetFeaturesCarriesTheNoticeBits) {
   EXPECT_NE(st.to_string().find("Set Features Asynchronous Event Configuration: Invalid Field"),
             std::string::npos)
       << st.to_string();
+}
+
+// A namespace table as Identify serves it: CNS 02h lists the NSIDs, CNS 00h gives each NSZE
+// (512-byte LBAs; zero data for an inactive NSID, as nvmet answers).
+FakeChannel::Answer namespace_table(const std::map<uint32_t, uint64_t>* table) {
+  return [table](const proto::Sqe& sqe, std::span<uint8_t> in) {
+    std::fill(in.begin(), in.end(), 0);
+    const uint8_t cns = sqe.cdw10 & 0xFF;
+    if (cns == proto::kCnsActiveNamespaceList) {
+      size_t at = 0;
+      for (const auto& [nsid, nsze] : *table) {
+        std::memcpy(in.data() + at, &nsid, 4);
+        at += 4;
+      }
+    } else if (auto it = table->find(sqe.nsid); it != table->end()) {
+      proto::IdentifyNamespace ns{};
+      ns.nsze = ns.ncap = it->second;
+      ns.lbaf[0].lbads = 9;
+      std::memcpy(in.data(), &ns, sizeof(ns));
+    }
+    return cqe_with(0);
+  };
+}
+
+TEST(NamespaceRescan, AddedRemovedResizedAndTheOverflowedList) {
+  std::map<uint32_t, uint64_t> table = {{1, 100}, {2, 200}, {3, 300}};
+  FakeChannel ch;
+  ch.answer = namespace_table(&table);
+  auto known = scan_namespaces(ch, 2);
+  ASSERT_TRUE(known.ok()) << known.status().to_string();
+  EXPECT_EQ(*known, (NamespaceSizes{{1, 100}, {2, 200}, {3, kSizeUnknown}}));
+
+  table.erase(2);
+  table[1] = 150;
+  table[7] = 700;
+  const std::vector<uint32_t> changed = {1, 2, 3, 7, 9};
+  auto found = rescan_namespaces(ch, *known, changed);
+  ASSERT_TRUE(found.ok()) << found.status().to_string();
+  ASSERT_EQ(found->size(), 4u) << "NSID 9 was never there: nothing to report";
+  EXPECT_EQ((*found)[0].kind, NamespaceChange::Kind::kResized);
+  EXPECT_EQ((*found)[0].nsze, 150u);
+  EXPECT_EQ((*found)[0].lba_size, 512u);
+  EXPECT_EQ((*found)[1].kind, NamespaceChange::Kind::kRemoved);
+  EXPECT_EQ((*found)[2].kind, NamespaceChange::Kind::kChanged) << "size was not known";
+  EXPECT_EQ((*found)[3].kind, NamespaceChange::Kind::kAdded);
+  EXPECT_EQ(namespace_change_name((*found)[3].kind), std::string("added"));
+  EXPECT_EQ(*known, (NamespaceSizes{{1, 150}, {3, 300}, {7, 700}}));
+
+  // More than 1023 changed (the list's overflow): every active and known NSID is looked at.
+  table.erase(3);
+  table[8] = 800;
+  const std::vector<uint32_t> overflow = {0xFFFFFFFF};
+  found = rescan_namespaces(ch, *known, overflow);
+  ASSERT_TRUE(found.ok()) << found.status().to_string();
+  std::vector<std::pair<uint32_t, NamespaceChange::Kind>> got;
+  for (const NamespaceChange& c : *found) got.emplace_back(c.nsid, c.kind);
+  EXPECT_EQ(got, (std::vector<std::pair<uint32_t, NamespaceChange::Kind>>{
+                     {1, NamespaceChange::Kind::kChanged},
+                     {3, NamespaceChange::Kind::kRemoved},
+                     {7, NamespaceChange::Kind::kChanged},
+                     {8, NamespaceChange::Kind::kAdded}}));
 }
 
 }  // namespace

@@ -422,6 +422,10 @@ Result<AsyncEvent> Controller::take_event_locked() {
         if (nsid == 0) break;
         event.changed_nsids.push_back(nsid);
       }
+      Result<std::vector<NamespaceChange>> found =
+          rescan_namespaces(*admin_, known_namespaces_, event.changed_nsids);
+      if (found.ok()) event.namespaces = *std::move(found);
+      read = found.status();
     }
   }
   if (!read.ok()) {
@@ -562,6 +566,8 @@ Status Controller::connect_admin() {
     const uint32_t aec =
         identify_.ctrl.oaes & (proto::kAecNamespaceAttribute | proto::kAecAnaChange);
     if (aec != 0) NVMF_RETURN_IF_ERROR(set_async_event_config(*admin_, aec));
+    // What a Namespace Attribute Changed event is compared with (sizes of the first 64).
+    NVMF_ASSIGN_OR_RETURN(known_namespaces_, scan_namespaces(*admin_, 64));
   }
   if (ana_reporting()) {
     Result<AnaLog> log = read_ana_log(*admin_, identify_.ctrl);

@@ -334,6 +334,7 @@ class Controller {
   std::atomic<uint64_t> keep_alives_{0};
   std::atomic<uint64_t> keep_alive_failures_{0};
   std::optional<uint16_t> aer_slot_;  // the outstanding AER (admin lock)
+  NamespaceSizes known_namespaces_;   // for Namespace Attribute Changed (admin lock)
   int wake_fd_ = -1;                  // eventfd: stops or nudges the admin thread
   std::atomic<uint64_t> async_events_{0};
   mutable std::mutex ana_mutex_;  // ana_log_

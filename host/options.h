@@ -40,6 +40,18 @@ struct DhchapSecrets {
 
 struct PdHolder;  // host/controller.h
 
+// What a rescan after a Namespace Attribute Changed event found for one NSID (Linux's
+// nvme_scan_ns_list: added, removed or resized namespaces).
+struct NamespaceChange {
+  enum class Kind : uint8_t { kAdded, kRemoved, kResized, kChanged };
+  uint32_t nsid = 0;
+  Kind kind = Kind::kChanged;
+  uint64_t nsze = 0;      // LBAs now (0 when removed)
+  uint32_t lba_size = 0;  // bytes now (0 when removed)
+};
+// "added", "removed", "resized", "changed".
+const char* namespace_change_name(NamespaceChange::Kind kind);
+
 // An Asynchronous Event the controller reported (AER completion DW0, Base 2.0 §5.2: type bits
 // 2:0, information bits 15:8, log page bits 23:16), after the host read the log page it names.
 struct AsyncEvent {
@@ -49,6 +61,9 @@ struct AsyncEvent {
   // Namespace Attribute Changed: the Changed Namespace List (04h) as read; {0xFFFFFFFF} when
   // more than 1023 namespaces changed.
   std::vector<uint32_t> changed_nsids;
+  // Namespace Attribute Changed: each listed NSID identified again (every active and known one
+  // when the list overflowed): what was added, removed, resized or otherwise changed.
+  std::vector<NamespaceChange> namespaces;
 };
 
 // Connection parameters. The library does no argument parsing: the CLI fills this struct.

@@ -10,9 +10,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -23,6 +26,7 @@
 
 #include "ci/e2e/cli_harness.h"
 #include "ci/e2e/rxe_env.h"
+#include "host/controller.h"
 
 namespace nvmf::e2e {
 namespace {
@@ -755,6 +759,88 @@ TEST_F(CliTest, ControlSocketAnaStatesAreSetListedSavedAndLoaded) {
   EXPECT_NE(out.find("grpid"), std::string::npos) << out;
   std::tie(rc, out) = call("nvmf_get_subsystems", "{}");
   EXPECT_NE(out.find("\"anagrpid\": 3"), std::string::npos) << "unchanged: " << out;
+}
+
+// The host library's asynchronous events from a running target: a namespace added, resized and
+// removed over the control socket reaches the callback as added, resized and removed (the
+// Changed Namespace List read and each NSID identified again); an ANA state set on the
+// listener reaches it as an ANA Change, after which ana_state() has the new state.
+TEST_F(CliTest, LibraryReportsNamespaceAndAnaEventsFromALiveTarget) {
+  int port = start_rpc_target("events");
+  ASSERT_GT(port, 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<host::AsyncEvent> events;
+  host::HostOptions o;
+  o.traddr = env_->target_addr;
+  o.trsvcid = std::to_string(port);
+  o.host_traddr = env_->host_addr;
+  o.subnqn = kNqn;
+  o.async_events = true;
+  o.on_async_event = [&](const host::AsyncEvent& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(e);
+    cv.notify_all();
+  };
+  auto c = host::Controller::connect(o);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  ASSERT_TRUE((*c)->ana_reporting());
+  EXPECT_EQ((*c)->ana_state(), proto::kAnaOptimized);
+  // The next notice of type `info` within 30 s; the others before it are dropped (adding or
+  // removing a namespace also moves the ANA log: an ANA Change comes too).
+  uint64_t seen = 0;
+  auto next_event = [&](uint8_t info) -> std::optional<host::AsyncEvent> {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      if (!cv.wait_for(lock, std::chrono::seconds(30), [&] { return !events.empty(); })) {
+        return std::nullopt;
+      }
+      host::AsyncEvent e = events.front();
+      events.erase(events.begin());
+      ++seen;
+      if (e.type == 2 && e.info == info) return e;
+    }
+  };
+  const std::string nqn = "{\"nqn\": \"" + std::string(kNqn) + "\"";
+  using Kind = host::NamespaceChange::Kind;
+  auto expect_change = [&](Kind kind, uint64_t nsze) {
+    std::optional<host::AsyncEvent> e = next_event(0);  // Namespace Attribute Changed
+    ASSERT_TRUE(e.has_value()) << "no Namespace Attribute Changed within 30 s";
+    EXPECT_EQ(e->log_page, proto::kLogChangedNamespaceList);
+    EXPECT_EQ(e->changed_nsids, std::vector<uint32_t>{2});
+    ASSERT_EQ(e->namespaces.size(), 1u);
+    EXPECT_EQ(e->namespaces[0].nsid, 2u);
+    EXPECT_EQ(host::namespace_change_name(e->namespaces[0].kind),
+              host::namespace_change_name(kind));
+    EXPECT_EQ(e->namespaces[0].nsze, nsze);
+  };
+  auto [rc, out] = call("nvmf_subsystem_add_ns", nqn + ", \"namespace\": {\"ram_size\": 1048576}}");
+  ASSERT_EQ(rc, 0) << out;
+  expect_change(Kind::kAdded, 2048);
+  std::tie(rc, out) = call("nvmf_subsystem_resize_ns", nqn + ", \"nsid\": 2, \"size\": 2097152}");
+  ASSERT_EQ(rc, 0) << out;
+  expect_change(Kind::kResized, 4096);
+  std::tie(rc, out) = call("nvmf_subsystem_remove_ns", nqn + ", \"nsid\": 2}");
+  ASSERT_EQ(rc, 0) << out;
+  expect_change(Kind::kRemoved, 0);
+
+  std::tie(rc, out) = call("nvmf_subsystem_get_listeners", nqn + "}");
+  ASSERT_EQ(rc, 0) << out;
+  const std::string at = ", \"listen_address\": " + nlohmann::json::parse(out)[0]["address"].dump();
+  std::tie(rc, out) = call("nvmf_subsystem_listener_set_ana_state",
+                           nqn + at + ", \"ana_state\": \"non_optimized\"}");
+  ASSERT_EQ(rc, 0) << out;
+  // The ANA Change of this state (those of the namespace changes before it came first).
+  std::optional<host::AsyncEvent> ana;
+  while ((ana = next_event(3)) && (*c)->ana_state() != proto::kAnaNonOptimized) {
+  }
+  ASSERT_TRUE(ana.has_value()) << "no ANA Change to non-optimized within 30 s";
+  EXPECT_EQ(ana->log_page, proto::kLogAna);
+  EXPECT_EQ((*c)->ana_state(), proto::kAnaNonOptimized);
+  EXPECT_GE((*c)->ana_generation(), 2u) << "the log read at connect, then again";
+  EXPECT_GE((*c)->async_events(), seen) << "every event the callback saw was counted";
+  EXPECT_GE(seen, 4u) << "three namespace changes and an ANA Change at least";
+  EXPECT_TRUE((*c)->disconnect().ok());
 }
 
 TEST_F(CliTest, BadArgumentsAreNamed) {
