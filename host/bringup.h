@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "common/status.h"
