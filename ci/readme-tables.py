@@ -241,15 +241,18 @@ ROWS = [
     ("nvmf-host → nvmf-target", "multipath (`-x multipath`) over port A optimized and B"
      " non-optimized: identify shows both states, writes go through A; A set inaccessible in the"
      " middle of a 64 MiB write: no error, both paths used, read back equal through B;"
-     " `--iopolicy round-robin` spreads writes over two optimized paths", "NvmfHostAna",
+     " `--iopolicy round-robin` spreads writes, and bench's jobs (I/O counted per path), over"
+     " two optimized paths", "NvmfHostAna",
      ["listener_a_back", "identify_shows_both_paths_and_states", "writes_go_to_the_optimized_path",
       "port_a_inaccessible_mid_write_no_error_data_equal",
-      "round_robin_spreads_over_two_optimized_paths"], None),
+      "round_robin_spreads_over_two_optimized_paths",
+      "bench_round_robin_reports_io_on_both_paths"], None),
     ("nvmf-host → Linux nvmet-rdma", "the same multipath checks against nvmet's two ports, the"
      " ANA states set through configfs", "NvmfHostAnaOnKernelTarget",
      ["identify_shows_both_paths_and_states", "writes_go_to_the_optimized_path",
       "port_a_inaccessible_mid_write_no_error_data_equal",
-      "round_robin_spreads_over_two_optimized_paths"], None),
+      "round_robin_spreads_over_two_optimized_paths",
+      "bench_round_robin_reports_io_on_both_paths"], None),
     ("", "identify; IOCCSZ = (64 + size) / 16; nvmf-host chose"
      " in-capsule on with that size exactly when size > 0", "NvmfHostOnKernelTarget_inline{size}",
      ["configfs_apply", "identify", "negotiation_report"], negotiation_detail),

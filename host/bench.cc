@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iomanip>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -149,9 +150,10 @@ class Job {
     kDone,    // the phase ended for this job (its JobResult is complete)
   };
 
-  Job(uint32_t jobid, Queue* q, const Controller& c, const BenchOptions& o, uint64_t region_offset,
-      uint64_t region_bytes, uint32_t buf_bytes)
+  Job(uint32_t jobid, uint32_t index, Queue* q, const Controller& c, const BenchOptions& o,
+      uint64_t region_offset, uint64_t region_bytes, uint32_t buf_bytes)
       : jobid_(jobid),
+        index_(index),
         qid_(q->qid()),
         q_(q),
         nsid_(c.namespace_info().nsid),
@@ -177,6 +179,7 @@ class Job {
 
   Progress& progress() { return progress_; }
   uint32_t jobid() const { return jobid_; }
+  uint32_t index() const { return index_; }  // in this run's job list
   Queue* queue() const { return q_; }
   bool running() const { return running_; }
   // The last step() found nothing.
@@ -238,6 +241,7 @@ class Job {
   Step finish();
 
   uint32_t jobid_;
+  uint32_t index_;
   Controller* c_ = nullptr;
   uint16_t qid_;
   Queue* q_;
@@ -718,7 +722,7 @@ std::vector<JobResult> run_phase(Controller& c, std::vector<std::unique_ptr<Job>
         if (job_thread(static_cast<uint32_t>(j), nthreads) == t) mine.push_back(jobs[j].get());
       }
       std::vector<pollfd> fds(2 * mine.size());
-      for (Job* j : mine) j->start(phase, bs, gate, results[j->jobid()]);
+      for (Job* j : mine) j->start(phase, bs, gate, results[j->index()]);
       drive_jobs(mine, gate, event_poll, fds);
       gate.leave();
       finished.fetch_add(1);
@@ -1059,11 +1063,13 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) 
     max_bs = std::max(max_bs, bs);
   }
   uint64_t ns_bytes = c.namespace_info().nsze * lba;
+  // Every job of the whole run has its region (a share of a multipath run included).
+  const uint32_t all_jobs = std::max(o.all_jobs, o.first_job + o.numjobs);
   uint64_t region = o.size;
-  if (region == 0) region = ns_bytes / o.numjobs / max_bs * max_bs;
+  if (region == 0) region = ns_bytes / all_jobs / max_bs * max_bs;
   if (region == 0) {
     return Status::invalid_argument("--bs " + std::to_string(max_bs) + " x --numjobs " +
-                                    std::to_string(o.numjobs) + " exceeds the namespace (" +
+                                    std::to_string(all_jobs) + " exceeds the namespace (" +
                                     std::to_string(ns_bytes) + " bytes)");
   }
   for (uint32_t bs : o.bs) {
@@ -1072,9 +1078,9 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) 
                                       " is not a multiple of --bs " + std::to_string(bs));
     }
   }
-  if (region > ns_bytes / o.numjobs) {
+  if (region > ns_bytes / all_jobs) {
     return Status::invalid_argument("--size " + std::to_string(region) + " x --numjobs " +
-                                    std::to_string(o.numjobs) + " exceeds the namespace (" +
+                                    std::to_string(all_jobs) + " exceeds the namespace (" +
                                     std::to_string(ns_bytes) + " bytes)");
   }
   return region;
@@ -1103,8 +1109,9 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
   uint32_t max_bs = *std::max_element(o.bs.begin(), o.bs.end());
   std::vector<std::unique_ptr<Job>> jobs;
   for (uint32_t j = 0; j < o.numjobs; ++j) {
-    auto job = std::make_unique<Job>(j, c.io_queue_by_qid(static_cast<uint16_t>(j + 1)), c, o,
-                                     region * j, region, max_bs);
+    const uint32_t id = o.first_job + j;
+    auto job = std::make_unique<Job>(id, j, c.io_queue_by_qid(static_cast<uint16_t>(j + 1)), c, o,
+                                     region * id, region, max_bs);
     NVMF_RETURN_IF_ERROR(job->setup(c));
     jobs.push_back(std::move(job));
   }
@@ -1173,50 +1180,173 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
   return report;
 }
 
+Result<std::vector<uint32_t>> bench_jobs_per_path(const std::vector<uint8_t>& ana_states,
+                                                  IoPolicy policy, uint32_t numjobs) {
+  std::vector<size_t> best;
+  for (uint8_t want : {proto::kAnaOptimized, proto::kAnaNonOptimized}) {
+    for (size_t p = 0; p < ana_states.size(); ++p) {
+      if (ana_states[p] == want) best.push_back(p);
+    }
+    if (!best.empty()) break;
+  }
+  if (best.empty()) {
+    return Status::unavailable("no path is optimized or non-optimized for the namespace");
+  }
+  if (policy == IoPolicy::kNuma) best.resize(1);
+  std::vector<uint32_t> counts(ana_states.size(), 0);
+  for (uint32_t j = 0; j < numjobs; ++j) ++counts[best[j % best.size()]];
+  return counts;
+}
+
+Result<BenchReport> run_multipath_bench(const std::vector<BenchPath>& paths,
+                                        const std::vector<uint32_t>& jobs_per_path,
+                                        const BenchOptions& o) {
+  std::vector<BenchOptions> shares;
+  std::vector<size_t> share_path;
+  uint32_t first = 0;
+  for (size_t p = 0; p < paths.size() && p < jobs_per_path.size(); ++p) {
+    if (jobs_per_path[p] == 0) continue;
+    BenchOptions share = o;
+    share.first_job = first;
+    share.all_jobs = o.numjobs;
+    share.numjobs = jobs_per_path[p];
+    share.threads = o.threads == 0 ? 0 : std::min(o.threads, share.numjobs);
+    share.progress = o.progress && paths.size() == 1;
+    first += share.numjobs;
+    shares.push_back(share);
+    share_path.push_back(p);
+  }
+  if (first != o.numjobs) {
+    return Status::invalid_argument("the paths' jobs add up to " + std::to_string(first) +
+                                    ", not --numjobs " + std::to_string(o.numjobs));
+  }
+  std::vector<Result<BenchReport>> reports(shares.size(), Status::internal("not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < shares.size(); ++i) {
+    threads.emplace_back([&, i] { reports[i] = run_bench(*paths[share_path[i]].c, shares[i]); });
+  }
+  for (auto& t : threads) t.join();
+  BenchReport merged;
+  merged.options = o;
+  merged.options.stop = nullptr;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (!reports[i].ok()) {
+      return std::move(reports[i]).status().annotate("path " + paths[share_path[i]].name);
+    }
+    BenchReport& r = *reports[i];
+    if (i == 0) {
+      merged.lba_size = r.lba_size;
+      merged.region_bytes = r.region_bytes;
+    }
+    for (size_t b = 0; b < r.results.size(); ++b) {
+      if (merged.results.size() <= b) {
+        merged.results.emplace_back();
+        merged.results[b].bs = r.results[b].bs;
+      }
+      for (JobResult& j : r.results[b].jobs) {
+        j.target_path = paths[share_path[i]].name;
+        merge_into(merged.results[b].all, j);
+        merged.results[b].jobs.push_back(std::move(j));
+      }
+    }
+    merged.verify_checked += r.verify_checked;
+    merged.verify_errors += r.verify_errors;
+    if (merged.verify_first_error.empty()) merged.verify_first_error = r.verify_first_error;
+    merged.retried_ios += r.retried_ios;
+    merged.longest_clat_ns = std::max(merged.longest_clat_ns, r.longest_clat_ns);
+    merged.resumed_unix_ns.insert(merged.resumed_unix_ns.end(), r.resumed_unix_ns.begin(),
+                                  r.resumed_unix_ns.end());
+    if (merged.status.ok()) merged.status = r.status;
+  }
+  std::sort(merged.resumed_unix_ns.begin(), merged.resumed_unix_ns.end());
+  return merged;
+}
+
+namespace {
+
+// Per target path of a multipath bench, every block size summed: {"path", "jobs", "read_ios",
+// "write_ios", "read_bytes", "write_bytes"}, in the order the paths first appear.
+nlohmann::json multipath_bench_json(const BenchReport& r) {
+  std::vector<std::string> order;
+  std::map<std::string, std::array<uint64_t, 5>> sums;  // jobs, read ios, write ios, bytes...
+  for (const BsResult& b : r.results) {
+    for (const JobResult& j : b.jobs) {
+      if (j.target_path.empty()) continue;
+      auto [it, fresh] = sums.try_emplace(j.target_path, std::array<uint64_t, 5>{});
+      if (fresh) order.push_back(j.target_path);
+      if (&b == &r.results.front()) ++it->second[0];
+      it->second[1] += j.read.ios;
+      it->second[2] += j.write.ios;
+      it->second[3] += j.read.bytes;
+      it->second[4] += j.write.bytes;
+    }
+  }
+  nlohmann::json paths = nlohmann::json::array();
+  for (const std::string& p : order) {
+    const auto& v = sums[p];
+    paths.push_back({{"path", p},
+                     {"jobs", v[0]},
+                     {"read_ios", v[1]},
+                     {"write_ios", v[2]},
+                     {"read_bytes", v[3]},
+                     {"write_bytes", v[4]}});
+  }
+  return paths;
+}
+
+}  // namespace
+
 nlohmann::json bench_json(const BenchReport& r) {
   const BenchOptions& o = r.options;
   nlohmann::json results = nlohmann::json::array();
   for (const BsResult& b : r.results) {
     nlohmann::json jobs = nlohmann::json::array();
-    for (const JobResult& j : b.jobs) jobs.push_back(job_json(j, "job" + std::to_string(j.jobid)));
+    for (const JobResult& j : b.jobs) {
+      jobs.push_back(job_json(j, "job" + std::to_string(j.jobid)));
+      if (!j.target_path.empty()) jobs.back()["target_path"] = j.target_path;
+    }
     nlohmann::json all = job_json(b.all, "all");
     all.erase("jobid");
     all.erase("qid");
     results.push_back({{"bs", b.bs}, {"jobs", jobs}, {"all", all}});
   }
-  return {{"nvmf_bench_version", 1},
-          {"global options",
-           {{"rw", rw_name(o.rw)},
-            {"rwmixread", o.rwmixread},
-            {"bs", o.bs},
-            {"iodepth", o.iodepth},
-            {"numjobs", o.numjobs},
-            {"threads", bench_threads(o.numjobs, o.threads)},
-            {"runtime", o.runtime_s},
-            {"ramp_time", o.ramp_time_s},
-            {"start_at", o.start_at_unix_s},
-            {"size", r.region_bytes},
-            {"verify", o.verify},
-            {"poll", r.poll}}},
-          {"lba_size", r.lba_size},
-          {"results", results},
-          {"verify",
-           {{"enabled", o.verify},
-            {"checked", r.verify_checked},
-            {"errors", r.verify_errors},
-            {"passed", o.verify && r.verify_errors == 0 && r.status.ok()},
-            {"first_error", r.verify_first_error}}},
-          {"recovery",
-           {{"retried_ios", r.retried_ios},
-            {"longest_clat_ns", r.longest_clat_ns},
-            {"losses", r.recovery.losses},
-            {"reconnect_attempts", r.recovery.reconnect_attempts},
-            {"reconnects", r.recovery.reconnects},
-            {"path_errors", r.recovery.path_errors},
-            {"longest_outage_ms", r.recovery.longest_outage_ms},
-            {"resumed_unix_ns", r.resumed_unix_ns},
-            {"last_loss", r.recovery.last_loss}}},
-          {"error", r.status.ok() ? "" : r.status.to_string()}};
+  nlohmann::json out = {{"nvmf_bench_version", 1},
+                        {"global options",
+                         {{"rw", rw_name(o.rw)},
+                          {"rwmixread", o.rwmixread},
+                          {"bs", o.bs},
+                          {"iodepth", o.iodepth},
+                          {"numjobs", o.numjobs},
+                          {"threads", bench_threads(o.numjobs, o.threads)},
+                          {"runtime", o.runtime_s},
+                          {"ramp_time", o.ramp_time_s},
+                          {"start_at", o.start_at_unix_s},
+                          {"size", r.region_bytes},
+                          {"verify", o.verify},
+                          {"poll", r.poll}}},
+                        {"lba_size", r.lba_size},
+                        {"results", results},
+                        {"verify",
+                         {{"enabled", o.verify},
+                          {"checked", r.verify_checked},
+                          {"errors", r.verify_errors},
+                          {"passed", o.verify && r.verify_errors == 0 && r.status.ok()},
+                          {"first_error", r.verify_first_error}}},
+                        {"recovery",
+                         {{"retried_ios", r.retried_ios},
+                          {"longest_clat_ns", r.longest_clat_ns},
+                          {"losses", r.recovery.losses},
+                          {"reconnect_attempts", r.recovery.reconnect_attempts},
+                          {"reconnects", r.recovery.reconnects},
+                          {"path_errors", r.recovery.path_errors},
+                          {"longest_outage_ms", r.recovery.longest_outage_ms},
+                          {"resumed_unix_ns", r.resumed_unix_ns},
+                          {"last_loss", r.recovery.last_loss}}},
+                        {"error", r.status.ok() ? "" : r.status.to_string()}};
+  if (nlohmann::json paths = multipath_bench_json(r); !paths.empty()) {
+    out["multipath"] = {{"paths", paths}};
+  }
+  return out;
 }
 
 std::string bench_text(const BenchReport& r) {
@@ -1229,10 +1359,18 @@ std::string bench_text(const BenchReport& r) {
            o.iodepth, o.numjobs, bench_threads(o.numjobs, o.threads), r.poll.c_str(),
            r.region_bytes);
     for (const JobResult& j : b.jobs) {
-      job_text(
-          s, ("job" + std::to_string(j.jobid) + " (qid " + std::to_string(j.qid) + ")").c_str(), j);
+      job_text(s,
+               ("job" + std::to_string(j.jobid) + " (qid " + std::to_string(j.qid) +
+                (j.target_path.empty() ? "" : " on " + j.target_path) + ")")
+                   .c_str(),
+               j);
     }
     if (b.jobs.size() > 1) job_text(s, "all jobs", b.all);
+  }
+  for (const nlohmann::json& p : multipath_bench_json(r)) {
+    append(s, "path %s: %" PRIu64 " jobs, %" PRIu64 " reads, %" PRIu64 " writes\n",
+           p["path"].get<std::string>().c_str(), p["jobs"].get<uint64_t>(),
+           p["read_ios"].get<uint64_t>(), p["write_ios"].get<uint64_t>());
   }
   if (o.verify) {
     append(s, "verify: %" PRIu64 " reads checked, %" PRIu64 " errors%s%s\n", r.verify_checked,

@@ -31,6 +31,7 @@
 #include "common/status.h"
 #include "host/controller.h"
 #include "host/histogram.h"
+#include "host/multipath.h"
 
 namespace nvmf::host {
 
@@ -74,6 +75,11 @@ struct BenchOptions {
   uint64_t seed = 0x6e766d66;         // offsets and the verify pattern
   bool progress = false;              // a progress line on stderr once a second
   std::atomic<bool>* stop = nullptr;  // optional: ends the run early when set (SIGINT)
+  // A share of a larger run (run_multipath_bench: one share per path): this run's numjobs jobs
+  // are jobs first_job.. of all_jobs (0: numjobs), whose IDs, verify seeds and regions (the
+  // namespace divided by all_jobs) they keep.
+  uint32_t first_job = 0;
+  uint32_t all_jobs = 0;
 };
 
 // The number of threads that drive `numjobs` jobs when --threads is `threads` (0: one per job).
@@ -152,7 +158,8 @@ struct DirectionStats {
 struct JobResult {
   uint32_t jobid = 0;
   uint16_t qid = 0;
-  double runtime_s = 0;  // measured window
+  std::string target_path;  // "traddr:trsvcid" in a multipath bench; empty otherwise
+  double runtime_s = 0;     // measured window
   // The measured window on the wall clock, ns since the Unix epoch (for all jobs: the earliest
   // start and the latest end): what lets a script check that separate processes overlapped.
   int64_t window_start_unix_ns = 0;
@@ -221,6 +228,28 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o);
 // with that error.
 Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 
+// How many of `numjobs` jobs each path runs in a multipath bench, by the namespace's ANA state
+// on each path at start (`ana_states`, proto::kAna*): numa puts every job on the first
+// optimized path (non-optimized when none is); round-robin spreads them evenly over the
+// optimized (else non-optimized) paths, the first paths taking one more. kUnavailable when no
+// path is optimized or non-optimized.
+Result<std::vector<uint32_t>> bench_jobs_per_path(const std::vector<uint8_t>& ana_states,
+                                                  IoPolicy policy, uint32_t numjobs);
+
+// One path of a multipath bench: its connected Controller and "traddr:trsvcid".
+struct BenchPath {
+  Controller* c = nullptr;
+  std::string name;
+};
+// nvmf-host bench -x multipath: path p runs jobs_per_path[p] jobs (consecutive job IDs) with
+// run_bench() on its own Controller, every path at once (each recovers on its own: a path lost
+// for good ends its jobs with Host Pathing Error); the reports merged: jobs in ID order, each
+// with its target_path, totals over all. Jobs stay on their path for the run. Errors: a path's
+// setup error.
+Result<BenchReport> run_multipath_bench(const std::vector<BenchPath>& paths,
+                                        const std::vector<uint32_t>& jobs_per_path,
+                                        const BenchOptions& o);
+
 // Stable JSON schema (version 1), fio's field names where the meaning is the same:
 // {"nvmf_bench_version":1, "global options":{... "threads" (the threads run: numjobs when
 // --threads is 0) ...}, "lba_size", "size", "results":[{"bs",
@@ -232,7 +261,9 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 // "total_ios","clat_ns":{"min","max","mean","stddev","N","percentile":{"50.000000":...}}},
 // and "recovery":{"retried_ios","longest_clat_ns","losses","reconnects","longest_outage_ms",
 // "resumed_unix_ns" (per reconnect: the first completion afterwards, ns since the Unix epoch),
-// "last_loss",...}.
+// "last_loss",...}. A multipath bench adds each job's "target_path" and
+// "multipath":{"paths":[{"path","jobs","read_ios","write_ios","read_bytes","write_bytes"}]}
+// (every block size of the run summed).
 nlohmann::json bench_json(const BenchReport& r);
 // fio-like human text.
 std::string bench_text(const BenchReport& r);

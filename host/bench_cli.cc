@@ -144,23 +144,54 @@ int cmd_bench(HostOptions opts, const BenchArgs& a) {
   opts.num_io_queues = static_cast<uint16_t>(a.numjobs);
   opts.queue_size = static_cast<uint16_t>(std::max<uint32_t>(opts.queue_size, a.iodepth + 1));
 
-  auto c = Controller::connect(opts);
-  if (!c.ok()) return runtime_error("connect", c.status());
-  Controller& ctrl = **c;
-  Result<uint64_t> region = bench_region_bytes(ctrl, o);
-  if (!region.ok()) {
-    (void)ctrl.disconnect();
-    return host_usage_error("bench", region.status().message());
+  // One path, or with -x multipath every path with its share of the jobs.
+  std::unique_ptr<MultipathController> multi;
+  std::unique_ptr<Controller> single;
+  std::vector<BenchPath> paths;
+  std::vector<uint32_t> jobs_per_path;
+  if (a.multipath) {
+    auto m = MultipathController::connect(opts, a.iopolicy);
+    if (!m.ok()) return runtime_error("connect", m.status());
+    multi = *std::move(m);
+    std::vector<uint8_t> states;
+    for (const PathStats& p : multi->path_stats()) paths.push_back({nullptr, p.path});
+    for (size_t i = 0; i < paths.size(); ++i) {
+      paths[i].c = multi->controllers()[i];
+      states.push_back(paths[i].c->ana_state());
+    }
+    Result<std::vector<uint32_t>> spread = bench_jobs_per_path(states, a.iopolicy, o.numjobs);
+    if (!spread.ok()) {
+      (void)multi->disconnect();
+      return runtime_error("bench", spread.status());
+    }
+    jobs_per_path = *spread;
+  } else {
+    auto c = Controller::connect(opts);
+    if (!c.ok()) return runtime_error("connect", c.status());
+    single = *std::move(c);
+    paths.push_back({single.get(), opts.traddr + ":" + opts.trsvcid});
+    jobs_per_path.push_back(o.numjobs);
+  }
+  Controller& ctrl = *paths.front().c;
+  auto disconnect_all = [&] { return multi ? multi->disconnect() : ctrl.disconnect(); };
+  for (size_t p = 0; p < paths.size(); ++p) {
+    if (jobs_per_path[p] == 0) continue;
+    Result<uint64_t> region = bench_region_bytes(*paths[p].c, o);
+    if (!region.ok()) {
+      (void)disconnect_all();
+      return host_usage_error("bench", region.status().message());
+    }
   }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  Result<BenchReport> report = run_bench(ctrl, o);
+  Result<BenchReport> report =
+      multi ? run_multipath_bench(paths, jobs_per_path, o) : run_bench(ctrl, o);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   Negotiation negotiation = ctrl.negotiation();
   if (report.ok()) report->recovery = ctrl.recovery_stats();
   const ControllerState state_at_end = ctrl.state();  // disconnect() makes it "deleting"
-  Status shutdown = ctrl.disconnect();
+  Status shutdown = disconnect_all();
   const HostStats host_stats = ctrl.stats();  // the keep-alive thread has stopped
   if (!report.ok()) return runtime_error("setup", report.status());
   report->poll = a.poll;

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "host/bench.h"
+#include "host/multipath.h"
 #include "host/options.h"
 
 namespace nvmf::host {
@@ -35,6 +36,10 @@ struct BenchArgs {
   RwMode rw_mode = RwMode::kRandRead;
   std::vector<uint32_t> bs_list;
   uint64_t size_bytes = 0;  // 0: namespace / numjobs
+  // -x multipath: every path connected, the jobs spread by ANA state and --iopolicy
+  // (bench_jobs_per_path), per-path counts in the report.
+  bool multipath = false;
+  IoPolicy iopolicy = IoPolicy::kNuma;
 };
 
 // How far ahead --start-at may be, in seconds.

@@ -467,5 +467,42 @@ TEST(BenchText, ShowsIopsLatencyAndPathCounters) {
   EXPECT_NE(t.find("verify: 2000 reads checked, 0 errors"), std::string::npos) << t;
 }
 
+// A multipath bench's jobs by ANA state: numa takes the first optimized path, round-robin the
+// optimized paths in turn; non-optimized ones only when no path is optimized.
+TEST(BenchJobsPerPath, FollowAnaStatesAndThePolicy) {
+  const std::vector<uint8_t> states = {proto::kAnaNonOptimized, proto::kAnaOptimized,
+                                       proto::kAnaInaccessible, proto::kAnaOptimized};
+  EXPECT_EQ(bench_jobs_per_path(states, IoPolicy::kNuma, 4).value(),
+            (std::vector<uint32_t>{0, 4, 0, 0}));
+  EXPECT_EQ(bench_jobs_per_path(states, IoPolicy::kRoundRobin, 5).value(),
+            (std::vector<uint32_t>{0, 3, 0, 2}));
+  EXPECT_EQ(
+      bench_jobs_per_path({proto::kAnaChange, proto::kAnaNonOptimized}, IoPolicy::kRoundRobin, 2)
+          .value(),
+      (std::vector<uint32_t>{0, 2}));
+  auto none =
+      bench_jobs_per_path({proto::kAnaInaccessible, proto::kAnaPersistentLoss}, IoPolicy::kNuma, 1);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kUnavailable);
+}
+
+// Each job of a multipath bench names its path; the report sums the I/O per path.
+TEST(BenchJson, MultipathJobsNameTheirPathAndThePathsAreSummed) {
+  BenchReport r = sample_report();
+  r.results[0].jobs[0].target_path = "10.0.0.1:4420";
+  r.results[0].jobs[1].target_path = "10.0.0.1:4421";
+  nlohmann::json j = bench_json(r);
+  EXPECT_EQ(j["results"][0]["jobs"][1]["target_path"], "10.0.0.1:4421");
+  EXPECT_EQ(j["multipath"]["paths"], nlohmann::json::parse(R"([
+      {"path": "10.0.0.1:4420", "jobs": 1, "read_ios": 1000, "write_ios": 500,
+       "read_bytes": 4096000, "write_bytes": 2048000},
+      {"path": "10.0.0.1:4421", "jobs": 1, "read_ios": 1000, "write_ios": 500,
+       "read_bytes": 4096000, "write_bytes": 2048000}])"));
+  const std::string t = bench_text(r);
+  EXPECT_NE(t.find("job1 (qid 2 on 10.0.0.1:4421):"), std::string::npos) << t;
+  EXPECT_NE(t.find("path 10.0.0.1:4420: 1 jobs, 1000 reads, 500 writes"), std::string::npos) << t;
+  EXPECT_FALSE(bench_json(sample_report()).contains("multipath")) << "one path: no such key";
+}
+
 }  // namespace
 }  // namespace nvmf::host

@@ -588,7 +588,7 @@ int run(int argc, char** argv) {
   std::string multipath = "failover", iopolicy = "numa";
   app.add_option("-x,--multipath", multipath,
                  "failover: one path at a time, the next on a loss; multipath: every -a/-s path "
-                 "connected at once, I/O by ANA state (identify, write, read)")
+                 "connected at once, I/O by ANA state (identify, write, read, bench)")
       ->capture_default_str()
       ->check(CLI::IsMember({"failover", "multipath"}));
   app.add_option("--iopolicy", iopolicy,
@@ -715,10 +715,12 @@ int run(int argc, char** argv) {
   if (read->parsed() && r_length->count() == 0) {
     return host_usage_error(sub, "-l,--length is required");
   }
-  if (multipath == "multipath" && (bench->parsed() || conform->parsed() || disc->parsed())) {
-    return host_usage_error(
-        sub, "-x multipath is for identify, write and read; " + sub + " uses one path at a time");
+  if (multipath == "multipath" && (conform->parsed() || disc->parsed())) {
+    return host_usage_error(sub, "-x multipath is for identify, write, read and bench; " + sub +
+                                     " uses one path at a time");
   }
+  bench_args.multipath = multipath == "multipath";
+  bench_args.iopolicy = *parse_iopolicy(iopolicy);  // CLI11 checked the set
   if (conform_json->count() > 0 && conform_args.json.empty()) conform_args.json = "-";
   if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
   if (opts.traddr.empty()) return host_usage_error(sub, "-a,--traddr is required");

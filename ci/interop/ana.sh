@@ -316,4 +316,18 @@ host_multipath() {
     per_path "$d/rr.json" | awk '$2 > 0 { n++ } END { exit !(n == 2) }'
   }
   check "$s" round_robin_spreads_over_two_optimized_paths spread
+  # bench -x multipath: its two jobs on the two optimized paths, the report's I/O per path.
+  bench_spread() {
+    "$set_b_state" optimized || return 1
+    mp --iopolicy round-robin bench --rw randwrite --bs 4k --iodepth 4 --numjobs 2 --runtime 2 \
+      --poll event --json "$d/bench.json" >"$d/bench.txt" 2>&1
+    local rc=$?
+    "$set_b_state" non-optimized
+    [ "$rc" -eq 0 ] || { cat "$d/bench.txt"; return 1; }
+    awk '/"path": "/ { p = $2 } /"write_ios": / { gsub(/[",]/, "", p); print p, $2 + 0 }' \
+      "$d/bench.json" >"$d/bench-paths.txt"
+    cat "$d/bench-paths.txt"
+    awk '$2 > 0 { n++ } END { exit !(n == 2) }' "$d/bench-paths.txt"
+  }
+  check "$s" bench_round_robin_reports_io_on_both_paths bench_spread
 }
