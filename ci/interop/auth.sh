@@ -62,9 +62,12 @@ auth_suite() {
     for i in "${!names[@]}"; do printf '"%s", ' "${nqn[${names[$i]}]}"; done
     printf '"%s"], "namespaces": [{"nsid": 1, "enable": 1, "device": {"path": "%s"}}]}]}\n' "$plain" "$ns_dev"
   } >"$cfg"
-  # A queue must authenticate within --connect-timeout-ms: ffdhe8192's 8192-bit modular
-  # exponentiations take seconds on each side under emulation, and a Linux 6.12 host whose queue
-  # is disconnected in the middle of authenticating leaves `nvme connect` blocked in the kernel.
+  # ffdhe8192's 8192-bit modular exponentiations take seconds on each side under emulation (the
+  # kernel host's more than 10 s on a slow emulated machine): the target gives a queue 120 s to
+  # authenticate (--connect-timeout-ms) and the kernel host asks for a KATO of 60 s (the keep-alive
+  # timer runs from the Connect, and no Keep Alive comes before the authentication ends). A
+  # Linux 6.12 host whose controller is freed in the middle of authenticating leaves
+  # `nvme connect` blocked in the kernel.
   check "$s" start_target start_target "$cfg" "$tag" --connect-timeout-ms 120000 || return
 
   # k_auth NAME SECRET [CTRL_SECRET]: nvme connect with the keys; dmesg names the hash and group;
@@ -75,7 +78,7 @@ auth_suite() {
     echo "$mark" >/dev/kmsg
     [ -n "${3:-}" ] && extra=(--dhchap-ctrl-secret "$3")
     nvme connect -t rdma -a "$T" -s 4420 -w "$H" -n "$NQN" -q "${nqn[$n]}" -I "$id" -i 1 \
-      --dhchap-secret "$2" "${extra[@]}" || return 1
+      --keep-alive-tmo 60 --dhchap-secret "$2" "${extra[@]}" || return 1
     dev=$(wait_ns) || { echo "no namespace"; return 1; }
     dmesg | sed -n "/$mark/,\$p" | grep -E 'authenticated' || true
     dmesg | sed -n "/$mark/,\$p" |
