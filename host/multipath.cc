@@ -86,19 +86,14 @@ Result<IoPolicy> parse_iopolicy(std::string_view text) {
 void PathEvents::notify() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   cv_.notify_all();
 }
 
-uint64_t PathEvents::generation() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return generation_;
-}
-
 bool PathEvents::wait_change(uint64_t seen, Clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mutex_);
-  return cv_.wait_until(lock, deadline, [&] { return generation_ != seen; });
+  return cv_.wait_until(lock, deadline, [&] { return generation() != seen; });
 }
 
 Multipath::Multipath(std::vector<std::unique_ptr<PathIo>> paths, IoPolicy policy, Timing timing,
@@ -146,14 +141,19 @@ int Multipath::choose() {
 
 template <typename Call>
 Status Multipath::run(Op op, uint64_t bytes, Call&& call) {
-  const Clock::time_point start = Clock::now();
-  Status last = Status::nvme_error(make_status(proto::kSctPath, proto::kScHostPathingError),
-                                   "Host Pathing Error: no usable path");
-  size_t failures = 0;  // since the last wait
+  // No allocation, lock or clock read unless a path fails or none is usable.
+  Clock::time_point start{};
+  Status last = ok_status();  // the last path's error
+  size_t failures = 0;        // since the last wait
   for (;;) {
     const uint64_t seen = events_->generation();
     const int i = failures < 2 * paths_.size() ? choose() : -1;
     if (i < 0) {
+      if (start == Clock::time_point{}) start = Clock::now();
+      if (last.ok()) {
+        last = Status::nvme_error(make_status(proto::kSctPath, proto::kScHostPathingError),
+                                  "Host Pathing Error: no usable path");
+      }
       bool reconnecting = false;
       for (const auto& p : paths_) {
         reconnecting |= p->down.load(std::memory_order_acquire) && !p->dead.load();
@@ -183,6 +183,7 @@ Status Multipath::run(Op op, uint64_t bytes, Call&& call) {
       }
       return st;
     }
+    if (start == Clock::time_point{}) start = Clock::now();
     if (is_ana_error(st)) {
       ++p.stats.ana_errors;
       last = st;

@@ -76,14 +76,15 @@ struct PathStats {
 class PathEvents {
  public:
   void notify();
-  uint64_t generation() const;
+  // One atomic load (the I/O path reads it on every call; no lock).
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   // Waits until generation() differs from `seen` or `deadline` passes; true on a change.
   bool wait_change(uint64_t seen, std::chrono::steady_clock::time_point deadline);
 
  private:
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable cv_;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // moved under mutex_, read without it
 };
 
 // The multipath engine over PathIo. Use from one thread (the I/O thread), like Controller; its
