@@ -85,7 +85,9 @@ JSON
     local t0=$SECONDS start a b from to last=-1 moved_at=0 still=0 start_to
     start=$(io_counts) || return 1
     if [ "$2" = B ]; then start_to=${start#* }; else start_to=${start% *}; fi
-    while [ $((SECONDS - t0)) -le 20 ]; do
+    # Up to 60 s of samples: with fio and busy-polling target threads on the guest's two
+    # emulated CPUs, one control-socket sample can take several seconds.
+    while [ $((SECONDS - t0)) -le 60 ]; do
       read -r a b <<<"$(io_counts)"
       if [ "$1" = A ]; then from=$a to=$b; else from=$b to=$a; fi
       if [ "$from" != "$last" ]; then
@@ -100,7 +102,7 @@ JSON
       fi
       sleep 0.5
     done
-    echo "I/O still on $1 20 s after the change: counts A B $start -> $(io_counts)"
+    echo "I/O still on $1 60 s after the change: counts A B $start -> $(io_counts)"
     return 1
   }
   local ns
