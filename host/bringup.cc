@@ -187,14 +187,7 @@ Result<std::vector<uint32_t>> active_nsids(CommandChannel& ch) {
   NVMF_RETURN_IF_ERROR(run_checked(ch, identify_sqe(proto::kCnsActiveNamespaceList, 0), {}, list,
                                    false, "Identify Active Namespace list")
                            .status());
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i + 4 <= list.size(); i += 4) {
-    uint32_t nsid;
-    std::memcpy(&nsid, list.data() + i, 4);
-    if (nsid == 0) break;
-    out.push_back(nsid);
-  }
-  return out;
+  return decode_nsid_list(list);
 }
 
 // Identify Namespace `nsid`: its NSZE and LBA size; nullopt when it is not active (zero NSZE,

@@ -335,10 +335,7 @@ void Controller::stop_keep_alive() {
     keep_alive_stop_ = true;
   }
   keep_alive_cv_.notify_all();
-  if (wake_fd_ >= 0) {
-    const uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof(one));
-  }
+  wake_admin_thread();
   keep_alive_thread_.join();
 }
 
@@ -353,11 +350,14 @@ Status Controller::post_aer_locked() {
   return ok_status();
 }
 
+void Controller::wake_admin_thread() {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof(one));
+}
+
 void Controller::nudge_admin_thread_locked() {
-  if (aer_slot_ && admin_ && admin_->slot_done(*aer_slot_) && wake_fd_ >= 0) {
-    const uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof(one));
-  }
+  if (aer_slot_ && admin_ && admin_->slot_done(*aer_slot_)) wake_admin_thread();
 }
 
 void Controller::store_ana_log(AnaLog log) {
@@ -416,12 +416,7 @@ Result<AsyncEvent> Controller::take_event_locked() {
         admin_->run(get_log_page_sqe(event.log_page, page.size(), 0), {}, page, false);
     read = got.ok() ? cqe_status(*got, "Get Log Page") : got.status();
     if (read.ok() && event.log_page == proto::kLogChangedNamespaceList) {
-      for (size_t i = 0; i + 4 <= page.size(); i += 4) {
-        uint32_t nsid;
-        std::memcpy(&nsid, page.data() + i, 4);
-        if (nsid == 0) break;
-        event.changed_nsids.push_back(nsid);
-      }
+      event.changed_nsids = decode_nsid_list(page);
       Result<std::vector<NamespaceChange>> found =
           rescan_namespaces(*admin_, known_namespaces_, event.changed_nsids);
       if (found.ok()) event.namespaces = *std::move(found);

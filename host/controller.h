@@ -279,6 +279,8 @@ class Controller {
   // Admin lock held: when the AER answered, reads the log page its event names, stores an ANA
   // log, posts the next AER. The event to report (type 0xFF: none).
   Result<AsyncEvent> take_event_locked();
+  // Wakes the admin thread from its poll() (the eventfd; nothing without async_events).
+  void wake_admin_thread();
   // Admin lock held: wakes the admin thread when another thread's admin command found the AER's
   // completion (the completion channel's event is then gone).
   void nudge_admin_thread_locked();

@@ -50,6 +50,17 @@ Result<NamespaceInfo> decode_namespace(uint32_t nsid, const proto::IdentifyNames
   return info;
 }
 
+std::vector<uint32_t> decode_nsid_list(std::span<const uint8_t> list) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i + 4 <= list.size(); i += 4) {
+    uint32_t nsid;
+    std::memcpy(&nsid, list.data() + i, 4);
+    if (nsid == 0) break;
+    out.push_back(nsid);
+  }
+  return out;
+}
+
 Result<uint32_t> first_active_nsid(std::span<const uint8_t> list) {
   uint32_t nsid = 0;
   if (list.size() >= 4) std::memcpy(&nsid, list.data(), 4);  // the list ends at the first 0

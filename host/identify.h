@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "proto/nvme.h"
@@ -33,6 +34,10 @@ struct NamespaceInfo {
 // 16; NVM CS 1.0 §4.1.5.1). kInvalidArgument when the index exceeds NLBAF or LBADS < 9 (smaller
 // than 512 bytes, not allowed) or > 20, or when metadata is interleaved (unsupported here).
 Result<NamespaceInfo> decode_namespace(uint32_t nsid, const proto::IdentifyNamespace& ns);
+
+// The NSIDs of a Namespace List (Identify CNS 02h, the Changed Namespace List log page 04h):
+// little-endian dwords up to the first zero or the end (1024 in 4096 bytes). Base 2.0 §4.3.
+std::vector<uint32_t> decode_nsid_list(std::span<const uint8_t> list);
 
 // First non-zero nsid of an Active Namespace ID list (CNS 02h; 1024 little-endian dwords,
 // zero terminated). kNotFound when the list is empty.

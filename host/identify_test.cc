@@ -92,6 +92,19 @@ TEST(ActiveNamespaces, FirstNsid) {
   EXPECT_EQ(*first_active_nsid(list), 5u);
 }
 
+// A namespace list ends at its first zero or at the end of the bytes (a full page of 1024).
+TEST(ActiveNamespaces, ListUpToTheFirstZero) {
+  std::vector<uint8_t> list(4096, 0);
+  EXPECT_TRUE(decode_nsid_list(list).empty());
+  uint32_t ids[3] = {5, 9, 0};
+  std::memcpy(list.data(), ids, sizeof(ids));
+  list[12] = 7;  // after the zero: not listed
+  EXPECT_EQ(decode_nsid_list(list), (std::vector<uint32_t>{5, 9}));
+  std::vector<uint8_t> full(4096, 1);
+  EXPECT_EQ(decode_nsid_list(full).size(), 1024u);
+  EXPECT_EQ(decode_nsid_list(std::span<const uint8_t>(full.data(), 6)).size(), 1u);
+}
+
 TEST(IdentifyStrings, TrimsPadding) {
   char sn[20];
   std::memset(sn, ' ', sizeof(sn));

@@ -82,15 +82,11 @@ Status check_report_path(const std::string& json) {
   return check_writable(json, "--json");
 }
 
-// Disconnects, reporting a failed shutdown as the command's error.
-int finish(Controller& c, int rc) {
+// Disconnects (a Controller, or every path of a MultipathController), reporting a failed
+// shutdown as the command's error.
+template <typename Device>
+int finish(Device& c, int rc) {
   Status st = c.disconnect();
-  if (!st.ok() && rc == kExitOk) return fail("disconnect", st);
-  return rc;
-}
-
-int finish(MultipathController& m, int rc) {
-  Status st = m.disconnect();
   if (!st.ok() && rc == kExitOk) return fail("disconnect", st);
   return rc;
 }
@@ -715,12 +711,14 @@ int run(int argc, char** argv) {
   if (read->parsed() && r_length->count() == 0) {
     return host_usage_error(sub, "-l,--length is required");
   }
-  if (multipath == "multipath" && (conform->parsed() || disc->parsed())) {
+  const IoPolicy policy = *parse_iopolicy(iopolicy);  // CLI11 checked the set
+  const bool multi = multipath == "multipath";
+  if (multi && (conform->parsed() || disc->parsed())) {
     return host_usage_error(sub, "-x multipath is for identify, write, read and bench; " + sub +
                                      " uses one path at a time");
   }
-  bench_args.multipath = multipath == "multipath";
-  bench_args.iopolicy = *parse_iopolicy(iopolicy);  // CLI11 checked the set
+  bench_args.multipath = multi;
+  bench_args.iopolicy = policy;
   if (conform_json->count() > 0 && conform_args.json.empty()) conform_args.json = "-";
   if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
   if (opts.traddr.empty()) return host_usage_error(sub, "-a,--traddr is required");
@@ -748,8 +746,6 @@ int run(int argc, char** argv) {
     int timeout = app.get_option("--timeout-ms")->count() > 0 ? opts.timeout_ms : 1500;
     return cmd_conform(opts, timeout, conform_args);
   }
-  const IoPolicy policy = *parse_iopolicy(iopolicy);  // CLI11 checked the set
-  const bool multi = multipath == "multipath";
   if (identify->parsed()) {
     return multi ? cmd_identify_multipath(opts, id_json.target(), policy)
                  : cmd_identify(opts, id_json.target());

@@ -139,6 +139,11 @@ int Multipath::choose() {
   return -1;
 }
 
+void Multipath::mark_down(Path& p) {
+  p.down.store(true, std::memory_order_release);
+  thread_cv_.notify_all();
+}
+
 template <typename Call>
 Status Multipath::run(Op op, uint64_t bytes, Call&& call) {
   // No allocation, lock or clock read unless a path fails or none is usable.
@@ -190,7 +195,7 @@ Status Multipath::run(Op op, uint64_t bytes, Call&& call) {
       ++failures;
       if (Status r = p.io->refresh_ana(); !r.ok()) {
         NVMF_LOG(WARN, "host") << "path " << p.stats.path << ": " << r.to_string();
-        if (is_lost_path(r)) p.down.store(true, std::memory_order_release);
+        if (is_lost_path(r)) mark_down(p);
       }
       continue;
     }
@@ -200,8 +205,7 @@ Status Multipath::run(Op op, uint64_t bytes, Call&& call) {
       ++failures;
       NVMF_LOG(WARN, "host") << "path " << p.stats.path << " lost (" << st.to_string()
                              << "): I/O goes to the other paths while it reconnects";
-      p.down.store(true, std::memory_order_release);
-      thread_cv_.notify_all();
+      mark_down(p);
       continue;
     }
     return st;

@@ -134,6 +134,8 @@ class Multipath {
   enum class Op { kWrite, kRead, kFlush };
   // The path for the next call, or -1 when none is usable.
   int choose();
+  // The path is lost: the I/O thread leaves it to the path thread, woken to reconnect it.
+  void mark_down(Path& p);
   template <typename Call>
   Status run(Op op, uint64_t bytes, Call&& call);
   void path_thread();

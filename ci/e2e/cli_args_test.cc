@@ -495,6 +495,11 @@ TEST(CliArgs, HostRefusesBadOptions) {
       {"bench --runtime 0", 2, "--runtime"},
       {"bench --output r.json", 2, "the report file is --json FILE"},
       {"conform --cases no-such-case", 2, "--cases"},
+      {"-x both identify", 2, "--multipath"},
+      {"--iopolicy queue-depth identify", 2, "--iopolicy"},
+      {"-a 192.0.2.1 -x multipath discover", 2,
+       "-x multipath is for identify, write, read and bench"},
+      {"-a 192.0.2.1 -n nqn.x -x multipath conform", 2, "-x multipath is for identify"},
       // What is missing, once every value is good.
       {"-a 192.0.2.1 -n nqn.x read -d x", 2, "nvmf-host: read: -l,--length is required"},
       {"-a 192.0.2.1 -n nqn.x read -l 512", 2, "nvmf-host: read: -d,--data FILE is required"},
