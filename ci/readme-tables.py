@@ -45,7 +45,8 @@ def counts(results):
     rows = []
     total = [0, 0]
     for group, title in (("unit", "unit tests (bazel test, no RDMA device)"),
-                         ("rxe", "soft-RoCE end-to-end and interop (ci/rxe-run)")):
+                         ("rxe", "soft-RoCE end-to-end and interop (ci/rxe-run)"),
+                         ("asan", "in-process soft-RoCE tests under ASan + UBSan, fuzzers")):
         p = f = 0
         for path in sorted(glob.glob(os.path.join(results, group, "**", "*.xml"), recursive=True)):
             for ok in cases(path).values():

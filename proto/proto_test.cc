@@ -59,7 +59,7 @@ TEST(ProtoTest, SqeKeyedSglBytesAtSpecOffsets) {
   EXPECT_EQ(le(&b[48], 4), 7u);
   auto back = from_bytes<Sqe>(b);
   EXPECT_EQ(back.dptr.keyed_length(), 0xABCDEFu);
-  EXPECT_EQ(back.dptr.keyed.key, 0xCAFEF00Du);
+  EXPECT_EQ(uint32_t{back.dptr.keyed.key}, 0xCAFEF00Du);  // a copy: the field is unaligned
 }
 
 TEST(ProtoTest, UnkeyedSglLengthIs32BitsAtByte8) {

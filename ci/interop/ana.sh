@@ -83,6 +83,7 @@ JSON
   # while TO's grew. Prints when FROM's count last moved.
   moved_to() {
     local t0=$SECONDS start a b from to last=-1 moved_at=0 still=0 start_to
+    fio_running || return 1
     start=$(io_counts) || return 1
     if [ "$2" = B ]; then start_to=${start#* }; else start_to=${start% *}; fi
     # Up to 60 s of samples: with fio and busy-polling target threads on the guest's two
@@ -169,12 +170,16 @@ JSON
   [ "$conform_too" = 1 ] && check AnaConform change_count_moves_and_transition_status count_moves
   local kernel_lines
   kernel_lines=$(dmesg | wc -l)
-  timeout -k 5 120 fio --name=ana --filename="$ns" --ioengine=libaio --direct=1 --rw=randrw \
-    --bs=4k --iodepth=16 --size=64m --time_based --runtime=60 --verify=crc32c --verify_fatal=1 \
+  # fio runs through every step below and is stopped after the last (SIGINT: it ends its jobs,
+  # reports, and exits 128); its 300 s bound is far beyond the steps' own (60 s each).
+  timeout -k 5 320 fio --name=ana --filename="$ns" --ioengine=libaio --direct=1 --rw=randrw \
+    --bs=4k --iodepth=16 --size=64m --time_based --runtime=300 --verify=crc32c --verify_fatal=1 \
     --group_reporting --output="$out/ana-fio.txt" &
   local fio_pid=$!
+  fio_running() { kill -0 "$fio_pid" 2>/dev/null || { echo "fio ended before this step"; return 1; }; }
   on_optimized() { # I/O only through A while A is optimized
     sleep 3
+    fio_running || return 1
     local a0 b0 a1 b1
     read -r a0 b0 <<<"$(io_counts)"
     sleep 3
@@ -193,7 +198,11 @@ JSON
   }
   check "$s" port_a_listener_removed_io_moves_to_b_within_anatt listener_gone
   fio_clean() {
-    wait "$fio_pid" || { echo "fio exit $?"; cat "$out/ana-fio.txt"; return 1; }
+    fio_running || return 1
+    kill -INT "$fio_pid"
+    local rc=0
+    wait "$fio_pid" || rc=$?
+    [ "$rc" -eq 128 ] || { echo "fio exit $rc (128 after SIGINT)"; cat "$out/ana-fio.txt"; return 1; }
     grep -E 'err=|IOPS=' "$out/ana-fio.txt"
     ! grep -qE 'err= *[1-9]' "$out/ana-fio.txt" || return 1
     dmesg | tail -n +"$((kernel_lines + 1))" >"$out/ana-dmesg.txt"

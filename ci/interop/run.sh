@@ -288,7 +288,7 @@ deep_writes() {
   check "$s" teardown deep_teardown
 }
 # Fair shares beside hostile hosts (docs/target.md "Limits and their defaults"), nvmf-target
-# at its defaults but for --poll-groups: a QD1 4 KiB randread victim (the Linux host, fio, 30 s)
+# at its defaults but for --poll-groups: a QD1 4 KiB randread victim (the Linux host, fio, 20 s)
 # measured alone, then beside (1) a raw host withholding its receives on 8 controllers x 4 I/O
 # queues of 32 entries, each sending 64 Flushes (2 x SQSIZE: every command slot stalled behind
 # an RNR-NAKed SEND, the rest parked), with --poll-groups 2; (2) nvmf-host bench keeping 4 I/O
@@ -301,7 +301,7 @@ deep_writes() {
 # nvmet-rdma and nvmf-target alike (docs/interop.md).
 victim_fio() { # victim_fio DEV OUT.json [STARTDELAY]
   timeout -k 5 120 fio --name=victim --filename="$1" --ioengine=libaio --direct=1 \
-    --rw=randread --bs=4k --iodepth=1 --time_based --runtime=30 --startdelay="${3:-0}" \
+    --rw=randread --bs=4k --iodepth=1 --time_based --runtime=20 --startdelay="${3:-0}" \
     --output-format=json --output="$2" || return 1
   grep -E '"(iops|error)"' "$2" | head -n 3
 }
@@ -329,10 +329,10 @@ beside_withholder() { # beside_withholder DEV
 }
 beside_reader_hog() { # beside_reader_hog DEV TAG
   local start rc=0 pid delay
-  start=$(($(date +%s) + 15)) # the hog's 4 queues connect first; its I/O runs start..start+40
+  start=$(($(date +%s) + 15)) # the hog's 4 queues connect first; its I/O runs start..start+30
   timeout -k 5 150 "$host_bin" -a "$T" -w "$H" -n "$NQN" --hostnqn "$HOST_OK" bench \
     --log-level info --rw randread --bs 128k --iodepth 127 --numjobs 4 --threads 1 --poll event \
-    --runtime 40 --start-at "$start" --json "$out/hog-$2.json" >"$out/hog-$2.log" 2>&1 &
+    --runtime 30 --start-at "$start" --json "$out/hog-$2.json" >"$out/hog-$2.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 600); do # connected, waiting for --start-at (or gone)
     grep -q 'bench: waiting for --start-at' "$out/hog-$2.log" && break
