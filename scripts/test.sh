@@ -65,10 +65,10 @@ result_name() {
 }
 
 status=0
-# With the sanitizers (the default) the unit tests run once, under ASan + UBSan (--config=asan:
-# clang, -fno-sanitize-recover: any report fails the test): a plain run of the same tests would
-# check nothing more and compile every test a second time. --unit-only and --no-sanitizers run
-# them plain (no clang needed).
+# With the sanitizers (the default) the unit tests run once, under ASan + UBSan (--config=asan,
+# -fno-sanitize-recover: any report fails the test): a plain run of the same tests would check
+# nothing more and compile every test a second time. --unit-only and --no-sanitizers run them
+# plain.
 unit_config=()
 [ $run_san -eq 0 ] || unit_config=(--config=asan)
 if [ $run_unit -eq 1 ]; then
@@ -85,13 +85,15 @@ if [ $run_unit -eq 1 ]; then
   fi
   # Only the results this invocation reports (its build event file) count: an older test.xml
   # left in bazel-testlogs by an earlier build of a test that no longer builds does not.
-  bazel test "${unit_config[@]}" //... --test_tag_filters=-rxe \
+  # --build_tests_only: the tests it runs, not every binary of the tree (the soft-RoCE stage
+  # builds what it runs).
+  bazel test "${unit_config[@]}" //... --test_tag_filters=-rxe --build_tests_only \
     --build_event_json_file="$results/unit-bep.json" || status=$?
   python3 ci/bazel-test-results.py "$results/unit-bep.json" "$labels" "$unit_xml_dir" || status=1
 fi
 
-# Every fuzzer over its seeds and a bounded number of new inputs (--config=fuzz: the objects the
-# unit tests just used, linked with libFuzzer), one testcase per fuzzer.
+# Every fuzzer over its seeds and a bounded number of new inputs (clang, --config=fuzz), one
+# testcase per fuzzer.
 if [ $run_san -eq 1 ]; then
   echo fuzz >>"$expected"
   echo "test.sh: fuzzers (ci/fuzz.sh, bounded executions)"
@@ -123,8 +125,8 @@ if [ $run_rxe -eq 1 ]; then
     esac
   done
   echo interop >>"$expected"
-  # ci/run-rxe-tests.sh's script cases: examples/host_hello, the README's export-a-disk commands.
-  printf '%s\n' host-hello readme-commands >>"$expected"
+  # ci/run-rxe-tests.sh's script cases: the examples, the README's export-a-disk commands.
+  printf '%s\n' host-hello host-async readme-commands >>"$expected"
   # nvmf-host conform (ci/conform/run.sh): one XML per in-capsule size, one for nvmet-rdma.
   # Always expected: the script runs under bash whatever its mode bits (a lost exec bit must not
   # make its results vanish from the count).
@@ -132,8 +134,8 @@ if [ $run_rxe -eq 1 ]; then
   # Linux's verdicts, compared on the host with the checked-in baseline (ci/conform/baseline.py).
   [ "${NVMF_CONFORM_LINUX:-1}" = 0 ] || printf '%s\n' conform-linux conform-linux-baseline >>"$expected"
 
-  echo "test.sh: soft-RoCE suite: building ${rxe_tests[*]} //host:nvmf-host //target:nvmf-target //examples/host_hello:host_hello //ci/e2e:withhold_receives"
-  if ! bazel build "${rxe_tests[@]}" //host:nvmf-host //target:nvmf-target //examples/host_hello:host_hello //ci/e2e:withhold_receives; then
+  echo "test.sh: soft-RoCE suite: building ${rxe_tests[*]} //host:nvmf-host //target:nvmf-target //examples/host_hello:host_hello //examples/host_async:host_async //ci/e2e:withhold_receives"
+  if ! bazel build "${rxe_tests[@]}" //host:nvmf-host //target:nvmf-target //examples/host_hello:host_hello //examples/host_async:host_async //ci/e2e:withhold_receives; then
     rxe_ok=0
     status=1
   fi

@@ -265,7 +265,8 @@ TEST_F(BenchTest, TwoThreadsDriveEightJobsBusyAndEvent) {
 }
 
 // Two bench processes launched 1.5 s apart (two host NQNs, as two hosts) with one --start-at
-// 3 s after the first launch: neither starts I/O before that time, so their measured windows
+// 5 s after the first launch (the second has 3.5 s to connect, more than a loaded emulated
+// machine took): neither starts I/O before that time, so their measured windows
 // (window_start/end_unix_ns, the wall clock) overlap for most of their length, and the keep-alive
 // thread holds both controllers while they wait (-k 1: a KATO the wait would otherwise outlast).
 TEST_F(BenchTest, StartAtAlignsTheWindowsOfProcessesLaunchedApart) {
@@ -274,7 +275,7 @@ TEST_F(BenchTest, StartAtAlignsTheWindowsOfProcessesLaunchedApart) {
   const double start_at =
       std::ceil(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
                     .count()) +
-      3;
+      5;
   char at[32];
   std::snprintf(at, sizeof(at), "%.0f", start_at);
   const std::string args = std::string("-k 1 --rw randread --bs 4k --iodepth 4 --runtime 1 ") +
