@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Runs examples/host_hello against an nvmf-target with a RAM namespace, under ci/rxe-run.
+# Runs an example program of the host library against an nvmf-target with a RAM namespace,
+# under ci/rxe-run: examples/host_hello (write, read back, compare), or with `async`
+# examples/host_async (the whole namespace read by 4 queues on 4 threads, asynchronous API).
 #
-# Usage: ci/rxe-run ci/host-hello.sh (ci/run-rxe-tests.sh runs it as HostHello.WriteReadBack)
+# Usage: ci/rxe-run ci/host-hello.sh [async] (ci/run-rxe-tests.sh runs them as
+#   HostHello.WriteReadBack and HostAsync.ReadNamespace)
 #   (env: NVMF_TARGET_ADDR, NVMF_HOST_ADDR from ci/rxe-run; NVMF_BIN_DIR = bazel-bin, default
-#    <repo>/bazel-bin; logs under $NVMF_RESULTS_DIR/host-hello when set)
-# Exit 0 only when host_hello exits 0 with its "match" line and nvmf-target then stops cleanly
-# on SIGTERM (exit 0).
+#    <repo>/bazel-bin; logs under $NVMF_RESULTS_DIR/host-hello (host-async) when set)
+# Exit 0 only when the example exits 0 with its success line ("match"; "read N bytes of N") and
+# nvmf-target then stops cleanly on SIGTERM (exit 0).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -14,17 +17,25 @@ repo=$(cd "$here/.." && pwd)
 . "$repo/ci/lib/target.sh"
 : "${NVMF_TARGET_ADDR:?run this under ci/rxe-run}" "${NVMF_HOST_ADDR:?run this under ci/rxe-run}"
 bin=${NVMF_BIN_DIR:-$repo/bazel-bin}
+mode=${1:-hello}
+case $mode in
+  hello | async) ;;
+  *)
+    echo "host-hello: unknown example '$mode' (hello or async)" >&2
+    exit 2
+    ;;
+esac
 target_bin=$bin/target/nvmf-target
-hello_bin=$bin/examples/host_hello/host_hello
+example_bin=$bin/examples/host_$mode/host_$mode
 nqn=nqn.2026-12.io.nvmf-rdma:hello
-out=${NVMF_RESULTS_DIR:+$NVMF_RESULTS_DIR/host-hello}
+out=${NVMF_RESULTS_DIR:+$NVMF_RESULTS_DIR/host-$mode}
 out=${out:-$(mktemp -d /tmp/host-hello.XXXXXX)}
 mkdir -p "$out"
 target_pid=
 
-for b in "$target_bin" "$hello_bin"; do
+for b in "$target_bin" "$example_bin"; do
   [ -x "$b" ] || {
-    echo "host-hello: $b is missing (bazel build //target:nvmf-target //examples/host_hello:host_hello)"
+    echo "host-hello: $b is missing (bazel build //target:nvmf-target //examples/host_$mode:host_$mode)"
     exit 1
   }
 done
@@ -48,14 +59,21 @@ if ! START_SECONDS=60 start_listening "$out/target.log" "$target_bin" -a "$NVMF_
 fi
 
 rc=0
-timeout -k 5 120 "$hello_bin" -a "$NVMF_TARGET_ADDR" -s 4420 -n "$nqn" -w "$NVMF_HOST_ADDR" \
-  --hostnqn nqn.2014-08.org.nvmexpress:uuid:8d0e4c2a-6b1f-4f3e-9a5d-7c2b1e0f4a6d \
-  --blocks 64 >"$out/host_hello.log" 2>&1 || rc=$?
-cat "$out/host_hello.log"
+if [ "$mode" = hello ]; then
+  timeout -k 5 120 "$example_bin" -a "$NVMF_TARGET_ADDR" -s 4420 -n "$nqn" -w "$NVMF_HOST_ADDR" \
+    --hostnqn nqn.2014-08.org.nvmexpress:uuid:8d0e4c2a-6b1f-4f3e-9a5d-7c2b1e0f4a6d \
+    --blocks 64 >"$out/host_$mode.log" 2>&1 || rc=$?
+  success='^host_hello: wrote and read back .*: match$'
+else
+  timeout -k 5 120 "$example_bin" -a "$NVMF_TARGET_ADDR" -s 4420 -n "$nqn" -w "$NVMF_HOST_ADDR" \
+    --queues 4 --depth 16 >"$out/host_$mode.log" 2>&1 || rc=$?
+  success='^host_async: read 67108864 bytes of 67108864 with 4 queues'
+fi
+cat "$out/host_$mode.log"
 if [ "$rc" -ne 0 ]; then
-  echo "host-hello: host_hello exited $rc"
-elif ! grep -q '^host_hello: wrote and read back .*: match$' "$out/host_hello.log"; then
-  echo "host-hello: host_hello exited 0 without its match line"
+  echo "host-hello: host_$mode exited $rc"
+elif ! grep -q "$success" "$out/host_$mode.log"; then
+  echo "host-hello: host_$mode exited 0 without its success line"
   rc=1
 fi
 trc=0

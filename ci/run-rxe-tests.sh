@@ -238,10 +238,11 @@ run_script() {
   fi
 }
 
-# The examples must not rot: examples/host_hello against nvmf-target with a RAM namespace
-# (ci/host-hello.sh), and the README's export-a-disk commands as written, the disk mounted from
-# the Linux host (ci/readme-commands.sh).
+# The examples must not rot: examples/host_hello and examples/host_async against nvmf-target
+# with a RAM namespace (ci/host-hello.sh), and the README's export-a-disk commands as written,
+# the disk mounted from the Linux host (ci/readme-commands.sh).
 run_script host-hello HostHello WriteReadBack 300 "$here/host-hello.sh"
+run_script host-async HostAsync ReadNamespace 300 "$here/host-hello.sh" async
 run_script readme-commands ReadmeCommands ExportADisk 600 "$here/readme-commands.sh" "$here/../README.md"
 
 # run_suite LABEL SECONDS SCRIPT RESULT-XML FALLBACK-XML SUITE: runs SCRIPT under bash whatever

@@ -182,6 +182,17 @@ proto::Sqe write_sqe(uint32_t nsid, uint64_t slba, uint32_t nlb) {
 
 proto::Sqe flush_sqe(uint32_t nsid) { return nvme_command(proto::kNvmFlush, nsid); }
 
+proto::Sqe write_zeroes_sqe(uint32_t nsid, uint64_t slba, uint32_t nlb) {
+  return rw_sqe(proto::kNvmWriteZeroes, nsid, slba, nlb);
+}
+
+proto::Sqe deallocate_sqe(uint32_t nsid, uint32_t nr) {
+  proto::Sqe sqe = nvme_command(proto::kNvmDatasetManagement, nsid);
+  sqe.cdw10 = (nr - 1) & 0xFF;
+  sqe.cdw11 = proto::kDsmAttributeDeallocate;
+  return sqe;
+}
+
 std::string command_name(const proto::Sqe& sqe, bool admin) {
   if (sqe.opcode == proto::kOpcodeFabrics) {
     switch (sqe.nsid & 0xFF) {

@@ -100,6 +100,12 @@ proto::Sqe read_sqe(uint32_t nsid, uint64_t slba, uint32_t nlb);
 proto::Sqe write_sqe(uint32_t nsid, uint64_t slba, uint32_t nlb);
 // Flush of `nsid`. NVM CS 1.0 §3.2.1.
 proto::Sqe flush_sqe(uint32_t nsid);
+// Write Zeroes of `nlb` blocks (1..65536) at `slba`: CDW10/11 SLBA, CDW12 NLB - 1. No data.
+// NVM CS 1.0 §3.2.8.
+proto::Sqe write_zeroes_sqe(uint32_t nsid, uint64_t slba, uint32_t nlb);
+// Dataset Management with Attribute Deallocate over `nr` ranges (1..256): CDW10 NR - 1, CDW11
+// AD. The ranges are the command's data (proto::DsmRange each). NVM CS 1.0 §3.2.3.
+proto::Sqe deallocate_sqe(uint32_t nsid, uint32_t nr);
 
 // "Connect", "Property Get", "Identify", "Read", ... for messages; `admin` selects the opcode
 // table (admin vs NVM I/O).

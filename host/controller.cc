@@ -47,6 +47,53 @@ Status reap(Queue& q, const InFlight& f, const char* verb) {
 
 }  // namespace
 
+// The IoQueueLink of io_queue(): what the recovery thread tells the IoQueues, and the losses
+// they report to it.
+class Controller::AsyncLink : public IoQueueLink {
+ public:
+  explicit AsyncLink(size_t queues) : pending(queues) {}
+  const std::atomic<uint64_t>& generation() const override { return gen; }
+  Update update(size_t index) override {
+    std::lock_guard<std::mutex> lock(m);
+    Update u;
+    u.generation = gen.load(std::memory_order_relaxed);
+    u.state = state;
+    if (index < pending.size()) u.channel = std::move(pending[index]);
+    return u;
+  }
+  void report_loss(size_t, uint64_t generation, const Status& why) override {
+    std::lock_guard<std::mutex> lock(m);
+    if (generation != gen.load(std::memory_order_relaxed) || state != LinkState::kLive ||
+        loss_requested) {
+      return;  // a loss already known, or an older association's
+    }
+    loss_requested = true;
+    loss_why = why;
+    cv.notify_all();
+  }
+  void wait_for_change(uint64_t generation, Deadline deadline) override {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait_until(lock, deadline,
+                  [&] { return stop || gen.load(std::memory_order_relaxed) != generation; });
+  }
+  // m held: the new state, told to every IoQueue (the generation moves).
+  void set_locked(LinkState s) {
+    state = s;
+    gen.fetch_add(1, std::memory_order_acq_rel);
+    cv.notify_all();
+  }
+
+  std::mutex m;
+  std::condition_variable cv;
+  std::atomic<uint64_t> gen{1};
+  LinkState state = LinkState::kLive;
+  // The connection of each IoQueue on the newest association, until it takes it.
+  std::vector<std::unique_ptr<IoChannel>> pending;
+  bool loss_requested = false;
+  Status loss_why;
+  bool stop = false;
+};
+
 const char* controller_state_name(ControllerState state) {
   switch (state) {
     case ControllerState::kNew:
@@ -74,6 +121,166 @@ Controller::Controller(const HostOptions& options)
 Controller::~Controller() {
   (void)disconnect();
   if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+Result<IoQueue*> Controller::io_queue(size_t index) {
+  if (async_.load(std::memory_order_relaxed) == nullptr) {
+    if (state() != ControllerState::kLive || io_queues_.empty()) {
+      return Status::unavailable(std::string("io_queue: the controller is ") +
+                                 controller_state_name(state()) + ", not live");
+    }
+    auto link = std::make_unique<AsyncLink>(io_queues_.size());
+    for (size_t i = 0; i < io_queues_.size(); ++i) {
+      IoQueue::Params p;
+      p.index = i;
+      p.nsid = identify_.ns.nsid;
+      p.limits = limits_;
+      p.command_timeout = std::chrono::milliseconds(options_.timeout_ms);
+      async_queues_.push_back(std::make_unique<IoQueue>(p, *link, std::move(io_queues_[i])));
+    }
+    {
+      std::lock_guard<std::mutex> lock(admin_mutex_);  // stats_locked() reads io_queues_
+      io_queues_.clear();
+    }
+    link_ = std::move(link);
+    publish_recovery();
+    async_.store(link_.get(), std::memory_order_release);
+    recovery_thread_ = std::thread([this] { recovery_loop(); });
+  }
+  if (index >= async_queues_.size()) {
+    return Status::invalid_argument("io_queue " + std::to_string(index) + ": " +
+                                    std::to_string(async_queues_.size()) + " I/O queues");
+  }
+  return async_queues_[index].get();
+}
+
+Status Controller::refuse_if_async(const char* what) const {
+  if (async_.load(std::memory_order_relaxed) == nullptr) return ok_status();
+  return Status::unavailable(std::string(what) +
+                             ": the I/O queues are driven through io_queue() (asynchronous)");
+}
+
+void Controller::mark_keep_alive_lost(const Status& why) {
+  keep_alive_lost_.store(true, std::memory_order_relaxed);
+  if (AsyncLink* link = async_.load(std::memory_order_acquire)) {
+    link->report_loss(SIZE_MAX, link->gen.load(std::memory_order_acquire), why);
+  }
+}
+
+void Controller::publish_recovery() {
+  std::lock_guard<std::mutex> lock(recovery_snapshot_mutex_);
+  recovery_snapshot_ = recovery_;
+}
+
+void Controller::recovery_loop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(link_->m);
+      link_->cv.wait(lock, [&] { return link_->stop || link_->loss_requested; });
+      if (link_->stop) return;
+    }
+    if (!recover_async()) return;
+  }
+}
+
+bool Controller::recover_async() {
+  using Clock = std::chrono::steady_clock;
+  AsyncLink& link = *link_;
+  Status why;
+  {
+    std::lock_guard<std::mutex> lock(link.m);
+    why = link.loss_why;
+    link.loss_requested = false;
+    for (auto& p : link.pending) p.reset();  // an association no IoQueue took: gone with it
+    link.set_locked(LinkState::kReconnecting);
+  }
+  // The IoQueues drop their connections when they see the generation move; the target frees
+  // the controller once its admin queue goes, and with it the I/O queues.
+  begin_loss(why);
+  publish_recovery();
+  const auto delay = std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
+  const Clock::time_point loss_deadline =
+      options_.ctrl_loss_tmo_s < 0 ? Clock::time_point::max()
+                                   : lost_at_ + std::chrono::seconds(options_.ctrl_loss_tmo_s);
+  const Clock::time_point fast_deadline =
+      options_.fast_io_fail_tmo_s < 0
+          ? Clock::time_point::max()
+          : lost_at_ + std::chrono::seconds(options_.fast_io_fail_tmo_s);
+  const NamespaceInfo before = identify_.ns;
+  auto give_up = [&](const std::string& message) {
+    set_state(ControllerState::kDeleting);
+    deleted_by_loss_ = true;
+    (void)path_error(message);
+    NVMF_LOG(WARN, "host") << message << ": controller deleted";
+    publish_recovery();
+    std::lock_guard<std::mutex> lock(link.m);
+    link.set_locked(LinkState::kDeleted);
+    return false;
+  };
+  if (options_.ctrl_loss_tmo_s == 0) return give_up("ctrl-loss-tmo 0: no reconnect");
+  for (;;) {
+    Clock::time_point now = Clock::now();
+    if (now >= next_attempt_) {
+      ++recovery_.reconnect_attempts;
+      Status st = connect_round((path_index_ + 1) % paths_.size());
+      if (st.ok() &&
+          (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
+        teardown_queues();
+        return give_up("namespace " + std::to_string(before.nsid) +
+                       " changed across the reconnect (LBA size or size)");
+      }
+      if (st.ok() && io_queues_.size() < async_queues_.size()) {
+        teardown_queues();
+        return give_up("the new association has " + std::to_string(io_queues_.size()) +
+                       " I/O queues, the IoQueues " + std::to_string(async_queues_.size()));
+      }
+      if (st.ok()) {
+        std::vector<std::unique_ptr<Queue>> fresh;
+        {
+          std::lock_guard<std::mutex> lock(admin_mutex_);  // stats_locked() reads io_queues_
+          fresh.swap(io_queues_);
+        }
+        set_state(ControllerState::kLive);
+        ++recovery_.reconnects;
+        if (path_index_ != lost_path_) ++recovery_.failovers;
+        auto outage =
+            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lost_at_);
+        recovery_.longest_outage_ms =
+            std::max<uint64_t>(recovery_.longest_outage_ms, static_cast<uint64_t>(outage.count()));
+        NVMF_LOG(WARN, "host") << "reconnected after " << outage.count() << " ms (attempt "
+                               << recovery_.reconnect_attempts << "), cntlid " << cntlid_ << " on "
+                               << recovery_.path << ": the I/O queues' held commands go again";
+        publish_recovery();
+        std::lock_guard<std::mutex> lock(link.m);
+        for (size_t i = 0; i < link.pending.size(); ++i) link.pending[i] = std::move(fresh[i]);
+        link.set_locked(LinkState::kLive);
+        return true;
+      }
+      NVMF_LOG(WARN, "host") << "reconnect attempt " << recovery_.reconnect_attempts
+                             << " failed: " << st.to_string();
+      if (st.nvme_status().has_value() && status_dnr(*st.nvme_status())) {
+        return give_up("the target refused the reconnect with Do Not Retry (" + st.message() + ")");
+      }
+      now = Clock::now();
+      if (now >= loss_deadline) {
+        return give_up("ctrl-loss-tmo " + std::to_string(options_.ctrl_loss_tmo_s) +
+                       " s passed without a reconnect");
+      }
+      next_attempt_ = std::min(now + delay, loss_deadline);
+      publish_recovery();
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(link.m);
+    if (now >= fast_deadline && link.state == LinkState::kReconnecting) {
+      ++recovery_.path_errors;
+      link.set_locked(LinkState::kFailFast);
+    }
+    const Clock::time_point until = link.state == LinkState::kReconnecting
+                                        ? std::min(next_attempt_, fast_deadline)
+                                        : next_attempt_;
+    link.cv.wait_until(lock, until, [&] { return link.stop; });
+    if (link.stop) return false;
+  }
 }
 
 Result<std::unique_ptr<Controller>> Controller::connect(const HostOptions& options) {
@@ -158,6 +365,7 @@ void Controller::set_state(ControllerState state) {
 }
 
 Status Controller::reset() {
+  NVMF_RETURN_IF_ERROR(refuse_if_async("reset"));
   if (state() != ControllerState::kLive) {
     return Status::unavailable(std::string("reset: the controller is ") +
                                controller_state_name(state()) + ", not live");
@@ -291,7 +499,11 @@ Status Controller::with_recovery(const char* what, Op&& op) {
   }
 }
 
-RecoveryStats Controller::recovery_stats() const { return recovery_; }
+RecoveryStats Controller::recovery_stats() const {
+  if (async_.load(std::memory_order_acquire) == nullptr) return recovery_;
+  std::lock_guard<std::mutex> lock(recovery_snapshot_mutex_);
+  return recovery_snapshot_;
+}
 
 bool Controller::is_transport_error(const Status& st) {
   return st.code() == StatusCode::kIo || st.code() == StatusCode::kUnavailable ||
@@ -299,6 +511,7 @@ bool Controller::is_transport_error(const Status& st) {
 }
 
 Status Controller::recover_queues(const Status& why) {
+  NVMF_RETURN_IF_ERROR(refuse_if_async("recover_queues"));
   if (state() == ControllerState::kLive) begin_loss(why);
   if (state() == ControllerState::kDeleting) {
     if (!deleted_by_loss_) return Status::unavailable("controller is not connected");
@@ -442,7 +655,7 @@ void Controller::admin_loop(std::chrono::milliseconds interval, bool keep_alive)
   bool queue_failed = false;
   auto report = [&](const Status& st) {
     if (is_transport_error(st)) {
-      keep_alive_lost_.store(true, std::memory_order_relaxed);
+      mark_keep_alive_lost(st);
       queue_failed = true;
     }
     if (!logged) {
@@ -519,7 +732,7 @@ void Controller::keep_alive_loop(std::chrono::milliseconds interval) {
       continue;
     }
     keep_alive_failures_.fetch_add(1, std::memory_order_relaxed);
-    if (is_transport_error(st)) keep_alive_lost_.store(true, std::memory_order_relaxed);
+    if (is_transport_error(st)) mark_keep_alive_lost(st);
     if (!logged) {
       NVMF_LOG(WARN, "host") << "cntlid " << cntlid_ << ": " << st.to_string();
       logged = true;
@@ -675,6 +888,7 @@ Status Controller::pipeline(Queue& q, const char* verb, uint64_t total, NextComm
 }
 
 Status Controller::write(uint64_t slba, std::span<const DataSegment> segments) {
+  NVMF_RETURN_IF_ERROR(refuse_if_async("Write"));
   NVMF_RETURN_IF_ERROR(check_write_plan(segments, limits_));  // nothing sent if it cannot be
   return with_recovery("Write", [&] { return write_once(slba, segments); });
 }
@@ -698,6 +912,7 @@ Status Controller::write_once(uint64_t slba, std::span<const DataSegment> segmen
 }
 
 Status Controller::read(uint64_t slba, const DataSegment& segment) {
+  NVMF_RETURN_IF_ERROR(refuse_if_async("Read"));
   return with_recovery("Read", [&] { return read_once(slba, segment); });
 }
 
@@ -719,6 +934,7 @@ Status Controller::read_once(uint64_t slba, const DataSegment& segment) {
 }
 
 Status Controller::flush() {
+  NVMF_RETURN_IF_ERROR(refuse_if_async("Flush"));
   return with_recovery("Flush", [&] { return flush_once(); });
 }
 
@@ -743,6 +959,23 @@ Status Controller::keep_alive() {
 
 Status Controller::disconnect() {
   set_state(ControllerState::kDeleting);
+  if (link_) {
+    {
+      std::lock_guard<std::mutex> lock(link_->m);
+      link_->stop = true;
+      for (auto& p : link_->pending) p.reset();
+      link_->set_locked(LinkState::kDeleted);
+    }
+    if (recovery_thread_.joinable()) recovery_thread_.join();
+    {
+      std::lock_guard<std::mutex> lock(link_->m);
+      for (auto& p : link_->pending) p.reset();  // a reconnect that ended while stopping
+    }
+    set_state(ControllerState::kDeleting);
+    // The callers' threads are done with the IoQueues: their connections go before the
+    // shutdown, as Linux deletes the I/O queues first.
+    for (auto& q : async_queues_) q->close();
+  }
   stop_keep_alive();
   std::lock_guard<std::mutex> lock(admin_mutex_);
   if (!admin_) return ok_status();

@@ -25,6 +25,7 @@
 #include "host/commands.h"
 #include "host/identify.h"
 #include "host/io_plan.h"
+#include "host/io_queue.h"
 #include "host/options.h"
 #include "proto/nvme.h"
 
@@ -224,7 +225,8 @@ class Controller {
 
   // The state; thread-safe.
   ControllerState state() const { return state_.load(std::memory_order_acquire); }
-  RecoveryStats recovery_stats() const;  // from the caller's thread
+  // From the caller's thread; with IoQueues (io_queue()) from any thread.
+  RecoveryStats recovery_stats() const;
   const HostOptions& options() const { return options_; }
 
   // What connect() read: Identify Controller, the namespace used (host/identify.h), its LBA
@@ -264,8 +266,38 @@ class Controller {
   // How transfers are cut and whether writes go in-capsule (valid after connect).
   const TransferLimits& transfer_limits() const { return limits_; }
 
+  // Asynchronous I/O (host/io_queue.h, the shape of SPDK's qpairs): the IoQueue of I/O queue
+  // `index` (0 .. num_io_queues() - 1, qid index + 1), used by one thread at a time; several
+  // threads each drive their own. The first call hands every I/O queue to an IoQueue and starts
+  // the controller's recovery thread: a loss any IoQueue or the keep-alive thread reports tears
+  // the association down and reconnects as write() describes (reconnect_delay_s,
+  // fast_io_fail_tmo_s, ctrl_loss_tmo_s), while the IoQueues hold their commands and send them
+  // again on the new association. An IoQueue stays valid across reconnects until the Controller
+  // is destroyed. From then on write(), read(), flush(), reset() and recover_queues() are
+  // refused with kUnavailable and io_queue_by_qid() is null (the queues are the IoQueues').
+  // kInvalidArgument for an index out of range; kUnavailable when the controller is not live.
+  Result<IoQueue*> io_queue(size_t index);
+  // I/O queues connected (what Set Features Number of Queues granted, at most num_io_queues).
+  size_t num_io_queues() const {
+    return async_.load(std::memory_order_relaxed) != nullptr ? async_queues_.size()
+                                                             : io_queues_.size();
+  }
+
  private:
   explicit Controller(const HostOptions& options);
+  class AsyncLink;  // the IoQueueLink of io_queue() (controller.cc)
+  // The recovery thread of asynchronous I/O: waits for a loss, tears down, reconnects, hands the
+  // new I/O queues to the IoQueues.
+  void recovery_loop();
+  // One round of recovery_loop() after a loss: false when the controller was deleted or stopped.
+  bool recover_async();
+  // Copies recovery_ for recovery_stats() from other threads.
+  void publish_recovery();
+  // Refusal of the synchronous I/O calls once the I/O queues are IoQueues.
+  Status refuse_if_async(const char* what) const;
+  // The keep-alive thread saw the association fail: for the next I/O call, or the recovery
+  // thread.
+  void mark_keep_alive_lost(const Status& why);
   Status connect_admin();
   Status connect_io_queues();
   // The admin thread: Keep Alive every KATO / 2 (kato_ms > 0 and send_keep_alive) and, with
@@ -349,6 +381,14 @@ class Controller {
   std::chrono::steady_clock::time_point lost_at_{};
   std::chrono::steady_clock::time_point next_attempt_{};
   RecoveryStats recovery_;
+  // Asynchronous I/O (io_queue()): the link, the IoQueues (after pd_: destroyed first), and the
+  // recovery thread. async_ is read by the keep-alive thread (set once, before it matters).
+  std::unique_ptr<AsyncLink> link_;
+  std::atomic<AsyncLink*> async_{nullptr};
+  std::vector<std::unique_ptr<IoQueue>> async_queues_;
+  std::thread recovery_thread_;
+  mutable std::mutex recovery_snapshot_mutex_;
+  RecoveryStats recovery_snapshot_;
   std::vector<TransportPath> paths_;  // transport_paths(options_)
   size_t path_index_ = 0;             // the path of the current (or last) association
   size_t lost_path_ = 0;              // the path of the association lost last

@@ -21,6 +21,7 @@
 #include "common/verbs/registered_buffer.h"
 #include "common/verbs/verbs.h"
 #include "host/channel.h"
+#include "host/io_channel.h"
 #include "host/io_plan.h"
 #include "host/options.h"
 #include "host/slot_table.h"
@@ -58,16 +59,10 @@ struct QueueCounters {
   uint64_t capsules_with_in_capsule_data = 0;
 };
 
-// Command slots in flight use steady_clock deadlines.
-using Deadline = std::chrono::steady_clock::time_point;
-// Whole milliseconds from now to `deadline` as a poll() timeout: 0 once it passed (or less than
-// 1 ms is left), at most INT32_MAX.
-int remaining_ms(Deadline deadline);
-
 // One connected queue. Not thread-safe: one thread submits and polls (no lock on the fast path).
 // Everything (slots, SQE/CQE buffers, work requests) is allocated in connect(); post() and
 // wait() allocate nothing unless they fail.
-class Queue : public CommandChannel {
+class Queue : public CommandChannel, public IoChannel {
  public:
   // Resolves the address and route (bound to `host_traddr` when given), shares or creates the
   // PD in `pd` (the first queue creates it; later ones must land on the same device), creates
@@ -81,7 +76,7 @@ class Queue : public CommandChannel {
   Queue(const Queue&) = delete;
   Queue& operator=(const Queue&) = delete;
 
-  uint16_t qid() const { return qid_; }
+  uint16_t qid() const override { return qid_; }
   // Entries (SQSIZE + 1 as sent in Connect).
   uint16_t queue_size() const { return queue_size_; }
   // Bytes of max_inline_data the QP got, and whether the asked size was refused and 0 used
@@ -100,11 +95,11 @@ class Queue : public CommandChannel {
   // Set after connect by the controller once Identify says what in-capsule data the target takes.
   // Also used for the I/O queue's Connect data (sent in-capsule when it fits, like Linux).
   void set_in_capsule_policy(const HostInCapsulePolicy& policy) { in_capsule_ = policy; }
-  const HostInCapsulePolicy& in_capsule_policy() const { return in_capsule_; }
+  const HostInCapsulePolicy& in_capsule_policy() const override { return in_capsule_; }
   // Slots available for concurrent commands (queue_size - 1).
-  uint16_t num_slots() const { return slots_ ? slots_->size() : 0; }
+  uint16_t num_slots() const override { return slots_ ? slots_->size() : 0; }
   // Slots not in flight now.
-  uint16_t free_slots() const { return slots_ ? slots_->free_count() : 0; }
+  uint16_t free_slots() const override { return slots_ ? slots_->free_count() : 0; }
 
   // Fast path. Copies `sqe` into a free slot's registered SQE buffer, sets CID = slot index and
   // posts it signalled: SGE 0 is the SQE, SGEs 1..n are `in_capsule` (registered caller memory,
@@ -119,11 +114,14 @@ class Queue : public CommandChannel {
   // slot is taken and counted, but the capsule is not on the wire: call post_deferred() before
   // waiting for it.
   Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> in_capsule,
-                        bool defer = false);
+                        bool defer) override;
+  Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> in_capsule) {
+    return post(sqe, in_capsule, false);
+  }
   // Posts what post(..., true) chained. On an ibv_post_send error the capsules from the failing
   // one on were not sent: their slots are abandoned and the queue is failed (kIo, as post()); the
   // caller recovers as after any transport error. No allocation.
-  Status post_deferred();
+  Status post_deferred() override;
   // Waits until `slot` has both its response and its send completion, then frees it and returns
   // the CQE. kTimeout at `deadline` (the queue is then marked failed: the slot cannot be reused
   // safely); kIo on a work completion error. Completions of other slots found meanwhile are
@@ -141,9 +139,9 @@ class Queue : public CommandChannel {
   //   then failed).
   // - slot_done(slot) / release_slot(slot): as SlotTable::done() and release().
   // None of them allocates on success.
-  Result<int> poll_completions();
+  Result<int> poll_completions() override;
   Status wait_for_completions(Deadline deadline) { return wait_for_work(deadline); }
-  bool slot_done(uint16_t slot) const { return slots_->done(slot); }
+  bool slot_done(uint16_t slot) const override { return slots_->done(slot); }
   // One thread sleeping on many queues at once (bench --threads), in place of
   // wait_for_completions(): the caller fills a pollfd set with wait_fds() of every queue, sleeps
   // in one poll() or epoll set (no longer than the earliest deadline), then calls after_wait() on
@@ -156,9 +154,9 @@ class Queue : public CommandChannel {
   //   (ibv_get_cq_event, ibv_ack_cq_events, re-arm), reads the rdma_cm event when fds[1] fired
   //   (kUnavailable, sticky, once the target disconnected), then kTimeout (the queue is failed)
   //   once `deadline` passed: wait_for_completions()'s results.
-  void wait_fds(pollfd fds[2]) const;
-  Status after_wait(const pollfd fds[2], Deadline deadline);
-  proto::Cqe release_slot(uint16_t slot) { return slots_->release(slot); }
+  void wait_fds(pollfd fds[2]) const override;
+  Status after_wait(const pollfd fds[2], Deadline deadline) override;
+  proto::Cqe release_slot(uint16_t slot) override { return slots_->release(slot); }
 
   // CommandChannel: a setup command through this queue's 4 KiB registered bounce buffer.
   Result<proto::Cqe> run(const proto::Sqe& sqe, std::span<const uint8_t> data_out,

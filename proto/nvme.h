@@ -323,6 +323,18 @@ inline constexpr uint8_t kFeatureKeepAliveTimer = 0x0F;
 inline constexpr uint32_t kRwNlbMask = 0xFFFF;
 // Read/Write CDW12 bit 30: Force Unit Access (the data is durable before the completion).
 inline constexpr uint32_t kRwFua = 1u << 30;
+// Write Zeroes CDW12 bit 25: deallocate the blocks (NVM CS 1.0 §3.2.8).
+inline constexpr uint32_t kWriteZeroesDeac = 1u << 25;
+// Dataset Management: CDW10 bits 7:0 NR (ranges, 0-based), CDW11 bit 2 AD (deallocate); the
+// data is NR + 1 ranges of 16 bytes. NVM CS 1.0 §3.2.3, figure "Dataset Management - Range".
+inline constexpr uint32_t kDsmAttributeDeallocate = 1u << 2;
+inline constexpr uint32_t kDsmMaxRanges = 256;
+struct DsmRange {
+  uint32_t cattr;  // context attributes
+  uint32_t nlb;    // length in logical blocks
+  uint64_t slba;   // starting LBA
+};
+static_assert(sizeof(DsmRange) == 16);
 
 // ---------------------------------------------------------------------------------------------
 // Controller properties (Fabrics: read with Property Get/Set). Base 2.0 §3.1.3 "Controller

@@ -24,17 +24,9 @@ namespace {
 constexpr uint32_t kBroadcastNsid = 0xFFFFFFFF;
 constexpr uint16_t kInvalidNamespace = generic_status(proto::kScInvalidNamespaceOrFormat);
 constexpr uint16_t kInvalidField = generic_status(proto::kScInvalidField);
-// Write Zeroes CDW12 bit 25: deallocate the blocks (NVM CS 1.0 §3.2.8).
-constexpr uint32_t kWriteZeroesDeac = 1u << 25;
-// Dataset Management: CDW10 bits 7:0 NR (ranges, 0-based), CDW11 bit 2 AD (deallocate); each
-// range is 16 bytes: context attributes, length in LBAs, starting LBA (NVM CS 1.0 §3.2.3).
-constexpr uint32_t kDsmAttributeDeallocate = 1u << 2;
-struct DsmRange {
-  uint32_t cattr;
-  uint32_t nlb;
-  uint64_t slba;
-};
-static_assert(sizeof(DsmRange) == 16);
+using proto::DsmRange;
+using proto::kDsmAttributeDeallocate;
+using proto::kWriteZeroesDeac;
 // Log at most this many backend errors per queue at WARN (then one line per 1000).
 constexpr uint32_t kIoErrorsLogged = 16;
 

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// IoChannel: what an IoQueue (host/io_queue.h) needs of one connected I/O queue. Queue
+// (host/queue.h) is the RDMA one; the unit tests drive IoQueue through a fake.
+#ifndef NVMF_HOST_IO_CHANNEL_H_
+#define NVMF_HOST_IO_CHANNEL_H_
+
+#include <poll.h>
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+
+#include "common/in_capsule.h"
+#include "common/status.h"
+#include "host/io_plan.h"
+#include "proto/nvme.h"
+
+namespace nvmf::host {
+
+// Command slots in flight use steady_clock deadlines.
+using Deadline = std::chrono::steady_clock::time_point;
+// Whole milliseconds from now to `deadline` as a poll() timeout: 0 once it passed (or less than
+// 1 ms is left), at most INT32_MAX.
+int remaining_ms(Deadline deadline);
+
+// One connected queue's command engine, used by one thread. The calls are Queue's (host/queue.h
+// says what each does and which errors it returns); none allocates on success.
+class IoChannel {
+ public:
+  virtual ~IoChannel() = default;
+
+  virtual uint16_t qid() const = 0;
+  // Slots for concurrent commands (CID = slot), and those free now.
+  virtual uint16_t num_slots() const = 0;
+  virtual uint16_t free_slots() const = 0;
+  // What in-capsule data the target takes on this queue (common/in_capsule.h).
+  virtual const HostInCapsulePolicy& in_capsule_policy() const = 0;
+  // Posts `sqe` (CID set to the slot) with `in_capsule` pieces after it; the slot.
+  // kResourceExhausted: no free slot; kIo / kUnavailable: the queue failed.
+  virtual Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> in_capsule,
+                                bool defer) = 0;
+  virtual Status post_deferred() = 0;
+  // One look at the completion queue: how many work completions it handled (0: none yet).
+  // Errors: kIo (a work completion error), kUnavailable (the target disconnected).
+  virtual Result<int> poll_completions() = 0;
+  // True once `slot` has its response and its send completion; release_slot() then frees it
+  // and returns the CQE.
+  virtual bool slot_done(uint16_t slot) const = 0;
+  virtual proto::Cqe release_slot(uint16_t slot) = 0;
+  // Sleeping on the queue: fds[0] the completion channel (-1 when busy-polled), fds[1] the
+  // rdma_cm channel; after poll(), after_wait() consumes what fired (kUnavailable once the
+  // target disconnected, kTimeout at `deadline`: the queue is then failed).
+  virtual void wait_fds(pollfd fds[2]) const = 0;
+  virtual Status after_wait(const pollfd fds[2], Deadline deadline) = 0;
+};
+
+}  // namespace nvmf::host
+
+#endif  // NVMF_HOST_IO_CHANNEL_H_

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// IoQueue over a scripted connection (FakeChannel) and association (FakeLink): commands as
+// encoded, callbacks, refusals, and recovery (held commands sent again in order on a new
+// connection, Host Pathing Error past fast_io_fail_tmo, a silent queue's timeout).
+#include "host/io_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/nvme_status.h"
+#include "proto/nvme.h"
+
+namespace nvmf::host {
+namespace {
+
+constexpr uint32_t kLba = 512;
+
+class FakeChannel : public IoChannel {
+ public:
+  struct Post {
+    proto::Sqe sqe;
+    std::vector<Piece> pieces;
+  };
+  FakeChannel(uint16_t slots, bool* destroyed = nullptr)
+      : busy_(slots), done_(slots), cqe_(slots), destroyed_(destroyed) {
+    policy_.enabled = true;
+    policy_.max_bytes = 8192;
+    policy_.max_segments = 4;
+  }
+  ~FakeChannel() override {
+    if (destroyed_ != nullptr) *destroyed_ = true;
+  }
+
+  uint16_t qid() const override { return 1; }
+  uint16_t num_slots() const override { return static_cast<uint16_t>(busy_.size()); }
+  uint16_t free_slots() const override {
+    uint16_t n = 0;
+    for (bool b : busy_) n += b ? 0 : 1;
+    return n;
+  }
+  const HostInCapsulePolicy& in_capsule_policy() const override { return policy_; }
+  Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> pieces, bool) override {
+    if (!fail_post.ok()) return fail_post;
+    for (uint16_t s = 0; s < busy_.size(); ++s) {
+      if (busy_[s]) continue;
+      busy_[s] = true;
+      done_[s] = false;
+      Post p{sqe, std::vector<Piece>(pieces.begin(), pieces.end())};
+      p.sqe.cid = s;
+      posts.push_back(p);
+      return s;
+    }
+    return Status::resource_exhausted("no free slot");
+  }
+  Status post_deferred() override { return ok_status(); }
+  Result<int> poll_completions() override {
+    if (!fail_poll.ok()) return fail_poll;
+    int n = pending_;
+    pending_ = 0;
+    return n;
+  }
+  bool slot_done(uint16_t slot) const override { return busy_[slot] && done_[slot]; }
+  proto::Cqe release_slot(uint16_t slot) override {
+    busy_[slot] = done_[slot] = false;
+    return cqe_[slot];
+  }
+  void wait_fds(pollfd fds[2]) const override {
+    fds[0] = pollfd{-1, POLLIN, 0};
+    fds[1] = pollfd{-1, POLLIN, 0};
+  }
+  Status after_wait(const pollfd[2], Deadline) override { return ok_status(); }
+
+  // The target answers the command in `slot` (the phase bit set, as on the wire).
+  void complete(uint16_t slot, uint16_t status = 0, uint32_t dw0 = 0) {
+    cqe_[slot] = proto::Cqe{dw0, 0, 0, 1, slot, static_cast<uint16_t>(status | 1)};
+    done_[slot] = true;
+    ++pending_;
+  }
+  // Every slot in flight answered with success.
+  void complete_all() {
+    for (uint16_t s = 0; s < busy_.size(); ++s) {
+      if (busy_[s] && !done_[s]) complete(s);
+    }
+  }
+
+  std::vector<Post> posts;
+  Status fail_post;
+  Status fail_poll;
+
+ private:
+  std::vector<bool> busy_;
+  std::vector<bool> done_;
+  std::vector<proto::Cqe> cqe_;
+  int pending_ = 0;
+  HostInCapsulePolicy policy_;
+  bool* destroyed_;
+};
+
+class FakeLink : public IoQueueLink {
+ public:
+  const std::atomic<uint64_t>& generation() const override { return gen; }
+  Update update(size_t index) override {
+    Update u;
+    u.generation = gen.load();
+    u.state = state;
+    auto it = next.find(index);
+    if (it != next.end()) {
+      u.channel = std::move(it->second);
+      next.erase(it);
+    }
+    return u;
+  }
+  void report_loss(size_t index, uint64_t generation, const Status& why) override {
+    losses.push_back({index, generation, why.to_string()});
+  }
+  void wait_for_change(uint64_t, Deadline) override {}
+
+  // The association went down (through any queue): reconnecting.
+  void lose() {
+    state = LinkState::kReconnecting;
+    gen.fetch_add(1);
+  }
+  // A new association: queue 0's new connection.
+  void reconnect(std::unique_ptr<IoChannel> ch) {
+    next[0] = std::move(ch);
+    state = LinkState::kLive;
+    gen.fetch_add(1);
+  }
+  void set(LinkState s) {
+    state = s;
+    gen.fetch_add(1);
+  }
+
+  struct Loss {
+    size_t index;
+    uint64_t generation;
+    std::string why;
+  };
+  std::atomic<uint64_t> gen{7};
+  LinkState state = LinkState::kLive;
+  std::map<size_t, std::unique_ptr<IoChannel>> next;
+  std::vector<Loss> losses;
+};
+
+// What the callbacks saw, in order.
+struct Seen {
+  std::vector<IoCompletion> completions;
+  std::vector<uint64_t> tags;
+};
+struct Tagged {
+  Seen* seen;
+  uint64_t tag;
+};
+void record(void* arg, const IoCompletion& c) {
+  auto* t = static_cast<Tagged*>(arg);
+  t->seen->completions.push_back(c);
+  t->seen->tags.push_back(t->tag);
+}
+
+class IoQueueTest : public ::testing::Test {
+ protected:
+  IoQueueTest() : data_(1 << 20) {
+    for (size_t i = 0; i < 64; ++i) tags_[i] = Tagged{&seen_, i};
+  }
+  IoQueue::Params params(uint16_t depth = 0) {
+    IoQueue::Params p;
+    p.nsid = 3;
+    p.depth = depth;
+    p.limits.lba_size = kLba;
+    p.limits.max_command_bytes = 128 * 1024;
+    p.limits.in_capsule.enabled = true;
+    p.limits.in_capsule.max_bytes = 8192;
+    p.limits.in_capsule.max_segments = 4;
+    return p;
+  }
+  // Builds the queue over a new FakeChannel of `slots` slots; channel() points at it.
+  void make(uint16_t slots, uint16_t depth = 0) {
+    auto ch = std::make_unique<FakeChannel>(slots, &destroyed_);
+    ch_ = ch.get();
+    q_ = std::make_unique<IoQueue>(params(depth), link_, std::move(ch));
+  }
+  DataSegment seg(size_t offset, size_t length) {
+    return DataSegment{data_.data() + offset, length, 0x11, 0x22};
+  }
+  Status write(uint64_t slba, size_t bytes, uint64_t tag) {
+    DataSegment s = seg(slba * kLba % (data_.size() - bytes), bytes);
+    return q_->submit_write(slba, std::span<const DataSegment>(&s, 1), record, &tags_[tag]);
+  }
+  // Runs process_completions() until `n` callbacks ran in all (at most 100 calls).
+  void reap(size_t n) {
+    for (int i = 0; i < 100 && seen_.completions.size() < n; ++i) {
+      ASSERT_TRUE(q_->process_completions().ok());
+    }
+    ASSERT_EQ(seen_.completions.size(), n);
+  }
+
+  std::vector<uint8_t> data_;
+  FakeLink link_;
+  FakeChannel* ch_ = nullptr;
+  bool destroyed_ = false;
+  std::unique_ptr<IoQueue> q_;
+  Seen seen_;
+  Tagged tags_[64];
+};
+
+TEST_F(IoQueueTest, WritesGoInCapsuleOrKeyedAndEachCallbackRunsOnce) {
+  make(8);
+  ASSERT_TRUE(write(10, 4096, 1).ok());       // fits the 8192 bytes in-capsule
+  ASSERT_TRUE(write(20, 64 * 1024, 2).ok());  // does not: keyed
+  ASSERT_EQ(ch_->posts.size(), 2u);
+  const FakeChannel::Post& in = ch_->posts[0];
+  EXPECT_EQ(in.sqe.opcode, proto::kNvmWrite);
+  EXPECT_EQ(in.sqe.nsid, 3u);
+  EXPECT_EQ(in.sqe.cdw10, 10u);
+  EXPECT_EQ(in.sqe.cdw12, 4096u / kLba - 1);
+  EXPECT_EQ(in.sqe.dptr.id, 0x01);  // SGL Data Block, subtype Offset: in-capsule
+  ASSERT_EQ(in.pieces.size(), 1u);
+  EXPECT_EQ(in.pieces[0].length, 4096u);
+  EXPECT_EQ(in.pieces[0].lkey, 0x11u);
+  const FakeChannel::Post& keyed = ch_->posts[1];
+  EXPECT_EQ(keyed.sqe.dptr.id, 0x40);  // Keyed SGL Data Block
+  EXPECT_EQ(keyed.sqe.dptr.keyed_length(), 64u * 1024);
+  EXPECT_EQ(uint32_t{keyed.sqe.dptr.keyed.key}, 0x22u);
+  EXPECT_TRUE(keyed.pieces.empty());
+  EXPECT_EQ(q_->outstanding(), 2u);
+
+  ch_->complete(1, 0, 0xAB);
+  reap(1);
+  EXPECT_EQ(seen_.tags[0], 2u);
+  EXPECT_EQ(seen_.completions[0].status, 0);  // the phase bit is not part of the status
+  EXPECT_EQ(seen_.completions[0].dw0, 0xABu);
+  ch_->complete(0);
+  reap(2);
+  EXPECT_EQ(seen_.tags[1], 1u);
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_EQ(seen_.completions.size(), 2u) << "no callback runs twice";
+  EXPECT_EQ(q_->outstanding(), 0u);
+  EXPECT_EQ(q_->stats().submitted, 2u);
+  EXPECT_EQ(q_->stats().completed, 2u);
+}
+
+TEST_F(IoQueueTest, ReadsAreKeyedAndCarryFua) {
+  make(8);
+  DataSegment d = seg(0, 8192);
+  ASSERT_TRUE(q_->submit_read(0x1'0000'0005ull, d, record, &tags_[0], /*fua=*/true).ok());
+  ASSERT_EQ(ch_->posts.size(), 1u);
+  const proto::Sqe& s = ch_->posts[0].sqe;
+  EXPECT_EQ(s.opcode, proto::kNvmRead);
+  EXPECT_EQ(s.cdw10, 5u);
+  EXPECT_EQ(s.cdw11, 1u);
+  EXPECT_EQ(s.cdw12, proto::kRwFua | (8192u / kLba - 1));
+  EXPECT_EQ(s.dptr.id, 0x40);
+  EXPECT_EQ(s.dptr.addr, reinterpret_cast<uint64_t>(data_.data()));
+  EXPECT_TRUE(ch_->posts[0].pieces.empty());
+}
+
+TEST_F(IoQueueTest, FlushWriteZeroesAndDeallocateAreEncoded) {
+  make(8);
+  ASSERT_TRUE(q_->submit_flush(record, &tags_[0]).ok());
+  ASSERT_TRUE(q_->submit_write_zeroes(100, 65536, record, &tags_[1]).ok());
+  auto* ranges = reinterpret_cast<proto::DsmRange*>(data_.data());
+  ranges[0] = proto::DsmRange{0, 8, 16};
+  ranges[1] = proto::DsmRange{0, 8, 64};
+  ASSERT_TRUE(q_->submit_deallocate(seg(0, 4096), 2, record, &tags_[2]).ok());
+  ASSERT_EQ(ch_->posts.size(), 3u);
+  EXPECT_EQ(ch_->posts[0].sqe.opcode, proto::kNvmFlush);
+  EXPECT_EQ(ch_->posts[0].sqe.nsid, 3u);
+  EXPECT_TRUE(ch_->posts[0].pieces.empty());
+  EXPECT_EQ(ch_->posts[1].sqe.opcode, proto::kNvmWriteZeroes);
+  EXPECT_EQ(ch_->posts[1].sqe.cdw10, 100u);
+  EXPECT_EQ(ch_->posts[1].sqe.cdw12, 65535u);
+  const FakeChannel::Post& dsm = ch_->posts[2];
+  EXPECT_EQ(dsm.sqe.opcode, proto::kNvmDatasetManagement);
+  EXPECT_EQ(dsm.sqe.cdw10, 1u);  // NR is 0-based
+  EXPECT_EQ(dsm.sqe.cdw11, proto::kDsmAttributeDeallocate);
+  ASSERT_EQ(dsm.pieces.size(), 1u);  // 32 bytes of ranges: in-capsule
+  EXPECT_EQ(dsm.pieces[0].length, 32u);
+  EXPECT_EQ(dsm.sqe.dptr.unkeyed.length, 32u);
+}
+
+TEST_F(IoQueueTest, RefusesWhatOneCommandCannotCarryWithoutACallback) {
+  make(2);
+  DataSegment odd = seg(0, 1000);
+  EXPECT_EQ(q_->submit_read(0, odd, record, &tags_[0]).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(write(0, 256 * 1024, 0).code(), StatusCode::kInvalidArgument);  // > 128 KiB
+  // Two segments of 64 KiB: too big in-capsule, and a keyed SGL describes one piece.
+  DataSegment two[2] = {seg(0, 65536), seg(131072, 65536)};
+  EXPECT_EQ(q_->submit_write(0, two, record, &tags_[0]).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(q_->submit_write_zeroes(0, 65537, record, &tags_[0]).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(q_->submit_deallocate(seg(0, 16), 2, record, &tags_[0]).code(),
+            StatusCode::kInvalidArgument);
+  ASSERT_TRUE(write(0, 512, 1).ok());
+  ASSERT_TRUE(write(1, 512, 2).ok());
+  EXPECT_EQ(write(2, 512, 3).code(), StatusCode::kResourceExhausted);  // depth 2
+  EXPECT_EQ(ch_->posts.size(), 2u);
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_TRUE(seen_.completions.empty());
+}
+
+TEST_F(IoQueueTest, AnNvmeErrorReachesTheCallbackAsItCame) {
+  make(4);
+  ASSERT_TRUE(write(5, 4096, 0).ok());
+  const uint16_t lba_range = make_status(proto::kSctGeneric, proto::kScLbaOutOfRange, true);
+  ch_->complete(0, lba_range);
+  reap(1);
+  EXPECT_EQ(seen_.completions[0].status, lba_range);
+  EXPECT_TRUE(link_.losses.empty()) << "an NVMe status is the command's, not the connection's";
+}
+
+// A callback that submits the next read until `left` reads have been done.
+struct Chain {
+  IoQueue* q;
+  DataSegment d;
+  int left;
+  int done = 0;
+};
+void chain_next(void* arg, const IoCompletion&) {
+  auto* c = static_cast<Chain*>(arg);
+  ++c->done;
+  if (--c->left > 0) {
+    ASSERT_TRUE(c->q->submit_read(c->done, c->d, chain_next, c).ok());
+  }
+}
+
+TEST_F(IoQueueTest, ACallbackMaySubmitOnItsQueue) {
+  make(4, /*depth=*/1);
+  ASSERT_EQ(q_->depth(), 1u);
+  Chain c{q_.get(), seg(0, 512), 5};
+  ASSERT_TRUE(q_->submit_read(0, c.d, chain_next, &c).ok());
+  for (int i = 0; i < 5; ++i) {
+    ch_->complete_all();
+    ASSERT_TRUE(q_->process_completions().ok());
+  }
+  EXPECT_EQ(c.done, 5);
+  EXPECT_EQ(ch_->posts.size(), 5u);
+  EXPECT_EQ(ch_->posts[4].sqe.cdw10, 4u);
+  EXPECT_EQ(q_->outstanding(), 0u);
+}
+
+TEST_F(IoQueueTest, ALostConnectionHoldsCommandsAndSendsThemAgainInOrder) {
+  make(8);
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(write(100 + i, 4096, i).ok());
+  ch_->complete(1);  // the second one answered before the loss: not sent again
+  ch_->fail_poll = Status::io("work completion error: transport retry counter exceeded");
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_TRUE(destroyed_) << "the failed connection is dropped";
+  ASSERT_EQ(link_.losses.size(), 1u);
+  EXPECT_EQ(link_.losses[0].index, 0u);
+  EXPECT_EQ(link_.losses[0].generation, 7u);
+  EXPECT_NE(link_.losses[0].why.find("retry counter"), std::string::npos);
+  EXPECT_TRUE(seen_.completions.empty());
+  EXPECT_EQ(q_->link_state(), LinkState::kReconnecting);
+  EXPECT_EQ(q_->outstanding(), 3u);
+  // Accepted while reconnecting: held behind the others.
+  ASSERT_TRUE(write(103, 4096, 3).ok());
+  link_.lose();
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_TRUE(seen_.completions.empty());
+
+  auto next = std::make_unique<FakeChannel>(8);
+  FakeChannel* ch2 = next.get();
+  link_.reconnect(std::move(next));
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_EQ(q_->link_state(), LinkState::kLive);
+  ASSERT_EQ(ch2->posts.size(), 4u);
+  const uint32_t want[4] = {100, 101, 102, 103};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(ch2->posts[i].sqe.cdw10, want[i]) << i;
+    ASSERT_EQ(ch2->posts[i].pieces.size(), 1u);
+    EXPECT_EQ(ch2->posts[i].pieces[0].addr,
+              reinterpret_cast<uint64_t>(data_.data()) + want[i] * kLba % (data_.size() - 4096));
+  }
+  ch2->complete_all();
+  reap(4);
+  EXPECT_EQ(seen_.completions[0].resubmissions + seen_.completions[1].resubmissions +
+                seen_.completions[2].resubmissions + seen_.completions[3].resubmissions,
+            3u);
+  EXPECT_EQ(q_->stats().resubmitted, 3u);
+  EXPECT_EQ(q_->stats().losses, 1u);
+}
+
+TEST_F(IoQueueTest, AnotherQueuesLossTakesThisConnectionDownToo) {
+  make(8);
+  ASSERT_TRUE(write(1, 4096, 0).ok());
+  link_.lose();  // the admin queue or another I/O queue failed
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_TRUE(destroyed_);
+  EXPECT_TRUE(link_.losses.empty()) << "nothing to report: the link knows";
+  auto next = std::make_unique<FakeChannel>(8);
+  FakeChannel* ch2 = next.get();
+  link_.reconnect(std::move(next));
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_EQ(ch2->posts.size(), 1u);
+  ch2->complete_all();
+  reap(1);
+  EXPECT_EQ(seen_.completions[0].status, 0);
+  EXPECT_EQ(seen_.completions[0].resubmissions, 1u);
+}
+
+TEST_F(IoQueueTest, PastFastIoFailHeldCommandsFailWithHostPathingError) {
+  make(8);
+  ASSERT_TRUE(write(1, 4096, 0).ok());
+  ASSERT_TRUE(write(2, 4096, 1).ok());
+  ch_->fail_poll = Status::unavailable("the target disconnected");
+  ASSERT_TRUE(q_->process_completions().ok());
+  link_.set(LinkState::kFailFast);
+  reap(2);
+  const uint16_t path_error = make_status(proto::kSctPath, proto::kScHostPathingError);
+  EXPECT_EQ(seen_.completions[0].status, path_error);
+  EXPECT_EQ(seen_.completions[1].status, path_error);
+  EXPECT_EQ(seen_.tags[0], 0u);
+  Status refused = write(3, 4096, 2);
+  EXPECT_EQ(refused.code(), StatusCode::kNvmeError);
+  ASSERT_TRUE(refused.nvme_status().has_value());
+  EXPECT_EQ(*refused.nvme_status(), path_error);
+  EXPECT_EQ(q_->stats().path_failures, 2u);
+  // Reconnected after all: commands are taken again.
+  link_.reconnect(std::make_unique<FakeChannel>(8));
+  EXPECT_TRUE(write(3, 4096, 2).ok());
+}
+
+TEST_F(IoQueueTest, DeletedControllerFailsWhatWasInFlight) {
+  make(8);
+  ASSERT_TRUE(write(1, 4096, 0).ok());
+  link_.set(LinkState::kDeleted);
+  reap(1);
+  EXPECT_EQ(seen_.completions[0].status, make_status(proto::kSctPath, proto::kScHostPathingError));
+  EXPECT_TRUE(destroyed_);
+  EXPECT_EQ(q_->submit_flush(record, &tags_[1]).code(), StatusCode::kNvmeError);
+}
+
+TEST_F(IoQueueTest, NoCompletionWithinTheCommandTimeoutIsALoss) {
+  auto ch = std::make_unique<FakeChannel>(4, &destroyed_);
+  IoQueue::Params p = params();
+  p.command_timeout = std::chrono::milliseconds(0);
+  q_ = std::make_unique<IoQueue>(p, link_, std::move(ch));
+  ASSERT_TRUE(write(1, 512, 0).ok());
+  for (int i = 0; i < 1000 && link_.losses.empty(); ++i) {
+    ASSERT_TRUE(q_->process_completions().ok());
+  }
+  ASSERT_EQ(link_.losses.size(), 1u);
+  EXPECT_NE(link_.losses[0].why.find("no completion within 0 ms"), std::string::npos);
+  EXPECT_TRUE(destroyed_);
+  EXPECT_EQ(q_->outstanding(), 1u) << "held for the next association";
+}
+
+TEST_F(IoQueueTest, HeldCommandsWaitForSlotsOnASmallerQueue) {
+  make(8);
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_TRUE(write(i, 512, i).ok());
+  ch_->fail_poll = Status::io("lost");
+  ASSERT_TRUE(q_->process_completions().ok());
+  auto next = std::make_unique<FakeChannel>(2);
+  FakeChannel* ch2 = next.get();
+  link_.reconnect(std::move(next));
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_EQ(ch2->posts.size(), 2u);
+  ch2->complete(0);
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_EQ(ch2->posts.size(), 3u);
+  EXPECT_EQ(ch2->posts[2].sqe.cdw10, 2u);
+  ch2->complete_all();
+  ASSERT_TRUE(q_->process_completions().ok());
+  ch2->complete_all();
+  reap(4);
+  EXPECT_EQ(seen_.tags, (std::vector<uint64_t>{0, 1, 2, 3}));
+}
+
+TEST_F(IoQueueTest, AFailedPostIsALossAndTheCommandIsHeldInItsPlace) {
+  make(8);
+  ASSERT_TRUE(write(1, 512, 0).ok());
+  ch_->fail_post = Status::io("ibv_post_send: Invalid argument");
+  ASSERT_TRUE(write(2, 512, 1).ok()) << "accepted: recovery sends it";
+  ASSERT_EQ(link_.losses.size(), 1u);
+  auto next = std::make_unique<FakeChannel>(8);
+  FakeChannel* ch2 = next.get();
+  link_.reconnect(std::move(next));
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_EQ(ch2->posts.size(), 2u);
+  EXPECT_EQ(ch2->posts[0].sqe.cdw10, 1u);
+  EXPECT_EQ(ch2->posts[1].sqe.cdw10, 2u);
+}
+
+TEST_F(IoQueueTest, ProcessCompletionsRunsAtMostMaxCallbacks) {
+  make(8);
+  for (uint64_t i = 0; i < 5; ++i) ASSERT_TRUE(write(i, 512, i).ok());
+  ch_->complete_all();
+  Result<int> ran = q_->process_completions(2);
+  ASSERT_TRUE(ran.ok());
+  EXPECT_EQ(*ran, 2);
+  ran = q_->process_completions(0);
+  ASSERT_TRUE(ran.ok());
+  EXPECT_EQ(*ran, 3);
+}
+
+TEST(LinkStateTest, Names) {
+  EXPECT_STREQ(link_state_name(LinkState::kLive), "live");
+  EXPECT_STREQ(link_state_name(LinkState::kReconnecting), "reconnecting");
+  EXPECT_STREQ(link_state_name(LinkState::kDeleted), "deleted");
+}
+
+}  // namespace
+}  // namespace nvmf::host
