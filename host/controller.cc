@@ -221,54 +221,21 @@ bool Controller::recover_async() {
   for (;;) {
     Clock::time_point now = Clock::now();
     if (now >= next_attempt_) {
-      ++recovery_.reconnect_attempts;
-      Status st = connect_round((path_index_ + 1) % paths_.size());
-      if (st.ok() &&
-          (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
-        teardown_queues();
-        return give_up("namespace " + std::to_string(before.nsid) +
-                       " changed across the reconnect (LBA size or size)");
-      }
-      if (st.ok() && io_queues_.size() < async_queues_.size()) {
-        teardown_queues();
-        return give_up("the new association has " + std::to_string(io_queues_.size()) +
-                       " I/O queues, the IoQueues " + std::to_string(async_queues_.size()));
-      }
-      if (st.ok()) {
-        std::vector<std::unique_ptr<Queue>> fresh;
-        {
-          std::lock_guard<std::mutex> lock(admin_mutex_);  // stats_locked() reads io_queues_
-          fresh.swap(io_queues_);
-        }
-        set_state(ControllerState::kLive);
-        ++recovery_.reconnects;
-        if (path_index_ != lost_path_) ++recovery_.failovers;
-        auto outage =
-            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lost_at_);
-        recovery_.longest_outage_ms =
-            std::max<uint64_t>(recovery_.longest_outage_ms, static_cast<uint64_t>(outage.count()));
-        NVMF_LOG(WARN, "host") << "reconnected after " << outage.count() << " ms (attempt "
-                               << recovery_.reconnect_attempts << "), cntlid " << cntlid_ << " on "
-                               << recovery_.path << ": the I/O queues' held commands go again";
-        publish_recovery();
-        std::lock_guard<std::mutex> lock(link.m);
-        for (size_t i = 0; i < link.pending.size(); ++i) link.pending[i] = std::move(fresh[i]);
-        link.set_locked(LinkState::kLive);
-        return true;
-      }
-      NVMF_LOG(WARN, "host") << "reconnect attempt " << recovery_.reconnect_attempts
-                             << " failed: " << st.to_string();
-      if (st.nvme_status().has_value() && status_dnr(*st.nvme_status())) {
-        return give_up("the target refused the reconnect with Do Not Retry (" + st.message() + ")");
-      }
-      now = Clock::now();
-      if (now >= loss_deadline) {
-        return give_up("ctrl-loss-tmo " + std::to_string(options_.ctrl_loss_tmo_s) +
-                       " s passed without a reconnect");
-      }
-      next_attempt_ = std::min(now + delay, loss_deadline);
+      std::string message;
+      Attempt a = attempt_reconnect(before, loss_deadline, delay, message);
+      if (a == Attempt::kGiveUp) return give_up(message);
       publish_recovery();
-      continue;
+      if (a == Attempt::kRetry) continue;
+      std::vector<std::unique_ptr<Queue>> fresh;
+      {
+        std::lock_guard<std::mutex> lock(admin_mutex_);  // stats_locked() reads io_queues_
+        fresh.swap(io_queues_);
+      }
+      // Each IoQueue takes its new connection and sends its held commands again.
+      std::lock_guard<std::mutex> lock(link.m);
+      for (size_t i = 0; i < link.pending.size(); ++i) link.pending[i] = std::move(fresh[i]);
+      link.set_locked(LinkState::kLive);
+      return true;
     }
     std::unique_lock<std::mutex> lock(link.m);
     if (now >= fast_deadline && link.state == LinkState::kReconnecting) {
@@ -408,6 +375,56 @@ Status Controller::path_error(const std::string& why) {
       "Host Pathing Error: " + why + " (last loss: " + recovery_.last_loss + ")");
 }
 
+Controller::Attempt Controller::attempt_reconnect(const NamespaceInfo& before,
+                                                  Clock::time_point loss_deadline,
+                                                  std::chrono::seconds delay, std::string& why) {
+  ++recovery_.reconnect_attempts;
+  Status st = connect_round((path_index_ + 1) % paths_.size());
+  if (st.ok() && (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
+    teardown_queues();
+    why = "namespace " + std::to_string(before.nsid) +
+          " changed across the reconnect (LBA size or size)";
+    return Attempt::kGiveUp;
+  }
+  if (st.ok() && async_.load(std::memory_order_relaxed) != nullptr &&
+      io_queues_.size() < async_queues_.size()) {
+    teardown_queues();
+    why = "the new association has " + std::to_string(io_queues_.size()) + " I/O queues, the " +
+          "IoQueues " + std::to_string(async_queues_.size());
+    return Attempt::kGiveUp;
+  }
+  if (st.ok()) {
+    set_state(ControllerState::kLive);
+    ++recovery_.reconnects;
+    if (path_index_ != lost_path_) ++recovery_.failovers;
+    auto outage = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lost_at_);
+    recovery_.longest_outage_ms =
+        std::max<uint64_t>(recovery_.longest_outage_ms, static_cast<uint64_t>(outage.count()));
+    NVMF_LOG(WARN, "host") << "reconnected after " << outage.count() << " ms (attempt "
+                           << recovery_.reconnect_attempts << "), cntlid " << cntlid_ << " on "
+                           << recovery_.path;
+    return Attempt::kLive;
+  }
+  NVMF_LOG(WARN, "host") << "reconnect attempt " << recovery_.reconnect_attempts
+                         << " failed: " << st.to_string();
+  // A Connect answered with DNR (the host is no longer allowed, the subsystem is gone) fails
+  // the same way every time: no more attempts (Linux 6.10's nvmf_should_reconnect).
+  if (st.nvme_status().has_value() && status_dnr(*st.nvme_status())) {
+    why = "the target refused the reconnect with Do Not Retry (" + st.message() + ")";
+    return Attempt::kGiveUp;
+  }
+  const Clock::time_point now = Clock::now();
+  if (now >= loss_deadline) {
+    why = "ctrl-loss-tmo " + std::to_string(options_.ctrl_loss_tmo_s) +
+          " s passed without a reconnect";
+    return Attempt::kGiveUp;
+  }
+  // Every reconnect_delay, and a last attempt when ctrl-loss-tmo runs out (Linux tries
+  // ceil(ctrl_loss_tmo / reconnect_delay) times).
+  next_attempt_ = std::min(now + delay, loss_deadline);
+  return Attempt::kRetry;
+}
+
 Status Controller::reconnect() {
   using Clock = std::chrono::steady_clock;
   const auto delay = std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
@@ -429,43 +446,15 @@ Status Controller::reconnect() {
   for (;;) {
     Clock::time_point now = Clock::now();
     if (now >= next_attempt_) {
-      ++recovery_.reconnect_attempts;
-      Status st = connect_round((path_index_ + 1) % paths_.size());
-      if (st.ok() &&
-          (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
-        teardown_queues();
-        return give_up("namespace " + std::to_string(before.nsid) +
-                       " changed across the reconnect (LBA size or size)");
+      std::string why;
+      switch (attempt_reconnect(before, loss_deadline, delay, why)) {
+        case Attempt::kLive:
+          return ok_status();
+        case Attempt::kGiveUp:
+          return give_up(why);
+        case Attempt::kRetry:
+          continue;
       }
-      if (st.ok()) {
-        set_state(ControllerState::kLive);
-        ++recovery_.reconnects;
-        if (path_index_ != lost_path_) ++recovery_.failovers;
-        auto outage =
-            std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - lost_at_);
-        recovery_.longest_outage_ms =
-            std::max<uint64_t>(recovery_.longest_outage_ms, static_cast<uint64_t>(outage.count()));
-        NVMF_LOG(WARN, "host") << "reconnected after " << outage.count() << " ms (attempt "
-                               << recovery_.reconnect_attempts << "), cntlid " << cntlid_ << " on "
-                               << recovery_.path;
-        return ok_status();
-      }
-      NVMF_LOG(WARN, "host") << "reconnect attempt " << recovery_.reconnect_attempts
-                             << " failed: " << st.to_string();
-      // A Connect answered with DNR (the host is no longer allowed, the subsystem is gone)
-      // fails the same way every time: no more attempts (Linux 6.10's nvmf_should_reconnect).
-      if (st.nvme_status().has_value() && status_dnr(*st.nvme_status())) {
-        return give_up("the target refused the reconnect with Do Not Retry (" + st.message() + ")");
-      }
-      now = Clock::now();
-      if (now >= loss_deadline) {
-        return give_up("ctrl-loss-tmo " + std::to_string(options_.ctrl_loss_tmo_s) +
-                       " s passed without a reconnect");
-      }
-      // Every reconnect_delay, and a last attempt when ctrl-loss-tmo runs out (Linux tries
-      // ceil(ctrl_loss_tmo / reconnect_delay) times).
-      next_attempt_ = std::min(now + delay, loss_deadline);
-      continue;
     }
     // Past fast-io-fail-tmo a call fails at once unless an attempt is due: the caller's next
     // call goes on reconnecting.

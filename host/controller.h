@@ -291,6 +291,14 @@ class Controller {
   void recovery_loop();
   // One round of recovery_loop() after a loss: false when the controller was deleted or stopped.
   bool recover_async();
+  // One reconnect attempt of recovery (reconnect(), recover_async()): a new association on the
+  // next path. kLive: live again (state, counters, log); kRetry: failed, next_attempt_ set one
+  // `delay` on (or at loss_deadline); kGiveUp: no attempt follows, `why` says why (the namespace
+  // changed, too few I/O queues for the IoQueues, a Connect refused with DNR, ctrl-loss-tmo).
+  enum class Attempt { kLive, kRetry, kGiveUp };
+  using Clock = std::chrono::steady_clock;
+  Attempt attempt_reconnect(const NamespaceInfo& before, Clock::time_point loss_deadline,
+                            std::chrono::seconds delay, std::string& why);
   // Copies recovery_ for recovery_stats() from other threads.
   void publish_recovery();
   // Refusal of the synchronous I/O calls once the I/O queues are IoQueues.
