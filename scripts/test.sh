@@ -85,9 +85,7 @@ if [ $run_unit -eq 1 ]; then
   fi
   # Only the results this invocation reports (its build event file) count: an older test.xml
   # left in bazel-testlogs by an earlier build of a test that no longer builds does not.
-  # --build_tests_only: the tests it runs, not every binary of the tree (the soft-RoCE stage
-  # builds what it runs).
-  bazel test "${unit_config[@]}" //... --test_tag_filters=-rxe --build_tests_only \
+  bazel test "${unit_config[@]}" //... --test_tag_filters=-rxe \
     --build_event_json_file="$results/unit-bep.json" || status=$?
   python3 ci/bazel-test-results.py "$results/unit-bep.json" "$labels" "$unit_xml_dir" || status=1
 fi
