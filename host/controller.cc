@@ -199,13 +199,8 @@ bool Controller::recover_async() {
   begin_loss(why);
   publish_recovery();
   const auto delay = std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
-  const Clock::time_point loss_deadline =
-      options_.ctrl_loss_tmo_s < 0 ? Clock::time_point::max()
-                                   : lost_at_ + std::chrono::seconds(options_.ctrl_loss_tmo_s);
-  const Clock::time_point fast_deadline =
-      options_.fast_io_fail_tmo_s < 0
-          ? Clock::time_point::max()
-          : lost_at_ + std::chrono::seconds(options_.fast_io_fail_tmo_s);
+  const Clock::time_point loss_deadline = after_loss(options_.ctrl_loss_tmo_s);
+  const Clock::time_point fast_deadline = after_loss(options_.fast_io_fail_tmo_s);
   const NamespaceInfo before = identify_.ns;
   auto give_up = [&](const std::string& message) {
     set_state(ControllerState::kDeleting);
@@ -375,6 +370,10 @@ Status Controller::path_error(const std::string& why) {
       "Host Pathing Error: " + why + " (last loss: " + recovery_.last_loss + ")");
 }
 
+Controller::Clock::time_point Controller::after_loss(int seconds) const {
+  return seconds < 0 ? Clock::time_point::max() : lost_at_ + std::chrono::seconds(seconds);
+}
+
 Controller::Attempt Controller::attempt_reconnect(const NamespaceInfo& before,
                                                   Clock::time_point loss_deadline,
                                                   std::chrono::seconds delay, std::string& why) {
@@ -428,13 +427,8 @@ Controller::Attempt Controller::attempt_reconnect(const NamespaceInfo& before,
 Status Controller::reconnect() {
   using Clock = std::chrono::steady_clock;
   const auto delay = std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
-  const Clock::time_point loss_deadline =
-      options_.ctrl_loss_tmo_s < 0 ? Clock::time_point::max()
-                                   : lost_at_ + std::chrono::seconds(options_.ctrl_loss_tmo_s);
-  const Clock::time_point fast_deadline =
-      options_.fast_io_fail_tmo_s < 0
-          ? Clock::time_point::max()
-          : lost_at_ + std::chrono::seconds(options_.fast_io_fail_tmo_s);
+  const Clock::time_point loss_deadline = after_loss(options_.ctrl_loss_tmo_s);
+  const Clock::time_point fast_deadline = after_loss(options_.fast_io_fail_tmo_s);
   auto give_up = [&](const std::string& why) {
     set_state(ControllerState::kDeleting);
     deleted_by_loss_ = true;

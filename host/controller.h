@@ -299,6 +299,8 @@ class Controller {
   using Clock = std::chrono::steady_clock;
   Attempt attempt_reconnect(const NamespaceInfo& before, Clock::time_point loss_deadline,
                             std::chrono::seconds delay, std::string& why);
+  // `seconds` after the last loss (ctrl_loss_tmo_s, fast_io_fail_tmo_s); never when negative.
+  Clock::time_point after_loss(int seconds) const;
   // Copies recovery_ for recovery_stats() from other threads.
   void publish_recovery();
   // Refusal of the synchronous I/O calls once the I/O queues are IoQueues.

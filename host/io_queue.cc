@@ -57,7 +57,6 @@ IoQueue::IoQueue(const Params& params, IoQueueLink& link, std::unique_ptr<IoChan
   posted_.resize(depth_);
   held_.resize(depth_);
   done_.resize(depth_);
-  slot_request_.assign(channel_ ? channel_->num_slots() : 0, kNone);
 }
 
 IoQueue::~IoQueue() = default;
@@ -192,8 +191,6 @@ bool IoQueue::post(uint16_t r) {
     return false;
   }
   q.slot = *slot;
-  if (*slot >= slot_request_.size()) slot_request_.resize(*slot + 1u, kNone);
-  slot_request_[*slot] = r;
   if (n_posted_ == 0) {
     progress_deadline_ = std::chrono::steady_clock::now() + params_.command_timeout;
   }
@@ -219,7 +216,6 @@ void IoQueue::hold_posted() {
   for (uint16_t i = n_posted_; i-- > 0;) {
     const uint16_t r = posted_[i];
     Request& q = requests_[r];
-    slot_request_[q.slot] = kNone;
     q.slot = kNone;
     ++q.resubmissions;
     held_head_ = static_cast<uint16_t>((held_head_ + depth_ - 1) % depth_);
@@ -254,7 +250,6 @@ void IoQueue::follow_link() {
     // A new association: whatever was in flight on the old connection is void.
     hold_posted();
     channel_ = std::move(u.channel);
-    slot_request_.assign(channel_->num_slots(), kNone);
   } else if (u.state != LinkState::kLive && channel_) {
     // The association went down through another queue or the admin queue: this connection
     // belongs to it.
@@ -322,7 +317,6 @@ Result<int> IoQueue::process_completions(int max) {
           continue;
         }
         const proto::Cqe cqe = channel_->release_slot(slot);
-        slot_request_[slot] = kNone;
         requests_[r].slot = kNone;
         posted_[i] = posted_[--n_posted_];
         finish(r, status_without_phase(cqe.status), cqe.dw0);

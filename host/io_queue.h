@@ -200,7 +200,6 @@ class IoQueue {
   std::vector<uint16_t> done_;  // finished requests whose callbacks have not run (ring)
   uint16_t done_head_ = 0;
   uint16_t n_done_ = 0;
-  std::vector<uint16_t> slot_request_;  // channel slot -> request
 
   Deadline progress_deadline_{};  // with commands in flight: no completion by then, kTimeout
   uint32_t idle_polls_ = 0;

@@ -293,6 +293,11 @@ TEST_F(IoQueueTest, RefusesWhatOneCommandCannotCarryWithoutACallback) {
   EXPECT_EQ(q_->submit_write(0, two, record, &tags_[0]).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(q_->submit_write_zeroes(0, 65537, record, &tags_[0]).code(),
             StatusCode::kInvalidArgument);
+  EXPECT_EQ(q_->submit_write_zeroes(0, 0, record, &tags_[0]).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(q_->submit_deallocate(seg(0, 8192), 0, record, &tags_[0]).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(q_->submit_deallocate(seg(0, 8192), 257, record, &tags_[0]).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(q_->submit_deallocate(seg(0, 16), 2, record, &tags_[0]).code(),
             StatusCode::kInvalidArgument);
   ASSERT_TRUE(write(0, 512, 1).ok());
