@@ -19,17 +19,17 @@ DEEP_NQN_OURS=nqn.2024-01.io.nvmf-rdma:deep-writes-ours
 DEEP_NQN_NVMET=nqn.2024-01.io.nvmf-rdma:deep-writes-nvmet
 DEEP_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:3c1d5e7a-9b2f-4d6c-8e0a-1f2b3c4d5e6f
 # The jobs: name and fio options. 64 KiB random writes at iodepth 127 (one job) and 32 (two
-# jobs on disjoint halves), 20 s each; 128 KiB and 1 MiB sequential writes at iodepth 8, 10 s.
+# jobs on disjoint halves), 12 s each; 128 KiB and 1 MiB sequential writes at iodepth 8, 6 s.
 # Every job verifies as it goes (verify_backlog: each 16 blocks written are read back and
 # checked inside the timed run; with time_based alone fio would never reach its read phase).
 # shellcheck disable=SC2034 # read by the scripts that source this file
 DEEP_JOBS=(qd127 qd32x2 seq128k seq1m)
 deep_job_args() { # deep_job_args JOB: fio's options for JOB
   case $1 in
-    qd127) echo "--rw=randwrite --bs=64k --iodepth=127 --numjobs=1 --size=256m --runtime=20" ;;
-    qd32x2) echo "--rw=randwrite --bs=64k --iodepth=32 --numjobs=2 --size=128m --offset_increment=128m --runtime=20" ;;
-    seq128k) echo "--rw=write --bs=128k --iodepth=8 --numjobs=1 --size=256m --runtime=10" ;;
-    seq1m) echo "--rw=write --bs=1m --iodepth=8 --numjobs=1 --size=256m --runtime=10" ;;
+    qd127) echo "--rw=randwrite --bs=64k --iodepth=127 --numjobs=1 --size=256m --runtime=12" ;;
+    qd32x2) echo "--rw=randwrite --bs=64k --iodepth=32 --numjobs=2 --size=128m --offset_increment=128m --runtime=12" ;;
+    seq128k) echo "--rw=write --bs=128k --iodepth=8 --numjobs=1 --size=256m --runtime=6" ;;
+    seq1m) echo "--rw=write --bs=1m --iodepth=8 --numjobs=1 --size=256m --runtime=6" ;;
     *) return 1 ;;
   esac
 }
@@ -199,7 +199,7 @@ deep_run() {
 }
 
 # deep_host_bench TARGET TAG: nvmf-host bench, 64 KiB random writes at iodepth 127 (both targets'
-# I/O queues hold 127 commands) for 20 s with --verify, against TARGET (ours|nvmet); its JSON
+# I/O queues hold 127 commands) for 10 s over 128 MiB with --verify, against TARGET (ours|nvmet); its JSON
 # report goes to $DEEP_OUT/TAG.json. Exit 0 only when the bench succeeded (every read verified)
 # and no queue was lost to a transport error or a command timeout (recovery.losses 0).
 deep_host_bench() {
@@ -208,7 +208,7 @@ deep_host_bench() {
   echo "before: $(deep_counters)" >"$DEEP_OUT/$tag.counters"
   timeout -k 5 120 "$DEEP_HOST_BIN" -a "$NVMF_TARGET_ADDR" -s "$port" -w "$NVMF_HOST_ADDR" \
     -n "$nqn" --hostnqn "$DEEP_HOSTNQN" bench --rw randwrite --bs 65536 --iodepth 127 \
-    --runtime 20 --size 256m --verify --json "$DEEP_OUT/$tag.json" || rc=$?
+    --runtime 10 --size 128m --verify --json "$DEEP_OUT/$tag.json" || rc=$?
   echo "after: $(deep_counters)" >>"$DEEP_OUT/$tag.counters"
   local losses
   losses=$(grep -oE '"losses": *[0-9]+' "$DEEP_OUT/$tag.json" | grep -oE '[0-9]+$')
