@@ -5,7 +5,7 @@
 # alternating), ratios are taken inside each repetition. Not a timed test: it prints figures.
 #
 # Usage: ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS]
-#                            [--out DIR] [--backends | --deep-writes]
+#                            [--out DIR] [--backends | --deep-writes | --ublk]
 #   default: 5 repetitions, 2 s per cell after a 0.5 s ramp (about 20 minutes under emulation);
 #   --quick: 2 repetitions of 1 s cells after 0.2 s (a CI smoke that proves the harness works).
 #   --backends: instead of the RAM comparison, file and block-device namespaces: the
@@ -19,6 +19,11 @@
 #   kernel I/O timeouts and rxe's retry counters per cell (ci/bench/deep-writes-guest.sh;
 #   figures: ci/bench/deep-writes-report.py, deep-writes-report.json/.md; default 3 repetitions,
 #   about 6 minutes in the guest; BENCH_RPS=off runs it with Receive Packet Steering off).
+#   --ublk: instead, block devices of both hosts against Linux nvmet-rdma (null_blk), in a
+#   6.12 guest (ublk_drv): 4 KiB randread QD1 and QD32 and randwrite QD32 through
+#   nvmf-host ublk's /dev/ublkbN and the Linux host's /dev/nvmeXnY (ci/bench/ublk-guest.sh;
+#   figures: ci/bench/ublk-report.py, ublk-report.json/.md; default 3 repetitions of 10 s
+#   cells, about 5 minutes in the guest).
 # Environment: BENCH_POLL (our host's --poll, default busy as in nvmf-host bench; the other mode
 #   gets a cell of its own), BENCH_INLINE_OFF (our host's --max-inline-data for the "inline send
 #   off" cell, default 0). --backends: NVMF_BENCH_URING off (default), on (every nvmf-target with
@@ -35,22 +40,25 @@ ramp=0.5
 out=bench-results
 backends=0
 deep=0
+ublk=0
 reps_given=0
+runtime_given=0
 # Arguments are checked before anything else runs (setup, build, the guest).
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
-prog=bench-compare.sh usage="ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends | --deep-writes] (--help)"
+prog=bench-compare.sh usage="ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends | --deep-writes | --ublk] (--help)"
 # shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
 . "ci/lib/args.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) reps=2 runtime=1 ramp=0.2 reps_given=1; shift ;;
     --reps) reps=$(value "$@") || exit 2; reps_given=1; shift 2 ;;
-    --runtime) runtime=$(value "$@") || exit 2; shift 2 ;;
+    --runtime) runtime=$(value "$@") || exit 2; runtime_given=1; shift 2 ;;
     --ramp) ramp=$(value "$@") || exit 2; shift 2 ;;
     --out) out=$(value "$@") || exit 2; shift 2 ;;
     --backends) backends=1; shift ;;
     --deep-writes) deep=1; shift ;;
-    -h | --help) sed -n '3,26p' "$0"; exit 0 ;;
+    --ublk) ublk=1; shift ;;
+    -h | --help) sed -n '3,31p' "$0"; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
@@ -58,7 +66,7 @@ done
 [[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--runtime wants seconds, not '$runtime'"
 [[ $ramp =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--ramp wants seconds, not '$ramp'"
 if [ -e "$out" ] && ! [ -d "$out" ]; then usage_error "--out: $out is not a directory"; fi
-[ "$backends" = 0 ] || [ "$deep" = 0 ] || usage_error "--backends and --deep-writes exclude each other"
+[ $((backends + deep + ublk)) -le 1 ] || usage_error "--backends, --deep-writes and --ublk exclude each other"
 case ${BENCH_RPS:-on} in on | off) ;; *) usage_error "BENCH_RPS wants on or off, not '$BENCH_RPS'" ;; esac
 # The --backends guest's environment, checked here: a bad value would otherwise be found only
 # minutes into the guest run.
@@ -103,6 +111,26 @@ if [ "$backends" = 1 ]; then
   python3 ci/bench/backends-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
     --command "ci/bench-compare.sh --backends --reps $reps --runtime $runtime --ramp $ramp" || report_rc=$?
   echo "bench-compare.sh: report in $out (backends-report.json, backends-report.md)"
+  [ "$rc" -ne 0 ] || rc=$report_rc
+  exit "$rc"
+fi
+if [ "$ublk" = 1 ]; then
+  rm -rf "$out/raw-ublk"
+  [ "$reps_given" = 1 ] || reps=3
+  [ "$runtime_given" = 1 ] || runtime=10
+  runtime=${runtime%.*}
+  budget=$((reps * 6 * (runtime + 15) + 600))
+  echo "bench-compare.sh --ublk: $reps repetitions of ${runtime}s cells; guest timeout ${budget}s"
+  rc=0
+  NVMF_RXE_KERNEL=6.12 ci/rxe-run --results "$out" --timeout "$budget" \
+    ci/bench/ublk-guest.sh "$bin" "$reps" "$runtime" || rc=$?
+  machine=${machine/@GUEST@/$(sed 's/^kvm$/QEMU KVM guest/; s/^tcg$/QEMU TCG guest/; s/^direct$/no guest (rxe-run direct mode)/' "$out/rxe-run.accel" 2>/dev/null || echo "guest of unknown accelerator")}
+  machine=${machine/Debian kernel 6.1/Debian kernel 6.12}
+  [ -s "$out/raw-ublk/cells.tsv" ] || { echo "bench-compare.sh: no cells recorded (rxe-run exit $rc)" >&2; exit 1; }
+  report_rc=0
+  python3 ci/bench/ublk-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
+    --command "ci/bench-compare.sh --ublk --reps $reps --runtime $runtime" || report_rc=$?
+  echo "bench-compare.sh: report in $out (ublk-report.json, ublk-report.md)"
   [ "$rc" -ne 0 ] || rc=$report_rc
   exit "$rc"
 fi

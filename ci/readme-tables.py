@@ -153,12 +153,10 @@ ROWS = [
       "victim_p99_beside_withholder_within_3x_alone",
       "withholder_queues_torn_down_within_the_stall_bound"], None),
     ("", "beside nvmf-host bench keeping 4 queues x 127 reads of 128 KiB outstanding, with"
-     " `--poll-groups 2` and 1, and on nvmet-rdma: every victim read completes (p99 reported)",
+     " `--poll-groups 2`, and on nvmet-rdma: every victim read completes (p99 reported)",
      "KernelHostBesideHostileHosts",
      ["victim_beside_reader_hog_pg2", "victim_completes_beside_reader_hog_pg2",
-      "victim_disconnect_pg2", "stop_target_pg2", "start_target_pg1", "victim_connect_pg1",
-      "victim_alone_pg1", "victim_beside_reader_hog_pg1", "victim_completes_beside_reader_hog_pg1",
-      "victim_disconnect_pg1", "stop_target_pg1", "nvmet_configfs_apply", "victim_connect_nvmet",
+      "victim_disconnect_pg2", "stop_target_pg2", "nvmet_configfs_apply", "victim_connect_nvmet",
       "victim_alone_nvmet", "victim_beside_reader_hog_nvmet",
       "victim_completes_beside_reader_hog_nvmet_rdma", "victim_disconnect_nvmet",
       "nvmet_configfs_clear"], None),
@@ -266,9 +264,9 @@ ROWS = [
 ]
 
 
-# The second guest kernel's checks: DH-HMAC-CHAP (ci/interop/auth.sh) and the Linux host's ANA
-# failover (ci/interop/ana.sh): (host -> target, what is checked, suite, checks that must all
-# pass).
+# The second guest kernel's checks: DH-HMAC-CHAP (ci/interop/auth.sh), the Linux host's ANA
+# failover (ci/interop/ana.sh) and nvmf-host ublk (ci/interop/ublk.sh): (host -> target, what is
+# checked, suite, checks that must all pass).
 AUTH_ROWS = [
     ("Linux nvme-rdma → nvmf-target", "`nvme connect --dhchap-secret`, fio verify: SHA-256, "
      "SHA-384, SHA-512 with the null group", "KernelHostAuthOnNvmfTarget",
@@ -303,7 +301,26 @@ AUTH_ROWS = [
     ("nvmf-host → nvmf-target", "connect time without a key and per DH group (figures in "
      "performance.md)", "AuthConnectTime", ["nvmf_target"]),
 ] + [(who or "Linux nvme-rdma → nvmf-target", what, suite, names) if i == 0 else
-     (who, what, suite, names) for i, (who, what, suite, names) in enumerate(ANA_ROWS)]
+     (who, what, suite, names) for i, (who, what, suite, names) in enumerate(ANA_ROWS)] + [
+    ("nvmf-host ublk → nvmf-target", "`/dev/ublkbN` with the namespace's size and LBA size; fio "
+     "verify (libaio, direct, QD32, random writes of 4k–128k, read back and checked)",
+     "NvmfHostUblkOnNvmfTarget", ["start_target", "ublk_device_appears",
+                                  "geometry_is_the_namespace", "fio_verify_qd32_4k_to_128k"]),
+    ("", "mkfs.ext4, mount, files checked after a remount, fsck clean; `blkdiscard` (Deallocate) "
+     "and `blkdiscard -z` (Write Zeroes), the range reads back as zeroes",
+     "NvmfHostUblkOnNvmfTarget", ["mkfs_mount_files_fsck_clean", "blkdiscard_and_write_zeroes"]),
+    ("", "the target killed and started again during a fio verify: fio ends without an error",
+     "NvmfHostUblkOnNvmfTarget", ["fio_verify_through_a_target_restart"]),
+    ("", "SIGTERM: the device removed, exit 0, no request failed, every queue thread ended on "
+     "its own", "NvmfHostUblkOnNvmfTarget", ["sigterm_removes_the_device"]),
+    ("", "the target gone past `--ctrl-loss-tmo 3`: the device removed, exit 1 naming "
+     "ctrl-loss-tmo", "NvmfHostUblkCtrlLoss", ["ublk_exits_and_removes_the_device"]),
+    ("nvmf-host ublk → Linux nvmet-rdma", "the same device, fio verify, file system, discard and "
+     "write zeroes, SIGTERM removal", "NvmfHostUblkOnKernelTarget",
+     ["nvmet_configfs", "ublk_device_appears", "geometry_is_the_namespace",
+      "fio_verify_qd32_4k_to_128k", "mkfs_mount_files_fsck_clean", "blkdiscard_and_write_zeroes",
+      "sigterm_removes_the_device"]),
+]
 
 
 def auth_matrix(results):

@@ -260,13 +260,13 @@ class ReadmeTablesTest(unittest.TestCase):
         self.assertEqual(disconnect[2:4], ["", " |"])
 
     def test_every_check_of_the_interop_scripts_has_a_row(self):
-        """Each `check "$s" NAME` / `judge "$s" NAME` of ci/interop/run.sh and file-backend.sh, under
+        """Each `check "$s" NAME` / `judge "$s" NAME` of the ci/interop scripts, under
         the suite of the `s=` before it, is named by a row of the matrix."""
         rows = {(suite_t, n) for _, _, suite_t, names, _ in tables.ROWS for n in names}
         rows |= {(suite, n) for _, _, suite, names in tables.AUTH_ROWS for n in names}
         found = []
         for script in ("interop/run.sh", "interop/file-backend.sh", "interop/auth.sh",
-                       "interop/ana.sh"):
+                       "interop/ana.sh", "interop/ublk.sh"):
             suite = None
             loops = {}
             with open(os.path.join(HERE, script)) as f:

@@ -102,6 +102,7 @@ std::string host_usage(std::string_view subcommand) {
       {"discover", "-a ADDR [OPTIONS] discover [--json [FILE]]"},
       {"conform",
        "-a ADDR -n NQN [OPTIONS] conform [--cases IDS] [--json [FILE]], or conform --list"},
+      {"ublk", "-a ADDR -n NQN [OPTIONS] ublk [--dev-id N] [--max-io-size BYTES] [--json [FILE]]"},
       {"gen-dhchap-key", "gen-dhchap-key [-s HEX] [-l 32|48|64] [-m 0-3] [-n HOSTNQN]"},
   };
   for (const auto& [name, synopsis] : kSynopses) {
@@ -110,7 +111,7 @@ std::string host_usage(std::string_view subcommand) {
              " --help)";
     }
   }
-  return "nvmf-host -a ADDR [-n NQN] [OPTIONS] identify|write|read|bench|discover|conform "
+  return "nvmf-host -a ADDR [-n NQN] [OPTIONS] identify|write|read|bench|discover|conform|ublk "
          "[SUBCOMMAND OPTIONS], or nvmf-host gen-dhchap-key (try nvmf-host --help)";
 }
 

@@ -213,19 +213,21 @@ TEST(PathLists, PortsAreCheckedWithoutAnAddress) {
 // The second line of a usage error: the synopsis of the subcommand used, else of nvmf-host.
 TEST(HostUsage, SynopsisOfEachSubcommand) {
   int checked = 0;
-  for (const char* sub : {"identify", "write", "read", "bench", "discover", "conform"}) {
+  for (const char* sub : {"identify", "write", "read", "bench", "discover", "conform", "ublk"}) {
     const std::string u = host_usage(sub);
     EXPECT_EQ(u.rfind("nvmf-host -a ADDR ", 0), 0u) << u;
     EXPECT_NE(u.find(std::string("] ") + sub), std::string::npos) << u;
     EXPECT_NE(u.find(std::string("(try nvmf-host ") + sub + " --help)"), std::string::npos) << u;
     ++checked;
   }
-  EXPECT_EQ(checked, 6);
+  EXPECT_EQ(checked, 7);
   EXPECT_NE(host_usage("read").find("read -d FILE -l LENGTH"), std::string::npos);
+  EXPECT_NE(host_usage("ublk").find("ublk [--dev-id N]"), std::string::npos);
   for (const char* top : {"", "frobnicate"}) {
-    EXPECT_EQ(host_usage(top),
-              "nvmf-host -a ADDR [-n NQN] [OPTIONS] identify|write|read|bench|discover|conform "
-              "[SUBCOMMAND OPTIONS], or nvmf-host gen-dhchap-key (try nvmf-host --help)");
+    EXPECT_EQ(
+        host_usage(top),
+        "nvmf-host -a ADDR [-n NQN] [OPTIONS] identify|write|read|bench|discover|conform|ublk "
+        "[SUBCOMMAND OPTIONS], or nvmf-host gen-dhchap-key (try nvmf-host --help)");
   }
   EXPECT_EQ(host_usage("gen-dhchap-key").rfind("nvmf-host gen-dhchap-key [-s HEX]", 0), 0u);
 }

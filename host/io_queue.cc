@@ -333,18 +333,25 @@ Result<int> IoQueue::process_completions(int max) {
   return run_callbacks(max);
 }
 
-void IoQueue::wait(Deadline deadline) {
+void IoQueue::wait(Deadline deadline, int also_fd) {
   if (n_done_ > 0) return;
   if (generation_.load(std::memory_order_acquire) != seen_generation_) return;
   if (!channel_) {
-    link_.wait_for_change(seen_generation_, deadline);
+    if (also_fd < 0) {
+      link_.wait_for_change(seen_generation_, deadline);
+      return;
+    }
+    pollfd other{also_fd, POLLIN, 0};
+    const Deadline recheck = std::chrono::steady_clock::now() + kLinkRecheck;
+    (void)::poll(&other, 1, remaining_ms(std::min(deadline, recheck)));
     return;
   }
   if (n_posted_ > 0) deadline = std::min(deadline, progress_deadline_);
-  pollfd fds[2];
+  pollfd fds[3];
   channel_->wait_fds(fds);
-  if (fds[0].fd < 0) return;  // busy-polled: process_completions() looks again at once
-  (void)::poll(fds, 2, remaining_ms(deadline));
+  if (fds[0].fd < 0) return;            // busy-polled: process_completions() looks again at once
+  fds[2] = pollfd{also_fd, POLLIN, 0};  // poll() skips a negative fd
+  (void)::poll(fds, 3, remaining_ms(deadline));
   Status st = channel_->after_wait(fds, n_posted_ > 0 ? progress_deadline_ : Deadline::max());
   if (!st.ok()) lose_channel(st);
 }

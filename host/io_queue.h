@@ -132,7 +132,12 @@ class IoQueue {
   // Sleeps until process_completions() may find work: on the connection's channels (event
   // mode; busy mode returns at once), or on the link while there is no connection; at most
   // until `deadline`.
-  void wait(Deadline deadline);
+  void wait(Deadline deadline) { wait(deadline, -1); }
+  // The same, returning also when `also_fd` is readable (an io_uring, an eventfd: what else the
+  // thread serves; -1 for none). While there is no connection the link cannot be slept on
+  // together with `also_fd`: it is looked at again every kLinkRecheck.
+  void wait(Deadline deadline, int also_fd);
+  static constexpr std::chrono::milliseconds kLinkRecheck{10};
 
   // Drops the connection (the Controller's disconnect(), while no other thread uses this
   // IoQueue): what was in flight or held completes with Host Pathing Error on the next

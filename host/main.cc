@@ -26,6 +26,7 @@
 #include "host/multipath.h"
 #include "host/segments.h"
 #include "target/memlock.h"
+#include "ublk/ublk_cli.h"
 
 namespace nvmf::host {
 namespace {
@@ -567,7 +568,8 @@ int unknown_argument(std::string_view sub, const std::vector<std::string>& extra
 
 int run(int argc, char** argv) {
   CLI::App app{
-      "nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, bench, discover, conform)",
+      "nvmf-host: NVMe over Fabrics RDMA host (identify, write, read, bench, discover, conform, "
+      "ublk)",
       "nvmf-host"};
   app.require_subcommand(0, 1);
   app.fallthrough();
@@ -627,9 +629,12 @@ int run(int argc, char** argv) {
   // conform's --json FILE takes the same optional FILE as every other subcommand's.
   CLI::Option* conform_json = conform->get_option("--json");
   conform_json->expected(0, 1)->type_name("[FILE]");
+  ublk::UblkArgs ublk_args;
+  CLI::App* ublk = ublk::add_ublk_subcommand(app, ublk_args);
+  CLI::Option* ublk_json = ublk->get_option("--json");
   // The connection options belong to the top level but may come after the subcommand too;
   // CLI11 lists them only in the top-level help, so each subcommand's help points there.
-  const std::vector<CLI::App*> subs = {identify, write, read, bench, disc, conform, gen_key};
+  const std::vector<CLI::App*> subs = {identify, write, read, bench, disc, conform, ublk, gen_key};
   for (CLI::App* sub : subs) {
     if (sub == gen_key) continue;
     sub->footer(
@@ -702,7 +707,7 @@ int run(int argc, char** argv) {
   if (sub.empty()) {
     return host_usage_error(sub,
                             "a subcommand is required: identify, write, read, bench, discover, "
-                            "conform or gen-dhchap-key");
+                            "conform, ublk or gen-dhchap-key");
   }
   // The data file of write and read: -d/--data (or its hidden older spelling); read's -l.
   for (auto [cmd, file] : {std::pair{write, &w.file}, std::pair{read, &r.file}}) {
@@ -713,13 +718,14 @@ int run(int argc, char** argv) {
   }
   const IoPolicy policy = *parse_iopolicy(iopolicy);  // CLI11 checked the set
   const bool multi = multipath == "multipath";
-  if (multi && (conform->parsed() || disc->parsed())) {
+  if (multi && (conform->parsed() || disc->parsed() || ublk->parsed())) {
     return host_usage_error(sub, "-x multipath is for identify, write, read and bench; " + sub +
                                      " uses one path at a time");
   }
   bench_args.multipath = multi;
   bench_args.iopolicy = policy;
   if (conform_json->count() > 0 && conform_args.json.empty()) conform_args.json = "-";
+  if (ublk_json->count() > 0 && ublk_args.json.empty()) ublk_args.json = "-";
   if (conform->parsed() && conform_args.list) return cmd_conform(opts, 0, conform_args);
   if (opts.traddr.empty()) return host_usage_error(sub, "-a,--traddr is required");
   opts.poll_mode = poll_mode == "busy" ? PollMode::kBusy : PollMode::kEvent;
@@ -732,11 +738,12 @@ int run(int argc, char** argv) {
   const uint32_t queue_size = bench->parsed()
                                   ? std::max<uint32_t>(opts.queue_size, bench_args.iodepth + 1)
                                   : opts.queue_size;
-  const std::string refusal =
-      memlock_refusal("nvmf-host",
-                      host_memlock_bytes(queue_size, bench->parsed() ? bench_args.numjobs : 0,
-                                         bench_args.iodepth, bench_args.bs_list),
-                      current_memlock_limit());
+  uint64_t memlock = host_memlock_bytes(queue_size, bench->parsed() ? bench_args.numjobs : 0,
+                                        bench_args.iodepth, bench_args.bs_list);
+  if (ublk->parsed()) {
+    memlock += ublk::ublk_buffer_bytes(opts.num_io_queues, opts.queue_size, ublk_args.max_io_size);
+  }
+  const std::string refusal = memlock_refusal("nvmf-host", memlock, current_memlock_limit());
   if (!refusal.empty()) {
     std::cerr << refusal << "\n";
     return kExitRuntime;
@@ -757,6 +764,7 @@ int run(int argc, char** argv) {
                  : cmd_write<Controller>(opts, w, policy);
   }
   if (bench->parsed()) return cmd_bench(opts, bench_args);
+  if (ublk->parsed()) return ublk::cmd_ublk(opts, ublk_args);
   return multi ? cmd_read<MultipathController>(opts, r, policy)
                : cmd_read<Controller>(opts, r, policy);
 }

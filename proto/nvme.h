@@ -541,6 +541,11 @@ static_assert(offsetof(IdentifyController, maxcmd) == 514);
 static_assert(offsetof(IdentifyController, nn) == 516);
 static_assert(offsetof(IdentifyController, oncs) == 520);
 static_assert(offsetof(IdentifyController, vwc) == 525);
+// ONCS bits (Identify Controller bytes 521:520, Base 2.0 §5.17.2.1).
+inline constexpr uint16_t kOncsDatasetManagement = 1u << 2;
+inline constexpr uint16_t kOncsWriteZeroes = 1u << 3;
+// VWC bit 0 (Identify Controller byte 525): a volatile write cache is present.
+inline constexpr uint8_t kVwcPresent = 1u << 0;
 static_assert(offsetof(IdentifyController, awupf) == 528);
 static_assert(offsetof(IdentifyController, sgls) == 536);
 static_assert(offsetof(IdentifyController, subnqn) == 768);

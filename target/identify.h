@@ -33,9 +33,8 @@ struct IdentifyControllerParams {
   std::string_view firmware;  // FR, at most 8
 };
 
-// ONCS bits (Identify Controller bytes 521:520, Base 2.0 §5.17.2.1).
-inline constexpr uint16_t kOncsDatasetManagement = 1u << 2;
-inline constexpr uint16_t kOncsWriteZeroes = 1u << 3;
+using proto::kOncsDatasetManagement;
+using proto::kOncsWriteZeroes;
 // DLFEAT (Identify Namespace byte 33, NVM CS 1.0 §4.1.5.1): bit 3 = the Deallocate bit of Write
 // Zeroes is supported; bits 2:0 = 001b: deallocated blocks read as zeroes.
 inline constexpr uint8_t kDlfeatDeallocateReadsZeroes = (1u << 3) | 0x1;

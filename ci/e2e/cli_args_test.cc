@@ -522,8 +522,13 @@ TEST(CliArgs, HostRefusesBadOptions) {
       {"-a 192.0.2.1 -n nqn.x identify --frob", 2, "'--frob'"},
       {"identify --frob", 2, "'--frob'"},
       {"-a 192.0.2.1 -n nqn.x", 2,
-       "identify, write, read, bench, discover, conform or gen-dhchap-key"},
+       "identify, write, read, bench, discover, conform, ublk or gen-dhchap-key"},
       {"-a 192.0.2.1 -n nqn.x identify --json /nonexistent-dir/i.json", 1, "--json"},
+      {"ublk", 2, "nvmf-host: ublk: -a,--traddr is required"},
+      {"-a 192.0.2.1 -n nqn.x ublk --max-io-size 1000", 2, "--max-io-size"},
+      {"-a 192.0.2.1 -n nqn.x ublk --dev-id -3", 2, "--dev-id"},
+      {"-a 192.0.2.1 -n nqn.x ublk --json /nonexistent-dir/u.json", 1, "--json"},
+      {"-a 192.0.2.1,192.0.2.2 -n nqn.x -x multipath ublk", 2, "-x multipath is for"},
       {"-a 192.0.2.1 discover --json /nonexistent-dir/d.json", 1, "--json"},
       {"-a 192.0.2.1 -n nqn.x identify --output-format yaml", 2, "--output-format"},
       {"-a 192.0.2.1 -n nqn.2014-08.org.nvmexpress.discovery identify", 2,
@@ -562,7 +567,7 @@ TEST(CliArgs, HostRefusesBadOptions) {
     EXPECT_EQ(shape_error("nvmf-host", o, c.names), "") << c.args << ": " << o.err;
   }
   // The usage line is the synopsis of the subcommand given, else of nvmf-host.
-  for (const char* sub : {"identify", "write", "read", "bench", "discover", "conform"}) {
+  for (const char* sub : {"identify", "write", "read", "bench", "discover", "conform", "ublk"}) {
     Outcome o = run("host/nvmf-host", std::string("--log-level loud ") + sub);
     EXPECT_EQ(o.exit_code, 2) << sub << ": " << o.err;
     EXPECT_NE(o.err.find("\nusage: nvmf-host -a ADDR "), std::string::npos) << sub << ": " << o.err;
@@ -585,6 +590,17 @@ TEST(CliArgs, HostRefusesBadOptions) {
 
 // `conform --list` needs no target; with --json it writes the catalogue as JSON, one entry per
 // line of the table, and `--json -` puts only the JSON on stdout.
+// Without ublk_drv, `ublk` says so before it connects (192.0.2.1 is unreachable: a connect
+// attempt would fail naming it instead).
+TEST(CliArgs, UblkWithoutUblkDrvSaysSoBeforeConnecting) {
+  if (::access("/dev/ublk-control", F_OK) == 0) GTEST_SKIP() << "ublk_drv is loaded here";
+  Outcome o = run("host/nvmf-host", "-a 192.0.2.1 -n nqn.x ublk");
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(o.err,
+            "nvmf-host ublk: ublk: UNAVAILABLE: /dev/ublk-control is missing: load ublk_drv "
+            "(modprobe ublk_drv; Linux 6.0 or later built with CONFIG_BLK_DEV_UBLK)\n");
+}
+
 TEST(CliArgs, ConformListWritesJson) {
   const std::string file = tmpdir() + "/conform-list.json";
   const std::string table = tmpdir() + "/conform-list.txt";

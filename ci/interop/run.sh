@@ -17,6 +17,8 @@
 #    NVMF_INTEROP_ONLY=auth: only the DH-HMAC-CHAP checks of ci/interop/auth.sh (a guest kernel
 #    with NVMe authentication on both sides: NVMF_RXE_KERNEL=6.12);
 #    NVMF_INTEROP_ONLY=ana: only the ANA checks of ci/interop/ana.sh; auth,ana: both;
+#    NVMF_INTEROP_ONLY=ublk: only the nvmf-host ublk checks of ci/interop/ublk.sh (a guest
+#    kernel with ublk_drv: 6.12); auth,ana,ublk: the three;
 #    NVMF_INTEROP_SRQ=on|off: nvmf-target's --srq, default its own, on;
 #    NVMF_INTEROP_POLL_GROUPS=N: nvmf-target's --poll-groups in the in-capsule 4096 cell of
 #    KernelHostOnNvmfTarget_inlineSIZE, default 1, so that one group serves all of the kernel
@@ -293,7 +295,7 @@ deep_writes() {
 # queues of 32 entries, each sending 64 Flushes (2 x SQSIZE: every command slot stalled behind
 # an RNR-NAKed SEND, the rest parked), with --poll-groups 2; (2) nvmf-host bench keeping 4 I/O
 # queues x 127 reads of 128 KiB outstanding (more than the shared data buffers), with
-# --poll-groups 2 and 1, then against Linux nvmet-rdma on the same device. Beside the raw host
+# --poll-groups 2, then against Linux nvmet-rdma on the same device. Beside the raw host
 # the victim's p99 must stay within 3x of alone, and the raw host's queues must be torn down
 # within --send-stall-timeout-ms (30 s) and 10 s of housekeeping. Beside the reader hog every
 # victim read must complete; its p99 is reported, not judged: in this guest the hog saturates
@@ -347,29 +349,25 @@ beside_reader_hog() { # beside_reader_hog DEV TAG
   return "$rc"
 }
 hostile_hosts() {
-  local s=KernelHostBesideHostileHosts cfg=$out/config-hostile.json pg ns
+  local s=KernelHostBesideHostileHosts cfg=$out/config-hostile.json ns
   write_config "$cfg" 4096
-  for pg in 2 1; do
-    if ! check "$s" "start_target_pg$pg" start_target "$cfg" "hostile-pg$pg" --poll-groups "$pg"; then
-      stop_target
-      continue
-    fi
-    if check "$s" "victim_connect_pg$pg" k_connect; then
+  # Two poll groups (the guest's CPUs): the raw host's queues and the victim's may share one or
+  # not. One group shared by every host is the in-process hostile-host tests' .pg1 run.
+  if check "$s" start_target_pg2 start_target "$cfg" hostile-pg2 --poll-groups 2; then
+    if check "$s" victim_connect_pg2 k_connect; then
       ns=$(wait_ns)
-      check "$s" "victim_alone_pg$pg" victim_fio "$ns" "$out/victim-alone-pg$pg.json"
-      if [ "$pg" = 2 ]; then
-        check "$s" victim_beside_withholder beside_withholder "$ns"
-        judge "$s" victim_p99_beside_withholder_within_3x_alone victim \
-          "$out/victim-alone-pg2.json" "$out/victim-withhold.json" 3
-        judge "$s" withholder_queues_torn_down_within_the_stall_bound withheld "$out/withhold.log" 40
-      fi
-      check "$s" "victim_beside_reader_hog_pg$pg" beside_reader_hog "$ns" "pg$pg"
-      judge "$s" "victim_completes_beside_reader_hog_pg$pg" victim \
-        "$out/victim-alone-pg$pg.json" "$out/victim-hog-pg$pg.json" none
-      check "$s" "victim_disconnect_pg$pg" k_disconnect
+      check "$s" victim_alone_pg2 victim_fio "$ns" "$out/victim-alone-pg2.json"
+      check "$s" victim_beside_withholder beside_withholder "$ns"
+      judge "$s" victim_p99_beside_withholder_within_3x_alone victim \
+        "$out/victim-alone-pg2.json" "$out/victim-withhold.json" 3
+      judge "$s" withholder_queues_torn_down_within_the_stall_bound withheld "$out/withhold.log" 40
+      check "$s" victim_beside_reader_hog_pg2 beside_reader_hog "$ns" pg2
+      judge "$s" victim_completes_beside_reader_hog_pg2 victim \
+        "$out/victim-alone-pg2.json" "$out/victim-hog-pg2.json" none
+      check "$s" victim_disconnect_pg2 k_disconnect
     fi
-    check "$s" "stop_target_pg$pg" stop_target
-  done
+  fi
+  check "$s" stop_target_pg2 stop_target
   # The same victim and reader hog against Linux nvmet-rdma on the same null_blk device: what
   # the rig itself does to the victim (both targets share the guest's 2 CPUs and one rxe link).
   if check "$s" nvmet_configfs_apply python3 "$here/nvmet-config.py" apply "$cfg"; then
@@ -670,8 +668,9 @@ if [ "${NVMF_INTEROP_ONLY:-}" = rpc ]; then
   finish
   exit
 fi
-# NVMF_INTEROP_ONLY=auth, ana, or both (auth,ana): the sections a second guest kernel runs.
-if [[ ",${NVMF_INTEROP_ONLY:-}," =~ ,(auth|ana), ]]; then
+# NVMF_INTEROP_ONLY=auth, ana, ublk, or a comma-separated list of them (auth,ana,ublk): the
+# sections a second guest kernel runs.
+if [[ ",${NVMF_INTEROP_ONLY:-}," =~ ,(auth|ana|ublk), ]]; then
   if [[ ",$NVMF_INTEROP_ONLY," == *,auth,* ]]; then
     # shellcheck source=/dev/null # ci/interop/auth.sh is shellchecked on its own
     . "$here/auth.sh"
@@ -681,6 +680,11 @@ if [[ ",${NVMF_INTEROP_ONLY:-}," =~ ,(auth|ana), ]]; then
     # shellcheck source=/dev/null # ci/interop/ana.sh is shellchecked on its own
     . "$here/ana.sh"
     ana_suite
+  fi
+  if [[ ",$NVMF_INTEROP_ONLY," == *,ublk,* ]]; then
+    # shellcheck source=/dev/null # ci/interop/ublk.sh is shellchecked on its own
+    . "$here/ublk.sh"
+    ublk_suite
   fi
   finish
   exit
