@@ -303,10 +303,22 @@ Result<int> IoQueue::process_completions(int max) {
     follow_link();
   }
   if (channel_ && n_posted_ > 0) {
-    Result<int> found = channel_->poll_completions();
-    if (!found.ok()) [[unlikely]] {
-      lose_channel(found.status());
-    } else if (*found > 0) {
+    // Until a look finds nothing: a completion queue hands out a batch at a time, and the
+    // event wait() sleeps on comes only for completions that arrive after it was armed.
+    int found = 0;
+    Status failed;
+    for (;;) {
+      Result<int> n = channel_->poll_completions();
+      if (!n.ok()) [[unlikely]] {
+        failed = n.status();
+        break;
+      }
+      if (*n == 0) break;
+      found += *n;
+    }
+    if (!failed.ok()) [[unlikely]] {
+      lose_channel(failed);
+    } else if (found > 0) {
       idle_polls_ = 0;
       progress_deadline_ = std::chrono::steady_clock::now() + params_.command_timeout;
       for (uint16_t i = 0; i < n_posted_;) {

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,10 +60,16 @@ class FakeChannel : public IoChannel {
     return Status::resource_exhausted("no free slot");
   }
   Status post_deferred() override { return ok_status(); }
+  // As a completion queue: the answers in the order they arrived, at most poll_batch a look.
   Result<int> poll_completions() override {
     if (!fail_poll.ok()) return fail_poll;
-    int n = pending_;
-    pending_ = 0;
+    int n = 0;
+    while (!arrived_.empty() && n < poll_batch) {
+      done_[arrived_.front()] = true;
+      arrived_.pop_front();
+      ++n;
+    }
+    ++polls;
     return n;
   }
   bool slot_done(uint16_t slot) const override { return busy_[slot] && done_[slot]; }
@@ -78,25 +86,29 @@ class FakeChannel : public IoChannel {
   // The target answers the command in `slot` (the phase bit set, as on the wire).
   void complete(uint16_t slot, uint16_t status = 0, uint32_t dw0 = 0) {
     cqe_[slot] = proto::Cqe{dw0, 0, 0, 1, slot, static_cast<uint16_t>(status | 1)};
-    done_[slot] = true;
-    ++pending_;
+    arrived_.push_back(slot);
   }
   // Every slot in flight answered with success.
   void complete_all() {
     for (uint16_t s = 0; s < busy_.size(); ++s) {
-      if (busy_[s] && !done_[s]) complete(s);
+      if (busy_[s] && !done_[s] &&
+          std::find(arrived_.begin(), arrived_.end(), s) == arrived_.end()) {
+        complete(s);
+      }
     }
   }
 
   std::vector<Post> posts;
   Status fail_post;
   Status fail_poll;
+  int poll_batch = 1 << 30;  // answers one poll_completions() finds at most
+  int polls = 0;
 
  private:
   std::vector<bool> busy_;
   std::vector<bool> done_;
   std::vector<proto::Cqe> cqe_;
-  int pending_ = 0;
+  std::deque<uint16_t> arrived_;  // answered, not yet polled
   HostInCapsulePolicy policy_;
   bool* destroyed_;
 };
@@ -242,6 +254,22 @@ TEST_F(IoQueueTest, WritesGoInCapsuleOrKeyedAndEachCallbackRunsOnce) {
   EXPECT_EQ(q_->outstanding(), 0u);
   EXPECT_EQ(q_->stats().submitted, 2u);
   EXPECT_EQ(q_->stats().completed, 2u);
+}
+
+// A completion queue hands out a batch of answers per look, and the event that wakes a sleeper
+// comes only for answers that arrive after it was armed: one process_completions() must take
+// every answer there is, else wait() sleeps beside answers already there.
+TEST_F(IoQueueTest, OneCallTakesEveryAnswerWhateverThePollBatch) {
+  make(32);
+  ch_->poll_batch = 3;
+  for (uint64_t i = 0; i < 20; ++i) ASSERT_TRUE(write(i, kLba, i).ok());
+  ch_->complete_all();
+  const int polls_before = ch_->polls;
+  Result<int> ran = q_->process_completions();
+  ASSERT_TRUE(ran.ok());
+  EXPECT_EQ(*ran, 20);
+  EXPECT_EQ(q_->outstanding(), 0u);
+  EXPECT_EQ(ch_->polls - polls_before, 8);  // 7 batches of up to 3, then an empty look
 }
 
 TEST_F(IoQueueTest, ReadsAreKeyedAndCarryFua) {

@@ -152,9 +152,13 @@ class UblkDevice::Queue {
 
   // Prepares FETCH_REQ or COMMIT_AND_FETCH_REQ for `t` (submitted by the loop).
   void queue_command(Tag& t, uint32_t op, int32_t result) {
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
     // At most one command per tag is with the kernel or queued, and the ring has a slot per
-    // tag: never null.
+    // tag: there is always a free SQE. Should there be none, the device ends (failure()).
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_->ring);
+    if (sqe == nullptr) {
+      dev_.set_failure("ublk queue " + std::to_string(qid_) + ": no free submission entry");
+      return;
+    }
     std::memset(sqe, 0, sizeof(*sqe));
     sqe->opcode = IORING_OP_URING_CMD;
     sqe->fd = 0;  // the registered /dev/ublkcN
