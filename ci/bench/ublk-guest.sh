@@ -109,3 +109,7 @@ for rep in $(seq 1 "$reps"); do
     done
   done
 done
+# What the guest kernel said of itself meanwhile (a BUG or WARNING is the kernel's, but it
+# makes the figures suspect).
+dmesg | grep -E 'BUG|WARNING|Oops|slub|ublk' >"$out/kernel.txt"
+cat "$out/kernel.txt"
