@@ -309,14 +309,17 @@ AUTH_ROWS = [
     ("", "mkfs.ext4, mount, files checked after a remount, fsck clean; `blkdiscard` (Deallocate) "
      "and `blkdiscard -z` (Write Zeroes), the range reads back as zeroes",
      "NvmfHostUblkOnNvmfTarget", ["mkfs_mount_files_fsck_clean", "blkdiscard_and_write_zeroes"]),
-    ("", "the target killed and started again during a fio verify: fio ends without an error",
+    ("", "the target killed and started again during a fio verify: the host reconnects, fio ends"
+     " without an error",
      "NvmfHostUblkOnNvmfTarget", ["fio_verify_through_a_target_restart"]),
-    ("", "SIGTERM: the device removed, exit 0, no request failed, every queue thread ended on "
-     "its own", "NvmfHostUblkOnNvmfTarget", ["sigterm_removes_the_device"]),
-    ("", "the target gone past `--ctrl-loss-tmo 3`: the device removed, exit 1 naming "
-     "ctrl-loss-tmo", "NvmfHostUblkCtrlLoss", ["ublk_exits_and_removes_the_device"]),
-    ("nvmf-host ublk → Linux nvmet-rdma", "the same device, fio verify, file system, discard and "
-     "write zeroes, SIGTERM removal", "NvmfHostUblkOnKernelTarget",
+    ("", "SIGTERM: the block and character devices gone, exit 0, no request failed, every queue"
+     " thread ended on its own", "NvmfHostUblkOnNvmfTarget", ["sigterm_removes_the_device"]),
+    ("", "the target gone past `--ctrl-loss-tmo 3` under a reader: the reader fails, the device "
+     "removed, exit 1 naming ctrl-loss-tmo", "NvmfHostUblkCtrlLoss",
+     ["ublk_exits_and_removes_the_device"]),
+    ("nvmf-host ublk → Linux nvmet-rdma", "the same with 4 I/O queues on the guest's 2 vCPUs (one"
+     " hardware queue per CPU): fio verify, file system, discard and write zeroes, SIGTERM "
+     "removal", "NvmfHostUblkOnKernelTarget",
      ["nvmet_configfs", "ublk_device_appears", "geometry_is_the_namespace",
       "fio_verify_qd32_4k_to_128k", "mkfs_mount_files_fsck_clean", "blkdiscard_and_write_zeroes",
       "sigterm_removes_the_device"]),

@@ -92,6 +92,7 @@ class Controller::AsyncLink : public IoQueueLink {
   bool loss_requested = false;
   Status loss_why;
   bool stop = false;
+  bool fail_fast = false;  // fail_held_io(): a lost association fails its commands at once
 };
 
 const char* controller_state_name(ControllerState state) {
@@ -154,6 +155,14 @@ Result<IoQueue*> Controller::io_queue(size_t index) {
   return async_queues_[index].get();
 }
 
+void Controller::fail_held_io() {
+  AsyncLink* link = async_.load(std::memory_order_acquire);
+  if (link == nullptr) return;
+  std::lock_guard<std::mutex> lock(link->m);
+  link->fail_fast = true;
+  if (link->state == LinkState::kReconnecting) link->set_locked(LinkState::kFailFast);
+}
+
 Status Controller::refuse_if_async(const char* what) const {
   if (async_.load(std::memory_order_relaxed) == nullptr) return ok_status();
   return Status::unavailable(std::string(what) +
@@ -192,7 +201,7 @@ bool Controller::recover_async() {
     why = link.loss_why;
     link.loss_requested = false;
     for (auto& p : link.pending) p.reset();  // an association no IoQueue took: gone with it
-    link.set_locked(LinkState::kReconnecting);
+    link.set_locked(link.fail_fast ? LinkState::kFailFast : LinkState::kReconnecting);
   }
   // The IoQueues drop their connections when they see the generation move; the target frees
   // the controller once its admin queue goes, and with it the I/O queues.

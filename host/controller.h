@@ -277,6 +277,12 @@ class Controller {
   // refused with kUnavailable and io_queue_by_qid() is null (the queues are the IoQueues').
   // kInvalidArgument for an index out of range; kUnavailable when the controller is not live.
   Result<IoQueue*> io_queue(size_t index);
+  // Asynchronous I/O, for a program that is ending (nvmf-host ublk removing its block
+  // device): from now on, while the association is lost, the IoQueues fail their held and new
+  // commands with Host Pathing Error at once, as once fast_io_fail_tmo_s passed, instead of
+  // holding them until a reconnect or ctrl_loss_tmo_s. Commands in flight on a live
+  // association complete as they do. Nothing without io_queue(). Thread-safe.
+  void fail_held_io();
   // I/O queues connected (what Set Features Number of Queues granted, at most num_io_queues).
   size_t num_io_queues() const {
     return async_.load(std::memory_order_relaxed) != nullptr ? async_queues_.size()

@@ -82,7 +82,7 @@ CLI::App* add_ublk_subcommand(CLI::App& app, UblkArgs& args) {
       "serve the namespace as the Linux block device /dev/ublkbN (ublk_drv) until SIGINT or "
       "SIGTERM; one ublk queue per I/O queue (--nr-io-queues), --queue-size - 1 tags each");
   sub->add_option("--dev-id", args.dev_id, "the device number N of /dev/ublkbN (default: any)")
-      ->check(CLI::Range(0, 1 << 20));
+      ->check(CLI::Range(0, (1 << 20) - 1));  // ublk's minors: UBLK_MAX_UBLKS
   sub->add_option("--max-io-size", args.max_io_size,
                   "the most one request carries, bytes (whole pages; at most what one command "
                   "moves)")

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <optional>
 
 #include "common/log.h"
 #include "common/nvme_status.h"
@@ -28,6 +29,10 @@ namespace {
 // kernel takes them from 6.0 on, as it takes the plain numbers of older headers).
 constexpr uint32_t kCmdAddDev = _IOWR('u', UBLK_CMD_ADD_DEV, struct ublksrv_ctrl_cmd);
 constexpr uint32_t kCmdDelDev = _IOWR('u', UBLK_CMD_DEL_DEV, struct ublksrv_ctrl_cmd);
+// UBLK_U_CMD_DEL_DEV_ASYNC (Linux 6.9): removes the device without waiting for the last opener
+// of /dev/ublkbN to close it (DEL_DEV waits, uninterruptibly for a process that blocks
+// SIGINT and SIGTERM, while a file system is still mounted).
+constexpr uint32_t kCmdDelDevAsync = _IOR('u', 0x14, struct ublksrv_ctrl_cmd);
 constexpr uint32_t kCmdStartDev = _IOWR('u', UBLK_CMD_START_DEV, struct ublksrv_ctrl_cmd);
 constexpr uint32_t kCmdStopDev = _IOWR('u', UBLK_CMD_STOP_DEV, struct ublksrv_ctrl_cmd);
 constexpr uint32_t kCmdSetParams = _IOWR('u', UBLK_CMD_SET_PARAMS, struct ublksrv_ctrl_cmd);
@@ -36,7 +41,6 @@ constexpr uint32_t kIoCommitAndFetchReq =
     _IOWR('u', UBLK_IO_COMMIT_AND_FETCH_REQ, struct ublksrv_io_cmd);
 
 constexpr char kControlPath[] = "/dev/ublk-control";
-constexpr size_t kPageBytes = 4096;
 // How long a queue thread sleeps at most between two looks at its IoQueue and the stop flag.
 constexpr std::chrono::milliseconds kQueueTick{100};
 // After STOP_DEV, how long a queue thread waits for its NVMe commands to finish.
@@ -67,14 +71,21 @@ class UblkDevice::Queue {
       tags_[t].tag = t;
     }
   }
-  ~Queue() {
+  ~Queue() { unmap_descriptors(); }
+
+  // The descriptor map holds /dev/ublkcN open: released before the device is deleted. The
+  // queue's buffers stay until the Queue goes (after the controller's disconnect: a command
+  // the target has not answered may still write into them until then).
+  void unmap_descriptors() {
     if (descs_ != nullptr) ::munmap(const_cast<ublksrv_io_desc*>(descs_), descs_bytes_);
+    descs_ = nullptr;
   }
 
   // Maps the queue's request descriptors (read-only shared memory the kernel writes).
   Status map_descriptors(int cdev_fd) {
     const size_t n = tags_.size() * sizeof(ublksrv_io_desc);
-    descs_bytes_ = (n + kPageBytes - 1) / kPageBytes * kPageBytes;
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    descs_bytes_ = (n + page - 1) / page * page;  // what ublk_ch_mmap() checks
     const off_t offset = UBLKSRV_CMD_BUF_OFFSET +
                          static_cast<off_t>(qid_) * UBLK_MAX_QUEUE_DEPTH * sizeof(ublksrv_io_desc);
     void* p = ::mmap(nullptr, descs_bytes_, PROT_READ, MAP_SHARED | MAP_POPULATE, cdev_fd, offset);
@@ -276,7 +287,13 @@ class UblkDevice::Queue {
       if (stopping && stop_deadline == Clock::time_point::max()) {
         stop_deadline = Clock::now() + kStopGrace;
       }
-      if ((with_kernel_ == 0 || stopping) && ioq_->outstanding() == 0 && to_submit_ == 0) return;
+      if ((with_kernel_ == 0 || stopping) && ioq_->outstanding() == 0 && to_submit_ == 0) {
+        if (!stopping) {  // the kernel ended every tag: the device was deleted under us
+          dev_.set_failure("ublk queue " + std::to_string(qid_) +
+                           ": the kernel ended every tag's command (the device was removed)");
+        }
+        return;
+      }
       if (stopping && Clock::now() >= stop_deadline) {
         ++stats_.stop_grace_expired;
         return;
@@ -359,6 +376,11 @@ Result<std::unique_ptr<UblkDevice>> UblkDevice::create(host::Controller& ctrl,
   NVMF_RETURN_IF_ERROR(dev->control(kCmdAddDev, &info, sizeof(info), 0, "ADD_DEV").status());
   dev->added_ = true;
   dev->dev_id_ = info.dev_id;
+  // The kernel makes no more hardware queues than CPUs: the IoQueues beyond go unused.
+  if (info.nr_hw_queues >= 1 && info.nr_hw_queues < layout.nr_hw_queues) {
+    dev->layout_.nr_hw_queues = info.nr_hw_queues;
+    layout.nr_hw_queues = info.nr_hw_queues;
+  }
   if (info.max_io_buf_bytes != layout.max_io_buf_bytes || info.queue_depth != layout.queue_depth ||
       info.nr_hw_queues != layout.nr_hw_queues) {
     return Status::internal(
@@ -474,19 +496,27 @@ Status UblkDevice::stop() {
   };
   if (started_) {
     // The block device goes away once its requests finished: the threads serve until then.
+    // Commands held for a reconnect fail now rather than at ctrl-loss-tmo.
+    ctrl_.fail_held_io();
     keep(control(kCmdStopDev, nullptr, 0, 0, "STOP_DEV").status());
   }
   stopping_.store(true, std::memory_order_release);
   for (std::thread& t : threads_) t.join();
   threads_.clear();
   final_stats_ = sum_queues();
-  queues_.clear();  // the descriptor maps
+  for (auto& q : queues_) q->unmap_descriptors();
   if (cdev_fd_ >= 0) {
     ::close(cdev_fd_);
     cdev_fd_ = -1;
   }
   if (added_) {
-    keep(control(kCmdDelDev, nullptr, 0, 0, "DEL_DEV").status());
+    Result<int> del = control(kCmdDelDevAsync, nullptr, 0, 0, "DEL_DEV_ASYNC");
+    // Before Linux 6.9 the command is unknown: EOPNOTSUPP (the kernel's ENOTSUPP, 524, too).
+    const std::optional<int> err = del.ok() ? std::nullopt : del.status().os_errno();
+    if (err == EOPNOTSUPP || err == 524) {
+      del = control(kCmdDelDev, nullptr, 0, 0, "DEL_DEV");
+    }
+    keep(del.status());
     added_ = false;
   }
   control_ring_.reset();

@@ -122,6 +122,8 @@ int errno_of_status(uint16_t status) {
     case proto::kSctGeneric:
       switch (sc) {
         case proto::kScLbaOutOfRange:
+        case proto::kScNamespaceNotReady:
+        case 0x21:  // Command Interrupted
           return -EREMOTEIO;
         case proto::kScCapacityExceeded:
           return -ENOSPC;

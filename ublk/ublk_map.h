@@ -77,10 +77,11 @@ MappedIo map_io(const DeviceLayout& layout, uint32_t op_flags, uint32_t nr_secto
 // The errno a completed command gives the block layer, as Linux's nvme_error_status()
 // (drivers/nvme/host/core.c) maps NVMe statuses to blk_status_t and blk_status_to_errno() maps
 // those: 0 for success; -ENOLINK for Host Pathing Error (BLK_STS_TRANSPORT); -EREMOTEIO for
-// LBA Out of Range (BLK_STS_TARGET); -ENOSPC for Capacity Exceeded; -EOPNOTSUPP for Invalid
-// Opcode, Invalid Field, Invalid Namespace, ONCS not supported; -ENODATA for media errors
-// (Write Fault, Unrecovered Read Error, Access Denied, ...); -EBADE for a reservation
-// conflict; -EIO otherwise. `status` is the CQE status field without the phase bit.
+// LBA Out of Range, Namespace Not Ready and Command Interrupted (BLK_STS_TARGET); -ENOSPC for
+// Capacity Exceeded; -EOPNOTSUPP for Invalid Opcode, Invalid Field, Invalid Namespace, ONCS not
+// supported; -ENODATA for media errors (Write Fault, Unrecovered Read Error, Access Denied, ...);
+// -EBADE for a reservation conflict; -EIO otherwise. `status` is the CQE status field without the
+// phase bit.
 int errno_of_status(uint16_t status);
 
 }  // namespace nvmf::ublk

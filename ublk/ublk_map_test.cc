@@ -160,6 +160,8 @@ TEST(ErrnoOfStatus, MirrorsLinuxNvmeErrorStatus) {
   EXPECT_EQ(errno_of_status(make_status(kSctPath, proto::kScHostPathingError)), -ENOLINK);
   EXPECT_EQ(errno_of_status(make_status(kSctPath, proto::kScAnaInaccessible)), -EIO);
   EXPECT_EQ(errno_of_status(make_status(kSctGeneric, proto::kScLbaOutOfRange, true)), -EREMOTEIO);
+  EXPECT_EQ(errno_of_status(make_status(kSctGeneric, proto::kScNamespaceNotReady)), -EREMOTEIO);
+  EXPECT_EQ(errno_of_status(make_status(kSctGeneric, 0x21)), -EREMOTEIO);  // Command Interrupted
   EXPECT_EQ(errno_of_status(make_status(kSctGeneric, proto::kScCapacityExceeded)), -ENOSPC);
   EXPECT_EQ(errno_of_status(make_status(kSctGeneric, proto::kScReservationConflict)), -EBADE);
   EXPECT_EQ(errno_of_status(make_status(kSctGeneric, proto::kScInvalidOpcode, true)), -EOPNOTSUPP);

@@ -17,19 +17,50 @@
 #    the target killed and started again during a fio verify: fio ends without an error and the
 #    host reconnected; SIGTERM removes the device (exit 0, counters in the JSON report).
 #  NvmfHostUblkOnKernelTarget: the same device checks against nvmet-rdma (configfs, port 4430).
-#  NvmfHostUblkCtrlLoss: the target gone for longer than --ctrl-loss-tmo 3: nvmf-host ublk
-#    fails the held I/O, removes the device and exits 1 naming ctrl-loss-tmo.
+#  NvmfHostUblkCtrlLoss: the target gone for longer than --ctrl-loss-tmo 3 while a reader
+#    runs: nvmf-host ublk fails the held I/O (the reader ends with an error), removes the
+#    device and exits 1 naming ctrl-loss-tmo.
+# Every wait is bounded: a hang fails its check instead of the guest run.
 
 ublk_pid=
 ublk_dev=
 
-# ublk_start TAG PORT [nvmf-host options...]: starts nvmf-host ublk in the background and waits
-# for its "ready" line; ublk_dev is then the block device.
+# wait_bounded PID SECONDS: waits for PID, killing it after SECONDS; its exit status (137 when
+# killed).
+wait_bounded() {
+  local pid=$1 rc=0 watchdog
+  (
+    sleep "$2"
+    kill -KILL "$pid" 2>/dev/null
+  ) &
+  watchdog=$!
+  wait "$pid" || rc=$?
+  kill "$watchdog" 2>/dev/null
+  wait "$watchdog" 2>/dev/null
+  return "$rc"
+}
+
+# ublk_gone: the block device and the ublk character device of $ublk_dev are both gone (the
+# device was deleted, not only stopped), within 10 s.
+ublk_gone() {
+  local n=${ublk_dev#/dev/ublkb}
+  for _ in $(seq 1 100); do
+    [ ! -e "$ublk_dev" ] && [ ! -e "/sys/class/ublk-char/ublkc$n" ] && return 0
+    sleep 0.1
+  done
+  echo "left behind: $(ls -d "$ublk_dev" "/sys/class/ublk-char/ublkc$n" 2>/dev/null)"
+  return 1
+}
+
+# ublk_start TAG PORT [nvmf-host options...]: starts nvmf-host ublk (UBLK_QUEUES I/O queues,
+# default 2) in the background and waits for its "ready" line; ublk_dev is then the block
+# device.
 ublk_start() {
   local tag=$1 port=$2 log=$out/ublk-$1.log
   shift 2
   : >"$log"
-  "$host_bin" -a "$T" -s "$port" -w "$H" -n "$NQN" --hostnqn "$HOST_OK" --nr-io-queues 2 \
+  "$host_bin" -a "$T" -s "$port" -w "$H" -n "$NQN" --hostnqn "$HOST_OK" \
+    --nr-io-queues "${UBLK_QUEUES:-2}" \
     --queue-size 33 "$@" ublk --json "$out/ublk-$tag.json" >"$log" 2>&1 &
   ublk_pid=$!
   for _ in $(seq 1 300); do
@@ -48,12 +79,15 @@ ublk_start() {
   echo "$ublk_dev: $(blockdev --getsize64 "$ublk_dev") bytes, logical block $(blockdev --getss "$ublk_dev")"
 }
 
-# ublk_geometry BYTES LBA: the device shows the namespace's size and LBA size.
+# ublk_geometry BYTES LBA TAG: the device shows the namespace's size and LBA size, and has one
+# hardware queue per I/O queue up to one per CPU (the kernel's limit).
 ublk_geometry() {
-  local size lbs
+  local size lbs queues want=${UBLK_QUEUES:-2}
   size=$(blockdev --getsize64 "$ublk_dev") lbs=$(blockdev --getss "$ublk_dev")
-  echo "size $size (want $1), logical block $lbs (want $2)"
-  [ "$size" = "$1" ] && [ "$lbs" = "$2" ]
+  [ "$want" -le "$(nproc)" ] || want=$(nproc)
+  queues=$(sed -nE 's/.* ([0-9]+) queues x [0-9]+ tags.*/\1/p' "$out/ublk-$3.log")
+  echo "size $size (want $1), logical block $lbs (want $2), queues $queues (want $want)"
+  [ "$size" = "$1" ] && [ "$lbs" = "$2" ] && [ "$queues" = "$want" ]
 }
 
 ublk_fio_verify() {
@@ -71,33 +105,34 @@ ublk_fio_verify() {
 ublk_filesystem() {
   local mnt=$out/mnt-$1 rc=0
   mkdir -p "$mnt"
-  mkfs.ext4 -F -q "$ublk_dev" || return 1
-  mount "$ublk_dev" "$mnt" || return 1
+  timeout 120 mkfs.ext4 -F -q "$ublk_dev" || return 1
+  timeout 60 mount "$ublk_dev" "$mnt" || return 1
   head -c 8M /dev/urandom >"$mnt/a.bin"
   head -c 300k /dev/urandom >"$mnt/b.bin"
   mkdir -p "$mnt/dir"
   cp "$mnt/b.bin" "$mnt/dir/c.bin"
   (cd "$mnt" && sha256sum a.bin b.bin dir/c.bin) >"$out/ublk-$1.sha256"
-  umount "$mnt" || return 1
-  mount "$ublk_dev" "$mnt" || return 1
-  (cd "$mnt" && sha256sum -c "$out/ublk-$1.sha256") || rc=1
-  umount "$mnt" || rc=1
-  fsck.ext4 -fn "$ublk_dev" || rc=1
+  timeout 60 umount "$mnt" || return 1
+  timeout 60 mount "$ublk_dev" "$mnt" || return 1
+  (cd "$mnt" && timeout 60 sha256sum -c "$out/ublk-$1.sha256") || rc=1
+  timeout 60 umount "$mnt" || rc=1
+  timeout 120 fsck.ext4 -fn "$ublk_dev" || rc=1
   return "$rc"
 }
 
 # blkdiscard of the whole device (Deallocate) and -z of 4 MiB at 1 MiB (Write Zeroes): both
 # complete, and the zeroed range reads back as zeroes.
 ublk_discard() {
-  blkdiscard -v "$ublk_dev" || return 1
-  head -c 8M /dev/urandom | dd of="$ublk_dev" bs=1M oflag=direct status=none || return 1
-  blkdiscard -v -z -o 1048576 -l 4194304 "$ublk_dev" || return 1
-  cmp -n 4194304 -i 0:1048576 /dev/zero "$ublk_dev" || return 1
+  timeout 120 blkdiscard -v "$ublk_dev" || return 1
+  head -c 8M /dev/urandom |
+    timeout 60 dd of="$ublk_dev" bs=1M iflag=fullblock oflag=direct status=none || return 1
+  timeout 60 blkdiscard -v -z -o 1048576 -l 4194304 "$ublk_dev" || return 1
+  timeout 60 cmp -n 4194304 -i 0:1048576 /dev/zero "$ublk_dev" || return 1
   echo "4 MiB at 1 MiB reads back as zeroes"
 }
 
 # The target killed (SIGKILL) 4 s into a 20 s fio verify and started again 3 s later: the
-# I/O is held while the host reconnects and fio ends without an error.
+# I/O is held while the host reconnects (its log says so) and fio ends without an error.
 ublk_target_restart() {
   local cfg=$1 tag=$2 fio_pid rc=0
   timeout -k 5 300 fio --name=ublk-restart --filename="$ublk_dev" --ioengine=libaio --direct=1 \
@@ -113,6 +148,7 @@ ublk_target_restart() {
   wait "$fio_pid" || rc=1
   grep -E 'err=|READ:|WRITE:' "$out/fio-ublk-restart-$tag.txt"
   grep -q 'err= 0' "$out/fio-ublk-restart-$tag.txt" || rc=1
+  grep 'reconnected after' "$out/ublk-$tag.log" || { echo "no reconnect in the host's log"; rc=1; }
   return "$rc"
 }
 
@@ -121,12 +157,12 @@ ublk_target_restart() {
 ublk_stop() {
   local rc=0
   kill -TERM "$ublk_pid"
-  wait "$ublk_pid" || rc=$?
+  wait_bounded "$ublk_pid" 60 || rc=$?
   ublk_pid=
   tail -n 2 "$out/ublk-$1.log"
   echo "exit $rc"
   [ "$rc" = 0 ] || return 1
-  [ ! -e "$ublk_dev" ] || { echo "$ublk_dev still exists"; return 1; }
+  ublk_gone || return 1
   grep -E '"(reads|writes|flushes|discards|write_zeroes|errors|reconnects)"' "$out/ublk-$1.json"
   python3 - "$out/ublk-$1.json" "$2" <<'PY'
 import json, sys
@@ -148,7 +184,7 @@ ublk_device_checks() {
     ublk_pid=
     return
   fi
-  check "$s" geometry_is_the_namespace ublk_geometry "$size" 512
+  check "$s" geometry_is_the_namespace ublk_geometry "$size" 512 "$tag"
   check "$s" fio_verify_qd32_4k_to_128k ublk_fio_verify "$tag"
   check "$s" mkfs_mount_files_fsck_clean ublk_filesystem "$tag"
   check "$s" blkdiscard_and_write_zeroes ublk_discard
@@ -168,15 +204,21 @@ ublk_suite() {
     ublk_device_checks NvmfHostUblkOnNvmfTarget ours 4420 "$cfg"
     # ctrl-loss-tmo: the target gone for good.
     ctrl_loss() {
-      local rc=0 t0
+      local rc=0 t0 reader reader_rc=0
       ublk_start loss 4420 --reconnect-delay 1 --ctrl-loss-tmo 3 || return 1
+      # A reader of the whole device (minutes under emulation): running when the target goes.
+      timeout 300 dd if="$ublk_dev" of=/dev/null bs=64k iflag=direct status=none &
+      reader=$!
+      sleep 1
       stop_target
       t0=$SECONDS
-      wait "$ublk_pid" || rc=$?
+      wait_bounded "$ublk_pid" 60 || rc=$?
       ublk_pid=
-      echo "exit $rc after $((SECONDS - t0)) s"
+      wait "$reader" || reader_rc=$?
+      echo "nvmf-host exit $rc after $((SECONDS - t0)) s; the reader's exit $reader_rc"
       tail -n 3 "$out/ublk-loss.log"
-      [ "$rc" = 1 ] && [ ! -e "$ublk_dev" ] && grep -q 'ctrl-loss-tmo' "$out/ublk-loss.log"
+      [ "$rc" = 1 ] && ublk_gone && grep -q 'ctrl-loss-tmo' "$out/ublk-loss.log" &&
+        [ "$reader_rc" != 0 ] && [ "$reader_rc" != 124 ]
     }
     check NvmfHostUblkCtrlLoss ublk_exits_and_removes_the_device ctrl_loss
   fi
@@ -191,7 +233,8 @@ ublk_suite() {
    "namespaces": [{"nsid": 1, "enable": 1, "device": {"path": "$ublk_ns"}}]}]}
 JSON
   if check NvmfHostUblkOnKernelTarget nvmet_configfs python3 "$here/nvmet-config.py" apply "$ncfg"; then
-    ublk_device_checks NvmfHostUblkOnKernelTarget nvmet 4430
+    # More I/O queues than the guest has CPUs: the device gets one hardware queue per CPU.
+    UBLK_QUEUES=4 ublk_device_checks NvmfHostUblkOnKernelTarget nvmet 4430
     python3 "$here/nvmet-config.py" clear
   fi
   nullb_remove interop-ublk || echo "null_blk interop-ublk still in use"
