@@ -315,8 +315,9 @@ AUTH_ROWS = [
     ("", "SIGTERM: the block and character devices gone, exit 0, no request failed, every queue"
      " thread ended on its own", "NvmfHostUblkOnNvmfTarget", ["sigterm_removes_the_device"]),
     ("", "the target gone past `--ctrl-loss-tmo 3` under a reader: the reader fails, the device "
-     "removed, exit 1 naming ctrl-loss-tmo", "NvmfHostUblkCtrlLoss",
-     ["ublk_exits_and_removes_the_device"]),
+     "removed, exit 1 naming ctrl-loss-tmo; gone again, SIGTERM while reconnecting fails the "
+     "held reads at once and removes the device", "NvmfHostUblkTargetGone",
+     ["ctrl_loss_tmo_removes_the_device", "sigterm_while_reconnecting_removes_the_device"]),
     ("nvmf-host ublk → Linux nvmet-rdma", "the same with 4 I/O queues on the guest's 2 vCPUs (one"
      " hardware queue per CPU): fio verify, file system, discard and write zeroes, SIGTERM "
      "removal", "NvmfHostUblkOnKernelTarget",

@@ -17,9 +17,11 @@
 #    the target killed and started again during a fio verify: fio ends without an error and the
 #    host reconnected; SIGTERM removes the device (exit 0, counters in the JSON report).
 #  NvmfHostUblkOnKernelTarget: the same device checks against nvmet-rdma (configfs, port 4430).
-#  NvmfHostUblkCtrlLoss: the target gone for longer than --ctrl-loss-tmo 3 while a reader
+#  NvmfHostUblkTargetGone: the target gone for longer than --ctrl-loss-tmo 3 while a reader
 #    runs: nvmf-host ublk fails the held I/O (the reader ends with an error), removes the
-#    device and exits 1 naming ctrl-loss-tmo.
+#    device and exits 1 naming ctrl-loss-tmo; and, the target gone again with ctrl-loss-tmo at
+#    its 600 s, SIGTERM while reconnecting fails the held I/O at once and removes the device
+#    (exit 0).
 # Every wait is bounded: a hang fails its check instead of the guest run.
 
 ublk_pid=
@@ -38,6 +40,27 @@ wait_bounded() {
   kill "$watchdog" 2>/dev/null
   wait "$watchdog" 2>/dev/null
   return "$rc"
+}
+
+# reading: the block device has served reads (its /sys/block stat), within 10 s.
+reading() {
+  local stat=/sys/block/${ublk_dev#/dev/}/stat
+  for _ in $(seq 1 100); do
+    [ "$(awk '{print $1}' "$stat" 2>/dev/null)" -gt 0 ] 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "no read on $ublk_dev"
+  return 1
+}
+
+# in_log TEXT FILE: TEXT appears in FILE within 30 s.
+in_log() {
+  for _ in $(seq 1 300); do
+    grep -q "$1" "$2" && return 0
+    sleep 0.1
+  done
+  echo "no '$1' in $2"
+  return 1
 }
 
 # ublk_gone: the block device and the ublk character device of $ublk_dev are both gone (the
@@ -209,7 +232,7 @@ ublk_suite() {
       # A reader of the whole device (minutes under emulation): running when the target goes.
       timeout 300 dd if="$ublk_dev" of=/dev/null bs=64k iflag=direct status=none &
       reader=$!
-      sleep 1
+      reading || return 1
       stop_target
       t0=$SECONDS
       wait_bounded "$ublk_pid" 60 || rc=$?
@@ -220,7 +243,26 @@ ublk_suite() {
       [ "$rc" = 1 ] && ublk_gone && grep -q 'ctrl-loss-tmo' "$out/ublk-loss.log" &&
         [ "$reader_rc" != 0 ] && [ "$reader_rc" != 124 ]
     }
-    check NvmfHostUblkCtrlLoss ublk_exits_and_removes_the_device ctrl_loss
+    check NvmfHostUblkTargetGone ctrl_loss_tmo_removes_the_device ctrl_loss
+    # SIGTERM while reconnecting: the held reads fail now, not in 600 s.
+    sigterm_reconnecting() {
+      local rc=0 reader reader_rc=0
+      start_target "$cfg" ublk-gone || return 1
+      ublk_start gone 4420 --reconnect-delay 1 || return 1
+      timeout 300 dd if="$ublk_dev" of=/dev/null bs=64k iflag=direct status=none &
+      reader=$!
+      reading || return 1
+      stop_target
+      in_log 'association lost' "$out/ublk-gone.log" || return 1 # reconnecting, reads held
+      kill -TERM "$ublk_pid"
+      wait_bounded "$ublk_pid" 60 || rc=$?
+      ublk_pid=
+      wait "$reader" || reader_rc=$?
+      echo "nvmf-host exit $rc; the reader's exit $reader_rc"
+      tail -n 2 "$out/ublk-gone.log"
+      [ "$rc" = 0 ] && ublk_gone && [ "$reader_rc" != 0 ] && [ "$reader_rc" != 124 ]
+    }
+    check NvmfHostUblkTargetGone sigterm_while_reconnecting_removes_the_device sigterm_reconnecting
   fi
   stop_target
   # nvmet-rdma on port 4430, the same null_blk namespace.
