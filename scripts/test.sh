@@ -217,18 +217,15 @@ if [ $run_rxe -eq 1 ]; then
   # verdict moved is a failure (its JUnit file: conform-linux-baseline.xml), one that dies too.
   # The second guest kernel, Debian 13's 6.12, for what 6.1 cannot run: NVMe in-band
   # authentication with the Linux host and target (ci/interop/auth.sh, nvmf-host conform's
-  # authentication cases included; about 2 minutes), and what depends on the host's kernel:
-  # its ANA failover (ci/interop/ana.sh, the Linux host's part; about 1.5 minutes), and
-  # nvmf-host ublk, which needs ublk_drv (ci/interop/ublk.sh; about 2 minutes). Its results:
-  # rxe/linux-6.12/.
+  # authentication cases included; about 2 minutes) and nvmf-host ublk, which needs ublk_drv
+  # (ci/interop/ublk.sh; about 3 minutes). Its results: rxe/linux-6.12/.
   echo interop-auth >>"$expected"
   auth_dir=$rxe_xml_dir/linux-6.12
   mkdir -p "$auth_dir"
   if [ $rxe_ok -eq 1 ] && ci/vm/fetch-kernel --print 6.12 >/dev/null 2>&1; then
-    echo "test.sh: DH-HMAC-CHAP, ANA and ublk interop on the 6.12 guest kernel (ci/interop/auth.sh, ana.sh, ublk.sh)"
+    echo "test.sh: DH-HMAC-CHAP and ublk interop on the 6.12 guest kernel (ci/interop/auth.sh, ublk.sh)"
     NVMF_RXE_KERNEL=6.12 ci/rxe-run --results "$auth_dir" --timeout 1200 \
-      env NVMF_INTEROP_ONLY=auth,ana,ublk NVMF_INTEROP_ANA_HOST_ONLY=1 NVMF_AUTH_TIME_ROUNDS=1 \
-      NVMF_BIN_DIR="$bin" \
+      env NVMF_INTEROP_ONLY=auth,ublk NVMF_AUTH_TIME_ROUNDS=1 NVMF_BIN_DIR="$bin" \
       bash ci/interop/run.sh || status=1
     python3 ci/interop/judge.py "$auth_dir" || status=1
     [ ! -e "$auth_dir/interop.xml" ] || mv "$auth_dir/interop.xml" "$auth_dir/interop-auth.xml"

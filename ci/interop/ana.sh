@@ -126,7 +126,7 @@ JSON
       grep -qE "trsvcid=$pb.* live non-optimized" <<<"$subsys"
   }
   check "$s" two_paths_with_their_states two_paths || { stop_target; return; }
-  # NVMF_INTEROP_ANA_HOST_ONLY=1 (the second guest kernel's stage): the Linux host's part only;
+  # NVMF_INTEROP_ANA_HOST_ONLY=1 (a second guest kernel, by hand): the Linux host's part only;
   # conform's cases check nvmf-target, the same on either kernel.
   local conform_too=1
   [ "${NVMF_INTEROP_ANA_HOST_ONLY:-0}" = 1 ] && conform_too=0
