@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -111,8 +112,17 @@ int cmd_ublk(const host::HostOptions& opts, const UblkArgs& args) {
   if (!args.json.empty() && args.json != "-") {
     if (Status st = host::check_writable(args.json, "--json"); !st.ok()) return fail("--json", st);
   }
-  // Before connecting: a host without ublk leaves no trace on the target.
+  // Before connecting: a host without ublk, or a device number taken, leaves no trace on the
+  // target.
   if (Status st = ublk_available(); !st.ok()) return fail("ublk", st);
+  if (args.dev_id >= 0) {
+    const std::string taken = "/sys/class/ublk-char/ublkc" + std::to_string(args.dev_id);
+    if (::access(taken.c_str(), F_OK) == 0) {
+      return fail("--dev-id",
+                  Status::invalid_argument("ublk device " + std::to_string(args.dev_id) +
+                                           " exists already: give another --dev-id, or none"));
+    }
+  }
   Result<std::unique_ptr<host::Controller>> connected = host::Controller::connect(opts);
   if (!connected.ok()) return fail("connect", connected.status());
   host::Controller& ctrl = **connected;
@@ -132,12 +142,13 @@ int cmd_ublk(const host::HostOptions& opts, const UblkArgs& args) {
   }
   const DeviceLayout& l = dev.layout();
   std::printf(
-      "nvmf-host ublk: %s ready: nsid %u, %llu blocks of %u bytes, %u queues x %u tags, "
+      "nvmf-host ublk: %s ready: nsid %u, %llu blocks of %u bytes, %u %s x %u tags, "
       "requests up to %u bytes, discard %s, write zeroes %s, volatile cache %s\n",
       dev.block_device().c_str(), ctrl.namespace_info().nsid,
       static_cast<unsigned long long>(ctrl.namespace_info().nsze), ctrl.lba_size(), l.nr_hw_queues,
-      l.queue_depth, l.max_io_buf_bytes, l.max_discard_sectors ? "on" : "off",
-      l.max_write_zeroes_sectors ? "on" : "off", l.volatile_cache ? "on" : "off");
+      l.nr_hw_queues == 1 ? "queue" : "queues", l.queue_depth, l.max_io_buf_bytes,
+      l.max_discard_sectors ? "on" : "off", l.max_write_zeroes_sectors ? "on" : "off",
+      l.volatile_cache ? "on" : "off");
   std::fflush(stdout);
 
   int rc = host::kExitOk;

@@ -373,7 +373,14 @@ Result<std::unique_ptr<UblkDevice>> UblkDevice::create(host::Controller& ctrl,
   info.max_io_buf_bytes = layout.max_io_buf_bytes;
   info.dev_id = options.dev_id < 0 ? ~0u : static_cast<uint32_t>(options.dev_id);
   dev->dev_id_ = info.dev_id;
-  NVMF_RETURN_IF_ERROR(dev->control(kCmdAddDev, &info, sizeof(info), 0, "ADD_DEV").status());
+  if (Result<int> added = dev->control(kCmdAddDev, &info, sizeof(info), 0, "ADD_DEV");
+      !added.ok()) {
+    if (added.status().os_errno() == EEXIST) {
+      return Status::invalid_argument("ublk device " + std::to_string(info.dev_id) +
+                                      " exists already: give another --dev-id, or none");
+    }
+    return added.status();
+  }
   dev->added_ = true;
   dev->dev_id_ = info.dev_id;
   // The kernel makes no more hardware queues than CPUs: the IoQueues beyond go unused.

@@ -108,7 +108,7 @@ ublk_geometry() {
   local size lbs queues want=${UBLK_QUEUES:-2}
   size=$(blockdev --getsize64 "$ublk_dev") lbs=$(blockdev --getss "$ublk_dev")
   [ "$want" -le "$(nproc)" ] || want=$(nproc)
-  queues=$(sed -nE 's/.* ([0-9]+) queues x [0-9]+ tags.*/\1/p' "$out/ublk-$3.log")
+  queues=$(sed -nE 's/.* ([0-9]+) queues? x [0-9]+ tags.*/\1/p' "$out/ublk-$3.log")
   echo "size $size (want $1), logical block $lbs (want $2), queues $queues (want $want)"
   [ "$size" = "$1" ] && [ "$lbs" = "$2" ] && [ "$queues" = "$want" ]
 }
