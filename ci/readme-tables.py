@@ -300,10 +300,12 @@ AUTH_ROWS = [
                                                   "nvmet_answers_recorded"]),
     ("nvmf-host → nvmf-target", "connect time without a key and per DH group (figures in "
      "performance.md)", "AuthConnectTime", ["nvmf_target"]),
-    ("nvmf-host ublk → nvmf-target", "`/dev/ublkbN` with the namespace's size and LBA size; fio "
-     "verify (libaio, direct, QD32, random writes of 4k–128k, read back and checked)",
+    ("nvmf-host ublk → nvmf-target", "`/dev/ublkbN` with the namespace's size and LBA size; a "
+     "second `--dev-id` of the same number refused; fio verify (libaio, direct, QD32, random "
+     "writes of 4k–128k, read back and checked)",
      "NvmfHostUblkOnNvmfTarget", ["start_target", "ublk_device_appears",
-                                  "geometry_is_the_namespace", "fio_verify_qd32_4k_to_128k"]),
+                                  "geometry_is_the_namespace", "taken_dev_id_refused",
+                                  "fio_verify_qd32_4k_to_128k"]),
     ("", "mkfs.ext4, mount, files checked after a remount, fsck clean; `blkdiscard` (Deallocate) "
      "and `blkdiscard -z` (Write Zeroes), the range reads back as zeroes",
      "NvmfHostUblkOnNvmfTarget", ["mkfs_mount_files_fsck_clean", "blkdiscard_and_write_zeroes"]),
@@ -319,7 +321,7 @@ AUTH_ROWS = [
     ("nvmf-host ublk → Linux nvmet-rdma", "the same with 4 I/O queues on the guest's 2 vCPUs (one"
      " hardware queue per CPU): fio verify, file system, discard and write zeroes, SIGTERM "
      "removal", "NvmfHostUblkOnKernelTarget",
-     ["nvmet_configfs", "ublk_device_appears", "geometry_is_the_namespace",
+     ["nvmet_configfs", "ublk_device_appears", "geometry_is_the_namespace", "taken_dev_id_refused",
       "fio_verify_qd32_4k_to_128k", "mkfs_mount_files_fsck_clean", "blkdiscard_and_write_zeroes",
       "sigterm_removes_the_device"]),
 ]

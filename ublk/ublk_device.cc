@@ -46,8 +46,6 @@ constexpr std::chrono::milliseconds kQueueTick{100};
 // After STOP_DEV, how long a queue thread waits for its NVMe commands to finish.
 constexpr std::chrono::seconds kStopGrace{10};
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 }  // namespace
 
 // An io_uring (liburing), closed with the object.
@@ -278,8 +276,9 @@ class UblkDevice::Queue {
       if (to_submit_ > 0) {
         const int rc = submit();
         if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-          dev_.set_failure("ublk queue " + std::to_string(qid_) +
-                           ": io_uring_submit: " + errno_text(-rc));
+          dev_.set_failure(
+              Status::from_errno("ublk queue " + std::to_string(qid_) + ": io_uring_submit", -rc)
+                  .to_string());
           return;
         }
       }

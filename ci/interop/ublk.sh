@@ -208,6 +208,15 @@ ublk_device_checks() {
     return
   fi
   check "$s" geometry_is_the_namespace ublk_geometry "$size" 512 "$tag"
+  # A second nvmf-host asking for the same device number: refused before it connects.
+  taken_dev_id() {
+    local rc=0 err
+    err=$(timeout 60 "$host_bin" -a "$T" -s "$port" -w "$H" -n "$NQN" --hostnqn "$HOST_OK" ublk \
+      --dev-id "${ublk_dev#/dev/ublkb}" 2>&1 >/dev/null) || rc=$?
+    echo "exit $rc: $err"
+    [ "$rc" = 1 ] && [[ $err == *"exists already: give another --dev-id"* ]]
+  }
+  check "$s" taken_dev_id_refused taken_dev_id
   check "$s" fio_verify_qd32_4k_to_128k ublk_fio_verify "$tag"
   check "$s" mkfs_mount_files_fsck_clean ublk_filesystem "$tag"
   check "$s" blkdiscard_and_write_zeroes ublk_discard
