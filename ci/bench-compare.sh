@@ -5,7 +5,8 @@
 # alternating), ratios are taken inside each repetition. Not a timed test: it prints figures.
 #
 # Usage: ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS]
-#                            [--out DIR] [--backends | --deep-writes | --ublk]
+#                            [--out DIR] [--backends | --deep-writes | --ublk |
+#                            --host-baseline NVMF_HOST]
 #   default: 5 repetitions, 2 s per cell after a 0.5 s ramp (about 20 minutes under emulation);
 #   --quick: 2 repetitions of 1 s cells after 0.2 s (a CI smoke that proves the harness works).
 #   --backends: instead of the RAM comparison, file and block-device namespaces: the
@@ -24,6 +25,11 @@
 #   nvmf-host ublk's /dev/ublkbN and the Linux host's /dev/nvmeXnY (ci/bench/ublk-guest.sh;
 #   figures: ci/bench/ublk-report.py, ublk-report.json/.md; default 3 repetitions of 10 s
 #   cells, about 5 minutes in the guest).
+#   --host-baseline NVMF_HOST: instead, `nvmf-host bench` by this tree's nvmf-host and by
+#   NVMF_HOST (a build of an earlier revision: what a change of the host library costs) against
+#   nvmf-target on RAM, interleaved: 4 KiB randread QD1 and QD32 and randwrite QD32, --poll busy
+#   and event (ci/bench/host-api-guest.sh; figures: ci/bench/host-api-report.py,
+#   host-api-report.json/.md; default 3 repetitions of 5 s cells, about 6 minutes in the guest).
 # Environment: BENCH_POLL (our host's --poll, default busy as in nvmf-host bench; the other mode
 #   gets a cell of its own), BENCH_INLINE_OFF (our host's --max-inline-data for the "inline send
 #   off" cell, default 0). --backends: NVMF_BENCH_URING off (default), on (every nvmf-target with
@@ -41,11 +47,12 @@ out=bench-results
 backends=0
 deep=0
 ublk=0
+baseline=
 reps_given=0
 runtime_given=0
 # Arguments are checked before anything else runs (setup, build, the guest).
 # shellcheck disable=SC2034 # prog and usage: read by ci/lib/args.sh
-prog=bench-compare.sh usage="ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends | --deep-writes | --ublk] (--help)"
+prog=bench-compare.sh usage="ci/bench-compare.sh [--quick] [--reps N] [--runtime SECONDS] [--ramp SECONDS] [--out DIR] [--backends | --deep-writes | --ublk | --host-baseline NVMF_HOST] (--help)"
 # shellcheck source=/dev/null # ci/lib/args.sh is shellchecked on its own
 . "ci/lib/args.sh"
 while [ $# -gt 0 ]; do
@@ -58,7 +65,8 @@ while [ $# -gt 0 ]; do
     --backends) backends=1; shift ;;
     --deep-writes) deep=1; shift ;;
     --ublk) ublk=1; shift ;;
-    -h | --help) sed -n '3,31p' "$0"; exit 0 ;;
+    --host-baseline) baseline=$(value "$@") || exit 2; shift 2 ;;
+    -h | --help) sed -n '3,37p' "$0"; exit 0 ;;
     *) usage_error "unknown option '$1' (try --help)" ;;
   esac
 done
@@ -66,7 +74,16 @@ done
 [[ $runtime =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--runtime wants seconds, not '$runtime'"
 [[ $ramp =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_error "--ramp wants seconds, not '$ramp'"
 if [ -e "$out" ] && ! [ -d "$out" ]; then usage_error "--out: $out is not a directory"; fi
-[ $((backends + deep + ublk)) -le 1 ] || usage_error "--backends, --deep-writes and --ublk exclude each other"
+with_baseline=0
+[ -z "$baseline" ] || with_baseline=1
+[ $((backends + deep + ublk + with_baseline)) -le 1 ] ||
+  usage_error "--backends, --deep-writes, --ublk and --host-baseline exclude each other"
+if [ -n "$baseline" ]; then
+  if ! [ -f "$baseline" ] || ! [ -x "$baseline" ]; then
+    usage_error "--host-baseline: $baseline is not an executable file"
+  fi
+  baseline=$(cd "$(dirname "$baseline")" && pwd)/$(basename "$baseline")
+fi
 case ${BENCH_RPS:-on} in on | off) ;; *) usage_error "BENCH_RPS wants on or off, not '$BENCH_RPS'" ;; esac
 # The --backends guest's environment, checked here: a bad value would otherwise be found only
 # minutes into the guest run.
@@ -131,6 +148,24 @@ if [ "$ublk" = 1 ]; then
   python3 ci/bench/ublk-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
     --command "ci/bench-compare.sh --ublk --reps $reps --runtime $runtime" || report_rc=$?
   echo "bench-compare.sh: report in $out (ublk-report.json, ublk-report.md)"
+  [ "$rc" -ne 0 ] || rc=$report_rc
+  exit "$rc"
+fi
+if [ -n "$baseline" ]; then
+  rm -rf "$out/raw-host-api"
+  [ "$reps_given" = 1 ] || reps=3
+  [ "$runtime_given" = 1 ] || runtime=5
+  budget=$(python3 -c "print(int($reps * 12 * ($runtime + $ramp + 5) + 300))")
+  echo "bench-compare.sh --host-baseline: $reps repetitions of ${runtime}s cells; guest timeout ${budget}s"
+  rc=0
+  ci/rxe-run --results "$out" --timeout "$budget" \
+    ci/bench/host-api-guest.sh "$bin" "$baseline" "$reps" "$runtime" "$ramp" || rc=$?
+  machine=${machine/@GUEST@/$(sed 's/^kvm$/QEMU KVM guest/; s/^tcg$/QEMU TCG guest/; s/^direct$/no guest (rxe-run direct mode)/' "$out/rxe-run.accel" 2>/dev/null || echo "guest of unknown accelerator")}
+  [ -s "$out/raw-host-api/cells.tsv" ] || { echo "bench-compare.sh: no cells recorded (rxe-run exit $rc)" >&2; exit 1; }
+  report_rc=0
+  python3 ci/bench/host-api-report.py "$out" --machine "$machine, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" \
+    --command "ci/bench-compare.sh --host-baseline BASELINE/nvmf-host --reps $reps --runtime $runtime --ramp $ramp" || report_rc=$?
+  echo "bench-compare.sh: report in $out (host-api-report.json, host-api-report.md)"
   [ "$rc" -ne 0 ] || rc=$report_rc
   exit "$rc"
 fi

@@ -156,11 +156,16 @@ NVMF_BENCH_NULLB_POLL_QUEUES=-1 refused ci/bench-compare.sh \
   "bench-compare.sh: NVMF_BENCH_NULLB_POLL_QUEUES wants a whole number (null_blk poll_queues), not '-1'" --backends
 NVMF_BENCH_URING=both NVMF_BENCH_PARTS=cells NVMF_BENCH_NULLB_POLL_QUEUES=1 reached \
   ci/bench-compare.sh setup --backends
-refused ci/bench-compare.sh "bench-compare.sh: --backends, --deep-writes and --ublk exclude each other" \
+refused ci/bench-compare.sh "bench-compare.sh: --backends, --deep-writes, --ublk and --host-baseline exclude each other" \
   --backends --deep-writes
-refused ci/bench-compare.sh "bench-compare.sh: --backends, --deep-writes and --ublk exclude each other" \
+refused ci/bench-compare.sh "bench-compare.sh: --backends, --deep-writes, --ublk and --host-baseline exclude each other" \
   --deep-writes --ublk
+refused ci/bench-compare.sh "bench-compare.sh: --backends, --deep-writes, --ublk and --host-baseline exclude each other" \
+  --ublk --host-baseline /bin/true
+refused ci/bench-compare.sh "bench-compare.sh: --host-baseline: /nonexistent/nvmf-host is not an executable file" \
+  --host-baseline /nonexistent/nvmf-host
 reached ci/bench-compare.sh setup --ublk
+reached ci/bench-compare.sh setup --host-baseline /bin/true
 BENCH_RPS=maybe refused ci/bench-compare.sh "bench-compare.sh: BENCH_RPS wants on or off, not 'maybe'" \
   --deep-writes
 BENCH_RPS=off reached ci/bench-compare.sh setup --deep-writes
@@ -324,8 +329,8 @@ refused $r "rpc_clients.py: INTERVAL_MS 0 is not in 1..60000" "$tmp/s" 1 1 nqn.a
 accepted $r "$tmp/none.sock" 2 1 nqn.a
 
 echo "$checked command lines checked"
-[ "$checked" -eq 102 ] || {
-  echo "FAIL: $checked command lines checked, want 102"
+[ "$checked" -eq 105 ] || {
+  echo "FAIL: $checked command lines checked, want 105"
   fail=1
 }
 exit "$fail"

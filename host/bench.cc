@@ -42,11 +42,6 @@ int64_t now_ns() {
       .count();
 }
 
-// A now_ns() reading as a steady_clock time point (Deadline), without reading the clock again.
-Deadline steady_at(int64_t ns) {
-  return Deadline(std::chrono::duration_cast<Deadline::duration>(std::chrono::nanoseconds(ns)));
-}
-
 int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -84,86 +79,77 @@ struct Progress {
 
 enum class Phase { kTimed, kFill, kReadBack };
 
-// Parks every thread of a phase while one of them recovers the association (see run_bench()).
-// It counts threads, not jobs: a thread parks once for all of its jobs.
-class RecoveryGate {
+// The capsule counters of an IoQueue's connection (host/queue.h: IBV_SEND_INLINE or by
+// reference), followed across the connections a reconnect gives it: what the window posted.
+class CapsuleWindow {
  public:
-  RecoveryGate(Controller& c, size_t threads) : c_(c), running_(threads) {}
-  // One relaxed load: the fast path's only cost.
-  bool requested() const { return requested_.load(std::memory_order_relaxed); }
-  // Asks for a recovery because of `why` (the first cause wins).
-  void request(const Status& why) {
-    std::lock_guard<std::mutex> lock(m_);
-    if (!requested_.load(std::memory_order_relaxed)) cause_ = why;
-    requested_.store(true, std::memory_order_relaxed);
+  // Starts counting from now on `q`'s connection.
+  void start(const IoQueue& q) {
+    carried_ = QueueCounters{};
+    follow(q, /*reset=*/true);
   }
-  // Waits until the recovery asked for is done (by the last thread to park); its result.
-  Status park() {
-    std::unique_lock<std::mutex> lock(m_);
-    uint64_t gen = generation_;
-    ++parked_;
-    maybe_recover();
-    cv_.wait(lock, [&] { return generation_ != gen; });
-    return result_;
+  // Call after anything that may change q's connection (submit, process_completions, a wait):
+  // a new connection's counters start from zero, the old one's last reading is kept.
+  void follow(const IoQueue& q, bool reset = false) {
+    if (!reset && q.channel() == channel_ && q.stats().connections == connections_) return;
+    if (!reset) {
+      carried_.capsules_inline += last_.capsules_inline - base_.capsules_inline;
+      carried_.capsules_by_reference += last_.capsules_by_reference - base_.capsules_by_reference;
+    }
+    channel_ = q.channel();
+    queue_ = dynamic_cast<const Queue*>(channel_);
+    connections_ = q.stats().connections;
+    base_ = last_ = queue_ != nullptr ? queue_->counters() : QueueCounters{};
   }
-  // A thread's jobs all ended: the others no longer wait for it.
-  void leave() {
-    std::lock_guard<std::mutex> lock(m_);
-    --running_;
-    maybe_recover();
+  // The current connection's counters now (before a call that may drop it).
+  void sample() {
+    if (queue_ != nullptr) last_ = queue_->counters();
+  }
+  // Capsules posted since start(): inline, by reference.
+  QueueCounters total() {
+    sample();
+    QueueCounters t = carried_;
+    t.capsules_inline += last_.capsules_inline - base_.capsules_inline;
+    t.capsules_by_reference += last_.capsules_by_reference - base_.capsules_by_reference;
+    return t;
   }
 
  private:
-  void maybe_recover() {  // m_ held
-    if (!requested_.load(std::memory_order_relaxed) || parked_ == 0 || parked_ < running_) return;
-    result_ = c_.recover_queues(cause_);
-    requested_.store(false, std::memory_order_relaxed);
-    parked_ = 0;
-    ++generation_;
-    cv_.notify_all();
-  }
-
-  Controller& c_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::atomic<bool> requested_{false};
-  size_t running_;
-  size_t parked_ = 0;
-  uint64_t generation_ = 0;
-  Status cause_;
-  Status result_;
+  const IoChannel* channel_ = nullptr;
+  const Queue* queue_ = nullptr;  // channel_ as the RDMA queue it is (null in unit fakes)
+  uint64_t connections_ = 0;
+  QueueCounters base_, last_, carried_;
 };
 
-// A job with commands in flight and no completion this long fails its queue (kTimeout).
-constexpr std::chrono::milliseconds kNoProgressTimeout(5000);
-
-// One job: its queue, its buffers (iodepth x max bs, registered once), its in-flight table, and
-// the state of the phase it runs, which its thread advances with step() in turn with its other
-// jobs (start, then step / wait until kDone).
+// One job: its IoQueue (io_queue(index): qid index + 1), its buffers (iodepth x max bs,
+// registered once), one command slot per buffer, and the state of the phase it runs, which its
+// thread advances with step() in turn with its other jobs (start, then step / wait until
+// kDone). Recovery is the Controller's: a lost association holds the job's commands and sends
+// them again (JobResult::retried_ios); Host Pathing Error (fast-io-fail-tmo, ctrl-loss-tmo)
+// ends the job.
 class Job {
  public:
   // What a step (or a wait) of the job did.
   enum class Step {
-    kWorked,  // found work completions, or recovered: step again before any wait
+    kWorked,  // completions ran, or the job is ending: step again before any wait
     kIdle,    // found nothing: its thread may wait
-    kPark,    // a transport failure asked for a recovery: its thread must park at the gate
     kDone,    // the phase ended for this job (its JobResult is complete)
   };
 
-  Job(uint32_t jobid, uint32_t index, Queue* q, const Controller& c, const BenchOptions& o,
+  Job(uint32_t jobid, uint32_t index, IoQueue* q, const Controller& c, const BenchOptions& o,
       uint64_t region_offset, uint64_t region_bytes, uint32_t buf_bytes)
-      : jobid_(jobid),
+      : c_(c),
+        jobid_(jobid),
         index_(index),
-        qid_(q->qid()),
+        qid_(static_cast<uint16_t>(index + 1)),
         q_(q),
-        nsid_(c.namespace_info().nsid),
         lba_size_(c.lba_size()),
         limits_(c.transfer_limits()),
         o_(o),
         region_offset_(region_offset),
         region_bytes_(region_bytes),
         buf_bytes_(buf_bytes),
-        active_(o.iodepth),
+        commands_(o.iodepth),
         free_bufs_(o.iodepth) {}
 
   Status setup(Controller& c) {
@@ -173,79 +159,72 @@ class Job {
     // Without --verify, writes carry a fixed pseudo-random fill (not zeros, which some
     // backends could treat specially).
     for (size_t i = 0; i + 8 <= bytes; i += 8) put64(buf_->data() + i, splitmix64(i));
-    c_ = &c;
+    for (uint32_t b = 0; b < o_.iodepth; ++b) commands_[b].job = this;
+    // Each round's capsules go out with one ibv_post_send at its poll.
+    q_->set_delay_cmd_submit(true);
     return ok_status();
   }
 
   Progress& progress() { return progress_; }
-  uint32_t jobid() const { return jobid_; }
   uint32_t index() const { return index_; }  // in this run's job list
-  Queue* queue() const { return q_; }
+  IoQueue* queue() const { return q_; }
   bool running() const { return running_; }
   // The last step() found nothing.
   bool idle() const { return idle_; }
-  // When the job's queue fails with kTimeout unless a completion comes first.
-  Deadline deadline() const { return deadline_; }
 
   // Starts phase `phase` with block size `bs` into `out` (kTimed: ramp then runtime, per
   // options; kFill / kReadBack: one sequential pass over the region, writes / verified reads).
-  // False when the job ended at once: no queue (out.status says why).
-  bool start(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out);
+  void start(Phase phase, uint32_t bs, JobResult& out);
   // One round: the phase clock (read by the caller once per round of all its jobs: `now`,
-  // now_ns()), submissions up to iodepth, one poll of the CQ, completion of the commands it found
-  // done. Where the clock source has no vDSO (hpet, as in the soft-RoCE QEMU guest), each clock
-  // read is a system call: a thread that read it once per job and round made about 600k of them
-  // in 2 s at 32 jobs, twenty times its verbs calls.
+  // now_ns()), submissions up to iodepth, one process_completions() (which posts them and runs
+  // the callbacks of what finished). Where the clock source has no vDSO (hpet, as in the
+  // soft-RoCE QEMU guest), each clock read is a system call: a thread that read it once per job
+  // and round made about 600k of them in 2 s at 32 jobs, twenty times its verbs calls.
   Step step(int64_t now);
-  // After a step() that found nothing: waits on this job's queue alone until work may be there
-  // (Queue::wait_for_completions: busy returns at once, event sleeps on its channels).
-  Step wait();
-  // After the thread's wait on every job's Queue::wait_fds(): this job's two entries.
-  Step after_wait(const pollfd fds[2]);
-  // A failure of the thread's wait: as any failure of this job.
-  Step fail(Status st);
-  // Around the thread's park at the gate: before, the window counters of the queue about to be
-  // replaced are kept; after, with the gate's result, the job takes its new queue and sends its
-  // in-flight commands again (kWorked), or ends with the error (kDone).
-  void before_park();
-  Step after_park(const Status& parked);
+  // After a step() that found nothing: waits on this job's queue alone (IoQueue::wait: busy
+  // returns at once, event sleeps on its channels, or on the controller while reconnecting).
+  void wait() {
+    window_.sample();
+    q_->wait(Deadline::max());
+    window_.follow(*q_);
+  }
+  // Around the thread's sleep on every job's channels at once (IoQueue::wait_fds, after_wait).
+  void wait_fds(pollfd fds[2]) {
+    window_.sample();
+    q_->wait_fds(fds);  // posts what delay_cmd_submit held back: a failure drops the connection
+    window_.follow(*q_);
+  }
+  void after_wait(const pollfd fds[2]) {
+    window_.sample();
+    q_->after_wait(fds);
+    window_.follow(*q_);
+  }
 
  private:
-  struct Active {
-    uint16_t slot;
-    bool write;
-    bool in_capsule;
-    uint32_t buf;
-    uint64_t offset;
-    int64_t start_ns;
+  // One command in flight: its buffer is commands_'s index.
+  struct Command {
+    Job* job = nullptr;
+    bool write = false;
+    bool in_capsule = false;
+    uint64_t offset = 0;
+    int64_t start_ns = 0;
   };
-
-  // The command for `bs` bytes at `data` in buf_: a read is keyed, a write goes where
-  // choose_write_path() says (host/io_plan.h).
-  CommandPlan plan_command(bool write, uint8_t* data, uint32_t bs) const {
-    CommandPlan plan = plan_one_piece_write(
-        limits_.in_capsule,
-        Piece{reinterpret_cast<uint64_t>(data), bs, buf_->lkey(), buf_->rkey()});
-    if (!write) plan.path = WritePath::kKeyed;
-    return plan;
+  static void done(void* arg, const IoCompletion& c) {
+    auto* cmd = static_cast<Command*>(arg);
+    cmd->job->complete(*cmd, c);
   }
   Status submit(const IoPattern::Io& io, uint32_t bs);
-  // Posts active_[index] again (same buffer, offset and start time) on the current queue.
-  Status resubmit(size_t index, uint32_t bs);
-  // Once the gate let the thread go: takes the new queue and sends the in-flight commands again.
-  Status recover(uint32_t bs, JobResult& out);
-  Status complete(size_t index, int64_t t, uint32_t bs, bool record, JobResult& out);
+  void complete(Command& cmd, const IoCompletion& c);
   // The measured window ends at `t`: the capsule counters of the window into out_.
   void close_window(int64_t t);
   // Ends the phase for this job: its runtime, error and first mismatch into out_.
   Step finish();
 
+  const Controller& c_;
   uint32_t jobid_;
   uint32_t index_;
-  Controller* c_ = nullptr;
   uint16_t qid_;
-  Queue* q_;
-  uint32_t nsid_;
+  IoQueue* q_;
   uint32_t lba_size_;
   TransferLimits limits_;
   const BenchOptions& o_;
@@ -253,18 +232,16 @@ class Job {
   uint64_t region_bytes_;
   uint32_t buf_bytes_;
   std::optional<verbs::RegisteredBuffer> buf_;
-  std::vector<Active> active_;
-  size_t n_active_ = 0;
+  std::vector<Command> commands_;
   std::vector<uint32_t> free_bufs_;
   size_t n_free_ = 0;
   Progress progress_;
-  bool awaiting_first_ = false;  // a reconnect happened; the next completion is the first
+  uint64_t connections_seen_ = 0;  // IoQueueStats::connections at the last completion
   // First verify mismatch, formatted after the run.
   bool have_mismatch_ = false;
   uint64_t mismatch_offset_ = 0;
 
   // The phase being run (start() to finish()).
-  RecoveryGate* gate_ = nullptr;
   JobResult* out_ = nullptr;
   uint32_t bs_ = 0;
   bool running_ = false;
@@ -278,125 +255,90 @@ class Job {
   bool ended_ = false;
   int64_t measure_start_ = 0;
   int64_t measure_end_ = 0;
-  QueueCounters base_;
-  QueueCounters carried_;  // window counters of queues lost to a reconnect
-  Deadline deadline_{};
+  int64_t batch_ns_ = 0;  // the clock of this process_completions()'s callbacks (0: not read)
+  CapsuleWindow window_;
   Status st_;  // the error that ends the job
 };
 
 Status Job::submit(const IoPattern::Io& io, uint32_t bs) {
-  uint32_t b = free_bufs_[--n_free_];
+  const uint32_t b = free_bufs_[--n_free_];
   uint8_t* data = buf_->data() + static_cast<size_t>(b) * buf_bytes_;
-  uint64_t slba = io.offset / lba_size_;
-  uint32_t nlb = bs / lba_size_;
-  proto::Sqe sqe = io.write ? write_sqe(nsid_, slba, nlb) : read_sqe(nsid_, slba, nlb);
-  // bs <= max_command_bytes <= 16 MiB - 1: a keyed SGL can carry it.
-  CommandPlan plan = plan_command(io.write, data, bs);
+  const uint64_t slba = io.offset / lba_size_;
   if (io.write && o_.verify) fill_verify_pattern(data, bs, io.offset, lba_size_, o_.seed);
-  std::span<const Piece> pieces = encode_data(sqe, plan);
-  const bool in_capsule = plan.path == WritePath::kInCapsule;
-  int64_t start = now_ns();
-  // Chained: step() posts the round's capsules with one ibv_post_send (post_deferred()).
-  Result<uint16_t> slot = q_->post(sqe, pieces, /*defer=*/true);
-  if (!slot.ok()) {
+  const DataSegment seg{data, bs, buf_->lkey(), buf_->rkey()};
+  Command& cmd = commands_[b];
+  cmd.write = io.write;
+  cmd.offset = io.offset;
+  // The path the queue's planner takes for one piece (host/io_plan.h), for the counters.
+  cmd.in_capsule =
+      io.write && choose_write_path(limits_.in_capsule, bs, 1) == WritePath::kInCapsule;
+  cmd.start_ns = now_ns();
+  Status st = io.write ? q_->submit_write(slba, std::span<const DataSegment>(&seg, 1), done, &cmd)
+                       : q_->submit_read(slba, seg, done, &cmd);
+  if (!st.ok()) [[unlikely]] {
     free_bufs_[n_free_++] = b;
-    return std::move(slot).status();
+    const std::string what =
+        std::string(io.write ? "Write" : "Read") + " at byte offset " + std::to_string(io.offset);
+    // Host Pathing Error (the association gave up): named with its reason.
+    return st.nvme_status() ? c_.command_status(*st.nvme_status(), what) : st.annotate(what);
   }
-  active_[n_active_++] = Active{*slot, io.write, in_capsule, b, io.offset, start};
   return ok_status();
 }
 
-Status Job::resubmit(size_t index, uint32_t bs) {
-  Active& a = active_[index];
-  uint8_t* data = buf_->data() + static_cast<size_t>(a.buf) * buf_bytes_;
-  uint64_t slba = a.offset / lba_size_;
-  uint32_t nlb = bs / lba_size_;
-  proto::Sqe sqe = a.write ? write_sqe(nsid_, slba, nlb) : read_sqe(nsid_, slba, nlb);
-  // The same path as when it was first posted (the policy of the new association may differ,
-  // but the counters of this command were taken then).
-  CommandPlan plan = plan_command(a.write, data, bs);
-  plan.path = a.in_capsule ? WritePath::kInCapsule : WritePath::kKeyed;
-  std::span<const Piece> pieces = encode_data(sqe, plan);
-  NVMF_ASSIGN_OR_RETURN(a.slot, q_->post(sqe, pieces));
-  return ok_status();
-}
-
-Status Job::recover(uint32_t bs, JobResult& out) {
-  q_ = c_->io_queue_by_qid(qid_);
-  if (q_ == nullptr) {
-    return Status::unavailable("queue " + std::to_string(qid_) + " missing after the reconnect");
+void Job::complete(Command& cmd, const IoCompletion& c) {
+  free_bufs_[n_free_++] = static_cast<uint32_t>(&cmd - commands_.data());
+  JobResult& out = *out_;
+  if (batch_ns_ == 0) batch_ns_ = now_ns();  // one clock read per batch of completions
+  out.retried_ios += c.resubmissions;
+  if (q_->stats().connections != connections_seen_) [[unlikely]] {
+    // The first completion on a new association: when I/O resumed.
+    connections_seen_ = q_->stats().connections;
+    if (out.resumes < JobResult::kMaxResumes) out.resumed_unix_ns[out.resumes++] = unix_now_ns();
   }
-  for (size_t i = 0; i < n_active_; ++i) {
-    NVMF_RETURN_IF_ERROR(resubmit(i, bs));
-    ++out.retried_ios;
-  }
-  awaiting_first_ = true;
-  return ok_status();
-}
-
-Status Job::complete(size_t index, int64_t t, uint32_t bs, bool record, JobResult& out) {
-  Active a = active_[index];
-  active_[index] = active_[--n_active_];
-  free_bufs_[n_free_++] = a.buf;
-  proto::Cqe cqe = q_->release_slot(a.slot);
-  if (awaiting_first_) [[unlikely]] {
-    awaiting_first_ = false;
-    if (out.resumes < JobResult::kMaxResumes) {
-      out.resumed_unix_ns[out.resumes++] = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                               std::chrono::system_clock::now().time_since_epoch())
-                                               .count();
+  if (c.status != 0) [[unlikely]] {
+    if (st_.ok()) {
+      st_ = c_.command_status(c.status, std::string(cmd.write ? "Write" : "Read") +
+                                            " at byte offset " + std::to_string(cmd.offset));
     }
+    return;
   }
-  if (!status_is_success(cqe.status)) {
-    return cqe_status(cqe, std::string(a.write ? "Write" : "Read") + " at byte offset " +
-                               std::to_string(a.offset));
-  }
-  if (!a.write && o_.verify) {
-    const uint8_t* data = buf_->data() + static_cast<size_t>(a.buf) * buf_bytes_;
+  if (!cmd.write && o_.verify) {
+    const uint8_t* data = buf_->data() + (&cmd - commands_.data()) * size_t{buf_bytes_};
     ++out.verify_checked;
-    int64_t bad = check_verify_pattern(data, bs, a.offset, lba_size_, o_.seed);
+    int64_t bad = check_verify_pattern(data, bs_, cmd.offset, lba_size_, o_.seed);
     if (bad >= 0) {
       ++out.verify_errors;
       if (!have_mismatch_) {
         have_mismatch_ = true;
-        mismatch_offset_ = a.offset + static_cast<uint64_t>(bad);
+        mismatch_offset_ = cmd.offset + static_cast<uint64_t>(bad);
       }
     }
   }
-  if (!record) return ok_status();
-  uint64_t lat = static_cast<uint64_t>(std::max<int64_t>(0, t - a.start_ns));
-  DirectionStats& d = a.write ? out.write : out.read;
+  if (!measuring_) return;
+  const uint64_t lat = static_cast<uint64_t>(std::max<int64_t>(0, batch_ns_ - cmd.start_ns));
+  DirectionStats& d = cmd.write ? out.write : out.read;
   ++d.ios;
-  d.bytes += bs;
+  d.bytes += bs_;
   d.clat.record(lat);
-  ++(!a.write ? out.path.reads : a.in_capsule ? out.path.writes_in_capsule : out.path.writes_keyed);
+  ++(!cmd.write       ? out.path.reads
+     : cmd.in_capsule ? out.path.writes_in_capsule
+                      : out.path.writes_keyed);
   progress_.add(lat);
-  return ok_status();
 }
 
-bool Job::start(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
-  gate_ = &gate;
+void Job::start(Phase phase, uint32_t bs, JobResult& out) {
   out_ = &out;
   bs_ = bs;
   st_ = ok_status();
   idle_ = false;
   out.jobid = jobid_;
   out.qid = qid_;
-  q_ = c_->io_queue_by_qid(qid_);  // new after a reconnect in an earlier phase
-  if (q_ == nullptr) {
-    out.status =
-        Status::unavailable("job " + std::to_string(jobid_) + ": no queue " + std::to_string(qid_) +
-                            " (controller " + controller_state_name(c_->state()) + ")");
-    running_ = false;
-    return false;
-  }
   running_ = true;
   RwMode mode = phase == Phase::kTimed  ? o_.rw
                 : phase == Phase::kFill ? RwMode::kWrite
                                         : RwMode::kRead;
   pattern_.emplace(mode, o_.rwmixread, region_offset_, region_bytes_, bs,
                    o_.seed ^ (static_cast<uint64_t>(jobid_) << 32) ^ bs);
-  n_active_ = 0;
   n_free_ = o_.iodepth;
   for (uint32_t i = 0; i < o_.iodepth; ++i) free_bufs_[i] = i;
   timed_ = phase == Phase::kTimed;
@@ -407,65 +349,27 @@ bool Job::start(Phase phase, uint32_t bs, RecoveryGate& gate, JobResult& out) {
   measuring_ = timed_ && o_.ramp_time_s <= 0;
   ended_ = false;
   measure_start_ = measure_end_ = start;
-  base_ = q_->counters();
-  carried_ = QueueCounters{};
-  deadline_ = std::chrono::steady_clock::now() + kNoProgressTimeout;
-  return true;
+  connections_seen_ = q_->stats().connections;
+  window_.start(*q_);
 }
 
 void Job::close_window(int64_t t) {
   ended_ = true;
   measure_end_ = t;
-  // No queue: a recovery tore it down and gave up; before_park() carried its counters.
-  const QueueCounters now = q_ != nullptr ? q_->counters() : base_;
-  out_->path.capsules_inline =
-      carried_.capsules_inline + now.capsules_inline - base_.capsules_inline;
-  out_->path.capsules_by_reference =
-      carried_.capsules_by_reference + now.capsules_by_reference - base_.capsules_by_reference;
-}
-
-Job::Step Job::fail(Status st) {
-  // A transport failure: park with the other jobs while the association is recovered, then go
-  // on with the new queue and the in-flight commands sent again. Any other error ends the job.
-  if (!Controller::is_transport_error(st)) {
-    st_ = std::move(st);
-    return finish();
-  }
-  gate_->request(st);
-  return Step::kPark;
-}
-
-void Job::before_park() {
-  if (measuring_ && !ended_) {
-    const QueueCounters& now = q_->counters();
-    carried_.capsules_inline += now.capsules_inline - base_.capsules_inline;
-    carried_.capsules_by_reference += now.capsules_by_reference - base_.capsules_by_reference;
-  }
-}
-
-Job::Step Job::after_park(const Status& parked) {
-  // The recovery tore the old queue down (before_park() carried its counters): never read it
-  // again, even when the recovery gave up and this job ends now.
-  q_ = nullptr;
-  Status r = parked.ok() ? recover(bs_, *out_) : parked;  // sets q_ to the new queue
-  if (q_ != nullptr) base_ = q_->counters();  // the commands sent again are not counted twice
-  if (!r.ok()) {
-    st_ = std::move(r);
-    return finish();
-  }
-  deadline_ = std::chrono::steady_clock::now() + kNoProgressTimeout;
-  return Step::kWorked;
+  const QueueCounters c = window_.total();
+  out_->path.capsules_inline = c.capsules_inline;
+  out_->path.capsules_by_reference = c.capsules_by_reference;
 }
 
 Job::Step Job::step(int64_t now) {
   idle_ = false;
   const uint32_t bs = bs_;
-  bool submitting = to_submit_ > 0;
+  bool submitting = to_submit_ > 0 && st_.ok();
   if (timed_) {
     if (!measuring_ && !ended_ && now >= ramp_end_) {
       measuring_ = true;
       measure_start_ = now;
-      base_ = q_->counters();
+      window_.start(*q_);
     }
     bool stop = o_.stop != nullptr && o_.stop->load(std::memory_order_relaxed);
     if (now >= end_ || stop) {
@@ -476,63 +380,30 @@ Job::Step Job::step(int64_t now) {
   } else if (o_.stop != nullptr && o_.stop->load(std::memory_order_relaxed)) {
     submitting = false;  // the --verify fill or read-back, stopped: what is in flight completes
   }
-  Status st;
-  while (submitting && n_active_ < o_.iodepth) {
-    IoPattern::Io io = pattern_->next();
-    st = submit(io, bs);
+  window_.sample();
+  while (submitting && n_free_ > 0) {
+    Status st = submit(pattern_->next(), bs);
     if (!st.ok()) {
-      // Not posted: keep it as in flight so that a recovery sends it.
-      if (Controller::is_transport_error(st) && n_free_ > 0) {
-        uint32_t b = free_bufs_[--n_free_];
-        bool in_capsule =
-            plan_command(io.write, buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs).path ==
-            WritePath::kInCapsule;
-        if (io.write && o_.verify) {
-          fill_verify_pattern(buf_->data() + static_cast<size_t>(b) * buf_bytes_, bs, io.offset,
-                              lba_size_, o_.seed);
-        }
-        active_[n_active_++] = Active{0, io.write, in_capsule, b, io.offset, now_ns()};
-        if (!timed_) --to_submit_;
-      }
+      st_ = std::move(st);  // Host Pathing Error (the association gave up): the job ends
       break;
     }
     if (!timed_ && --to_submit_ == 0) submitting = false;
   }
-  // The capsules chained above go out together; a failed post leaves them in flight (active_)
-  // for the recovery to send again, as a failed submit() does.
-  if (Status posted = q_->post_deferred(); !posted.ok() && st.ok()) st = std::move(posted);
-  if (!st.ok()) return fail(std::move(st));
-  if (n_active_ == 0) return finish();
-  Result<int> found = q_->poll_completions();
-  if (!found.ok()) return fail(found.status());
-  if (*found == 0) {
+  batch_ns_ = 0;
+  Result<int> found = q_->process_completions();  // posts the round's capsules, then polls
+  window_.follow(*q_);
+  if (!found.ok() && st_.ok()) st_ = found.status();
+  // Ending (the phase is over, or an error): what is in flight completes first, so that no
+  // callback of this phase runs in the next.
+  if (n_free_ == o_.iodepth && (!st_.ok() || (!timed_ && to_submit_ == 0) || ended_ ||
+                                (o_.stop != nullptr && o_.stop->load()))) {
+    return finish();
+  }
+  if (found.ok() && *found == 0) {
     idle_ = true;
     return Step::kIdle;
   }
-  int64_t t = now_ns();
-  deadline_ = steady_at(t) + kNoProgressTimeout;
-  for (size_t i = 0; i < n_active_ && st.ok();) {
-    if (q_->slot_done(active_[i].slot)) {
-      st = complete(i, t, bs, measuring_, *out_);  // moves the last entry into i
-    } else {
-      ++i;
-    }
-  }
-  if (!st.ok()) {
-    st_ = std::move(st);  // an NVMe status: not recovered
-    return finish();
-  }
   return Step::kWorked;
-}
-
-Job::Step Job::wait() {
-  Status st = q_->wait_for_completions(deadline_);
-  return st.ok() ? Step::kIdle : fail(std::move(st));
-}
-
-Job::Step Job::after_wait(const pollfd fds[2]) {
-  Status st = q_->after_wait(fds, deadline_);
-  return st.ok() ? Step::kIdle : fail(std::move(st));
 }
 
 Job::Step Job::finish() {
@@ -558,10 +429,10 @@ Job::Step Job::finish() {
 }
 
 // The channels a thread of event-polled jobs sleeps on: every running job's completion channel
-// and rdma_cm channel (Queue::wait_fds) in one epoll set, built at the first sleep and again
-// whenever the running jobs or their queues changed, so that a sleep costs the channels that
-// fired rather than all of them: poll() over 64 fds per sleep at 32 jobs per thread was a
-// system call that walked every fd, thousands of times a second.
+// and rdma_cm channel (IoQueue::wait_fds) in one epoll set, built at the first sleep and again
+// whenever the fds changed (a job ended, a reconnect gave a queue new channels), so that a sleep
+// costs the channels that fired rather than all of them: poll() over 64 fds per sleep at 32
+// jobs per thread was a system call that walked every fd, thousands of times a second.
 class WaitSet {
  public:
   WaitSet() = default;
@@ -569,27 +440,34 @@ class WaitSet {
   WaitSet& operator=(const WaitSet&) = delete;
   ~WaitSet() { close_set(); }
 
-  void invalidate() { valid_ = false; }
-
   // Sleeps until a channel of `fds` (two per running job, in order; fd -1 skipped) is readable
   // or `timeout_ms` passed; sets their revents (POLLIN) as poll() would. EINTR is a wake-up.
   Status wait(std::span<pollfd> fds, int timeout_ms) {
-    if (!valid_) NVMF_RETURN_IF_ERROR(build(fds));
+    if (!same_fds(fds)) NVMF_RETURN_IF_ERROR(build(fds));
     int n = ::epoll_wait(ep_, events_.data(), static_cast<int>(events_.size()), timeout_ms);
     if (n < 0) {
       return errno == EINTR ? ok_status()
                             : Status::from_errno("epoll_wait(completion, rdma_cm)", errno);
     }
+    for (pollfd& f : fds) f.revents = 0;
     for (int i = 0; i < n; ++i) fds[events_[i].data.u64].revents = POLLIN;
     return ok_status();
   }
 
  private:
+  bool same_fds(std::span<const pollfd> fds) const {
+    if (ep_ < 0 || fds.size() != registered_.size()) return false;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd != registered_[i]) return false;
+    }
+    return true;
+  }
   Status build(std::span<const pollfd> fds) {
     close_set();
     ep_ = ::epoll_create1(EPOLL_CLOEXEC);
     if (ep_ < 0) return Status::from_errno("epoll_create1", errno);
     events_.assign(std::max<size_t>(fds.size(), 1), epoll_event{});
+    registered_.assign(fds.size(), -1);
     for (size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0) continue;
       epoll_event ev{};
@@ -598,104 +476,71 @@ class WaitSet {
       if (::epoll_ctl(ep_, EPOLL_CTL_ADD, fds[i].fd, &ev) != 0) {
         return Status::from_errno("epoll_ctl(ADD)", errno);
       }
+      registered_[i] = fds[i].fd;
     }
-    valid_ = true;
     return ok_status();
   }
   void close_set() {
     if (ep_ >= 0) ::close(ep_);
     ep_ = -1;
-    valid_ = false;
+    registered_.clear();
   }
 
   int ep_ = -1;
-  bool valid_ = false;
+  std::vector<int> registered_;  // the fds of the set, in order (-1: none)
   std::vector<epoll_event> events_;
 };
 
-// One thread's loop over its `jobs` (started) until every one is done, with no lock but the
-// gate's: each round steps every running job; only when none found work does it wait: with one
-// job, or --poll busy, on each job's own queue (Queue::wait_for_completions); with several jobs
-// and --poll event, in one epoll set (WaitSet) over all their completion and rdma_cm channels
-// (`fds`: 2 per job, allocated by the caller). A recovery asked for by any job parks the thread
-// once.
-void drive_jobs(std::span<Job* const> jobs, RecoveryGate& gate, bool event_poll,
-                std::vector<pollfd>& fds) {
+// One thread's loop over its `jobs` (started) until every one is done, with no lock: each round
+// steps every running job; only when none found work does it wait: with one job, or --poll
+// busy, on each job's own queue (IoQueue::wait); with several jobs and --poll event, in one
+// epoll set (WaitSet) over all their completion and rdma_cm channels (`fds`: 2 per job,
+// allocated by the caller), at most IoQueue::kLinkRecheck while a queue has no connection.
+void drive_jobs(std::span<Job* const> jobs, bool event_poll, std::vector<pollfd>& fds) {
   size_t running = 0;
   for (Job* j : jobs) running += j->running() ? 1 : 0;
-  auto note = [&](Job::Step s) {
-    if (s == Job::Step::kDone) --running;
-  };
   WaitSet wait_set;
-  size_t waited_running = SIZE_MAX;  // the running count the wait set was built for
   while (running > 0) {
-    if (gate.requested()) {
-      for (Job* j : jobs) {
-        if (j->running()) j->before_park();
-      }
-      Status parked = gate.park();
-      for (Job* j : jobs) {
-        if (j->running()) note(j->after_park(parked));
-      }
-      waited_running = SIZE_MAX;  // new queues, new channels: register them again
-      continue;
-    }
-    bool again = false;  // work found, a job ended or a recovery asked for: no wait
-    size_t idle = 0;
+    bool again = false;                 // work found or a job ended: no wait
     const int64_t round_ns = now_ns();  // one clock read per round (Job::step)
     for (Job* j : jobs) {
       if (!j->running()) continue;
-      Job::Step s = j->step(round_ns);
-      note(s);
-      if (s == Job::Step::kIdle) {
-        ++idle;
-      } else {
-        again = true;
-      }
+      const Job::Step s = j->step(round_ns);
+      if (s == Job::Step::kDone) --running;
+      if (s != Job::Step::kIdle) again = true;
     }
-    if (idle == 0) continue;
-    if (again) {
-      // Busy siblings must not hide a queue that stopped completing: its deadline still holds.
-      if (jobs.size() > 1) {
-        // The round's clock: a deadline is seconds away, so a round late is no matter.
-        const Deadline now = steady_at(round_ns);
-        for (Job* j : jobs) {
-          if (j->running() && j->idle() && now >= j->deadline()) note(j->wait());
-        }
-      }
-      continue;
-    }
+    if (again || running == 0) continue;
     if (!event_poll || running == 1) {
       for (Job* j : jobs) {
-        if (j->running() && j->idle()) note(j->wait());
+        if (j->running()) j->wait();
       }
       continue;
     }
     size_t n = 0;
+    bool unconnected = false;
     Deadline earliest = Deadline::max();
     for (Job* j : jobs) {
       if (!j->running()) continue;
-      j->queue()->wait_fds(&fds[n]);
+      j->wait_fds(&fds[n]);
+      unconnected |= fds[n].fd < 0 && fds[n + 1].fd < 0;
+      earliest = std::min(earliest, j->queue()->progress_deadline());
       n += 2;
-      earliest = std::min(earliest, j->deadline());
     }
-    int left = remaining_ms(earliest);
-    if (running != waited_running) {  // a job ended, a recovery gave new queues, or first sleep
-      wait_set.invalidate();
-      waited_running = running;
+    if (unconnected) {
+      earliest = std::min(earliest, std::chrono::steady_clock::now() + IoQueue::kLinkRecheck);
     }
+    const int left = remaining_ms(earliest);
     Status waited = left > 0 ? wait_set.wait(std::span<pollfd>(fds.data(), n), left) : ok_status();
     if (!waited.ok()) {
-      Status err = std::move(waited);
-      for (Job* j : jobs) {
-        if (j->running()) note(j->fail(err));
-      }
+      // The sleep failed: look at each queue again without sleeping (a busy round).
+      NVMF_LOG(WARN, "host") << "bench: " << waited.to_string();
       continue;
     }
     n = 0;
     for (Job* j : jobs) {
       if (!j->running()) continue;
-      note(j->after_wait(&fds[n]));
+      if (left <= 0) fds[n].revents = fds[n + 1].revents = 0;
+      j->after_wait(&fds[n]);
       n += 2;
     }
   }
@@ -708,7 +553,6 @@ std::vector<JobResult> run_phase(Controller& c, std::vector<std::unique_ptr<Job>
   std::vector<JobResult> results(jobs.size());
   const uint32_t nthreads = bench_threads(static_cast<uint32_t>(jobs.size()), o.threads);
   const bool event_poll = c.options().poll_mode == PollMode::kEvent;
-  RecoveryGate gate(c, nthreads);
   std::atomic<size_t> finished{0};
   std::vector<std::thread> threads;
   for (auto& j : jobs) {
@@ -722,9 +566,8 @@ std::vector<JobResult> run_phase(Controller& c, std::vector<std::unique_ptr<Job>
         if (job_thread(static_cast<uint32_t>(j), nthreads) == t) mine.push_back(jobs[j].get());
       }
       std::vector<pollfd> fds(2 * mine.size());
-      for (Job* j : mine) j->start(phase, bs, gate, results[j->index()]);
-      drive_jobs(mine, gate, event_poll, fds);
-      gate.leave();
+      for (Job* j : mine) j->start(phase, bs, results[j->index()]);
+      drive_jobs(mine, event_poll, fds);
       finished.fetch_add(1);
     });
   }
@@ -1034,18 +877,15 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o) 
     return Status::invalid_argument("--rwmixread must be 0..100");
   }
   NVMF_RETURN_IF_ERROR(check_bench_times(o));
-  for (uint32_t j = 1; j <= o.numjobs; ++j) {
-    Queue* q = c.io_queue_by_qid(static_cast<uint16_t>(j));
-    if (q == nullptr) {
-      return Status::invalid_argument("--numjobs " + std::to_string(o.numjobs) +
-                                      ": the controller granted only " + std::to_string(j - 1) +
-                                      " I/O queues");
-    }
-    if (q->num_slots() < o.iodepth) {
-      return Status::invalid_argument("--iodepth " + std::to_string(o.iodepth) + " exceeds the " +
-                                      std::to_string(q->num_slots()) +
-                                      " command slots of I/O queue " + std::to_string(j));
-    }
+  if (c.num_io_queues() < o.numjobs) {
+    return Status::invalid_argument("--numjobs " + std::to_string(o.numjobs) +
+                                    ": the controller granted only " +
+                                    std::to_string(c.num_io_queues()) + " I/O queues");
+  }
+  if (c.io_queue_slots() < o.iodepth) {
+    return Status::invalid_argument("--iodepth " + std::to_string(o.iodepth) + " exceeds the " +
+                                    std::to_string(c.io_queue_slots()) +
+                                    " command slots of each I/O queue");
   }
   uint32_t lba = c.lba_size();
   uint32_t max_cmd = c.transfer_limits().max_command_bytes;
@@ -1110,8 +950,8 @@ Result<BenchReport> run_bench(Controller& c, const BenchOptions& o) {
   std::vector<std::unique_ptr<Job>> jobs;
   for (uint32_t j = 0; j < o.numjobs; ++j) {
     const uint32_t id = o.first_job + j;
-    auto job = std::make_unique<Job>(id, j, c.io_queue_by_qid(static_cast<uint16_t>(j + 1)), c, o,
-                                     region * id, region, max_bs);
+    NVMF_ASSIGN_OR_RETURN(IoQueue * q, c.io_queue(j));
+    auto job = std::make_unique<Job>(id, j, q, c, o, region * id, region, max_bs);
     NVMF_RETURN_IF_ERROR(job->setup(c));
     jobs.push_back(std::move(job));
   }

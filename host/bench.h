@@ -4,19 +4,20 @@
 // many qpairs per core with -P, or fio many files per job), completion latencies in a bounded
 // histogram, path counters, an optional verify pattern, and the text and JSON reports.
 //
-// Design: one association (Controller) with numjobs I/O queues; job j owns qid j + 1 and runs on
-// thread job_thread(j, threads), which alone drives its queue through Queue's asynchronous API
-// (post / poll_completions / slot_done / release_slot), so the fast path takes no lock. A thread
-// steps each of its jobs in turn (submit up to iodepth, chained and posted with one
-// ibv_post_send per job and round: Queue::post(..., defer) and post_deferred(); one poll of its
-// CQ, complete what it found) and waits only when none of them found work: --poll busy spins on;
-// --poll event sleeps in one epoll set over every completion channel and rdma_cm channel of its
-// queues (Queue::wait_fds / Queue::after_wait; the set is built at the first sleep and again when a
-// job ends or after a recovery). Per I/O: one steady_clock read before the post and one per poll
-// batch, a histogram increment; one more clock read per round of the thread's jobs; buffers,
-// work requests and slots are set up before the clock starts; no allocation and no syscall
-// besides the verbs post/poll (and, with --poll event, epoll_wait and the completion channels'
-// read).
+// Design: one association (Controller) with numjobs I/O queues; job j drives IoQueue j (qid
+// j + 1, host/io_queue.h) from thread job_thread(j, threads), which alone uses it, so the fast
+// path takes no lock. A thread steps each of its jobs in turn (submit up to iodepth with a
+// completion callback each, chained by delay_cmd_submit and posted with one ibv_post_send per
+// job and round at its process_completions(), which also runs the callbacks of what finished)
+// and waits only when none of them found work: --poll busy spins on; --poll event sleeps in one
+// epoll set over every completion channel and rdma_cm channel of its queues
+// (IoQueue::wait_fds / after_wait; the set is built at the first sleep and again when the fds
+// change). Recovery is the Controller's: a lost association holds every job's commands and
+// sends them again on the new one. Per I/O: one steady_clock read before the submit and one per
+// batch of completions, a histogram increment; one more clock read per round of the thread's
+// jobs; buffers and the queues' tables are set up before the clock starts; no allocation and no
+// syscall besides the verbs post/poll (and, with --poll event, epoll_wait and the completion
+// channels' read).
 #ifndef NVMF_HOST_BENCH_H_
 #define NVMF_HOST_BENCH_H_
 
@@ -220,12 +221,10 @@ Result<uint64_t> bench_region_bytes(const Controller& c, const BenchOptions& o);
 
 // Runs every bs of the list in turn (with --verify: prefill before, read-back after). Returns
 // the report even when a job failed (report.status); errors only for setup (options, memory
-// registration). Recovery: a job that sees a transport failure (Controller::is_transport_error)
-// asks every thread to park (each checks one atomic flag per loop round, and parks once for all
-// of its jobs); the last thread to park calls Controller::recover_queues(); once live, each job
-// takes its new queue and sends its in-flight commands again (JobResult::retried_ios). When
-// recovery gives up (Host Pathing Error after fast-io-fail-tmo or ctrl-loss-tmo) every job ends
-// with that error.
+// registration). Recovery is the Controller's (io_queue(): its recovery thread): commands in
+// flight when the association is lost are held and sent again on the new one
+// (JobResult::retried_ios). When recovery gives up (Host Pathing Error after fast-io-fail-tmo or
+// ctrl-loss-tmo) every job ends with that error once its commands completed.
 Result<BenchReport> run_bench(Controller& c, const BenchOptions& o);
 
 // How many of `numjobs` jobs each path runs in a multipath bench, by the namespace's ANA state

@@ -24,25 +24,49 @@
 namespace nvmf::host {
 namespace {
 
-// Commands one transfer keeps in flight at most (bounded by the queue's free slots too).
+// Commands one synchronous call keeps in flight at most (bounded by the queue's depth too).
 constexpr size_t kMaxPipeline = 32;
-
-// A command of a transfer in flight: its slot and first LBA (for the error message).
-struct InFlight {
-  uint16_t slot;
-  uint64_t slba;
-};
 
 std::string at_lba(const char* verb, uint64_t slba) {
   return std::string(verb) + " at LBA " + std::to_string(slba);
 }
 
-// Waits for one command of a transfer; its error names the command ("Read at LBA 7: ...").
-Status reap(Queue& q, const InFlight& f, const char* verb) {
-  Result<proto::Cqe> cqe = q.wait(f.slot, q.deadline());
-  if (!cqe.ok()) return std::move(cqe).status().annotate(at_lba(verb, f.slba));
-  if (status_is_success(cqe->status)) return ok_status();
-  return cqe_status(*cqe, at_lba(verb, f.slba));
+// The commands of one synchronous call (Controller::transfer): each command's callback argument
+// is one of `commands`, back on the free stack when it completes.
+struct SyncTransfer {
+  struct Command {
+    SyncTransfer* transfer = nullptr;
+    uint64_t slba = 0;
+  };
+  std::array<Command, kMaxPipeline> commands{};
+  std::array<uint8_t, kMaxPipeline> free{};
+  size_t n_free = 0;
+  uint32_t outstanding = 0;
+  bool failed = false;  // the first failed command's status and LBA
+  uint16_t status = 0;
+  uint64_t slba = 0;
+
+  SyncTransfer() {
+    for (size_t i = 0; i < kMaxPipeline; ++i) {
+      commands[i].transfer = this;
+      free[n_free++] = static_cast<uint8_t>(kMaxPipeline - 1 - i);
+    }
+  }
+  static void done(void* arg, const IoCompletion& c) {
+    auto* cmd = static_cast<Command*>(arg);
+    SyncTransfer& t = *cmd->transfer;
+    --t.outstanding;
+    t.free[t.n_free++] = static_cast<uint8_t>(cmd - t.commands.data());
+    if (c.status != 0 && !t.failed) {
+      t.failed = true;
+      t.status = c.status;
+      t.slba = cmd->slba;
+    }
+  }
+};
+
+bool is_path_error_status(uint16_t status) {
+  return status_sct(status) == proto::kSctPath && status_sc(status) == proto::kScHostPathingError;
 }
 
 }  // namespace
@@ -76,6 +100,12 @@ class Controller::AsyncLink : public IoQueueLink {
     cv.wait_until(lock, deadline,
                   [&] { return stop || gen.load(std::memory_order_relaxed) != generation; });
   }
+  void count_resubmission(size_t) override { resubmitted.fetch_add(1, std::memory_order_relaxed); }
+  // m held: the state and why I/O fails in it (kFailFast, kDeleted).
+  void fail_locked(LinkState s, std::string why) {
+    fail_why = std::move(why);
+    set_locked(s);
+  }
   // m held: the new state, told to every IoQueue (the generation moves).
   void set_locked(LinkState s) {
     state = s;
@@ -93,6 +123,12 @@ class Controller::AsyncLink : public IoQueueLink {
   Status loss_why;
   bool stop = false;
   bool fail_fast = false;  // fail_held_io(): a lost association fails its commands at once
+  std::string fail_why;    // why commands fail with Host Pathing Error (kFailFast, kDeleted)
+  // reset(): asked by the caller, done by the recovery thread (with its result).
+  uint64_t resets_requested = 0;
+  uint64_t resets_done = 0;
+  Status reset_result;
+  std::atomic<uint64_t> resubmitted{0};  // commands the IoQueues sent again
 };
 
 const char* controller_state_name(ControllerState state) {
@@ -124,30 +160,45 @@ Controller::~Controller() {
   if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
-Result<IoQueue*> Controller::io_queue(size_t index) {
-  if (async_.load(std::memory_order_relaxed) == nullptr) {
-    if (state() != ControllerState::kLive || io_queues_.empty()) {
-      return Status::unavailable(std::string("io_queue: the controller is ") +
-                                 controller_state_name(state()) + ", not live");
-    }
-    auto link = std::make_unique<AsyncLink>(io_queues_.size());
-    for (size_t i = 0; i < io_queues_.size(); ++i) {
-      IoQueue::Params p;
-      p.index = i;
-      p.nsid = identify_.ns.nsid;
-      p.limits = limits_;
-      p.command_timeout = std::chrono::milliseconds(options_.timeout_ms);
-      async_queues_.push_back(std::make_unique<IoQueue>(p, *link, std::move(io_queues_[i])));
-    }
-    {
-      std::lock_guard<std::mutex> lock(admin_mutex_);  // stats_locked() reads io_queues_
-      io_queues_.clear();
-    }
-    link_ = std::move(link);
-    publish_recovery();
-    async_.store(link_.get(), std::memory_order_release);
-    recovery_thread_ = std::thread([this] { recovery_loop(); });
+Status Controller::start_io_queues() {
+  if (io_queues_.empty()) return Status::unavailable("connect: no I/O queue");
+  auto link = std::make_unique<AsyncLink>(io_queues_.size());
+  // A Keep Alive failed before: the connections are those of a lost association.
+  const bool lost = keep_alive_lost_.load(std::memory_order_relaxed);
+  if (lost) {
+    link->state = LinkState::kReconnecting;
+    link->loss_requested = true;
+    link->loss_why = Status::unavailable("Keep Alive failed");
   }
+  for (size_t i = 0; i < io_queues_.size(); ++i) {
+    IoQueue::Params p;
+    p.index = i;
+    p.nsid = identify_.ns.nsid;
+    p.limits = limits_;
+    p.command_timeout = std::chrono::milliseconds(options_.timeout_ms);
+    async_queues_.push_back(std::make_unique<IoQueue>(
+        p, *link, lost ? std::unique_ptr<IoChannel>() : std::move(io_queues_[i])));
+  }
+  {
+    // The connections moved into the IoQueues keep their counters (stats() reads them there);
+    // those of a lost association are kept here before they go.
+    std::lock_guard<std::mutex> lock(admin_mutex_);  // stats_locked() reads io_queues_
+    if (lost) stats_ = stats_locked();
+    io_queues_.clear();
+  }
+  link_ = std::move(link);
+  publish_recovery();
+  async_.store(link_.get(), std::memory_order_release);
+  recovery_thread_ = std::thread([this] { recovery_loop(); });
+  // A Keep Alive that failed while the queues were handed over.
+  if (!lost && keep_alive_lost_.load(std::memory_order_relaxed)) {
+    link_->report_loss(SIZE_MAX, link_->gen.load(std::memory_order_acquire),
+                       Status::unavailable("Keep Alive failed"));
+  }
+  return ok_status();
+}
+
+Result<IoQueue*> Controller::io_queue(size_t index) {
   if (index >= async_queues_.size()) {
     return Status::invalid_argument("io_queue " + std::to_string(index) + ": " +
                                     std::to_string(async_queues_.size()) + " I/O queues");
@@ -155,18 +206,20 @@ Result<IoQueue*> Controller::io_queue(size_t index) {
   return async_queues_[index].get();
 }
 
+void Controller::drop_association(const Status& why) {
+  if (AsyncLink* link = async_.load(std::memory_order_acquire)) {
+    link->report_loss(SIZE_MAX, link->gen.load(std::memory_order_acquire), why);
+  }
+}
+
 void Controller::fail_held_io() {
   AsyncLink* link = async_.load(std::memory_order_acquire);
   if (link == nullptr) return;
   std::lock_guard<std::mutex> lock(link->m);
   link->fail_fast = true;
-  if (link->state == LinkState::kReconnecting) link->set_locked(LinkState::kFailFast);
-}
-
-Status Controller::refuse_if_async(const char* what) const {
-  if (async_.load(std::memory_order_relaxed) == nullptr) return ok_status();
-  return Status::unavailable(std::string(what) +
-                             ": the I/O queues are driven through io_queue() (asynchronous)");
+  if (link->state == LinkState::kReconnecting) {
+    link->fail_locked(LinkState::kFailFast, "the program is ending while reconnecting");
+  }
 }
 
 void Controller::mark_keep_alive_lost(const Status& why) {
@@ -183,13 +236,86 @@ void Controller::publish_recovery() {
 
 void Controller::recovery_loop() {
   for (;;) {
+    bool reset = false;
     {
       std::unique_lock<std::mutex> lock(link_->m);
-      link_->cv.wait(lock, [&] { return link_->stop || link_->loss_requested; });
+      link_->cv.wait(lock, [&] {
+        return link_->stop || link_->loss_requested ||
+               link_->resets_requested != link_->resets_done;
+      });
       if (link_->stop) return;
+      reset = !link_->loss_requested;
     }
-    if (!recover_async()) return;
+    if (reset) {
+      reset_async();
+      continue;
+    }
+    if (recover_async()) continue;
+    // Deleted: a reset still asked for cannot be done.
+    std::lock_guard<std::mutex> lock(link_->m);
+    link_->reset_result = Status::unavailable("reset: the controller was deleted");
+    link_->resets_done = link_->resets_requested;
+    link_->cv.notify_all();
+    return;
   }
+}
+
+void Controller::reset_async() {
+  AsyncLink& link = *link_;
+  {
+    // The IoQueues drop their connections at their next look and hold new commands.
+    std::lock_guard<std::mutex> lock(link.m);
+    for (auto& p : link.pending) p.reset();
+    link.set_locked(LinkState::kReconnecting);
+  }
+  // Linux nvme_rdma_reset_ctrl_work: stop, delete the I/O queues, CC.EN 0, drop the admin
+  // queue, then set the controller up again (state connecting) and live.
+  set_state(ControllerState::kResetting);
+  stop_keep_alive();
+  Status st;
+  {
+    std::lock_guard<std::mutex> lock(admin_mutex_);
+    stats_ = stats_locked();
+    io_queues_.clear();
+    if (admin_ && enabled_) st = disable_controller(*admin_, cc_, cap_);
+    admin_.reset();
+    enabled_ = false;
+  }
+  if (!st.ok()) NVMF_LOG(WARN, "host") << "reset: " << st.to_string();
+  set_state(ControllerState::kConnecting);
+  const NamespaceInfo before = identify_.ns;
+  Status up = connect_association();
+  if (up.ok() && (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
+    teardown_queues();
+    up = Status::io("namespace " + std::to_string(before.nsid) + " changed across the reset");
+  }
+  if (up.ok() && io_queues_.size() < async_queues_.size()) {
+    teardown_queues();
+    up = Status::io("the controller has " + std::to_string(io_queues_.size()) +
+                    " I/O queues after the reset, the IoQueues " +
+                    std::to_string(async_queues_.size()));
+  }
+  std::vector<std::unique_ptr<Queue>> fresh;
+  if (up.ok()) {
+    ++recovery_.resets;
+    set_state(ControllerState::kLive);
+    NVMF_LOG(INFO, "host") << "reset: live again, cntlid " << cntlid_ << " on " << recovery_.path;
+    std::lock_guard<std::mutex> lock(admin_mutex_);  // stats_locked() reads io_queues_
+    fresh.swap(io_queues_);
+  }
+  publish_recovery();
+  std::lock_guard<std::mutex> lock(link.m);
+  if (up.ok()) {
+    for (size_t i = 0; i < link.pending.size(); ++i) link.pending[i] = std::move(fresh[i]);
+    link.set_locked(LinkState::kLive);
+  } else {
+    // Not set up again: a loss, recovered as any other (the next round of recovery_loop()).
+    link.loss_requested = true;
+    link.loss_why = up;
+  }
+  link.reset_result = up.annotate("reset");
+  link.resets_done = link.resets_requested;
+  link.cv.notify_all();
 }
 
 bool Controller::recover_async() {
@@ -218,7 +344,7 @@ bool Controller::recover_async() {
     NVMF_LOG(WARN, "host") << message << ": controller deleted";
     publish_recovery();
     std::lock_guard<std::mutex> lock(link.m);
-    link.set_locked(LinkState::kDeleted);
+    link.fail_locked(LinkState::kDeleted, "controller deleted: " + message);
     return false;
   };
   if (options_.ctrl_loss_tmo_s == 0) return give_up("ctrl-loss-tmo 0: no reconnect");
@@ -244,7 +370,10 @@ bool Controller::recover_async() {
     std::unique_lock<std::mutex> lock(link.m);
     if (now >= fast_deadline && link.state == LinkState::kReconnecting) {
       ++recovery_.path_errors;
-      link.set_locked(LinkState::kFailFast);
+      link.fail_locked(LinkState::kFailFast, "fast-io-fail-tmo " +
+                                                 std::to_string(options_.fast_io_fail_tmo_s) +
+                                                 " s passed while reconnecting");
+      publish_recovery();
     }
     const Clock::time_point until = link.state == LinkState::kReconnecting
                                         ? std::min(next_attempt_, fast_deadline)
@@ -264,6 +393,7 @@ Result<std::unique_ptr<Controller>> Controller::connect(const HostOptions& optio
   }
   NVMF_RETURN_IF_ERROR(c->connect_round(0));
   c->state_.store(ControllerState::kLive, std::memory_order_release);
+  NVMF_RETURN_IF_ERROR(c->start_io_queues());
   return c;
 }
 
@@ -336,40 +466,17 @@ void Controller::set_state(ControllerState state) {
 }
 
 Status Controller::reset() {
-  NVMF_RETURN_IF_ERROR(refuse_if_async("reset"));
   if (state() != ControllerState::kLive) {
     return Status::unavailable(std::string("reset: the controller is ") +
                                controller_state_name(state()) + ", not live");
   }
-  // Linux nvme_rdma_reset_ctrl_work: stop, delete the I/O queues, CC.EN 0, drop the admin
-  // queue, then set the controller up again (state connecting) and live.
-  set_state(ControllerState::kResetting);
-  stop_keep_alive();
-  Status st;
-  {
-    std::lock_guard<std::mutex> lock(admin_mutex_);
-    stats_ = stats_locked();
-    io_queues_.clear();
-    if (admin_ && enabled_) st = disable_controller(*admin_, cc_, cap_);
-    admin_.reset();
-    enabled_ = false;
-  }
-  if (!st.ok()) NVMF_LOG(WARN, "host") << "reset: " << st.to_string();
-  set_state(ControllerState::kConnecting);
-  const NamespaceInfo before = identify_.ns;
-  Status up = connect_association();
-  if (up.ok() && (identify_.ns.lba_size != before.lba_size || identify_.ns.nsze != before.nsze)) {
-    up = Status::io("namespace " + std::to_string(before.nsid) + " changed across the reset");
-  }
-  if (up.ok()) {
-    ++recovery_.resets;
-    set_state(ControllerState::kLive);
-    NVMF_LOG(INFO, "host") << "reset: live again, cntlid " << cntlid_ << " on " << recovery_.path;
-    return ok_status();
-  }
-  // The association could not be set up again: a loss, recovered as write() does.
-  begin_loss(up);
-  return reconnect().annotate("reset");
+  AsyncLink& link = *link_;
+  std::unique_lock<std::mutex> lock(link.m);
+  const uint64_t ticket = ++link.resets_requested;
+  link.cv.notify_all();
+  link.cv.wait(lock, [&] { return link.stop || link.resets_done >= ticket; });
+  if (link.resets_done < ticket) return Status::unavailable("reset: the controller was deleted");
+  return link.reset_result;
 }
 
 Status Controller::path_error(const std::string& why) {
@@ -394,8 +501,7 @@ Controller::Attempt Controller::attempt_reconnect(const NamespaceInfo& before,
           " changed across the reconnect (LBA size or size)";
     return Attempt::kGiveUp;
   }
-  if (st.ok() && async_.load(std::memory_order_relaxed) != nullptr &&
-      io_queues_.size() < async_queues_.size()) {
+  if (st.ok() && io_queues_.size() < async_queues_.size()) {
     teardown_queues();
     why = "the new association has " + std::to_string(io_queues_.size()) + " I/O queues, the " +
           "IoQueues " + std::to_string(async_queues_.size());
@@ -433,84 +539,18 @@ Controller::Attempt Controller::attempt_reconnect(const NamespaceInfo& before,
   return Attempt::kRetry;
 }
 
-Status Controller::reconnect() {
-  using Clock = std::chrono::steady_clock;
-  const auto delay = std::chrono::seconds(std::max(1, options_.reconnect_delay_s));
-  const Clock::time_point loss_deadline = after_loss(options_.ctrl_loss_tmo_s);
-  const Clock::time_point fast_deadline = after_loss(options_.fast_io_fail_tmo_s);
-  auto give_up = [&](const std::string& why) {
-    set_state(ControllerState::kDeleting);
-    deleted_by_loss_ = true;
-    NVMF_LOG(WARN, "host") << why << ": controller deleted";
-    return path_error(why);
-  };
-  if (options_.ctrl_loss_tmo_s == 0) return give_up("ctrl-loss-tmo 0: no reconnect");
-  const NamespaceInfo before = identify_.ns;
-  for (;;) {
-    Clock::time_point now = Clock::now();
-    if (now >= next_attempt_) {
-      std::string why;
-      switch (attempt_reconnect(before, loss_deadline, delay, why)) {
-        case Attempt::kLive:
-          return ok_status();
-        case Attempt::kGiveUp:
-          return give_up(why);
-        case Attempt::kRetry:
-          continue;
-      }
-    }
-    // Past fast-io-fail-tmo a call fails at once unless an attempt is due: the caller's next
-    // call goes on reconnecting.
-    if (now >= fast_deadline) {
-      return path_error("fast-io-fail-tmo " + std::to_string(options_.fast_io_fail_tmo_s) +
-                        " s passed while reconnecting");
-    }
-    std::this_thread::sleep_until(std::min(next_attempt_, fast_deadline));
-  }
-}
-
-template <typename Op>
-Status Controller::with_recovery(const char* what, Op&& op) {
-  bool again = false;
-  for (int retries = 0;; ++retries) {
-    if (state() == ControllerState::kLive && keep_alive_lost_.load(std::memory_order_relaxed)) {
-      begin_loss(Status::unavailable("Keep Alive failed"));
-    }
-    if (state() == ControllerState::kDeleting) {
-      if (!deleted_by_loss_) return Status::unavailable("controller is not connected");
-      return path_error("controller deleted after ctrl-loss-tmo").annotate(what);
-    }
-    if (state() == ControllerState::kConnecting) {
-      NVMF_RETURN_IF_ERROR(reconnect().annotate(what));
-    }
-    if (again) ++recovery_.retried_transfers;
-    Status st = op();
-    if (st.ok() || !is_transport_error(st) || retries >= kMaxTransferRetries) return st;
-    begin_loss(st);
-    again = true;
-  }
-}
-
 RecoveryStats Controller::recovery_stats() const {
-  if (async_.load(std::memory_order_acquire) == nullptr) return recovery_;
+  AsyncLink* link = async_.load(std::memory_order_acquire);
+  if (link == nullptr) return recovery_;
   std::lock_guard<std::mutex> lock(recovery_snapshot_mutex_);
-  return recovery_snapshot_;
+  RecoveryStats r = recovery_snapshot_;
+  r.retried_transfers = link->resubmitted.load(std::memory_order_relaxed);
+  return r;
 }
 
 bool Controller::is_transport_error(const Status& st) {
   return st.code() == StatusCode::kIo || st.code() == StatusCode::kUnavailable ||
          st.code() == StatusCode::kTimeout;
-}
-
-Status Controller::recover_queues(const Status& why) {
-  NVMF_RETURN_IF_ERROR(refuse_if_async("recover_queues"));
-  if (state() == ControllerState::kLive) begin_loss(why);
-  if (state() == ControllerState::kDeleting) {
-    if (!deleted_by_loss_) return Status::unavailable("controller is not connected");
-    return path_error("controller deleted after ctrl-loss-tmo");
-  }
-  if (state() == ControllerState::kLive) return ok_status();
-  return reconnect();
 }
 
 void Controller::start_keep_alive() {
@@ -810,6 +850,8 @@ Status Controller::connect_io_queues() {
     }
     io_queues_.push_back(std::move(q));
   }
+  io_queue_size_ = size;
+  io_queue_slots_ = io_queues_.front()->num_slots();
   limits_.lba_size = identify_.ns.lba_size;
   limits_.max_command_bytes = max_command_bytes(
       mdts_bytes(identify_.ctrl.mdts, cap_mpsmin_bytes(cap_)), identify_.ns.lba_size);
@@ -836,109 +878,111 @@ DataSegment segment_of(const verbs::RegisteredBuffer& buffer, size_t offset, siz
   return DataSegment{buffer.data() + offset, length, buffer.lkey(), buffer.rkey()};
 }
 
-Result<Queue*> Controller::io_queue() {
-  if (io_queues_.empty()) return Status::unavailable("controller is not connected");
-  return io_queues_.front().get();
+Status Controller::command_status(uint16_t status, const std::string& what) const {
+  if (status_is_success(status)) return ok_status();
+  if (!is_path_error_status(status)) {
+    proto::Cqe cqe{};
+    cqe.status = status;
+    return cqe_status(cqe, what);
+  }
+  std::string why;
+  if (AsyncLink* link = async_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(link->m);
+    why = link->fail_why;
+  }
+  if (why.empty()) why = "the association is lost";
+  std::string last;
+  {
+    std::lock_guard<std::mutex> lock(recovery_snapshot_mutex_);
+    last = recovery_snapshot_.last_loss;
+  }
+  return Status::nvme_error(make_status(proto::kSctPath, proto::kScHostPathingError),
+                            what + ": Host Pathing Error: " + why + " (last loss: " + last + ")");
 }
 
-// Keeps up to kMaxPipeline commands in flight: `next(sqe, pieces, slba)` plans one command
-// (returns false when the transfer is fully planned). Waits for all before returning the first
-// error. No allocation on success.
-template <typename NextCommand>
-Status Controller::pipeline(Queue& q, const char* verb, uint64_t total, NextCommand&& next) {
-  std::array<InFlight, kMaxPipeline> ring;
-  size_t head = 0, count = 0;
+// Keeps up to kMaxPipeline commands in flight on io_queue(0); `submit` plans and submits the
+// next command. Waits for all before returning the first error. No allocation on success.
+template <typename Submit>
+Status Controller::transfer(const char* verb, Submit&& submit) {
+  if (state() == ControllerState::kDeleting && !deleted_by_loss_) {
+    return Status::unavailable(std::string(verb) + ": controller is not connected");
+  }
+  // "Write at LBA 8: ..." for reads and writes, "Flush: ..." for a flush.
+  const bool per_lba = std::string_view(verb) != "Flush";
+  auto where = [&](uint64_t lba) { return per_lba ? at_lba(verb, lba) : std::string(verb); };
+  IoQueue& q = *async_queues_.front();
+  SyncTransfer t;
+  const size_t window = std::min<size_t>(kMaxPipeline, q.depth());
   Status first_error;
-  bool planning = total > 0;
-  while (planning || count > 0) {
-    while (planning && first_error.ok() && count < kMaxPipeline && q.free_slots() > 0) {
-      proto::Sqe sqe;
-      std::span<const Piece> pieces;
-      uint64_t slba = 0;
-      Result<bool> more = next(sqe, pieces, slba);
+  bool planning = true;
+  while (planning || t.outstanding > 0) {
+    while (planning && first_error.ok() && !t.failed && t.outstanding < window) {
+      SyncTransfer::Command* cmd = &t.commands[t.free[--t.n_free]];
+      Result<bool> more = submit(q, cmd->slba, &SyncTransfer::done, cmd);
       if (!more.ok()) {
-        first_error = more.status();
+        t.free[t.n_free++] = static_cast<uint8_t>(cmd - t.commands.data());
+        const Status& st = more.status();
+        first_error = st.nvme_status() && is_path_error_status(*st.nvme_status())
+                          ? command_status(*st.nvme_status(), where(cmd->slba))
+                          : Status(st).annotate(where(cmd->slba));
         break;
       }
-      Result<uint16_t> slot = q.post(sqe, pieces);
-      if (!slot.ok()) {
-        first_error = std::move(slot).status().annotate(at_lba(verb, slba));
-        break;
-      }
-      ring[(head + count++) % kMaxPipeline] = InFlight{*slot, slba};
+      ++t.outstanding;
       planning = *more;
     }
-    if (!first_error.ok()) planning = false;
-    if (count == 0) break;
-    InFlight f = ring[head];
-    head = (head + 1) % kMaxPipeline;
-    --count;
-    Status st = reap(q, f, verb);
-    if (first_error.ok()) first_error = std::move(st);
+    if (!first_error.ok() || t.failed) planning = false;
+    if (t.outstanding == 0) break;
+    Result<int> n = q.process_completions();
+    if (!n.ok()) return std::move(n).status().annotate(verb);
+    if (*n == 0 && t.outstanding > 0) q.wait(Deadline::max());
   }
+  if (first_error.ok() && t.failed) return command_status(t.status, where(t.slba));
   return first_error;
 }
 
 Status Controller::write(uint64_t slba, std::span<const DataSegment> segments) {
-  NVMF_RETURN_IF_ERROR(refuse_if_async("Write"));
   NVMF_RETURN_IF_ERROR(check_write_plan(segments, limits_));  // nothing sent if it cannot be
-  return with_recovery("Write", [&] { return write_once(slba, segments); });
-}
-
-Status Controller::write_once(uint64_t slba, std::span<const DataSegment> segments) {
-  NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
-  uint64_t total = total_bytes(segments);
+  const uint64_t total = total_bytes(segments);
   TransferCursor cursor;
-  CommandPlan plan;
-  auto next = [&](proto::Sqe& sqe, std::span<const Piece>& pieces, uint64_t& lba) -> Result<bool> {
-    lba = slba + cursor.done / limits_.lba_size;
-    NVMF_ASSIGN_OR_RETURN(plan, next_write_command(segments, cursor, limits_));
-    sqe = write_sqe(identify_.ns.nsid, lba, plan.bytes / limits_.lba_size);
-    pieces = encode_data(sqe, plan);
-    bool in_capsule = plan.path == WritePath::kInCapsule;
-    ++(in_capsule ? stats_.writes_in_capsule : stats_.writes_keyed);
-    (in_capsule ? stats_.bytes_in_capsule : stats_.bytes_keyed) += plan.bytes;
-    return cursor.done < total;
-  };
-  return pipeline(*q, "Write", total, next);
+  return transfer(
+      "Write", [&](IoQueue& q, uint64_t& lba, IoCallback cb, void* arg) -> Result<bool> {
+        lba = slba + cursor.done / limits_.lba_size;
+        TransferCursor next = cursor;
+        NVMF_ASSIGN_OR_RETURN(CommandPlan plan, next_write_command(segments, next, limits_));
+        NVMF_RETURN_IF_ERROR(q.submit_write_command(lba, plan, cb, arg));
+        cursor = next;
+        const bool in_capsule = plan.path == WritePath::kInCapsule;
+        ++(in_capsule ? stats_.writes_in_capsule : stats_.writes_keyed);
+        (in_capsule ? stats_.bytes_in_capsule : stats_.bytes_keyed) += plan.bytes;
+        return cursor.done < total;
+      });
 }
 
 Status Controller::read(uint64_t slba, const DataSegment& segment) {
-  NVMF_RETURN_IF_ERROR(refuse_if_async("Read"));
-  return with_recovery("Read", [&] { return read_once(slba, segment); });
-}
-
-Status Controller::read_once(uint64_t slba, const DataSegment& segment) {
-  NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
   NVMF_RETURN_IF_ERROR(validate_transfer(std::span<const DataSegment>(&segment, 1), limits_));
   TransferCursor cursor;
-  CommandPlan plan;
-  auto next = [&](proto::Sqe& sqe, std::span<const Piece>& pieces, uint64_t& lba) -> Result<bool> {
+  return transfer("Read", [&](IoQueue& q, uint64_t& lba, IoCallback cb, void* arg) -> Result<bool> {
     lba = slba + cursor.done / limits_.lba_size;
-    plan = next_read_command(segment, cursor, limits_);
-    sqe = read_sqe(identify_.ns.nsid, lba, plan.bytes / limits_.lba_size);
-    pieces = encode_data(sqe, plan);
+    TransferCursor next = cursor;
+    const CommandPlan plan = next_read_command(segment, next, limits_);
+    const DataSegment piece{static_cast<uint8_t*>(segment.addr) + cursor.done, plan.bytes,
+                            segment.lkey, segment.rkey};
+    NVMF_RETURN_IF_ERROR(q.submit_read(lba, piece, cb, arg));
+    cursor = next;
     ++stats_.reads;
     stats_.bytes_read += plan.bytes;
     return cursor.done < segment.length;
-  };
-  return pipeline(*q, "Read", segment.length, next);
+  });
 }
 
 Status Controller::flush() {
-  NVMF_RETURN_IF_ERROR(refuse_if_async("Flush"));
-  return with_recovery("Flush", [&] { return flush_once(); });
-}
-
-Status Controller::flush_once() {
-  NVMF_ASSIGN_OR_RETURN(Queue * q, io_queue());
-  proto::Sqe sqe = flush_sqe(identify_.ns.nsid);
-  encode_null_sgl(sqe.dptr);
-  NVMF_ASSIGN_OR_RETURN(uint16_t slot, q->post(sqe, {}));
-  Result<proto::Cqe> cqe = q->wait(slot, q->deadline());
-  if (!cqe.ok()) return std::move(cqe).status().annotate("Flush");
-  ++stats_.flushes;
-  return cqe_status(*cqe, "Flush");
+  return transfer("Flush",
+                  [&](IoQueue& q, uint64_t& lba, IoCallback cb, void* arg) -> Result<bool> {
+                    lba = 0;
+                    NVMF_RETURN_IF_ERROR(q.submit_flush(cb, arg));
+                    ++stats_.flushes;
+                    return false;
+                  });
 }
 
 Status Controller::keep_alive() {
@@ -983,17 +1027,41 @@ Status Controller::disconnect() {
   return st;
 }
 
+namespace {
+// submit_raw() on an I/O queue: the passthrough command's answer.
+struct RawAnswer {
+  bool done = false;
+  IoCompletion completion;
+  static void finished(void* arg, const IoCompletion& c) {
+    auto* a = static_cast<RawAnswer*>(arg);
+    a->done = true;
+    a->completion = c;
+  }
+};
+}  // namespace
+
 Result<proto::Cqe> Controller::submit_raw(uint16_t qid, proto::Sqe sqe,
                                           std::span<const DataSegment> in_capsule_data) {
-  std::unique_lock<std::mutex> admin_lock(admin_mutex_, std::defer_lock);
-  if (qid == 0) admin_lock.lock();
-  Queue* q = nullptr;
-  if (qid == 0) q = admin_.get();
-  if (qid >= 1 && qid <= io_queues_.size()) q = io_queues_[qid - 1].get();
-  if (q == nullptr) return Status::invalid_argument("no queue " + std::to_string(qid));
   if (in_capsule_data.size() > kMaxInCapsuleSegments) {
     return Status::invalid_argument("more than 4 in-capsule segments");
   }
+  if (qid >= 1) {
+    if (qid > num_io_queues()) return Status::invalid_argument("no queue " + std::to_string(qid));
+    NVMF_ASSIGN_OR_RETURN(IoQueue * q, io_queue(qid - 1));
+    RawAnswer answer;
+    NVMF_RETURN_IF_ERROR(q->submit_raw(sqe, in_capsule_data, &RawAnswer::finished, &answer));
+    while (!answer.done) {
+      NVMF_ASSIGN_OR_RETURN(int n, q->process_completions());
+      if (n == 0 && !answer.done) q->wait(Deadline::max());
+    }
+    proto::Cqe cqe{};
+    cqe.dw0 = answer.completion.dw0;
+    cqe.sqid = qid;
+    cqe.status = answer.completion.status;
+    return cqe;
+  }
+  std::lock_guard<std::mutex> admin_lock(admin_mutex_);
+  if (!admin_) return Status::invalid_argument("no queue 0");
   std::array<Piece, kMaxInCapsuleSegments> pieces{};
   for (size_t i = 0; i < in_capsule_data.size(); ++i) {
     const DataSegment& d = in_capsule_data[i];
@@ -1001,10 +1069,18 @@ Result<proto::Cqe> Controller::submit_raw(uint16_t qid, proto::Sqe sqe,
         Piece{reinterpret_cast<uint64_t>(d.addr), static_cast<uint32_t>(d.length), d.lkey, d.rkey};
   }
   NVMF_ASSIGN_OR_RETURN(
-      uint16_t slot, q->post(sqe, std::span<const Piece>(pieces.data(), in_capsule_data.size())));
-  Result<proto::Cqe> cqe = q->wait(slot, q->deadline());
-  if (qid == 0) nudge_admin_thread_locked();
+      uint16_t slot,
+      admin_->post(sqe, std::span<const Piece>(pieces.data(), in_capsule_data.size())));
+  Result<proto::Cqe> cqe = admin_->wait(slot, admin_->deadline());
+  nudge_admin_thread_locked();
   return cqe;
+}
+
+template <typename Fn>
+void Controller::for_each_io_connection(Fn&& fn) const {
+  for (const auto& q : async_queues_) {
+    if (const auto* c = dynamic_cast<const Queue*>(q->channel())) fn(*c);
+  }
 }
 
 Negotiation Controller::negotiation() const {
@@ -1023,8 +1099,8 @@ Negotiation Controller::negotiation() const {
   n.max_in_capsule_segments = limits_.in_capsule.max_segments;
   n.mdts_bytes = mdts_bytes(id.mdts, cap_mpsmin_bytes(cap_));
   n.max_command_bytes = limits_.max_command_bytes;
-  n.num_io_queues = static_cast<uint16_t>(io_queues_.size());
-  n.io_queue_size = io_queues_.empty() ? 0 : io_queues_.front()->queue_size();
+  n.num_io_queues = static_cast<uint16_t>(num_io_queues());
+  n.io_queue_size = io_queue_size_;
   auto add = [&](const Queue& q) {
     n.queues.push_back(
         QueueInlineSend{q.qid(), options_.requested_max_inline_data, q.granted_max_inline_data(),
@@ -1033,7 +1109,7 @@ Negotiation Controller::negotiation() const {
                         q.counters().capsules_with_in_capsule_data, q.ack_timeout()});
   };
   if (admin_) add(*admin_);
-  for (const auto& q : io_queues_) add(*q);
+  for_each_io_connection(add);
   n.min_granted_max_inline_data = n.queues.empty() ? 0 : UINT32_MAX;
   for (const auto& q : n.queues) {
     n.min_granted_max_inline_data = std::min(n.min_granted_max_inline_data, q.granted);
@@ -1043,7 +1119,13 @@ Negotiation Controller::negotiation() const {
 
 HostStats Controller::stats() const {
   std::lock_guard<std::mutex> lock(admin_mutex_);
-  return stats_locked();
+  HostStats s = stats_locked();
+  for_each_io_connection([&](const Queue& q) {
+    s.capsules_inline += q.counters().capsules_inline;
+    s.capsules_by_reference += q.counters().capsules_by_reference;
+    s.capsules_with_in_capsule_data += q.counters().capsules_with_in_capsule_data;
+  });
+  return s;
 }
 
 HostStats Controller::stats_locked() const {

@@ -110,19 +110,22 @@ struct RecoveryStats {
   uint64_t losses = 0;              // associations lost (transport error, timeout, disconnect)
   uint64_t reconnect_attempts = 0;  // connects tried after a loss
   uint64_t reconnects = 0;          // of which succeeded: a fresh association, new cntlid
-  uint64_t retried_transfers = 0;   // write/read/flush calls sent again after a reconnect
-  uint64_t path_errors = 0;         // calls failed with Host Pathing Error (timeouts)
-  uint64_t longest_outage_ms = 0;   // loss to live again, the longest
-  uint64_t failovers = 0;           // reconnects on another path than the lost one
-  uint64_t resets = 0;              // reset() calls that brought the controller live again
-  std::string last_loss;            // the error that ended the last association
-  std::string path;                 // "traddr:trsvcid" of the current association
+  uint64_t retried_transfers = 0;   // commands sent again on a new association
+  // Times I/O turned to failing with Host Pathing Error: fast_io_fail_tmo passed while
+  // reconnecting, or the controller was deleted after ctrl_loss_tmo.
+  uint64_t path_errors = 0;
+  uint64_t longest_outage_ms = 0;  // loss to live again, the longest
+  uint64_t failovers = 0;          // reconnects on another path than the lost one
+  uint64_t resets = 0;             // reset() calls that brought the controller live again
+  std::string last_loss;           // the error that ended the last association
+  std::string path;                // "traddr:trsvcid" of the current association
 };
 
-// One association. Use from one thread, except that the Controller's own keep-alive thread
-// (HostOptions::kato_ms > 0) shares the admin queue: admin commands (keep_alive(),
-// submit_raw(0, ...), disconnect()) are serialised by a mutex, I/O queues are not touched by
-// it. I/O goes to the first I/O queue (qid 1); submit_raw() can address any queue.
+// One association and its recovery. Use from one thread, except that the Controller's own
+// threads share it: the keep-alive thread (HostOptions::kato_ms > 0, async events) serialises
+// admin commands (keep_alive(), submit_raw(0, ...), disconnect()) with a mutex, and the recovery
+// thread reconnects after a loss. I/O goes through IoQueues (io_queue()): the synchronous
+// write(), read() and flush() are wrappers over io_queue(0), so they share its thread rule.
 class Controller {
  public:
   // Connects the admin queue (CM private data hrqsize 32, hsqsize 31), Fabrics Connect (cntlid
@@ -150,33 +153,34 @@ class Controller {
   // allocation and ibv_reg_mr errors name "I/O buffer".
   Result<verbs::RegisteredBuffer> allocate_buffer(size_t bytes);
 
-  // Recovery (write(), read() and flush()): a transport failure (kIo: work completion error or
-  // failed post; kUnavailable: the target disconnected; kTimeout: no completion within
-  // timeout_ms) while live puts the controller in state connecting: its queues are torn down
-  // without shutdown (the association is gone), and after reconnect_delay_s it connects admin
-  // and I/O queues again with a fresh association (cntlid 0xFFFF, new cntlid), every
-  // reconnect_delay_s until it works or ctrl_loss_tmo_s has passed since the loss. Once live
-  // again the whole call is sent again (write/read/flush of whole LBAs are idempotent), up to
-  // kMaxTransferRetries times. Fails with Host Pathing Error (kNvmeError, SCT 3h SC 70h, as
-  // Linux's NVME_SC_HOST_PATH_ERROR) when fast_io_fail_tmo_s passes while connecting (the next
-  // call goes on reconnecting) or when ctrl_loss_tmo_s passes (state deleting; every later call
-  // fails the same way at once). Registered buffers stay valid: the PD outlives the queues.
-  // NVMe errors from the target are returned as they are, never retried.
-  static constexpr int kMaxTransferRetries = 5;
+  // Recovery (every IoQueue, the synchronous calls included): a transport failure (a work
+  // completion error or failed post, the target's disconnect, no completion within timeout_ms,
+  // a failed Keep Alive) puts the controller in state connecting: the recovery thread tears its
+  // queues down without shutdown (the association is gone), and after reconnect_delay_s connects
+  // admin and I/O queues again with a fresh association (cntlid 0xFFFF, new cntlid), every
+  // reconnect_delay_s until it works or ctrl_loss_tmo_s has passed since the loss. Meanwhile the
+  // IoQueues hold their commands and send them again once live (whole-LBA Read, Write and
+  // Flush can be sent twice). Once fast_io_fail_tmo_s passes while connecting, held and new
+  // commands fail with Host Pathing Error (kNvmeError, SCT 3h SC 70h, Linux's
+  // NVME_SC_HOST_PATH_ERROR) while reconnecting goes on; once ctrl_loss_tmo_s passes the
+  // controller is deleted and every command fails so. Registered buffers stay valid: the PD
+  // outlives the queues. NVMe errors from the target are returned as they are, never retried.
 
-  // Writes the segments' bytes, in order, starting at `slba`. The total must be a non-zero
-  // multiple of the LBA size (kInvalidArgument). Cut into commands of at most
-  // negotiation().max_command_bytes; each goes in-capsule when the target allows it (SGEs point
-  // at the caller's memory, no copy) or keyed (SGL 0x40 with the segment's rkey, whole LBAs of
-  // one segment). An LBA that straddles two segments goes in-capsule; when it cannot, the write
-  // is refused with kInvalidArgument before any command is sent (host/io_plan.h,
-  // next_write_command). Up to queue depth commands in flight. NVMe errors:
-  // kNvmeError "Write at LBA n: <status name>".
+  // Writes the segments' bytes, in order, starting at `slba`, through io_queue(0), waiting for
+  // every command. The total must be a non-zero multiple of the LBA size (kInvalidArgument). Cut
+  // into commands of at most negotiation().max_command_bytes; each goes in-capsule when the
+  // target allows it (SGEs point at the caller's memory, no copy) or keyed (SGL 0x40 with the
+  // segment's rkey, whole LBAs of one segment). An LBA that straddles two segments goes
+  // in-capsule; when it cannot, the write is refused with kInvalidArgument before any command
+  // is sent (host/io_plan.h, next_write_command). Up to 32 commands in flight. Errors:
+  // kNvmeError "Write at LBA n: <status name>" (the first command that failed), Host Pathing
+  // Error naming fast-io-fail-tmo or ctrl-loss-tmo (recovery above), kUnavailable after
+  // disconnect().
   Status write(uint64_t slba, std::span<const DataSegment> segments);
   // Reads segment.length bytes (a multiple of the LBA size) from `slba` into the segment
   // (keyed SGL 0x40, the target RDMA WRITEs). Errors as write().
   Status read(uint64_t slba, const DataSegment& segment);
-  // Flush of the namespace.
+  // Flush of the namespace. Errors as write().
   Status flush();
   // Keep Alive (admin 18h) on the admin queue, now; the keep-alive thread calls this every
   // kato_ms / 2 when HostOptions::send_keep_alive is set, each due one period after the previous
@@ -192,17 +196,21 @@ class Controller {
   // TEST HOOK, not used by the CLI: sends `sqe` exactly as given on queue `qid` (0 = admin),
   // except the CID, which the engine assigns; SGL1 is not touched. `in_capsule_data` segments
   // (at most 4, registered) follow the SQE in the same SEND. Returns the CQE whatever its
-  // status; errors are transport failures and timeouts.
+  // status (its status and DW0). On the admin queue errors are transport failures and
+  // timeouts; on an I/O queue it is IoQueue::submit_raw() on io_queue(qid - 1) (the same thread
+  // rule as write()): lost with its association it answers Command Aborted By Host, and the
+  // association recovers.
   Result<proto::Cqe> submit_raw(uint16_t qid, proto::Sqe sqe,
                                 std::span<const DataSegment> in_capsule_data);
 
   // Controller Level Reset as `nvme reset` (Linux nvme_reset_ctrl): state resetting; the I/O
   // queues are deleted (disconnected), CC.EN is set to 0 and CSTS.RDY 0 awaited (CAP.TO), then
   // CC.EN 1 and CSTS.RDY 1 awaited on the same admin queue; Identify, Set Features Number of
-  // Queues and the I/O queues again (a fresh Connect each, same cntlid); state live. Call with
-  // no I/O in flight (the same thread rules as write()); I/O queue pointers are new afterwards.
-  // A transport failure during it becomes a loss (state connecting, recovery as write());
-  // kUnavailable when not live.
+  // Queues and the I/O queues again (a fresh Connect each, same cntlid); state live. The
+  // recovery thread does it while the caller waits; the IoQueues stay valid and take the new
+  // connections (call it with no command in flight: one in flight is sent again). When the
+  // controller cannot be set up again the failure is returned ("reset: ...") and it is a loss:
+  // state connecting, recovered as above. kUnavailable when not live.
   Status reset();
 
   // Asymmetric Namespace Access (Base 2.0 §8.1). Whether the controller reports it (Identify
@@ -225,7 +233,7 @@ class Controller {
 
   // The state; thread-safe.
   ControllerState state() const { return state_.load(std::memory_order_acquire); }
-  // From the caller's thread; with IoQueues (io_queue()) from any thread.
+  // Thread-safe.
   RecoveryStats recovery_stats() const;
   const HostOptions& options() const { return options_; }
 
@@ -239,55 +247,49 @@ class Controller {
   // The Host Identifier and host NQN sent in every Connect of this controller.
   const HostId& hostid() const { return hostid_; }
   const std::string& hostnqn() const { return hostnqn_; }
-  // What was negotiated (Negotiation above), per queue included. Takes the admin lock; the
-  // queues' counters are read as they are, so call it while no other thread does I/O.
+  // What was negotiated (Negotiation above), per queue included (the I/O queues' connections on
+  // the current association). Takes the admin lock; the queues' counters are read as they are,
+  // so call it while no other thread does I/O.
   Negotiation negotiation() const;
-  // The host's counters so far (HostStats above); the same lock and the same condition.
+  // The host's counters so far (HostStats above): the commands of write(), read() and flush(),
+  // the capsules of every queue. The same lock and the same condition.
   HostStats stats() const;
 
-  // Recovery for callers that drive the I/O queues themselves (the benchmark): after they saw a
-  // transport failure on any queue and while none of them uses a Queue (their threads parked),
-  // tears the association down if still live and reconnects as write() does. Ok: live again
-  // with new queues (fetch them again with io_queue_by_qid(); the old pointers are dangling;
-  // commands that were in flight are lost, send them again). Errors: Host Pathing Error after
-  // fast_io_fail_tmo_s / ctrl_loss_tmo_s, as write().
-  Status recover_queues(const Status& why);
   // Whether `st` is a failure of the association (kIo, kUnavailable, kTimeout) that recovery
   // handles, rather than an NVMe status or a caller error.
   static bool is_transport_error(const Status& st);
 
-  // The connected I/O queue `qid` (1..num_io_queues), or nullptr. For callers that drive the
-  // queues themselves (the benchmark: one thread per queue, each Queue used by its thread
-  // only, no other I/O through this Controller meanwhile). Their commands are not counted in
-  // stats() except the queue's capsule counters.
-  Queue* io_queue_by_qid(uint16_t qid) const {
-    return qid >= 1 && qid <= io_queues_.size() ? io_queues_[qid - 1].get() : nullptr;
-  }
   // How transfers are cut and whether writes go in-capsule (valid after connect).
   const TransferLimits& transfer_limits() const { return limits_; }
+  // Commands one I/O queue keeps in flight at most (its slots: IoQueue::depth()).
+  uint16_t io_queue_slots() const { return io_queue_slots_; }
 
   // Asynchronous I/O (host/io_queue.h, the shape of SPDK's qpairs): the IoQueue of I/O queue
   // `index` (0 .. num_io_queues() - 1, qid index + 1), used by one thread at a time; several
-  // threads each drive their own. The first call hands every I/O queue to an IoQueue and starts
-  // the controller's recovery thread: a loss any IoQueue or the keep-alive thread reports tears
-  // the association down and reconnects as write() describes (reconnect_delay_s,
-  // fast_io_fail_tmo_s, ctrl_loss_tmo_s), while the IoQueues hold their commands and send them
-  // again on the new association. An IoQueue stays valid across reconnects until the Controller
-  // is destroyed. From then on write(), read(), flush(), reset() and recover_queues() are
-  // refused with kUnavailable and io_queue_by_qid() is null (the queues are the IoQueues').
-  // kInvalidArgument for an index out of range; kUnavailable when the controller is not live.
+  // threads each drive their own (write(), read() and flush() drive io_queue(0)). connect()
+  // hands every I/O queue to an IoQueue and starts the controller's recovery thread: a loss any
+  // IoQueue or the keep-alive thread reports tears the association down and reconnects
+  // (recovery above), while the IoQueues hold their commands and send them again on the new
+  // association. An IoQueue stays valid across reconnects and resets until the Controller is
+  // destroyed. kInvalidArgument for an index out of range.
   Result<IoQueue*> io_queue(size_t index);
   // Asynchronous I/O, for a program that is ending (nvmf-host ublk removing its block
   // device): from now on, while the association is lost, the IoQueues fail their held and new
   // commands with Host Pathing Error at once, as once fast_io_fail_tmo_s passed, instead of
   // holding them until a reconnect or ctrl_loss_tmo_s. Commands in flight on a live
-  // association complete as they do. Nothing without io_queue(). Thread-safe.
+  // association complete as they do. Thread-safe.
   void fail_held_io();
+  // Asynchronous I/O: an IoQueue command's status (IoCompletion::status, or a submit call's
+  // refusal) as a Status for messages: ok for 0; Host Pathing Error naming why the association
+  // fails its I/O (fast-io-fail-tmo or ctrl-loss-tmo passed, the program is ending) and the last
+  // loss; any other status by name, "<what>: <status name>". Thread-safe.
+  Status command_status(uint16_t status, const std::string& what) const;
+  // Asynchronous I/O: asks the recovery thread to take the association as lost and reconnect,
+  // for a failure the queues cannot see (a multipath user got Controller Pathing Error: the
+  // target freed the controller). Nothing while not live. Thread-safe.
+  void drop_association(const Status& why);
   // I/O queues connected (what Set Features Number of Queues granted, at most num_io_queues).
-  size_t num_io_queues() const {
-    return async_.load(std::memory_order_relaxed) != nullptr ? async_queues_.size()
-                                                             : io_queues_.size();
-  }
+  size_t num_io_queues() const { return async_queues_.size(); }
 
  private:
   explicit Controller(const HostOptions& options);
@@ -297,7 +299,7 @@ class Controller {
   void recovery_loop();
   // One round of recovery_loop() after a loss: false when the controller was deleted or stopped.
   bool recover_async();
-  // One reconnect attempt of recovery (reconnect(), recover_async()): a new association on the
+  // One reconnect attempt of recovery (recover_async()): a new association on the
   // next path. kLive: live again (state, counters, log); kRetry: failed, next_attempt_ set one
   // `delay` on (or at loss_deadline); kGiveUp: no attempt follows, `why` says why (the namespace
   // changed, too few I/O queues for the IoQueues, a Connect refused with DNR, ctrl-loss-tmo).
@@ -309,8 +311,14 @@ class Controller {
   Clock::time_point after_loss(int seconds) const;
   // Copies recovery_ for recovery_stats() from other threads.
   void publish_recovery();
-  // Refusal of the synchronous I/O calls once the I/O queues are IoQueues.
-  Status refuse_if_async(const char* what) const;
+  // Hands the I/O queues to IoQueues and starts the recovery thread (connect()).
+  Status start_io_queues();
+  // The recovery thread: reset() as asked; a failure becomes a loss.
+  void reset_async();
+  // A synchronous call's commands on io_queue(0): `submit(q, slba, cb, arg)` submits the next
+  // one (Result<bool>: whether more follow); waits for all, returns the first error.
+  template <typename Submit>
+  Status transfer(const char* verb, Submit&& submit);
   // The keep-alive thread saw the association fail: for the next I/O call, or the recovery
   // thread.
   void mark_keep_alive_lost(const Status& why);
@@ -334,15 +342,12 @@ class Controller {
   void nudge_admin_thread_locked();
   // Admin lock held: stores `log` and the namespace's state in it.
   void store_ana_log(AnaLog log);
-  HostStats stats_locked() const;  // admin_mutex_ held
-  // Runs `op` with recovery (see write()); `what` names the call in messages.
-  template <typename Op>
-  Status with_recovery(const char* what, Op&& op);
+  HostStats stats_locked() const;  // admin_mutex_ held; the raw I/O queues only
+  // The IoQueues' current connections.
+  template <typename Fn>
+  void for_each_io_connection(Fn&& fn) const;
   // Marks the association lost: state connecting, queues torn down, the loss time kept.
   void begin_loss(const Status& why);
-  // While connecting: waits and reconnects until live (ok), or fails with Host Pathing Error
-  // when fast_io_fail_tmo_s or ctrl_loss_tmo_s passes.
-  Status reconnect();
   // Stores the state and tells HostOptions::on_state_change.
   void set_state(ControllerState state);
   Status connect_association();  // admin + I/O queues, keep-alive thread, on path_index_
@@ -351,12 +356,6 @@ class Controller {
   Status connect_round(size_t first);
   void teardown_queues();
   Status path_error(const std::string& why);
-  Result<Queue*> io_queue();
-  Status write_once(uint64_t slba, std::span<const DataSegment> segments);
-  Status read_once(uint64_t slba, const DataSegment& segment);
-  Status flush_once();
-  template <typename NextCommand>
-  Status pipeline(Queue& q, const char* verb, uint64_t total, NextCommand&& next);
 
   HostOptions options_;
   HostId hostid_{};
@@ -368,6 +367,8 @@ class Controller {
   bool enabled_ = false;
   IdentifyResult identify_;
   TransferLimits limits_;
+  uint16_t io_queue_size_ = 0;   // entries per I/O queue, as connected
+  uint16_t io_queue_slots_ = 0;  // command slots per I/O queue
   HostStats stats_;
   // Declared before the queues: the PD outlives every QP.
   std::shared_ptr<PdHolder> pd_;
@@ -393,7 +394,7 @@ class Controller {
   std::atomic<uint64_t> ana_generation_{0};
   std::atomic<ControllerState> state_{ControllerState::kNew};
   std::atomic<bool> keep_alive_lost_{false};  // set by the keep-alive thread on a transport error
-  bool deleted_by_loss_ = false;              // ctrl_loss_tmo ran out (not disconnect())
+  std::atomic<bool> deleted_by_loss_{false};  // ctrl_loss_tmo ran out (not disconnect())
   std::chrono::steady_clock::time_point lost_at_{};
   std::chrono::steady_clock::time_point next_attempt_{};
   RecoveryStats recovery_;

@@ -15,6 +15,7 @@ namespace nvmf::host {
 namespace {
 
 constexpr uint16_t kPathError = make_status(proto::kSctPath, proto::kScHostPathingError);
+constexpr uint16_t kAbortedByHost = make_status(proto::kSctPath, proto::kScCommandAbortedByHost);
 // Empty polls between two looks at the clock for the command timeout (a clock read can be a
 // system call where the clock source has no vDSO, as in the soft-RoCE guest).
 constexpr uint32_t kPollsPerClockRead = 64;
@@ -105,11 +106,25 @@ Status IoQueue::submit_write(uint64_t slba, std::span<const DataSegment> src, Io
         std::to_string(l.in_capsule.max_segments) + " pieces within " +
         std::to_string(l.in_capsule.max_bytes) + " bytes)");
   }
+  return submit_write_command(slba, plan, cb, arg, fua);
+}
+
+Status IoQueue::submit_write_command(uint64_t slba, const CommandPlan& plan, IoCallback cb,
+                                     void* arg, bool fua) {
+  const TransferLimits& l = params_.limits;
+  if (plan.bytes == 0 || l.lba_size == 0 || plan.bytes % l.lba_size != 0 ||
+      plan.bytes > l.max_command_bytes || plan.num_pieces == 0 ||
+      plan.num_pieces > kMaxInCapsuleSegments) [[unlikely]] {
+    return Status::invalid_argument("Write command of " + std::to_string(plan.bytes) +
+                                    " bytes in " + std::to_string(plan.num_pieces) +
+                                    " pieces: not a planned command for these limits");
+  }
   proto::Sqe sqe = write_sqe(params_.nsid, slba, plan.bytes / l.lba_size);
   if (fua) sqe.cdw12 |= proto::kRwFua;
-  std::span<const Piece> pieces = encode_data(sqe, plan);
-  plan.num_pieces = static_cast<uint32_t>(pieces.size());
-  return accept(sqe, plan, cb, arg);
+  CommandPlan posted = plan;
+  std::span<const Piece> pieces = encode_data(sqe, posted);
+  posted.num_pieces = static_cast<uint32_t>(pieces.size());
+  return accept(sqe, posted, cb, arg);
 }
 
 Status IoQueue::submit_flush(IoCallback cb, void* arg) {
@@ -149,7 +164,24 @@ Status IoQueue::submit_deallocate(const DataSegment& ranges, uint32_t nr, IoCall
   return accept(sqe, plan, cb, arg);
 }
 
-Status IoQueue::accept(const proto::Sqe& sqe, const CommandPlan& plan, IoCallback cb, void* arg) {
+Status IoQueue::submit_raw(const proto::Sqe& sqe, std::span<const DataSegment> in_capsule_data,
+                           IoCallback cb, void* arg) {
+  if (in_capsule_data.size() > kMaxInCapsuleSegments) {
+    return Status::invalid_argument("passthrough: " + std::to_string(in_capsule_data.size()) +
+                                    " in-capsule segments, at most 4");
+  }
+  CommandPlan plan;
+  plan.path = WritePath::kInCapsule;
+  for (const DataSegment& d : in_capsule_data) {
+    plan.pieces[plan.num_pieces++] =
+        Piece{reinterpret_cast<uint64_t>(d.addr), static_cast<uint32_t>(d.length), d.lkey, d.rkey};
+    plan.bytes += static_cast<uint32_t>(d.length);
+  }
+  return accept(sqe, plan, cb, arg, /*passthrough=*/true);
+}
+
+Status IoQueue::accept(const proto::Sqe& sqe, const CommandPlan& plan, IoCallback cb, void* arg,
+                       bool passthrough) {
   if (generation_.load(std::memory_order_acquire) != seen_generation_) [[unlikely]] {
     follow_link();
   }
@@ -166,6 +198,7 @@ Status IoQueue::accept(const proto::Sqe& sqe, const CommandPlan& plan, IoCallbac
   q.arg = arg;
   q.seq = next_seq_++;
   q.resubmissions = 0;
+  q.passthrough = passthrough;
   q.slot = kNone;
   ++stats_.submitted;
   // Behind commands already held (their order stands), or with no connection: held.
@@ -181,7 +214,7 @@ Status IoQueue::accept(const proto::Sqe& sqe, const CommandPlan& plan, IoCallbac
 bool IoQueue::post(uint16_t r) {
   Request& q = requests_[r];
   std::span<const Piece> pieces(q.plan.pieces.data(), q.plan.num_pieces);
-  Result<uint16_t> slot = channel_->post(q.sqe, pieces, /*defer=*/false);
+  Result<uint16_t> slot = channel_->post(q.sqe, pieces, params_.delay_cmd_submit);
   if (!slot.ok()) [[unlikely]] {
     // Not sent: held first, so that it goes out again in its place.
     held_head_ = static_cast<uint16_t>((held_head_ + depth_ - 1) % depth_);
@@ -191,6 +224,7 @@ bool IoQueue::post(uint16_t r) {
     return false;
   }
   q.slot = *slot;
+  delayed_ = params_.delay_cmd_submit;
   if (n_posted_ == 0) {
     progress_deadline_ = std::chrono::steady_clock::now() + params_.command_timeout;
   }
@@ -203,7 +237,10 @@ void IoQueue::drain_held() {
     const uint16_t r = held_[held_head_];
     held_head_ = static_cast<uint16_t>((held_head_ + 1) % depth_);
     --n_held_;
-    if (requests_[r].resubmissions > 0) ++stats_.resubmitted;
+    if (requests_[r].resubmissions > 0) {
+      ++stats_.resubmitted;
+      link_.count_resubmission(params_.index);
+    }
     if (!post(r)) return;
   }
 }
@@ -217,6 +254,11 @@ void IoQueue::hold_posted() {
     const uint16_t r = posted_[i];
     Request& q = requests_[r];
     q.slot = kNone;
+    if (q.passthrough) {
+      ++stats_.aborted;
+      finish(r, kAbortedByHost, 0);
+      continue;
+    }
     ++q.resubmissions;
     held_head_ = static_cast<uint16_t>((held_head_ + depth_ - 1) % depth_);
     held_[held_head_] = r;
@@ -225,9 +267,18 @@ void IoQueue::hold_posted() {
   n_posted_ = 0;
 }
 
+void IoQueue::post_delayed_now() {
+  delayed_ = false;
+  if (!channel_) return;
+  Status st = channel_->post_deferred();
+  if (!st.ok()) [[unlikely]]
+    lose_channel(st);
+}
+
 void IoQueue::lose_channel(const Status& why) {
   ++stats_.losses;
   hold_posted();
+  delayed_ = false;
   channel_.reset();  // rdma_disconnect, then its resources go
   if (state_ == LinkState::kLive) state_ = LinkState::kReconnecting;
   link_.report_loss(params_.index, seen_generation_, why);
@@ -249,16 +300,20 @@ void IoQueue::follow_link() {
   if (u.channel) {
     // A new association: whatever was in flight on the old connection is void.
     hold_posted();
+    delayed_ = false;
     channel_ = std::move(u.channel);
+    ++stats_.connections;
   } else if (u.state != LinkState::kLive && channel_) {
     // The association went down through another queue or the admin queue: this connection
     // belongs to it.
     hold_posted();
+    delayed_ = false;
     channel_.reset();
   }
   state_ = channel_ ? u.state : (u.state == LinkState::kLive ? LinkState::kReconnecting : u.state);
   if (state_ == LinkState::kFailFast || state_ == LinkState::kDeleted) {
     hold_posted();
+    delayed_ = false;
     channel_.reset();
     fail_held();
     return;
@@ -268,6 +323,7 @@ void IoQueue::follow_link() {
 
 void IoQueue::close() {
   hold_posted();
+  delayed_ = false;
   channel_.reset();
   state_ = LinkState::kDeleted;
   fail_held();
@@ -302,6 +358,7 @@ Result<int> IoQueue::process_completions(int max) {
   if (generation_.load(std::memory_order_acquire) != seen_generation_) [[unlikely]] {
     follow_link();
   }
+  post_delayed();
   if (channel_ && n_posted_ > 0) {
     // Until a look finds nothing: a completion queue hands out a batch at a time, and the
     // event wait() sleeps on comes only for completions that arrive after it was armed.
@@ -346,6 +403,7 @@ Result<int> IoQueue::process_completions(int max) {
 }
 
 void IoQueue::wait(Deadline deadline, int also_fd) {
+  post_delayed();
   if (n_done_ > 0) return;
   if (generation_.load(std::memory_order_acquire) != seen_generation_) return;
   if (!channel_) {
@@ -364,6 +422,22 @@ void IoQueue::wait(Deadline deadline, int also_fd) {
   if (fds[0].fd < 0) return;            // busy-polled: process_completions() looks again at once
   fds[2] = pollfd{also_fd, POLLIN, 0};  // poll() skips a negative fd
   (void)::poll(fds, 3, remaining_ms(deadline));
+  Status st = channel_->after_wait(fds, n_posted_ > 0 ? progress_deadline_ : Deadline::max());
+  if (!st.ok()) lose_channel(st);
+}
+
+void IoQueue::wait_fds(pollfd fds[2]) {
+  post_delayed();
+  if (!channel_) {
+    fds[0] = pollfd{-1, POLLIN, 0};
+    fds[1] = pollfd{-1, POLLIN, 0};
+    return;
+  }
+  channel_->wait_fds(fds);
+}
+
+void IoQueue::after_wait(const pollfd fds[2]) {
+  if (!channel_ || generation_.load(std::memory_order_acquire) != seen_generation_) return;
   Status st = channel_->after_wait(fds, n_posted_ > 0 ? progress_deadline_ : Deadline::max());
   if (!st.ok()) lose_channel(st);
 }

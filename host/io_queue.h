@@ -71,6 +71,9 @@ class IoQueueLink {
   virtual void report_loss(size_t index, uint64_t generation, const Status& why) = 0;
   // Blocks until generation() differs from `generation` or `deadline` passes.
   virtual void wait_for_change(uint64_t generation, Deadline deadline) = 0;
+  // Queue `index` sent a command again on a new association (for the association's counters;
+  // called from the queue's thread).
+  virtual void count_resubmission(size_t /*index*/) {}
 };
 
 // Counters of one IoQueue (its thread reads them).
@@ -79,7 +82,9 @@ struct IoQueueStats {
   uint64_t completed = 0;      // callbacks run, any status
   uint64_t resubmitted = 0;    // sends on a new association of commands already sent
   uint64_t path_failures = 0;  // completed with Host Pathing Error by the recovery
+  uint64_t aborted = 0;        // passthrough commands lost with their association
   uint64_t losses = 0;         // connections this queue saw fail
+  uint64_t connections = 0;    // connections of new associations it took (reconnects, resets)
 };
 
 class IoQueue {
@@ -93,6 +98,10 @@ class IoQueue {
     uint16_t depth = 0;
     // Commands in flight and no completion this long: the connection has failed (kTimeout).
     std::chrono::milliseconds command_timeout{5000};
+    // Submissions are chained and posted together by the next process_completions() or wait()
+    // (one ibv_post_send for all): SPDK's spdk_nvme_io_qpair_opts.delay_cmd_submit. Off: each
+    // submit call posts its command.
+    bool delay_cmd_submit = false;
   };
   // `channel`: the queue's connection on the current association (null: none yet, as while
   // reconnecting). Allocates every table here.
@@ -116,6 +125,12 @@ class IoQueue {
   // next_write_command() decides (host/io_plan.h: the one place that choice is made).
   Status submit_write(uint64_t slba, std::span<const DataSegment> src, IoCallback cb, void* arg,
                       bool fua = false);
+  // Write of one command already planned by next_write_command() (host/io_plan.h) for these
+  // limits, at `slba`: how a caller that cuts a long transfer into commands submits each
+  // (Controller::write()). kInvalidArgument for a plan of no bytes, not whole LBAs, above
+  // max_command_bytes or with no piece.
+  Status submit_write_command(uint64_t slba, const CommandPlan& plan, IoCallback cb, void* arg,
+                              bool fua = false);
   // Flush of the namespace (NVM CS 1.0 §3.2.1).
   Status submit_flush(IoCallback cb, void* arg);
   // Write Zeroes of `nlb` blocks (1..65536) at `slba` (NVM CS 1.0 §3.2.8), no data.
@@ -123,6 +138,13 @@ class IoQueue {
   // Dataset Management, Deallocate (NVM CS 1.0 §3.2.3): `ranges` holds `nr` (1..256) 16-byte
   // Range entries (proto::DsmRange) in registered memory.
   Status submit_deallocate(const DataSegment& ranges, uint32_t nr, IoCallback cb, void* arg);
+  // Passthrough (SPDK's spdk_nvme_ctrlr_cmd_io_raw): `sqe` exactly as given except its CID, SGL1
+  // untouched; `in_capsule_data` (at most 4 registered segments) follows the SQE in the same
+  // SEND. Never sent twice: lost with its association it completes with Command Aborted By
+  // Host (SCT 3h SC 71h), as Linux fails a passthrough request (REQ_FAILFAST_DRIVER) that
+  // nvme_cancel_request aborted. kInvalidArgument for more than 4 segments.
+  Status submit_raw(const proto::Sqe& sqe, std::span<const DataSegment> in_capsule_data,
+                    IoCallback cb, void* arg);
 
   // Polls the connection once and runs the callbacks of the commands found finished (and of
   // those the recovery failed); follows the link (a new connection, the held commands sent
@@ -139,10 +161,29 @@ class IoQueue {
   void wait(Deadline deadline, int also_fd);
   static constexpr std::chrono::milliseconds kLinkRecheck{10};
 
+  // For a thread that sleeps on several IoQueues at once (one epoll set, as the benchmark's
+  // threads): the connection's completion channel and rdma_cm channel (fd -1 where there is
+  // none: busy polling, or no connection while reconnecting: then look again within
+  // kLinkRecheck), and, after the sleep, what fired consumed (a failed connection is a loss, as
+  // in wait()). Posts what delay_cmd_submit holds back first.
+  void wait_fds(pollfd fds[2]);
+  void after_wait(const pollfd fds[2]);
+  // Until when this queue may sleep: the command timeout's deadline while commands are in
+  // flight, else Deadline::max().
+  Deadline progress_deadline() const {
+    return n_posted_ > 0 ? progress_deadline_ : Deadline::max();
+  }
+
   // Drops the connection (the Controller's disconnect(), while no other thread uses this
   // IoQueue): what was in flight or held completes with Host Pathing Error on the next
   // process_completions(); new commands are refused with it.
   void close();
+
+  // Params::delay_cmd_submit, changed: turned off, what it holds back is posted at once.
+  void set_delay_cmd_submit(bool on) {
+    params_.delay_cmd_submit = on;
+    if (!on) post_delayed();
+  }
 
   uint16_t depth() const { return depth_; }
   // Commands accepted whose callback has not run yet.
@@ -161,8 +202,9 @@ class IoQueue {
     void* arg = nullptr;
     uint64_t seq = 0;  // submission order
     uint32_t resubmissions = 0;
-    uint16_t slot = kNone;  // its slot while posted
-    uint16_t status = 0;    // the result, once it is done
+    bool passthrough = false;  // submit_raw(): never sent twice
+    uint16_t slot = kNone;     // its slot while posted
+    uint16_t status = 0;       // the result, once it is done
     uint32_t dw0 = 0;
   };
 
@@ -170,15 +212,23 @@ class IoQueue {
   // or failures).
   void follow_link();
   // Takes a free request for `sqe` and `plan` and posts it (or holds it).
-  Status accept(const proto::Sqe& sqe, const CommandPlan& plan, IoCallback cb, void* arg);
+  Status accept(const proto::Sqe& sqe, const CommandPlan& plan, IoCallback cb, void* arg,
+                bool passthrough = false);
   Status refuse_if_failing() const;
   // Posts request `r` on the connection: false when the connection failed (it is then dropped).
   bool post(uint16_t r);
   // Posts held requests in order while slots are free.
   void drain_held();
+  // delay_cmd_submit: posts the chained capsules (a failure is a loss).
+  void post_delayed() {
+    if (delayed_) [[unlikely]]
+      post_delayed_now();
+  }
+  void post_delayed_now();
   // The connection failed: report, drop it, hold everything in flight.
   void lose_channel(const Status& why);
-  // Every posted request back to the held list, in submission order, ahead of those held.
+  // Every posted request back to the held list, in submission order, ahead of those held; a
+  // passthrough one completes with Command Aborted By Host instead.
   void hold_posted();
   // Every held request completes with Host Pathing Error.
   void fail_held();
@@ -208,6 +258,7 @@ class IoQueue {
 
   Deadline progress_deadline_{};  // with commands in flight: no completion by then, kTimeout
   uint32_t idle_polls_ = 0;
+  bool delayed_ = false;  // delay_cmd_submit: capsules chained, not posted yet
   IoQueueStats stats_;
 };
 

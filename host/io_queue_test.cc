@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -27,6 +28,7 @@ class FakeChannel : public IoChannel {
   struct Post {
     proto::Sqe sqe;
     std::vector<Piece> pieces;
+    bool deferred = false;  // chained, for post_deferred()
   };
   FakeChannel(uint16_t slots, bool* destroyed = nullptr)
       : busy_(slots), done_(slots), cqe_(slots), destroyed_(destroyed) {
@@ -46,20 +48,26 @@ class FakeChannel : public IoChannel {
     return n;
   }
   const HostInCapsulePolicy& in_capsule_policy() const override { return policy_; }
-  Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> pieces, bool) override {
+  Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> pieces, bool defer) override {
     if (!fail_post.ok()) return fail_post;
     for (uint16_t s = 0; s < busy_.size(); ++s) {
       if (busy_[s]) continue;
       busy_[s] = true;
       done_[s] = false;
-      Post p{sqe, std::vector<Piece>(pieces.begin(), pieces.end())};
+      Post p{sqe, std::vector<Piece>(pieces.begin(), pieces.end()), defer};
       p.sqe.cid = s;
+      chained += defer ? 1 : 0;
       posts.push_back(p);
       return s;
     }
     return Status::resource_exhausted("no free slot");
   }
-  Status post_deferred() override { return ok_status(); }
+  Status post_deferred() override {
+    ++post_deferred_calls;
+    if (!fail_post_deferred.ok()) return fail_post_deferred;
+    chained = 0;
+    return ok_status();
+  }
   // As a completion queue: the answers in the order they arrived, at most poll_batch a look.
   Result<int> poll_completions() override {
     if (!fail_poll.ok()) return fail_poll;
@@ -78,10 +86,14 @@ class FakeChannel : public IoChannel {
     return cqe_[slot];
   }
   void wait_fds(pollfd fds[2]) const override {
-    fds[0] = pollfd{-1, POLLIN, 0};
-    fds[1] = pollfd{-1, POLLIN, 0};
+    fds[0] = pollfd{completion_fd, POLLIN, 0};
+    fds[1] = pollfd{cm_fd, POLLIN, 0};
   }
-  Status after_wait(const pollfd[2], Deadline) override { return ok_status(); }
+  Status after_wait(const pollfd fds[2], Deadline) override {
+    ++after_waits;
+    if (fds[1].revents != 0) return Status::unavailable("the target disconnected");
+    return ok_status();
+  }
 
   // The target answers the command in `slot` (the phase bit set, as on the wire).
   void complete(uint16_t slot, uint16_t status = 0, uint32_t dw0 = 0) {
@@ -99,6 +111,12 @@ class FakeChannel : public IoChannel {
   }
 
   std::vector<Post> posts;
+  int chained = 0;  // deferred posts not posted yet
+  int post_deferred_calls = 0;
+  Status fail_post_deferred;
+  int completion_fd = -1;
+  int cm_fd = -1;
+  int after_waits = 0;
   Status fail_post;
   Status fail_poll;
   int poll_batch = 1 << 30;  // answers one poll_completions() finds at most
@@ -131,6 +149,7 @@ class FakeLink : public IoQueueLink {
     losses.push_back({index, generation, why.to_string()});
   }
   void wait_for_change(uint64_t, Deadline) override {}
+  void count_resubmission(size_t) override { ++resubmissions; }
 
   // The association went down (through any queue): reconnecting.
   void lose() {
@@ -157,6 +176,7 @@ class FakeLink : public IoQueueLink {
   LinkState state = LinkState::kLive;
   std::map<size_t, std::unique_ptr<IoChannel>> next;
   std::vector<Loss> losses;
+  uint64_t resubmissions = 0;
 };
 
 // What the callbacks saw, in order.
@@ -415,7 +435,93 @@ TEST_F(IoQueueTest, ALostConnectionHoldsCommandsAndSendsThemAgainInOrder) {
                 seen_.completions[2].resubmissions + seen_.completions[3].resubmissions,
             3u);
   EXPECT_EQ(q_->stats().resubmitted, 3u);
+  EXPECT_EQ(link_.resubmissions, 3u) << "each resubmission told to the link";
   EXPECT_EQ(q_->stats().losses, 1u);
+}
+
+// Passthrough: the SQE as given (CID aside, SGL1 untouched), the in-capsule segments after it;
+// lost with its connection it is aborted, not sent again, while a write beside it is.
+TEST_F(IoQueueTest, APassthroughGoesAsGivenAndIsNeverSentTwice) {
+  make(8);
+  proto::Sqe raw{};
+  raw.opcode = proto::kNvmWrite;
+  raw.nsid = 9;  // not the queue's namespace: nothing is rewritten
+  raw.cdw10 = 77;
+  std::memset(&raw.dptr, 0xA5, sizeof(raw.dptr));
+  const DataSegment pieces[2] = {seg(0, 512), seg(4096, 1024)};
+  ASSERT_TRUE(q_->submit_raw(raw, pieces, record, &tags_[1]).ok());
+  ASSERT_TRUE(write(40, 4096, 2).ok());
+  ASSERT_EQ(ch_->posts.size(), 2u);
+  const FakeChannel::Post& p = ch_->posts[0];
+  EXPECT_EQ(p.sqe.nsid, 9u);
+  EXPECT_EQ(p.sqe.cdw10, 77u);
+  EXPECT_EQ(std::memcmp(&p.sqe.dptr, &raw.dptr, sizeof(raw.dptr)), 0) << "SGL1 as given";
+  ASSERT_EQ(p.pieces.size(), 2u);
+  EXPECT_EQ(p.pieces[1].addr, reinterpret_cast<uint64_t>(data_.data()) + 4096);
+  EXPECT_EQ(p.pieces[1].length, 1024u);
+
+  ch_->fail_poll = Status::unavailable("the target disconnected");
+  ASSERT_TRUE(q_->process_completions().ok());
+  reap(1);
+  EXPECT_EQ(seen_.tags[0], 1u);
+  EXPECT_EQ(seen_.completions[0].status,
+            make_status(proto::kSctPath, proto::kScCommandAbortedByHost));
+  EXPECT_EQ(seen_.completions[0].resubmissions, 0u);
+  EXPECT_EQ(q_->stats().aborted, 1u);
+  // Submitted while reconnecting: never sent yet, so it goes on the new connection.
+  ASSERT_TRUE(q_->submit_raw(raw, {}, record, &tags_[3]).ok());
+  auto next = std::make_unique<FakeChannel>(8);
+  FakeChannel* ch2 = next.get();
+  link_.reconnect(std::move(next));
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_EQ(ch2->posts.size(), 2u) << "the write again and the new passthrough; not the lost one";
+  EXPECT_EQ(ch2->posts[0].sqe.cdw10, 40u);
+  EXPECT_EQ(ch2->posts[1].sqe.cdw10, 77u);
+  EXPECT_TRUE(ch2->posts[1].pieces.empty());
+  ch2->complete_all();
+  reap(3);
+  EXPECT_EQ(seen_.completions[1].status, 0);
+  EXPECT_EQ(seen_.completions[2].status, 0);
+  EXPECT_EQ(link_.resubmissions, 1u);
+
+  const DataSegment five[5] = {seg(0, 512), seg(512, 512), seg(1024, 512), seg(1536, 512),
+                               seg(2048, 512)};
+  Status st = q_->submit_raw(raw, five, record, &tags_[4]);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.to_string();
+}
+
+// A command planned by the caller (how Controller::write() cuts a transfer) goes as planned;
+// what is not one command's plan for the queue's limits is refused without a callback.
+TEST_F(IoQueueTest, APlannedWriteCommandGoesAsPlanned) {
+  make(8);
+  const DataSegment two[2] = {seg(0, 1024), seg(8192, 2048)};
+  TransferCursor cursor;
+  auto plan = next_write_command(two, cursor, params().limits);
+  ASSERT_TRUE(plan.ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->path, WritePath::kInCapsule);
+  ASSERT_TRUE(q_->submit_write_command(50, *plan, record, &tags_[1], /*fua=*/true).ok());
+  ASSERT_EQ(ch_->posts.size(), 1u);
+  EXPECT_EQ(ch_->posts[0].sqe.cdw10, 50u);
+  EXPECT_EQ(ch_->posts[0].sqe.cdw12 & proto::kRwNlbMask, 3u * 1024 / kLba - 1);
+  EXPECT_NE(ch_->posts[0].sqe.cdw12 & proto::kRwFua, 0u);
+  ASSERT_EQ(ch_->posts[0].pieces.size(), 2u);
+  EXPECT_EQ(ch_->posts[0].pieces[1].addr, reinterpret_cast<uint64_t>(data_.data()) + 8192);
+
+  CommandPlan bad = *plan;
+  bad.bytes = 1000;  // not whole LBAs
+  EXPECT_EQ(q_->submit_write_command(51, bad, record, &tags_[2]).code(),
+            StatusCode::kInvalidArgument);
+  bad = *plan;
+  bad.num_pieces = 0;
+  EXPECT_EQ(q_->submit_write_command(52, bad, record, &tags_[2]).code(),
+            StatusCode::kInvalidArgument);
+  bad.num_pieces = 1;
+  bad.bytes = 256 * 1024;  // above max_command_bytes
+  EXPECT_EQ(q_->submit_write_command(53, bad, record, &tags_[2]).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ch_->posts.size(), 1u);
+  ch_->complete_all();
+  reap(1);
 }
 
 TEST_F(IoQueueTest, AnotherQueuesLossTakesThisConnectionDownToo) {
@@ -529,6 +635,67 @@ TEST_F(IoQueueTest, ProcessCompletionsRunsAtMostMaxCallbacks) {
   ran = q_->process_completions(0);
   ASSERT_TRUE(ran.ok());
   EXPECT_EQ(*ran, 3);
+}
+
+// delay_cmd_submit: the capsules of several submit calls are chained and go out together at the
+// next process_completions() (SPDK's delay_cmd_submit); a failure to post them is a loss.
+TEST_F(IoQueueTest, DelayedSubmissionsGoOutTogetherAtTheNextPoll) {
+  auto ch = std::make_unique<FakeChannel>(8);
+  ch_ = ch.get();
+  IoQueue::Params p = params();
+  p.delay_cmd_submit = true;
+  q_ = std::make_unique<IoQueue>(p, link_, std::move(ch));
+  for (uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(write(200 + i, 4096, i).ok());
+  ASSERT_EQ(ch_->posts.size(), 3u);
+  EXPECT_TRUE(ch_->posts[0].deferred && ch_->posts[2].deferred);
+  EXPECT_EQ(ch_->chained, 3);
+  EXPECT_EQ(ch_->post_deferred_calls, 0) << "nothing on the wire before a poll";
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_EQ(ch_->post_deferred_calls, 1);
+  EXPECT_EQ(ch_->chained, 0);
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_EQ(ch_->post_deferred_calls, 1) << "no empty post";
+  ch_->complete_all();
+  reap(3);
+
+  ASSERT_TRUE(write(300, 4096, 4).ok());
+  ch_->fail_post_deferred = Status::io("ibv_post_send: the QP is in error");
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_EQ(link_.losses.size(), 1u);
+  EXPECT_NE(link_.losses[0].why.find("ibv_post_send"), std::string::npos);
+  EXPECT_EQ(q_->outstanding(), 1u) << "held for the next association";
+}
+
+// A thread sleeping on several queues: their channels' fds, and what fired handed back; a
+// disconnect seen there is a loss. Without a connection there is nothing to sleep on.
+TEST_F(IoQueueTest, WaitFdsAndAfterWaitServeAThreadOfSeveralQueues) {
+  make(8);
+  ch_->completion_fd = 5;
+  ch_->cm_fd = 6;
+  ASSERT_TRUE(write(1, 4096, 0).ok());
+  pollfd fds[2];
+  q_->wait_fds(fds);
+  EXPECT_EQ(fds[0].fd, 5);
+  EXPECT_EQ(fds[1].fd, 6);
+  EXPECT_NE(q_->progress_deadline(), Deadline::max()) << "a command is in flight";
+  fds[0].revents = POLLIN;
+  fds[1].revents = 0;
+  q_->after_wait(fds);
+  EXPECT_EQ(ch_->after_waits, 1);
+  EXPECT_TRUE(link_.losses.empty());
+  fds[1].revents = POLLIN;
+  q_->after_wait(fds);
+  ASSERT_EQ(link_.losses.size(), 1u);
+  EXPECT_TRUE(destroyed_);
+  q_->wait_fds(fds);
+  EXPECT_EQ(fds[0].fd, -1);
+  EXPECT_EQ(fds[1].fd, -1);
+  q_->after_wait(fds);  // nothing to consume
+  link_.lose();
+  auto next = std::make_unique<FakeChannel>(8);
+  link_.reconnect(std::move(next));
+  ASSERT_TRUE(q_->process_completions().ok());
+  EXPECT_EQ(q_->stats().connections, 1u);
 }
 
 TEST(LinkStateTest, Names) {

@@ -46,28 +46,44 @@ class ControllerPath : public PathIo {
   ControllerPath(std::unique_ptr<Controller> c, std::string name)
       : c_(std::move(c)), name_(std::move(name)) {}
   Status write(uint64_t slba, std::span<const DataSegment> segments) override {
-    return c_->write(slba, segments);
+    return noted(c_->write(slba, segments));
   }
   Status read(uint64_t slba, const DataSegment& segment) override {
-    return c_->read(slba, segment);
+    return noted(c_->read(slba, segment));
   }
-  Status flush() override { return c_->flush(); }
+  Status flush() override { return noted(c_->flush()); }
   bool live() const override { return c_->state() == ControllerState::kLive; }
   uint8_t ana_state() const override { return c_->ana_state(); }
   Status refresh_ana() override {
     return c_->ana_reporting() ? c_->refresh_ana_log().status() : ok_status();
   }
+  // The Controller's recovery thread reconnects a lost association (each path has
+  // fast_io_fail_tmo 0: its commands fail over at once); this says whether it has since. A path
+  // that failed while its controller stayed live (the target freed the controller) has its
+  // association dropped, so that it reconnects.
   Status reconnect(bool* permanent) override {
-    Status st = c_->recover_queues(Status::unavailable("path lost"));
-    *permanent = c_->state() == ControllerState::kDeleting;
-    return st;
+    const ControllerState state = c_->state();
+    *permanent = state == ControllerState::kDeleting;
+    if (state == ControllerState::kLive) {
+      if (c_->recovery_stats().reconnects != reconnects_at_failure_) return ok_status();
+      c_->drop_association(Status::unavailable("path lost"));
+    }
+    return Status::unavailable(std::string("path ") + name_ + ": the controller is " +
+                               controller_state_name(c_->state()));
   }
   std::string name() const override { return name_; }
   Controller* controller() const { return c_.get(); }
 
  private:
+  // A call that lost the path: the reconnects counted then (reconnect() waits for one more).
+  Status noted(Status st) {
+    if (is_lost_path(st)) reconnects_at_failure_ = c_->recovery_stats().reconnects;
+    return st;
+  }
+
   std::unique_ptr<Controller> c_;
   std::string name_;
+  std::atomic<uint64_t> reconnects_at_failure_{0};
 };
 
 }  // namespace

@@ -10,12 +10,12 @@ per-repetition ratios nvmf-target / nvmet-rdma, the kernel I/O timeouts, and rxe
 summed over the job's cells of that target. Exit 1 when a cell has no result or failed (its
 figures are still shown, with the count of failed cells).
 """
-import argparse
 import json
 import os
 import re
-import statistics
 import sys
+
+import bench_report
 
 RETRY_COUNTERS = ("completer_retry_err", "duplicate_request", "out_of_seq_request",
                   "rcvd_seq_err", "send_err", "softnet.dropped")
@@ -28,11 +28,6 @@ def fio_job(path):
     return {"iops": w["iops"],
             "p99_ms": w["clat_ns"].get("percentile", {}).get("99.000000", 0) / 1e6,
             "verified": j["read"]["total_ios"], "error": j["error"]}
-
-
-def spread(values):
-    """{"median", "min", "max"} of a non-empty list (the bench reports' shape)."""
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def counters(path):
@@ -54,17 +49,10 @@ def counters(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("dir")
-    ap.add_argument("--machine", default="")
-    ap.add_argument("--command", default="")
-    args = ap.parse_args()
+    args = bench_report.args(__doc__)
     raw = os.path.join(args.dir, "raw-deep")
-    env = {}
-    if os.path.exists(os.path.join(raw, "environment.txt")):
-        env = dict(line.rstrip("\n").split("=", 1) for line in open(os.path.join(raw, "environment.txt"))
-                   if "=" in line)
-    cells = [line.rstrip("\n").split("\t") for line in open(os.path.join(raw, "cells.tsv"))]
+    env = bench_report.environment(raw)
+    cells = bench_report.cells(raw)
     by = {}
     missing = 0
     for rep, job, target, tag, rc in cells:
@@ -83,8 +71,8 @@ def main():
         out = {}
         for target, reps in targets.items():
             out[target] = {
-                "iops": spread([r["iops"] for r in reps.values()]),
-                "p99_ms": spread([r["p99_ms"] for r in reps.values()]),
+                "iops": bench_report.spread([r["iops"] for r in reps.values()]),
+                "p99_ms": bench_report.spread([r["p99_ms"] for r in reps.values()]),
                 "timeouts": sum(r["timeouts"] for r in reps.values()),
                 "failed_cells": sum(r["exit"] != 0 for r in reps.values()),
                 "retry_counters": {c: sum(r["counters"].get(c, 0) for r in reps.values())
@@ -93,7 +81,7 @@ def main():
             }
         ours, nvmet = targets.get("ours", {}), targets.get("nvmet", {})
         ratios = [ours[r]["iops"] / nvmet[r]["iops"] for r in ours if r in nvmet and nvmet[r]["iops"] > 0]
-        out["ratio"] = spread(ratios) if ratios else None
+        out["ratio"] = bench_report.spread(ratios) if ratios else None
         jobs[job] = out
     report = {"machine": args.machine, "command": args.command, "environment": env,
               "reps": len({c[0] for c in cells}), "jobs": jobs}

@@ -9,11 +9,11 @@ p99 completion latency over the repetitions, and the median of the per-repetitio
 nvmf-host ublk / Linux nvme-rdma. Exit 1 when a cell has no result or failed (the figures are
 still shown, with the count of failed cells).
 """
-import argparse
 import json
 import os
-import statistics
 import sys
+
+import bench_report
 
 JOBS = (("randread-qd1", "4 KiB randread QD1", "read"),
         ("randread-qd32", "4 KiB randread QD32", "read"),
@@ -30,22 +30,11 @@ def fio_cell(path, direction):
             "p99_us": pct.get("99.000000", 0) / 1e3, "error": j["error"]}
 
 
-def spread(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("dir")
-    ap.add_argument("--machine", default="")
-    ap.add_argument("--command", default="")
-    args = ap.parse_args()
+    args = bench_report.args(__doc__)
     raw = os.path.join(args.dir, "raw-ublk")
-    env = {}
-    if os.path.exists(os.path.join(raw, "environment.txt")):
-        env = dict(line.rstrip("\n").split("=", 1)
-                   for line in open(os.path.join(raw, "environment.txt")) if "=" in line)
-    cells = [line.rstrip("\n").split("\t") for line in open(os.path.join(raw, "cells.tsv"))]
+    env = bench_report.environment(raw)
+    cells = bench_report.cells(raw)
     direction = {job: d for job, _, d in JOBS}
     by = {}
     missing = failed = 0
@@ -62,13 +51,13 @@ def main():
     for job, hosts in by.items():
         out = {}
         for host, reps in hosts.items():
-            out[host] = {k: spread([r[k] for r in reps.values()])
+            out[host] = {k: bench_report.spread([r[k] for r in reps.values()])
                          for k in ("iops", "p50_us", "p99_us")}
             out[host]["per_rep"] = reps
         ours, linux = hosts.get("ours", {}), hosts.get("linux", {})
         ratios = [ours[r]["iops"] / linux[r]["iops"] for r in ours
                   if r in linux and linux[r]["iops"] > 0]
-        out["ratio"] = spread(ratios) if ratios else None
+        out["ratio"] = bench_report.spread(ratios) if ratios else None
         jobs[job] = out
     report = {"machine": args.machine, "command": args.command, "environment": env,
               "reps": len({c[0] for c in cells}), "jobs": jobs}

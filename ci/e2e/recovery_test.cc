@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Host recovery end to end over soft-RoCE: nvmf-target runs as its own process on a file and
 // is killed with SIGKILL (and restarted on the same port and file); the host library, in this
-// process, reconnects with a fresh association after --reconnect-delay, sends the interrupted
-// call again and reads back what it wrote; gives up with Host Pathing Error after ctrl-loss-tmo;
-// fails I/O early with fast-io-fail-tmo and still reconnects on the next call. Delays of 1 s
-// keep the suite short.
+// process, reconnects with a fresh association after --reconnect-delay (its recovery thread),
+// sends the interrupted command again and reads back what it wrote; gives up with Host Pathing
+// Error after ctrl-loss-tmo; fails I/O early with fast-io-fail-tmo and goes on reconnecting.
+// Delays of 1 s keep the suite short.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -143,7 +143,8 @@ TEST_F(RecoveryTest, CtrlLossTimeoutEndsWithHostPathingError) {
 }
 
 // fast-io-fail-tmo 1 s: with the target down the read fails early with Host Pathing Error but
-// the controller stays connecting; once the target is back, the next read reconnects.
+// the controller stays connecting; once the target is back, the recovery thread reconnects and
+// reads work again.
 TEST_F(RecoveryTest, FastIoFailFailsEarlyAndReconnectingGoesOn) {
   auto c = connect(60, 1, /*kato_ms=*/0);
   ASSERT_NE(c, nullptr);
@@ -157,8 +158,8 @@ TEST_F(RecoveryTest, FastIoFailFailsEarlyAndReconnectingGoesOn) {
   EXPECT_LE(ms_since(t0), 8000);
   EXPECT_EQ(c->state(), host::ControllerState::kConnecting);
   ASSERT_EQ(start(), port_);
-  // Like an application that retries: calls fail at once until a reconnect attempt is due
-  // (every second), then one reconnects.
+  // Like an application that retries: calls fail at once while the recovery thread reconnects
+  // (an attempt every second), then work.
   t0 = Clock::now();
   int calls = 1;
   do {
@@ -169,11 +170,12 @@ TEST_F(RecoveryTest, FastIoFailFailsEarlyAndReconnectingGoesOn) {
   EXPECT_TRUE(st.ok()) << st.to_string();
   EXPECT_EQ(c->state(), host::ControllerState::kLive);
   EXPECT_EQ(c->recovery_stats().reconnects, 1u);
-  EXPECT_EQ(c->recovery_stats().path_errors, static_cast<uint64_t>(calls - 1));
+  EXPECT_GE(calls, 2);
+  EXPECT_EQ(c->recovery_stats().path_errors, 1u) << "one time past fast-io-fail-tmo";
 }
 
 // An idle controller: the keep-alive thread notices the lost association (its Keep Alive
-// fails), and the next call recovers before sending anything.
+// fails), and the next call waits for the recovery before sending anything.
 TEST_F(RecoveryTest, KeepAliveFailureWhileIdleLeadsToRecovery) {
   auto c = connect(30);
   ASSERT_NE(c, nullptr);
