@@ -442,8 +442,13 @@ class WaitSet {
 
   // Sleeps until a channel of `fds` (two per running job, in order; fd -1 skipped) is readable
   // or `timeout_ms` passed; sets their revents (POLLIN) as poll() would. EINTR is a wake-up.
-  Status wait(std::span<pollfd> fds, int timeout_ms) {
-    if (!same_fds(fds)) NVMF_RETURN_IF_ERROR(build(fds));
+  // `connections`: moves whenever a queue dropped or took a connection (a new connection may
+  // reuse the old one's fd numbers, which epoll forgot when they closed).
+  Status wait(std::span<pollfd> fds, int timeout_ms, uint64_t connections) {
+    if (!same_fds(fds) || connections != connections_) {
+      NVMF_RETURN_IF_ERROR(build(fds));
+      connections_ = connections;
+    }
     int n = ::epoll_wait(ep_, events_.data(), static_cast<int>(events_.size()), timeout_ms);
     if (n < 0) {
       return errno == EINTR ? ok_status()
@@ -487,6 +492,7 @@ class WaitSet {
   }
 
   int ep_ = -1;
+  uint64_t connections_ = 0;
   std::vector<int> registered_;  // the fds of the set, in order (-1: none)
   std::vector<epoll_event> events_;
 };
@@ -518,10 +524,12 @@ void drive_jobs(std::span<Job* const> jobs, bool event_poll, std::vector<pollfd>
     }
     size_t n = 0;
     bool unconnected = false;
+    uint64_t connections = 0;
     Deadline earliest = Deadline::max();
     for (Job* j : jobs) {
       if (!j->running()) continue;
       j->wait_fds(&fds[n]);
+      connections += j->queue()->stats().connections + j->queue()->stats().losses;
       unconnected |= fds[n].fd < 0 && fds[n + 1].fd < 0;
       earliest = std::min(earliest, j->queue()->progress_deadline());
       n += 2;
@@ -530,7 +538,8 @@ void drive_jobs(std::span<Job* const> jobs, bool event_poll, std::vector<pollfd>
       earliest = std::min(earliest, std::chrono::steady_clock::now() + IoQueue::kLinkRecheck);
     }
     const int left = remaining_ms(earliest);
-    Status waited = left > 0 ? wait_set.wait(std::span<pollfd>(fds.data(), n), left) : ok_status();
+    Status waited =
+        left > 0 ? wait_set.wait(std::span<pollfd>(fds.data(), n), left, connections) : ok_status();
     if (!waited.ok()) {
       // The sleep failed: look at each queue again without sleeping (a busy round).
       NVMF_LOG(WARN, "host") << "bench: " << waited.to_string();
@@ -576,8 +585,15 @@ std::vector<JobResult> run_phase(Controller& c, std::vector<std::unique_ptr<Job>
   auto next = t0 + std::chrono::seconds(1);
   uint64_t last_ios = 0, last_lat = 0;
   bool printed = false;
+  bool stopping = false;
   while (finished.load() < nthreads) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!stopping && o.stop != nullptr && o.stop->load()) {
+      // SIGINT/SIGTERM: commands held while the association is lost fail at once, so that the
+      // jobs end within a round instead of at ctrl-loss-tmo.
+      stopping = true;
+      c.fail_held_io();
+    }
     if (!show || std::chrono::steady_clock::now() < next) continue;
     uint64_t ios = 0, lat = 0;
     for (auto& j : jobs) {

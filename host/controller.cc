@@ -101,6 +101,14 @@ class Controller::AsyncLink : public IoQueueLink {
                   [&] { return stop || gen.load(std::memory_order_relaxed) != generation; });
   }
   void count_resubmission(size_t) override { resubmitted.fetch_add(1, std::memory_order_relaxed); }
+  void channel_dropped(size_t, const IoChannel& channel) override {
+    const auto* q = dynamic_cast<const Queue*>(&channel);
+    if (q == nullptr) return;
+    std::lock_guard<std::mutex> lock(m);
+    dropped.capsules_inline += q->counters().capsules_inline;
+    dropped.capsules_by_reference += q->counters().capsules_by_reference;
+    dropped.capsules_with_in_capsule_data += q->counters().capsules_with_in_capsule_data;
+  }
   // m held: the state and why I/O fails in it (kFailFast, kDeleted).
   void fail_locked(LinkState s, std::string why) {
     fail_why = std::move(why);
@@ -129,6 +137,7 @@ class Controller::AsyncLink : public IoQueueLink {
   uint64_t resets_done = 0;
   Status reset_result;
   std::atomic<uint64_t> resubmitted{0};  // commands the IoQueues sent again
+  QueueCounters dropped;                 // of the connections the IoQueues dropped
 };
 
 const char* controller_state_name(ControllerState state) {
@@ -204,6 +213,11 @@ Result<IoQueue*> Controller::io_queue(size_t index) {
                                     std::to_string(async_queues_.size()) + " I/O queues");
   }
   return async_queues_[index].get();
+}
+
+bool Controller::association_lost() const {
+  std::lock_guard<std::mutex> lock(link_->m);
+  return link_->loss_requested || link_->state != LinkState::kLive;
 }
 
 void Controller::drop_association(const Status& why) {
@@ -305,7 +319,9 @@ void Controller::reset_async() {
   }
   publish_recovery();
   std::lock_guard<std::mutex> lock(link.m);
-  if (up.ok()) {
+  if (link.stop) {
+    // disconnect() is stopping the controller: the new connections go with `fresh`.
+  } else if (up.ok()) {
     for (size_t i = 0; i < link.pending.size(); ++i) link.pending[i] = std::move(fresh[i]);
     link.set_locked(LinkState::kLive);
   } else {
@@ -328,6 +344,12 @@ bool Controller::recover_async() {
     link.loss_requested = false;
     for (auto& p : link.pending) p.reset();  // an association no IoQueue took: gone with it
     link.set_locked(link.fail_fast ? LinkState::kFailFast : LinkState::kReconnecting);
+    // A reset asked for meanwhile is not done: the association is being recovered instead.
+    if (link.resets_requested != link.resets_done) {
+      link.reset_result = Status::unavailable("reset: the association was lost (" +
+                                              why.to_string() + "); reconnecting");
+      link.resets_done = link.resets_requested;
+    }
   }
   // The IoQueues drop their connections when they see the generation move; the target frees
   // the controller once its admin queue goes, and with it the I/O queues.
@@ -361,8 +383,10 @@ bool Controller::recover_async() {
         std::lock_guard<std::mutex> lock(admin_mutex_);  // stats_locked() reads io_queues_
         fresh.swap(io_queues_);
       }
-      // Each IoQueue takes its new connection and sends its held commands again.
+      // Each IoQueue takes its new connection and sends its held commands again (none when
+      // disconnect() is stopping the controller: the connections go with `fresh`).
       std::lock_guard<std::mutex> lock(link.m);
+      if (link.stop) return false;
       for (size_t i = 0; i < link.pending.size(); ++i) link.pending[i] = std::move(fresh[i]);
       link.set_locked(LinkState::kLive);
       return true;
@@ -472,6 +496,9 @@ Status Controller::reset() {
   }
   AsyncLink& link = *link_;
   std::unique_lock<std::mutex> lock(link.m);
+  if (link.state != LinkState::kLive || link.loss_requested || link.stop) {
+    return Status::unavailable("reset: the association is lost; the controller is reconnecting");
+  }
   const uint64_t ticket = ++link.resets_requested;
   link.cv.notify_all();
   link.cv.wait(lock, [&] { return link.stop || link.resets_done >= ticket; });
@@ -678,8 +705,8 @@ Result<AsyncEvent> Controller::take_event_locked() {
 
 // The admin thread with asynchronous events: sleeps on the admin queue's completion and CM
 // channels and the wake eventfd, until the next Keep Alive is due (KeepAliveSchedule, as
-// keep_alive_loop()). Transport errors mark the association lost for the next I/O call, as a
-// failed Keep Alive does; the thread then only keeps the Keep Alive schedule (which fails too).
+// keep_alive_loop()). Transport errors report the association lost to the recovery thread, as
+// a failed Keep Alive does; the thread then only keeps the Keep Alive schedule (which fails too).
 void Controller::admin_loop(std::chrono::milliseconds interval, bool keep_alive) {
   using Clock = std::chrono::steady_clock;
   KeepAliveSchedule schedule(interval, Clock::now());
@@ -932,45 +959,49 @@ Status Controller::transfer(const char* verb, Submit&& submit) {
     }
     if (!first_error.ok() || t.failed) planning = false;
     if (t.outstanding == 0) break;
+    // The callbacks point into `t`: every accepted command completes before this returns.
     Result<int> n = q.process_completions();
-    if (!n.ok()) return std::move(n).status().annotate(verb);
-    if (*n == 0 && t.outstanding > 0) q.wait(Deadline::max());
+    if (!n.ok() && first_error.ok()) first_error = std::move(n).status().annotate(verb);
+    if ((!n.ok() || *n == 0) && t.outstanding > 0) q.wait(Deadline::max());
   }
   if (first_error.ok() && t.failed) return command_status(t.status, where(t.slba));
   return first_error;
 }
 
 Status Controller::write(uint64_t slba, std::span<const DataSegment> segments) {
-  NVMF_RETURN_IF_ERROR(check_write_plan(segments, limits_));  // nothing sent if it cannot be
+  // Planned with io_queue(0)'s limits: its thread's (the recovery thread writes limits_).
+  const TransferLimits& limits = async_queues_.front()->limits();
+  NVMF_RETURN_IF_ERROR(check_write_plan(segments, limits));  // nothing sent if it cannot be
   const uint64_t total = total_bytes(segments);
   TransferCursor cursor;
   return transfer(
       "Write", [&](IoQueue& q, uint64_t& lba, IoCallback cb, void* arg) -> Result<bool> {
-        lba = slba + cursor.done / limits_.lba_size;
+        lba = slba + cursor.done / limits.lba_size;
         TransferCursor next = cursor;
-        NVMF_ASSIGN_OR_RETURN(CommandPlan plan, next_write_command(segments, next, limits_));
+        NVMF_ASSIGN_OR_RETURN(CommandPlan plan, next_write_command(segments, next, limits));
         NVMF_RETURN_IF_ERROR(q.submit_write_command(lba, plan, cb, arg));
         cursor = next;
         const bool in_capsule = plan.path == WritePath::kInCapsule;
-        ++(in_capsule ? stats_.writes_in_capsule : stats_.writes_keyed);
-        (in_capsule ? stats_.bytes_in_capsule : stats_.bytes_keyed) += plan.bytes;
+        ++(in_capsule ? io_stats_.writes_in_capsule : io_stats_.writes_keyed);
+        (in_capsule ? io_stats_.bytes_in_capsule : io_stats_.bytes_keyed) += plan.bytes;
         return cursor.done < total;
       });
 }
 
 Status Controller::read(uint64_t slba, const DataSegment& segment) {
-  NVMF_RETURN_IF_ERROR(validate_transfer(std::span<const DataSegment>(&segment, 1), limits_));
+  const TransferLimits& limits = async_queues_.front()->limits();
+  NVMF_RETURN_IF_ERROR(validate_transfer(std::span<const DataSegment>(&segment, 1), limits));
   TransferCursor cursor;
   return transfer("Read", [&](IoQueue& q, uint64_t& lba, IoCallback cb, void* arg) -> Result<bool> {
-    lba = slba + cursor.done / limits_.lba_size;
+    lba = slba + cursor.done / limits.lba_size;
     TransferCursor next = cursor;
-    const CommandPlan plan = next_read_command(segment, next, limits_);
+    const CommandPlan plan = next_read_command(segment, next, limits);
     const DataSegment piece{static_cast<uint8_t*>(segment.addr) + cursor.done, plan.bytes,
                             segment.lkey, segment.rkey};
     NVMF_RETURN_IF_ERROR(q.submit_read(lba, piece, cb, arg));
     cursor = next;
-    ++stats_.reads;
-    stats_.bytes_read += plan.bytes;
+    ++io_stats_.reads;
+    io_stats_.bytes_read += plan.bytes;
     return cursor.done < segment.length;
   });
 }
@@ -980,7 +1011,7 @@ Status Controller::flush() {
                   [&](IoQueue& q, uint64_t& lba, IoCallback cb, void* arg) -> Result<bool> {
                     lba = 0;
                     NVMF_RETURN_IF_ERROR(q.submit_flush(cb, arg));
-                    ++stats_.flushes;
+                    ++io_stats_.flushes;
                     return false;
                   });
 }
@@ -1006,6 +1037,8 @@ Status Controller::disconnect() {
     {
       std::lock_guard<std::mutex> lock(link_->m);
       for (auto& p : link_->pending) p.reset();  // a reconnect that ended while stopping
+      if (link_->state != LinkState::kDeleted)
+        link_->fail_locked(LinkState::kDeleted, "disconnected");
     }
     set_state(ControllerState::kDeleting);
     // The callers' threads are done with the IoQueues: their connections go before the
@@ -1050,10 +1083,13 @@ Result<proto::Cqe> Controller::submit_raw(uint16_t qid, proto::Sqe sqe,
     NVMF_ASSIGN_OR_RETURN(IoQueue * q, io_queue(qid - 1));
     RawAnswer answer;
     NVMF_RETURN_IF_ERROR(q->submit_raw(sqe, in_capsule_data, &RawAnswer::finished, &answer));
+    Status failed;  // `answer` is the callback's: its command completes before this returns
     while (!answer.done) {
-      NVMF_ASSIGN_OR_RETURN(int n, q->process_completions());
-      if (n == 0 && !answer.done) q->wait(Deadline::max());
+      Result<int> n = q->process_completions();
+      if (!n.ok() && failed.ok()) failed = n.status();
+      if ((!n.ok() || *n == 0) && !answer.done) q->wait(Deadline::max());
     }
+    NVMF_RETURN_IF_ERROR(failed);
     proto::Cqe cqe{};
     cqe.dw0 = answer.completion.dw0;
     cqe.sqid = qid;
@@ -1120,11 +1156,23 @@ Negotiation Controller::negotiation() const {
 HostStats Controller::stats() const {
   std::lock_guard<std::mutex> lock(admin_mutex_);
   HostStats s = stats_locked();
+  s.writes_in_capsule = io_stats_.writes_in_capsule;
+  s.writes_keyed = io_stats_.writes_keyed;
+  s.bytes_in_capsule = io_stats_.bytes_in_capsule;
+  s.bytes_keyed = io_stats_.bytes_keyed;
+  s.reads = io_stats_.reads;
+  s.bytes_read = io_stats_.bytes_read;
+  s.flushes = io_stats_.flushes;
   for_each_io_connection([&](const Queue& q) {
     s.capsules_inline += q.counters().capsules_inline;
     s.capsules_by_reference += q.counters().capsules_by_reference;
     s.capsules_with_in_capsule_data += q.counters().capsules_with_in_capsule_data;
   });
+  // The connections the IoQueues dropped (losses, resets, disconnect()).
+  std::lock_guard<std::mutex> dropped_lock(link_->m);
+  s.capsules_inline += link_->dropped.capsules_inline;
+  s.capsules_by_reference += link_->dropped.capsules_by_reference;
+  s.capsules_with_in_capsule_data += link_->dropped.capsules_with_in_capsule_data;
   return s;
 }
 

@@ -210,7 +210,8 @@ class Controller {
   // recovery thread does it while the caller waits; the IoQueues stay valid and take the new
   // connections (call it with no command in flight: one in flight is sent again). When the
   // controller cannot be set up again the failure is returned ("reset: ...") and it is a loss:
-  // state connecting, recovered as above. kUnavailable when not live.
+  // state connecting, recovered as above. kUnavailable when not live, or when the association
+  // is lost (before or during the call: the recovery reconnects instead).
   Status reset();
 
   // Asymmetric Namespace Access (Base 2.0 §8.1). Whether the controller reports it (Identify
@@ -284,6 +285,9 @@ class Controller {
   // fails its I/O (fast-io-fail-tmo or ctrl-loss-tmo passed, the program is ending) and the last
   // loss; any other status by name, "<what>: <status name>". Thread-safe.
   Status command_status(uint16_t status, const std::string& what) const;
+  // Whether the association is lost or being recovered (a loss reported and not recovered yet,
+  // or state connecting). Thread-safe.
+  bool association_lost() const;
   // Asynchronous I/O: asks the recovery thread to take the association as lost and reconnect,
   // for a failure the queues cannot see (a multipath user got Controller Pathing Error: the
   // target freed the controller). Nothing while not live. Thread-safe.
@@ -319,8 +323,7 @@ class Controller {
   // one (Result<bool>: whether more follow); waits for all, returns the first error.
   template <typename Submit>
   Status transfer(const char* verb, Submit&& submit);
-  // The keep-alive thread saw the association fail: for the next I/O call, or the recovery
-  // thread.
+  // The keep-alive thread saw the association fail: a loss for the recovery thread.
   void mark_keep_alive_lost(const Status& why);
   Status connect_admin();
   Status connect_io_queues();
@@ -370,6 +373,8 @@ class Controller {
   uint16_t io_queue_size_ = 0;   // entries per I/O queue, as connected
   uint16_t io_queue_slots_ = 0;  // command slots per I/O queue
   HostStats stats_;
+  // The synchronous calls' command counters (writes, reads, flushes), on io_queue(0)'s thread.
+  HostStats io_stats_;
   // Declared before the queues: the PD outlives every QP.
   std::shared_ptr<PdHolder> pd_;
   // Guards admin_ (its slots, bounce buffer and counters) between the caller's thread and the

@@ -199,6 +199,7 @@ Status IoQueue::accept(const proto::Sqe& sqe, const CommandPlan& plan, IoCallbac
   q.seq = next_seq_++;
   q.resubmissions = 0;
   q.passthrough = passthrough;
+  q.abort = false;
   q.slot = kNone;
   ++stats_.submitted;
   // Behind commands already held (their order stands), or with no connection: held.
@@ -216,6 +217,13 @@ bool IoQueue::post(uint16_t r) {
   std::span<const Piece> pieces(q.plan.pieces.data(), q.plan.num_pieces);
   Result<uint16_t> slot = channel_->post(q.sqe, pieces, params_.delay_cmd_submit);
   if (!slot.ok()) [[unlikely]] {
+    if (slot.status().code() == StatusCode::kInvalidArgument) {
+      // This connection can never carry it (more in-capsule pieces than its SGEs): aborted,
+      // not a loss.
+      ++stats_.aborted;
+      finish(r, kAbortedByHost, 0);
+      return true;
+    }
     // Not sent: held first, so that it goes out again in its place.
     held_head_ = static_cast<uint16_t>((held_head_ + depth_ - 1) % depth_);
     held_[held_head_] = r;
@@ -237,6 +245,11 @@ void IoQueue::drain_held() {
     const uint16_t r = held_[held_head_];
     held_head_ = static_cast<uint16_t>((held_head_ + 1) % depth_);
     --n_held_;
+    if (requests_[r].abort) [[unlikely]] {
+      ++stats_.aborted;
+      finish(r, kAbortedByHost, 0);
+      continue;
+    }
     if (requests_[r].resubmissions > 0) {
       ++stats_.resubmitted;
       link_.count_resubmission(params_.index);
@@ -254,7 +267,7 @@ void IoQueue::hold_posted() {
     const uint16_t r = posted_[i];
     Request& q = requests_[r];
     q.slot = kNone;
-    if (q.passthrough) {
+    if (q.passthrough || q.resubmissions >= kMaxResubmissions) {
       ++stats_.aborted;
       finish(r, kAbortedByHost, 0);
       continue;
@@ -275,11 +288,40 @@ void IoQueue::post_delayed_now() {
     lose_channel(st);
 }
 
+void IoQueue::drop_channel() {
+  delayed_ = false;
+  if (!channel_) return;
+  link_.channel_dropped(params_.index, *channel_);
+  channel_.reset();  // rdma_disconnect, then its resources go
+}
+
+void IoQueue::take_channel(std::unique_ptr<IoChannel> channel) {
+  drop_channel();
+  channel_ = std::move(channel);
+  ++stats_.connections;
+  params_.limits.in_capsule = channel_->in_capsule_policy();
+  const HostInCapsulePolicy& policy = params_.limits.in_capsule;
+  for (uint16_t i = 0; i < n_held_; ++i) {
+    Request& q = requests_[held_[(held_head_ + i) % depth_]];
+    if (q.passthrough || q.plan.path != WritePath::kInCapsule || q.plan.num_pieces == 0 ||
+        choose_write_path(policy, q.plan.bytes, q.plan.num_pieces) == WritePath::kInCapsule) {
+      continue;
+    }
+    if (q.plan.num_pieces == 1) {
+      // One piece: the target reads it (keyed SGL) instead.
+      q.plan.path = WritePath::kKeyed;
+      encode_data(q.sqe, q.plan);
+      q.plan.num_pieces = 0;
+    } else {
+      q.abort = true;  // several pieces cannot go keyed (MSDBD 1): completes aborted
+    }
+  }
+}
+
 void IoQueue::lose_channel(const Status& why) {
   ++stats_.losses;
   hold_posted();
-  delayed_ = false;
-  channel_.reset();  // rdma_disconnect, then its resources go
+  drop_channel();
   if (state_ == LinkState::kLive) state_ = LinkState::kReconnecting;
   link_.report_loss(params_.index, seen_generation_, why);
 }
@@ -295,26 +337,26 @@ void IoQueue::fail_held() {
 }
 
 void IoQueue::follow_link() {
+  if (closed_) {
+    seen_generation_ = generation_.load(std::memory_order_acquire);  // closed stays closed
+    return;
+  }
   IoQueueLink::Update u = link_.update(params_.index);
   seen_generation_ = u.generation;
   if (u.channel) {
     // A new association: whatever was in flight on the old connection is void.
     hold_posted();
-    delayed_ = false;
-    channel_ = std::move(u.channel);
-    ++stats_.connections;
+    take_channel(std::move(u.channel));
   } else if (u.state != LinkState::kLive && channel_) {
     // The association went down through another queue or the admin queue: this connection
     // belongs to it.
     hold_posted();
-    delayed_ = false;
-    channel_.reset();
+    drop_channel();
   }
   state_ = channel_ ? u.state : (u.state == LinkState::kLive ? LinkState::kReconnecting : u.state);
   if (state_ == LinkState::kFailFast || state_ == LinkState::kDeleted) {
     hold_posted();
-    delayed_ = false;
-    channel_.reset();
+    drop_channel();
     fail_held();
     return;
   }
@@ -323,8 +365,8 @@ void IoQueue::follow_link() {
 
 void IoQueue::close() {
   hold_posted();
-  delayed_ = false;
-  channel_.reset();
+  drop_channel();
+  closed_ = true;  // the link's later moves are not followed
   state_ = LinkState::kDeleted;
   fail_held();
 }

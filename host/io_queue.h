@@ -74,6 +74,9 @@ class IoQueueLink {
   // Queue `index` sent a command again on a new association (for the association's counters;
   // called from the queue's thread).
   virtual void count_resubmission(size_t /*index*/) {}
+  // Queue `index` is about to drop `channel` (a loss, a new association, close()): what it
+  // counted can be kept (called from the queue's thread).
+  virtual void channel_dropped(size_t /*index*/, const IoChannel& /*channel*/) {}
 };
 
 // Counters of one IoQueue (its thread reads them).
@@ -82,9 +85,11 @@ struct IoQueueStats {
   uint64_t completed = 0;      // callbacks run, any status
   uint64_t resubmitted = 0;    // sends on a new association of commands already sent
   uint64_t path_failures = 0;  // completed with Host Pathing Error by the recovery
-  uint64_t aborted = 0;        // passthrough commands lost with their association
-  uint64_t losses = 0;         // connections this queue saw fail
-  uint64_t connections = 0;    // connections of new associations it took (reconnects, resets)
+  // Commands completed with Command Aborted By Host: passthrough ones lost with their
+  // association, ones lost kMaxResubmissions times, ones the new connection cannot carry.
+  uint64_t aborted = 0;
+  uint64_t losses = 0;       // connections this queue saw fail
+  uint64_t connections = 0;  // connections of new associations it took (reconnects, resets)
 };
 
 class IoQueue {
@@ -160,6 +165,10 @@ class IoQueue {
   // together with `also_fd`: it is looked at again every kLinkRecheck.
   void wait(Deadline deadline, int also_fd);
   static constexpr std::chrono::milliseconds kLinkRecheck{10};
+  // A command lost with its association this many times completes with Command Aborted By Host
+  // instead of going out again (Linux's nvme_max_retries, 5): a command that breaks every
+  // connection it is sent on must not keep the host reconnecting.
+  static constexpr uint32_t kMaxResubmissions = 5;
 
   // For a thread that sleeps on several IoQueues at once (one epoll set, as the benchmark's
   // threads): the connection's completion channel and rdma_cm channel (fd -1 where there is
@@ -186,6 +195,9 @@ class IoQueue {
   }
 
   uint16_t depth() const { return depth_; }
+  // The limits commands are planned with; the in-capsule policy follows the connection of each
+  // new association (a failover path may take less in-capsule data).
+  const TransferLimits& limits() const { return params_.limits; }
   // Commands accepted whose callback has not run yet.
   uint32_t outstanding() const { return depth_ - n_free_; }
   LinkState link_state() const { return state_; }
@@ -203,6 +215,7 @@ class IoQueue {
     uint64_t seq = 0;  // submission order
     uint32_t resubmissions = 0;
     bool passthrough = false;  // submit_raw(): never sent twice
+    bool abort = false;        // the connection it waits for cannot carry it
     uint16_t slot = kNone;     // its slot while posted
     uint16_t status = 0;       // the result, once it is done
     uint32_t dw0 = 0;
@@ -227,6 +240,11 @@ class IoQueue {
   void post_delayed_now();
   // The connection failed: report, drop it, hold everything in flight.
   void lose_channel(const Status& why);
+  // Drops the connection (after telling the link, for its counters).
+  void drop_channel();
+  // A new connection: its in-capsule policy from now on; held writes planned in-capsule that it
+  // cannot take go keyed (one piece) or are aborted.
+  void take_channel(std::unique_ptr<IoChannel> channel);
   // Every posted request back to the held list, in submission order, ahead of those held; a
   // passthrough one completes with Command Aborted By Host instead.
   void hold_posted();
@@ -259,6 +277,7 @@ class IoQueue {
   Deadline progress_deadline_{};  // with commands in flight: no completion by then, kTimeout
   uint32_t idle_polls_ = 0;
   bool delayed_ = false;  // delay_cmd_submit: capsules chained, not posted yet
+  bool closed_ = false;   // close(): no connection is taken again
   IoQueueStats stats_;
 };
 

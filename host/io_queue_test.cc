@@ -48,6 +48,7 @@ class FakeChannel : public IoChannel {
     return n;
   }
   const HostInCapsulePolicy& in_capsule_policy() const override { return policy_; }
+  HostInCapsulePolicy& policy() { return policy_; }
   Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> pieces, bool defer) override {
     if (!fail_post.ok()) return fail_post;
     for (uint16_t s = 0; s < busy_.size(); ++s) {
@@ -150,6 +151,7 @@ class FakeLink : public IoQueueLink {
   }
   void wait_for_change(uint64_t, Deadline) override {}
   void count_resubmission(size_t) override { ++resubmissions; }
+  void channel_dropped(size_t, const IoChannel&) override { ++dropped; }
 
   // The association went down (through any queue): reconnecting.
   void lose() {
@@ -177,6 +179,7 @@ class FakeLink : public IoQueueLink {
   std::map<size_t, std::unique_ptr<IoChannel>> next;
   std::vector<Loss> losses;
   uint64_t resubmissions = 0;
+  int dropped = 0;
 };
 
 // What the callbacks saw, in order.
@@ -696,6 +699,98 @@ TEST_F(IoQueueTest, WaitFdsAndAfterWaitServeAThreadOfSeveralQueues) {
   link_.reconnect(std::move(next));
   ASSERT_TRUE(q_->process_completions().ok());
   EXPECT_EQ(q_->stats().connections, 1u);
+}
+
+// A command that breaks every connection it goes on is sent kMaxResubmissions times, then
+// aborted (Linux's nvme_max_retries): the host does not reconnect for it forever.
+TEST_F(IoQueueTest, ACommandLostFiveTimesIsAbortedNotSentAgain) {
+  make(8);
+  ASSERT_TRUE(write(7, 4096, 1).ok());
+  FakeChannel* ch = ch_;
+  for (uint32_t i = 0; i <= IoQueue::kMaxResubmissions; ++i) {
+    ch->fail_poll = Status::io("work completion error");
+    ASSERT_TRUE(q_->process_completions().ok());
+    if (i == IoQueue::kMaxResubmissions) break;
+    auto next = std::make_unique<FakeChannel>(8);
+    ch = next.get();
+    link_.reconnect(std::move(next));
+    ASSERT_TRUE(q_->process_completions().ok());
+    ASSERT_EQ(ch->posts.size(), 1u) << "sent again, time " << i + 1;
+  }
+  reap(1);
+  EXPECT_EQ(seen_.completions[0].status,
+            make_status(proto::kSctPath, proto::kScCommandAbortedByHost));
+  EXPECT_EQ(seen_.completions[0].resubmissions, IoQueue::kMaxResubmissions);
+  EXPECT_EQ(q_->stats().aborted, 1u);
+  EXPECT_EQ(link_.dropped, static_cast<int>(IoQueue::kMaxResubmissions) + 1)
+      << "each dropped connection told to the link";
+}
+
+// What a connection refuses for good (more in-capsule pieces than it has SGEs) aborts that
+// command; it is not a loss.
+TEST_F(IoQueueTest, APostTheConnectionCannotEverTakeAbortsTheCommandOnly) {
+  make(8);
+  ch_->fail_post = Status::invalid_argument("5 in-capsule segments, the QP takes 4");
+  ASSERT_TRUE(write(1, 4096, 1).ok());
+  reap(1);
+  EXPECT_EQ(seen_.completions[0].status,
+            make_status(proto::kSctPath, proto::kScCommandAbortedByHost));
+  EXPECT_TRUE(link_.losses.empty());
+  EXPECT_FALSE(destroyed_);
+  ch_->fail_post = Status();
+  ASSERT_TRUE(write(2, 4096, 2).ok());
+  ch_->complete_all();
+  reap(2);
+  EXPECT_EQ(seen_.completions[1].status, 0);
+}
+
+// A new association whose connection takes no in-capsule data (a failover path): a held write
+// of one piece goes keyed; one of several pieces (no keyed SGL can describe it) is aborted; new
+// writes are planned for the new connection.
+TEST_F(IoQueueTest, HeldInCapsuleWritesFollowTheNewConnectionsPolicy) {
+  make(8);
+  ASSERT_TRUE(write(10, 4096, 1).ok());  // in-capsule, one piece
+  const DataSegment two[2] = {seg(0, 512), seg(8192, 512)};
+  ASSERT_TRUE(q_->submit_write(20, two, record, &tags_[2]).ok());  // in-capsule, two pieces
+  ASSERT_EQ(ch_->posts[0].pieces.size(), 1u);
+  link_.lose();
+  ASSERT_TRUE(q_->process_completions().ok());
+  auto next = std::make_unique<FakeChannel>(8);
+  next->policy().enabled = false;
+  next->policy().max_bytes = 0;
+  FakeChannel* ch2 = next.get();
+  link_.reconnect(std::move(next));
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_EQ(ch2->posts.size(), 1u);
+  EXPECT_EQ(ch2->posts[0].sqe.cdw10, 10u);
+  EXPECT_TRUE(ch2->posts[0].pieces.empty()) << "keyed now: the target reads it";
+  EXPECT_FALSE(q_->limits().in_capsule.enabled);
+  ch2->complete_all();
+  reap(2);
+  EXPECT_EQ(seen_.tags[0], 2u);
+  EXPECT_EQ(seen_.completions[0].status,
+            make_status(proto::kSctPath, proto::kScCommandAbortedByHost));
+  EXPECT_EQ(seen_.completions[1].status, 0);
+  ASSERT_TRUE(write(30, 4096, 3).ok());
+  ASSERT_EQ(ch2->posts.size(), 2u);
+  EXPECT_TRUE(ch2->posts[1].pieces.empty()) << "planned keyed for this connection";
+  ch2->complete_all();
+  reap(3);
+}
+
+// close() (disconnect()): what was outstanding fails, and so does everything later, whatever
+// the link does afterwards.
+TEST_F(IoQueueTest, AClosedQueueStaysClosed) {
+  make(8);
+  ASSERT_TRUE(write(1, 4096, 1).ok());
+  q_->close();
+  reap(1);
+  EXPECT_EQ(seen_.completions[0].status, make_status(proto::kSctPath, proto::kScHostPathingError));
+  EXPECT_EQ(link_.dropped, 1);
+  link_.reconnect(std::make_unique<FakeChannel>(8));  // a reconnect that ended while stopping
+  Status st = write(2, 4096, 2);
+  EXPECT_EQ(st.code(), StatusCode::kNvmeError) << st.to_string();
+  EXPECT_EQ(q_->link_state(), LinkState::kDeleted);
 }
 
 TEST(LinkStateTest, Names) {

@@ -34,6 +34,12 @@ bool is_ana_error(const Status& st) {
                 *sc == proto::kScAnaTransition);
 }
 
+// Host Pathing Error: the host's own recovery failed the command (the association is lost).
+bool is_host_path_error(const Status& st) {
+  std::optional<uint8_t> sc = path_sc(st);
+  return sc && *sc == proto::kScHostPathingError;
+}
+
 // The path is gone (transport failure, Host Pathing Error, any other path status): the call
 // goes elsewhere and the path is reconnected.
 bool is_lost_path(const Status& st) {
@@ -55,35 +61,35 @@ class ControllerPath : public PathIo {
   bool live() const override { return c_->state() == ControllerState::kLive; }
   uint8_t ana_state() const override { return c_->ana_state(); }
   Status refresh_ana() override {
-    return c_->ana_reporting() ? c_->refresh_ana_log().status() : ok_status();
+    return noted(c_->ana_reporting() ? c_->refresh_ana_log().status() : ok_status());
   }
   // The Controller's recovery thread reconnects a lost association (each path has
-  // fast_io_fail_tmo 0: its commands fail over at once); this says whether it has since. A path
-  // that failed while its controller stayed live (the target freed the controller) has its
-  // association dropped, so that it reconnects.
+  // fast_io_fail_tmo 0: its commands fail over at once); this says whether it is live again. A
+  // path lost in a way the recovery does not see by itself (the target answered Controller
+  // Pathing Error: it freed the controller; the admin queue failed a read of the ANA log) has
+  // its association dropped first, so that it reconnects.
   Status reconnect(bool* permanent) override {
+    if (drop_.exchange(false)) c_->drop_association(Status::unavailable("path lost"));
     const ControllerState state = c_->state();
     *permanent = state == ControllerState::kDeleting;
-    if (state == ControllerState::kLive) {
-      if (c_->recovery_stats().reconnects != reconnects_at_failure_) return ok_status();
-      c_->drop_association(Status::unavailable("path lost"));
-    }
+    if (state == ControllerState::kLive && !c_->association_lost()) return ok_status();
     return Status::unavailable(std::string("path ") + name_ + ": the controller is " +
-                               controller_state_name(c_->state()));
+                               controller_state_name(state));
   }
   std::string name() const override { return name_; }
   Controller* controller() const { return c_.get(); }
 
  private:
-  // A call that lost the path: the reconnects counted then (reconnect() waits for one more).
+  // A call that lost the path other than by the recovery's own Host Pathing Error: the
+  // association is to be dropped (reconnect()).
   Status noted(Status st) {
-    if (is_lost_path(st)) reconnects_at_failure_ = c_->recovery_stats().reconnects;
+    if (is_lost_path(st) && !is_host_path_error(st)) drop_.store(true);
     return st;
   }
 
   std::unique_ptr<Controller> c_;
   std::string name_;
-  std::atomic<uint64_t> reconnects_at_failure_{0};
+  std::atomic<bool> drop_{false};
 };
 
 }  // namespace
