@@ -349,6 +349,9 @@ void Job::start(Phase phase, uint32_t bs, JobResult& out) {
   measuring_ = timed_ && o_.ramp_time_s <= 0;
   ended_ = false;
   measure_start_ = measure_end_ = start;
+  // A connection other queues took in the last phase is taken now (nothing is outstanding), so
+  // that its first completion in this phase is not counted as a resume.
+  (void)q_->process_completions();
   connections_seen_ = q_->stats().connections;
   window_.start(*q_);
 }
