@@ -5,6 +5,7 @@ median and range of a figure over the repetitions."""
 import argparse
 import os
 import statistics
+import sys
 
 
 def args(doc):
@@ -32,3 +33,21 @@ def cells(raw):
 def spread(values):
     """{"median", "min", "max"} of a non-empty list."""
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def ranged(s, digits=2):
+    """A spread as the tables show it: "median (min–max)"."""
+    return f"{s['median']:.{digits}f} ({s['min']:.{digits}f}–{s['max']:.{digits}f})"
+
+
+def finish(directory, name, lines, problems):
+    """Writes DIRECTORY/NAME.md from the table `lines` and prints it; `problems` (empty when
+    every cell gave its figures) goes to stderr. The exit status: 1 with problems, else 0."""
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(directory, name + ".md"), "w") as f:
+        f.write(text)
+    print(text)
+    if problems:
+        print(f"{name}: {problems}", file=sys.stderr)
+        return 1
+    return 0

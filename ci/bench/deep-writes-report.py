@@ -105,25 +105,18 @@ def main():
                 continue
             rc = t["retry_counters"]
             r = jobs[job]["ratio"]
-            ratio = "" if target == "nvmet" or r is None else \
-                f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})"
+            ratio = "" if target == "nvmet" or r is None else bench_report.ranged(r)
             lines.append(
-                f"| {names[job]} | {label} | {t['iops']['median']:.0f} ({t['iops']['min']:.0f}–"
-                f"{t['iops']['max']:.0f}) | {t['p99_ms']['median']:.0f} | {t['failed_cells']} | "
+                f"| {names[job]} | {label} | {bench_report.ranged(t['iops'], 0)} | "
+                f"{t['p99_ms']['median']:.0f} | {t['failed_cells']} | "
                 f"{t['timeouts']} | "
                 f"{rc['completer_retry_err']} / {rc['duplicate_request']} / "
                 f"{rc['out_of_seq_request']} | {ratio} |")
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(args.dir, "deep-writes-report.md"), "w") as f:
-        f.write(text)
-    print(text)
     failed = sum(t["failed_cells"] for j in jobs.values() for k, t in j.items()
                  if k in ("ours", "nvmet"))
-    if missing or failed:
-        print(f"deep-writes-report: {missing} cells without a result, {failed} failed (fio error,"
-              " verify failure, kernel I/O timeout or reset): see raw-deep/*.log", file=sys.stderr)
-        return 1
-    return 0
+    problems = (f"{missing} cells without a result, {failed} failed (fio error, verify failure, "
+                "kernel I/O timeout or reset): see raw-deep/*.log" if missing or failed else "")
+    return bench_report.finish(args.dir, "deep-writes-report", lines, problems)
 
 
 if __name__ == "__main__":

@@ -77,20 +77,12 @@ def main():
             ratio = ""
             if host == "current" and cells[cell]["iops_ratio"]:
                 i, m = cells[cell]["iops_ratio"], cells[cell]["mean_clat_ratio"]
-                ratio = (f"{i['median']:.2f} ({i['min']:.2f}–{i['max']:.2f}), "
-                         f"{m['median']:.2f} ({m['min']:.2f}–{m['max']:.2f})")
-            lines.append(f"| {cell} | {label} | {t['iops']['median']:.0f} "
-                         f"({t['iops']['min']:.0f}–{t['iops']['max']:.0f}) | "
+                ratio = f"{bench_report.ranged(i)}, {bench_report.ranged(m)}"
+            lines.append(f"| {cell} | {label} | {bench_report.ranged(t['iops'], 0)} | "
                          f"{t['mean_us']['median']:.0f} | {t['p99_us']['median']:.0f} | {ratio} |")
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(args.dir, "host-api-report.md"), "w") as f:
-        f.write(text)
-    print(text)
-    if missing or failed:
-        print(f"host-api-report: {missing} cells without a result, {failed} failed: see "
-              "raw-host-api/*.err", file=sys.stderr)
-        return 1
-    return 0
+    problems = (f"{missing} cells without a result, {failed} failed: see raw-host-api/*.err"
+                if missing or failed else "")
+    return bench_report.finish(args.dir, "host-api-report", lines, problems)
 
 
 if __name__ == "__main__":

@@ -77,20 +77,12 @@ def main():
             if not t:
                 continue
             r = jobs[job]["ratio"]
-            ratio = "" if host == "linux" or r is None else \
-                f"{r['median']:.2f} ({r['min']:.2f}–{r['max']:.2f})"
-            lines.append(f"| {name} | {label} | {t['iops']['median']:.0f} ({t['iops']['min']:.0f}–"
-                         f"{t['iops']['max']:.0f}) | {t['p50_us']['median']:.0f} | "
-                         f"{t['p99_us']['median']:.0f} | {ratio} |")
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(args.dir, "ublk-report.md"), "w") as f:
-        f.write(text)
-    print(text)
-    if missing or failed:
-        print(f"ublk-report: {missing} cells without a result, {failed} failed: see "
-              "raw-ublk/*.log", file=sys.stderr)
-        return 1
-    return 0
+            ratio = "" if host == "linux" or r is None else bench_report.ranged(r)
+            lines.append(f"| {name} | {label} | {bench_report.ranged(t['iops'], 0)} | "
+                         f"{t['p50_us']['median']:.0f} | {t['p99_us']['median']:.0f} | {ratio} |")
+    problems = (f"{missing} cells without a result, {failed} failed: see raw-ublk/*.log"
+                if missing or failed else "")
+    return bench_report.finish(args.dir, "ublk-report", lines, problems)
 
 
 if __name__ == "__main__":
