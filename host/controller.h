@@ -203,12 +203,13 @@ class Controller {
   Result<proto::Cqe> submit_raw(uint16_t qid, proto::Sqe sqe,
                                 std::span<const DataSegment> in_capsule_data);
 
-  // Controller Level Reset as `nvme reset` (Linux nvme_reset_ctrl): state resetting; the I/O
-  // queues are deleted (disconnected), CC.EN is set to 0 and CSTS.RDY 0 awaited (CAP.TO), then
-  // CC.EN 1 and CSTS.RDY 1 awaited on the same admin queue; Identify, Set Features Number of
-  // Queues and the I/O queues again (a fresh Connect each, same cntlid); state live. The
-  // recovery thread does it while the caller waits; the IoQueues stay valid and take the new
-  // connections (call it with no command in flight: one in flight is sent again). When the
+  // Controller Level Reset as `nvme reset` (Linux nvme_rdma_reset_ctrl_work): state resetting;
+  // CC.EN is set to 0 and CSTS.RDY 0 awaited (CAP.TO), the admin queue dropped; then a new
+  // association as a reconnect makes it (admin queue, Connect with cntlid FFFFh: a new cntlid,
+  // enable, Identify, the I/O queues); state live. The recovery thread does it while the caller
+  // waits; the IoQueues stay valid and take the new connections. Commands in flight on any
+  // queue are sent again afterwards (a passthrough one completes with Command Aborted By Host),
+  // so call it with none in flight where a command must not run twice. When the
   // controller cannot be set up again the failure is returned ("reset: ...") and it is a loss:
   // state connecting, recovered as above. kUnavailable when not live, or when the association
   // is lost (before or during the call: the recovery reconnects instead).

@@ -119,7 +119,8 @@ struct HostOptions {
   std::vector<TransportPath> failover_paths;
   // Called with the new state (as controller_state_name() names it: "live", "resetting",
   // "connecting", "deleting") on every state change after the first live, from the thread that
-  // made it (the caller's: recovery and reset() run there). Must not call into the Controller.
+  // made it: the recovery thread (losses, reconnects, reset()), the caller's for disconnect().
+  // Must not call into the Controller.
   std::function<void(const char* state)> on_state_change;
   // Asynchronous events (Base 2.0 §5.2), as Linux's host: the controller enables the notices it
   // acts on (Set Features Asynchronous Event Configuration: Namespace Attribute and ANA Change,
