@@ -130,7 +130,7 @@ ROWS = [
     ("", "keep-alive: KATO 2 s, 5 s later still `live`", "KernelHostOnNvmfTarget",
      ["keep_alive_two_kato"], None),
     ("", "deep writes beside nvmet-rdma (64 KiB random at QD127 and QD32 x 2 jobs, 12 s; 128 KiB"
-     " and 1 MiB sequential at QD8, 6 s; fio verifying inside the run; three rounds per job,"
+     " and 1 MiB sequential at QD8, 10 s; fio verifying inside the run; three rounds per job,"
      " the host reconnected between them): 0 kernel I/O timeouts and resets on both targets,"
      " nvmf-target's median IOPS at least 0.8x nvmet-rdma's",
      "KernelHostDeepWrites",

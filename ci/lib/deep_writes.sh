@@ -19,7 +19,7 @@ DEEP_NQN_OURS=nqn.2024-01.io.nvmf-rdma:deep-writes-ours
 DEEP_NQN_NVMET=nqn.2024-01.io.nvmf-rdma:deep-writes-nvmet
 DEEP_HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:3c1d5e7a-9b2f-4d6c-8e0a-1f2b3c4d5e6f
 # The jobs: name and fio options. 64 KiB random writes at iodepth 127 (one job) and 32 (two
-# jobs on disjoint halves), 12 s each; 128 KiB and 1 MiB sequential writes at iodepth 8, 6 s.
+# jobs on disjoint halves), 12 s each; 128 KiB and 1 MiB sequential writes at iodepth 8, 10 s.
 # Every job verifies as it goes (verify_backlog: each 16 blocks written are read back and
 # checked inside the timed run; with time_based alone fio would never reach its read phase).
 # shellcheck disable=SC2034 # read by the scripts that source this file
@@ -28,8 +28,8 @@ deep_job_args() { # deep_job_args JOB: fio's options for JOB
   case $1 in
     qd127) echo "--rw=randwrite --bs=64k --iodepth=127 --numjobs=1 --size=256m --runtime=12" ;;
     qd32x2) echo "--rw=randwrite --bs=64k --iodepth=32 --numjobs=2 --size=128m --offset_increment=128m --runtime=12" ;;
-    seq128k) echo "--rw=write --bs=128k --iodepth=8 --numjobs=1 --size=256m --runtime=6" ;;
-    seq1m) echo "--rw=write --bs=1m --iodepth=8 --numjobs=1 --size=256m --runtime=6" ;;
+    seq128k) echo "--rw=write --bs=128k --iodepth=8 --numjobs=1 --size=256m --runtime=10" ;;
+    seq1m) echo "--rw=write --bs=1m --iodepth=8 --numjobs=1 --size=256m --runtime=10" ;;
     *) return 1 ;;
   esac
 }
