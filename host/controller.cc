@@ -362,7 +362,7 @@ bool Controller::recover_async() {
   auto give_up = [&](const std::string& message) {
     set_state(ControllerState::kDeleting);
     deleted_by_loss_ = true;
-    (void)path_error(message);
+    ++recovery_.path_errors;  // I/O fails from now on (command_status() names why)
     NVMF_LOG(WARN, "host") << message << ": controller deleted";
     publish_recovery();
     std::lock_guard<std::mutex> lock(link.m);
@@ -504,13 +504,6 @@ Status Controller::reset() {
   link.cv.wait(lock, [&] { return link.stop || link.resets_done >= ticket; });
   if (link.resets_done < ticket) return Status::unavailable("reset: the controller was deleted");
   return link.reset_result;
-}
-
-Status Controller::path_error(const std::string& why) {
-  ++recovery_.path_errors;
-  return Status::nvme_error(
-      make_status(proto::kSctPath, proto::kScHostPathingError),
-      "Host Pathing Error: " + why + " (last loss: " + recovery_.last_loss + ")");
 }
 
 Controller::Clock::time_point Controller::after_loss(int seconds) const {

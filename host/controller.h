@@ -359,7 +359,6 @@ class Controller {
   // path_index_ ends on the path that worked. Errors: the last path's.
   Status connect_round(size_t first);
   void teardown_queues();
-  Status path_error(const std::string& why);
 
   HostOptions options_;
   HostId hostid_{};
