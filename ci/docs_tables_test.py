@@ -330,6 +330,17 @@ def check_host_library(root):
     t = table_with(read(root, rel), ["header", "what it gives"])
     if t is None:
         return fail(rel, "no headers table (header | what it gives)")
+    # The table lists exactly the library's public headers: host_lib's hdrs in host/BUILD.
+    build = read(root, "host/BUILD")
+    m = re.search(r'name = "host_lib",.*?hdrs = \[(.*?)\]', build, re.S)
+    public = {"host/" + h for h in re.findall(r'"([a-z_]+\.h)"', m.group(1))} if m else set()
+    if not public:
+        fail("host/BUILD", "no hdrs in host_lib")
+    listed = {h for _, cells in t[2] for h in re.findall(r"`(host/[a-z/_]+\.h)`", cells[0])}
+    for h in sorted(public - listed):
+        fail(rel, f"{h} is in host_lib's hdrs but not in the headers table")
+    for h in sorted(listed - public):
+        fail(rel, f"{h} is in the headers table but not in host_lib's hdrs")
     for line, cells in t[2]:
         headers = re.findall(r"`([a-z/_]+\.h)`", cells[0])
         if not headers:

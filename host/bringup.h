@@ -59,12 +59,6 @@ Status disable_controller(CommandChannel& ch, uint32_t cc, uint64_t cap,
 Status shutdown_controller(CommandChannel& ch, uint32_t cc, int timeout_ms,
                            const SleepFn& sleep = default_sleep);
 
-// The Identify results the controller keeps.
-struct IdentifyResult {
-  proto::IdentifyController ctrl{};
-  NamespaceInfo ns;
-};
-
 // Identify Controller (validated: IOCCSZ/IORCSZ/KAS), Active Namespace list → first nsid,
 // Identify Namespace → LBA size and capacity.
 Result<IdentifyResult> identify_all(CommandChannel& ch);
@@ -76,11 +70,6 @@ Result<uint16_t> set_number_of_queues(CommandChannel& ch, uint16_t wanted);
 // Set Features Asynchronous Event Configuration (FID 0Bh, Base 2.0 §5.27.1.7): the notices in
 // `aec` (proto::kAec* bits) are sent as Asynchronous Events. kNvmeError when refused.
 Status set_async_event_config(CommandChannel& ch, uint32_t aec);
-
-// Sizes the host knows per active NSID (NamespaceSizes: NSID -> NSZE in LBAs; kSizeUnknown
-// for an active namespace not identified yet).
-using NamespaceSizes = std::map<uint32_t, uint64_t>;
-inline constexpr uint64_t kSizeUnknown = UINT64_MAX;
 
 // The Active Namespace ID list (Identify CNS 02h from NSID 0: at most 1024 NSIDs, ascending),
 // each of the first `identify_at_most` identified for its size, the rest kSizeUnknown.

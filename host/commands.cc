@@ -5,9 +5,6 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
-#include <random>
-
-#include "common/id_text.h"
 
 namespace nvmf::host {
 namespace {
@@ -48,24 +45,6 @@ proto::Sqe rw_sqe(uint8_t opcode, uint32_t nsid, uint64_t slba, uint32_t nlb) {
 }
 
 }  // namespace
-
-HostId random_host_id() {
-  std::random_device rd;
-  HostId id{};
-  for (size_t i = 0; i < id.size(); i += 4) {
-    uint32_t r = rd();
-    std::memcpy(&id[i], &r, 4);
-  }
-  id[6] = static_cast<uint8_t>((id[6] & 0x0F) | 0x40);  // RFC 4122 §4.4: version 4
-  id[8] = static_cast<uint8_t>((id[8] & 0x3F) | 0x80);  // variant 10b
-  return id;
-}
-
-std::string uuid_string(const HostId& id) { return uuid_text(id); }
-
-std::string default_hostnqn(const HostId& id) {
-  return "nqn.2014-08.org.nvmexpress:uuid:" + uuid_string(id);
-}
 
 proto::CmRequestPrivateData cm_request_private_data(uint16_t qid, uint16_t queue_size) {
   proto::CmRequestPrivateData pd{};

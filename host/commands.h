@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "host/options.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
@@ -21,18 +22,6 @@ namespace nvmf::host {
 
 // Admin queue depth, as the Linux host uses (NVME_AQ_DEPTH 32): CM hrqsize 32, hsqsize 31.
 inline constexpr uint16_t kAdminQueueSize = 32;
-
-// The 128-bit Host Identifier of Connect data (HOSTID, bytes 0..15), as stored on the wire.
-// Base 2.0 §6.3 (Connect data).
-using HostId = std::array<uint8_t, 16>;
-
-// A random RFC 4122 version 4 UUID from /dev/urandom (std::random_device). Setup path only.
-HostId random_host_id();
-// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lower-case hex).
-std::string uuid_string(const HostId& id);
-// The NVMe default host NQN for a host id: "nqn.2014-08.org.nvmexpress:uuid:<uuid>"
-// (Base 2.0 §4.5 "NVMe Qualified Names", UUID format).
-std::string default_hostnqn(const HostId& id);
 
 // RDMA_CM_REQUEST private data for queue `qid` with `queue_size` entries: recfmt 0, hrqsize =
 // queue_size, hsqsize = queue_size - 1 (0-based). RDMA 1.0 §3.3. `queue_size` must be >= 1.

@@ -102,12 +102,11 @@ class Controller::AsyncLink : public IoQueueLink {
   }
   void count_resubmission(size_t) override { resubmitted.fetch_add(1, std::memory_order_relaxed); }
   void channel_dropped(size_t, const IoChannel& channel) override {
-    const auto* q = dynamic_cast<const Queue*>(&channel);
-    if (q == nullptr) return;
+    const QueueCounters c = channel.capsule_counters();
     std::lock_guard<std::mutex> lock(m);
-    dropped.capsules_inline += q->counters().capsules_inline;
-    dropped.capsules_by_reference += q->counters().capsules_by_reference;
-    dropped.capsules_with_in_capsule_data += q->counters().capsules_with_in_capsule_data;
+    dropped.capsules_inline += c.capsules_inline;
+    dropped.capsules_by_reference += c.capsules_by_reference;
+    dropped.capsules_with_in_capsule_data += c.capsules_with_in_capsule_data;
   }
   // m held: the state and why I/O fails in it (kFailFast, kDeleted).
   void fail_locked(LinkState s, std::string why) {
@@ -1051,58 +1050,6 @@ Status Controller::disconnect() {
   admin_.reset();
   if (!st.ok()) NVMF_LOG(WARN, "host") << "disconnect: " << st.to_string();
   return st;
-}
-
-namespace {
-// submit_raw() on an I/O queue: the passthrough command's answer.
-struct RawAnswer {
-  bool done = false;
-  IoCompletion completion;
-  static void finished(void* arg, const IoCompletion& c) {
-    auto* a = static_cast<RawAnswer*>(arg);
-    a->done = true;
-    a->completion = c;
-  }
-};
-}  // namespace
-
-Result<proto::Cqe> Controller::submit_raw(uint16_t qid, proto::Sqe sqe,
-                                          std::span<const DataSegment> in_capsule_data) {
-  if (in_capsule_data.size() > kMaxInCapsuleSegments) {
-    return Status::invalid_argument("more than 4 in-capsule segments");
-  }
-  if (qid >= 1) {
-    if (qid > num_io_queues()) return Status::invalid_argument("no queue " + std::to_string(qid));
-    NVMF_ASSIGN_OR_RETURN(IoQueue * q, io_queue(qid - 1));
-    RawAnswer answer;
-    NVMF_RETURN_IF_ERROR(q->submit_raw(sqe, in_capsule_data, &RawAnswer::finished, &answer));
-    Status failed;  // `answer` is the callback's: its command completes before this returns
-    while (!answer.done) {
-      Result<int> n = q->process_completions();
-      if (!n.ok() && failed.ok()) failed = n.status();
-      if ((!n.ok() || *n == 0) && !answer.done) q->wait(Deadline::max());
-    }
-    NVMF_RETURN_IF_ERROR(failed);
-    proto::Cqe cqe{};
-    cqe.dw0 = answer.completion.dw0;
-    cqe.sqid = qid;
-    cqe.status = answer.completion.status;
-    return cqe;
-  }
-  std::lock_guard<std::mutex> admin_lock(admin_mutex_);
-  if (!admin_) return Status::invalid_argument("no queue 0");
-  std::array<Piece, kMaxInCapsuleSegments> pieces{};
-  for (size_t i = 0; i < in_capsule_data.size(); ++i) {
-    const DataSegment& d = in_capsule_data[i];
-    pieces[i] =
-        Piece{reinterpret_cast<uint64_t>(d.addr), static_cast<uint32_t>(d.length), d.lkey, d.rkey};
-  }
-  NVMF_ASSIGN_OR_RETURN(
-      uint16_t slot,
-      admin_->post(sqe, std::span<const Piece>(pieces.data(), in_capsule_data.size())));
-  Result<proto::Cqe> cqe = admin_->wait(slot, admin_->deadline());
-  nudge_admin_thread_locked();
-  return cqe;
 }
 
 template <typename Fn>

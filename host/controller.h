@@ -21,8 +21,6 @@
 #include "common/verbs/protection_domain.h"
 #include "common/verbs/registered_buffer.h"
 #include "host/ana.h"
-#include "host/bringup.h"
-#include "host/commands.h"
 #include "host/identify.h"
 #include "host/io_plan.h"
 #include "host/io_queue.h"
@@ -123,7 +121,7 @@ struct RecoveryStats {
 
 // One association and its recovery. Use from one thread, except that the Controller's own
 // threads share it: the keep-alive thread (HostOptions::kato_ms > 0, async events) serialises
-// admin commands (keep_alive(), submit_raw(0, ...), disconnect()) with a mutex, and the recovery
+// admin commands (keep_alive(), disconnect()) with a mutex, and the recovery
 // thread reconnects after a loss. I/O goes through IoQueues (io_queue()): the synchronous
 // write(), read() and flush() are wrappers over io_queue(0), so they share its thread rule.
 class Controller {
@@ -192,16 +190,6 @@ class Controller {
   // destroys the I/O queues and the admin queue. Returns the shutdown's status; the queues are
   // torn down either way. Idempotent; I/O afterwards fails with kUnavailable.
   Status disconnect();
-
-  // TEST HOOK, not used by the CLI: sends `sqe` exactly as given on queue `qid` (0 = admin),
-  // except the CID, which the engine assigns; SGL1 is not touched. `in_capsule_data` segments
-  // (at most 4, registered) follow the SQE in the same SEND. Returns the CQE whatever its
-  // status (its status and DW0). On the admin queue errors are transport failures and
-  // timeouts; on an I/O queue it is IoQueue::submit_raw() on io_queue(qid - 1) (the same thread
-  // rule as write()): lost with its association it answers Command Aborted By Host, and the
-  // association recovers.
-  Result<proto::Cqe> submit_raw(uint16_t qid, proto::Sqe sqe,
-                                std::span<const DataSegment> in_capsule_data);
 
   // Controller Level Reset as `nvme reset` (Linux nvme_rdma_reset_ctrl_work): state resetting;
   // CC.EN is set to 0 and CSTS.RDY 0 awaited (CAP.TO), the admin queue dropped; then a new
@@ -297,6 +285,8 @@ class Controller {
   size_t num_io_queues() const { return async_queues_.size(); }
 
  private:
+  // The raw-capsule test layer (host/raw/raw_commands.h) sends admin commands as given.
+  friend struct RawAdminAccess;
   explicit Controller(const HostOptions& options);
   class AsyncLink;  // the IoQueueLink of io_queue() (controller.cc)
   // The recovery thread of asynchronous I/O: waits for a loss, tears down, reconnects, hands the

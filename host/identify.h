@@ -4,6 +4,7 @@
 #define NVMF_HOST_IDENTIFY_H_
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +51,17 @@ std::string trim_ascii(const char* field, size_t len);
 constexpr uint64_t mdts_bytes(uint8_t mdts, uint32_t page_bytes) {
   return mdts == 0 || mdts > 40 ? 0 : (uint64_t{page_bytes} << mdts);
 }
+
+// The Identify results the controller keeps.
+struct IdentifyResult {
+  proto::IdentifyController ctrl{};
+  NamespaceInfo ns;
+};
+
+// Sizes the host knows per active NSID (NamespaceSizes: NSID -> NSZE in LBAs; kSizeUnknown
+// for an active namespace not identified yet).
+using NamespaceSizes = std::map<uint32_t, uint64_t>;
+inline constexpr uint64_t kSizeUnknown = UINT64_MAX;
 
 }  // namespace nvmf::host
 

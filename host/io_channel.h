@@ -23,6 +23,14 @@ using Deadline = std::chrono::steady_clock::time_point;
 // 1 ms is left), at most INT32_MAX.
 int remaining_ms(Deadline deadline);
 
+// Capsules one connection posted; plain integers, read on the thread that uses the connection.
+struct QueueCounters {
+  uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE
+  uint64_t capsules_by_reference = 0;  // posted from the registered SQE buffer
+  // Of capsules_by_reference, those carrying in-capsule data (multi-SGE, never inline send).
+  uint64_t capsules_with_in_capsule_data = 0;
+};
+
 // One connected queue's command engine, used by one thread. The calls are Queue's (host/queue.h
 // says what each does and which errors it returns); none allocates on success.
 class IoChannel {
@@ -52,6 +60,8 @@ class IoChannel {
   // target disconnected, kTimeout at `deadline`: the queue is then failed).
   virtual void wait_fds(pollfd fds[2]) const = 0;
   virtual Status after_wait(const pollfd fds[2], Deadline deadline) = 0;
+  // The capsules posted on this connection so far (none for a channel without an RDMA QP).
+  virtual QueueCounters capsule_counters() const { return {}; }
 };
 
 }  // namespace nvmf::host

@@ -25,7 +25,19 @@ Status path_error_status(LinkState state) {
       kPathError, std::string("Host Pathing Error: the association is ") + link_state_name(state));
 }
 
+void add(QueueCounters& sum, const QueueCounters& c) {
+  sum.capsules_inline += c.capsules_inline;
+  sum.capsules_by_reference += c.capsules_by_reference;
+  sum.capsules_with_in_capsule_data += c.capsules_with_in_capsule_data;
+}
+
 }  // namespace
+
+IoQueueStats IoQueue::stats() const {
+  IoQueueStats s = stats_;
+  if (channel_) add(s.capsules, channel_->capsule_counters());
+  return s;
+}
 
 const char* link_state_name(LinkState state) {
   switch (state) {
@@ -292,6 +304,7 @@ void IoQueue::drop_channel() {
   delayed_ = false;
   if (!channel_) return;
   link_.channel_dropped(params_.index, *channel_);
+  add(stats_.capsules, channel_->capsule_counters());
   channel_.reset();  // rdma_disconnect, then its resources go
 }
 

@@ -90,6 +90,8 @@ struct IoQueueStats {
   uint64_t aborted = 0;
   uint64_t losses = 0;       // connections this queue saw fail
   uint64_t connections = 0;  // connections of new associations it took (reconnects, resets)
+  // Capsules posted over all its connections (IoChannel::capsule_counters()).
+  QueueCounters capsules;
 };
 
 class IoQueue {
@@ -201,8 +203,9 @@ class IoQueue {
   // Commands accepted whose callback has not run yet.
   uint32_t outstanding() const { return depth_ - n_free_; }
   LinkState link_state() const { return state_; }
-  const IoQueueStats& stats() const { return stats_; }
-  // The connection in use (null while there is none); for its counters.
+  // Counters since construction; the capsules include the connection in use.
+  IoQueueStats stats() const;
+  // The connection in use (null while there is none).
   const IoChannel* channel() const { return channel_.get(); }
 
  private:

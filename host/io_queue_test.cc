@@ -58,11 +58,15 @@ class FakeChannel : public IoChannel {
       Post p{sqe, std::vector<Piece>(pieces.begin(), pieces.end()), defer};
       p.sqe.cid = s;
       chained += defer ? 1 : 0;
+      // Counted as a connection counts its capsules: small ones inline, the rest by reference.
+      ++(pieces.empty() ? counters.capsules_inline : counters.capsules_by_reference);
+      counters.capsules_with_in_capsule_data += pieces.empty() ? 0 : 1;
       posts.push_back(p);
       return s;
     }
     return Status::resource_exhausted("no free slot");
   }
+  QueueCounters capsule_counters() const override { return counters; }
   Status post_deferred() override {
     ++post_deferred_calls;
     if (!fail_post_deferred.ok()) return fail_post_deferred;
@@ -113,6 +117,7 @@ class FakeChannel : public IoChannel {
 
   std::vector<Post> posts;
   int chained = 0;  // deferred posts not posted yet
+  QueueCounters counters;
   int post_deferred_calls = 0;
   Status fail_post_deferred;
   int completion_fd = -1;
@@ -440,6 +445,32 @@ TEST_F(IoQueueTest, ALostConnectionHoldsCommandsAndSendsThemAgainInOrder) {
   EXPECT_EQ(q_->stats().resubmitted, 3u);
   EXPECT_EQ(link_.resubmissions, 3u) << "each resubmission told to the link";
   EXPECT_EQ(q_->stats().losses, 1u);
+}
+
+// stats().capsules counts every connection the queue had: a dropped one's capsules stay counted
+// and the one in use adds its own.
+TEST_F(IoQueueTest, CapsuleCountersAddUpOverConnections) {
+  make(8);
+  ASSERT_TRUE(write(100, 4096, 0).ok());  // in-capsule data: by reference
+  DataSegment big = seg(0, 64 * 1024);    // keyed: the bare SQE
+  ASSERT_TRUE(q_->submit_write(200, std::span<const DataSegment>(&big, 1), record, &tags_[1]).ok());
+  EXPECT_EQ(q_->stats().capsules.capsules_by_reference, 1u);
+  EXPECT_EQ(q_->stats().capsules.capsules_inline, 1u);
+  EXPECT_EQ(q_->stats().capsules.capsules_with_in_capsule_data, 1u);
+  ch_->fail_poll = Status::io("work completion error");
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_TRUE(destroyed_);
+  EXPECT_EQ(q_->stats().capsules.capsules_by_reference, 1u) << "the dropped connection's count";
+  auto next = std::make_unique<FakeChannel>(8);
+  FakeChannel* ch2 = next.get();
+  link_.reconnect(std::move(next));
+  ASSERT_TRUE(q_->process_completions().ok());
+  ASSERT_EQ(ch2->posts.size(), 2u);
+  EXPECT_EQ(q_->stats().capsules.capsules_by_reference, 2u);
+  EXPECT_EQ(q_->stats().capsules.capsules_inline, 2u);
+  EXPECT_EQ(q_->stats().capsules.capsules_with_in_capsule_data, 2u);
+  ch2->complete_all();
+  reap(2);
 }
 
 // Passthrough: the SQE as given (CID aside, SGL1 untouched), the in-capsule segments after it;

@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/nvme_status.h"
 #include "host/ana.h"
+#include "host/commands.h"
 
 namespace nvmf::host {
 namespace {

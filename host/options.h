@@ -40,6 +40,18 @@ struct DhchapSecrets {
 
 struct PdHolder;  // host/controller.h
 
+// The 128-bit Host Identifier of Connect data (HOSTID, bytes 0..15), as stored on the wire.
+// Base 2.0 §6.3 (Connect data).
+using HostId = std::array<uint8_t, 16>;
+
+// A random RFC 4122 version 4 UUID from /dev/urandom (std::random_device). Setup path only.
+HostId random_host_id();
+// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lower-case hex).
+std::string uuid_string(const HostId& id);
+// The NVMe default host NQN for a host id: "nqn.2014-08.org.nvmexpress:uuid:<uuid>"
+// (Base 2.0 §4.5 "NVMe Qualified Names", UUID format).
+std::string default_hostnqn(const HostId& id);
+
 // What a rescan after a Namespace Attribute Changed event found for one NSID (Linux's
 // nvme_scan_ns_list: added, removed or resized namespaces).
 struct NamespaceChange {

@@ -51,14 +51,6 @@ QueueParams queue_params(const HostOptions& options, uint16_t qid, uint16_t queu
 QueueParams queue_params(const HostOptions& options, const TransportPath& path, uint16_t qid,
                          uint16_t queue_size);
 
-// Counters of one queue; plain integers, the queue is used by one thread at a time.
-struct QueueCounters {
-  uint64_t capsules_inline = 0;        // posted with IBV_SEND_INLINE
-  uint64_t capsules_by_reference = 0;  // posted from the registered SQE buffer
-  // Of capsules_by_reference, those carrying in-capsule data (multi-SGE, never inline send).
-  uint64_t capsules_with_in_capsule_data = 0;
-};
-
 // One connected queue. Not thread-safe: one thread submits and polls (no lock on the fast path).
 // Everything (slots, SQE/CQE buffers, work requests) is allocated in connect(); post() and
 // wait() allocate nothing unless they fail.
@@ -92,6 +84,7 @@ class Queue : public CommandChannel, public IoChannel {
   uint32_t granted_max_send_sge() const { return qp_->granted_max_send_sge(); }
   // Posts and completions of this queue (the caller's thread only).
   const QueueCounters& counters() const { return counters_; }
+  QueueCounters capsule_counters() const override { return counters_; }
   // Set after connect by the controller once Identify says what in-capsule data the target takes.
   // Also used for the I/O queue's Connect data (sent in-capsule when it fits, like Linux).
   void set_in_capsule_policy(const HostInCapsulePolicy& policy) { in_capsule_ = policy; }

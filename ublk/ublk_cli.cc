@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
-#include "host/cli_util.h"
+#include "host/cli/cli_util.h"
 #include "host/controller.h"
 #include "ublk/ublk_device.h"
 

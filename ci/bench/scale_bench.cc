@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The scale bench's host side: one process opens N controllers x Q I/O queues of E
-// entries against a target over raw connections (host/raw_queue.h, small buffers so that
+// entries against a target over raw connections (host/raw/raw_queue.h, small buffers so that
 // hundreds fit), then reads the target process's VmRSS and VmHWM from /proc while every queue
 // is open. Each controller: admin CM request and Connect (KATO 0: no keep-alive timer), CC.EN = 1
 // and CSTS.RDY, Set Features Number of Queues Q, then Q I/O queues (CM request and Connect each).
@@ -32,7 +32,7 @@
 #include "common/nvme_status.h"
 #include "common/sgl.h"
 #include "host/commands.h"
-#include "host/raw_queue.h"
+#include "host/raw/raw_queue.h"
 #include "proto/fabrics.h"
 
 namespace {

@@ -16,7 +16,7 @@
 #include "ci/e2e/rxe_env.h"
 #include "common/verbs/verbs.h"
 #include "host/controller.h"
-#include "host/raw_queue.h"
+#include "host/raw/raw_queue.h"
 #include "proto/rdma_cm.h"
 #include "target/target.h"
 

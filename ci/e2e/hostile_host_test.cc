@@ -31,7 +31,8 @@
 #include "common/verbs/verbs.h"
 #include "host/commands.h"
 #include "host/controller.h"
-#include "host/raw_queue.h"
+#include "host/raw/raw_commands.h"
+#include "host/raw/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
@@ -89,7 +90,7 @@ class HostileHostTest : public ::testing::Test {
     ASSERT_TRUE(c.read(8, r).ok());
     EXPECT_EQ(in, out);
   }
-  // A raw queue (host/raw_queue.h) whose CM request for `qid` (HSQSIZE `hsqsize`) was accepted;
+  // A raw queue (host/raw/raw_queue.h) whose CM request for `qid` (HSQSIZE `hsqsize`) was accepted;
   // null with a test failure otherwise.
   std::unique_ptr<host::RawQueue> raw(uint16_t hsqsize, uint16_t qid = 0) {
     host::RawQueueParams p;
@@ -191,7 +192,7 @@ TEST_F(HostileHostTest, ConnectAgainOnALiveQueueIsSequenceError) {
   for (uint16_t qid : {uint16_t{0}, uint16_t{1}}) {
     proto::Sqe s = host::connect_sqe(qid, 32, 0);
     ASSERT_TRUE(encode_keyed_sgl(s.dptr, 0x1000, sizeof(proto::ConnectData), 0x1234));
-    auto cqe = (*c)->submit_raw(qid, s, {});
+    auto cqe = submit_raw(**c, qid, s, {});
     ASSERT_TRUE(cqe.ok()) << cqe.status().to_string();
     EXPECT_EQ(st(*cqe), kSequenceError) << "qid " << qid << ": " << status_name(cqe->status);
   }
@@ -538,13 +539,13 @@ class SharedBufferTest : public HostileHostTest {
     proto::Sqe w = host::write_sqe(1, 16, 8);
     ASSERT_TRUE(
         encode_keyed_sgl(w.dptr, reinterpret_cast<uint64_t>(out.data()), 4096, (*wb).rkey()));
-    auto wc = c.submit_raw(qid, w, {});
+    auto wc = submit_raw(c, qid, w, {});
     ASSERT_TRUE(wc.ok()) << "qid " << qid << ": " << wc.status().to_string();
     ASSERT_EQ(st(*wc), kStatusSuccess) << "qid " << qid << ": " << status_name(wc->status);
     proto::Sqe r = host::read_sqe(1, 16, 8);
     ASSERT_TRUE(
         encode_keyed_sgl(r.dptr, reinterpret_cast<uint64_t>(in.data()), 4096, (*rb).rkey()));
-    auto rc = c.submit_raw(qid, r, {});
+    auto rc = submit_raw(c, qid, r, {});
     ASSERT_TRUE(rc.ok()) << "qid " << qid << ": " << rc.status().to_string();
     ASSERT_EQ(st(*rc), kStatusSuccess) << "qid " << qid << ": " << status_name(rc->status);
     EXPECT_EQ(in, out) << "qid " << qid;

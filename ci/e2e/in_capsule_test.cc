@@ -24,9 +24,10 @@
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
 #include "common/sgl.h"
+#include "host/cli/segments.h"
 #include "host/commands.h"
 #include "host/controller.h"
-#include "host/segments.h"
+#include "host/raw/raw_commands.h"
 #include "proto/nvme.h"
 #include "target/target.h"
 
@@ -333,9 +334,9 @@ class LyingCapsuleTest : public InCapsuleFixture {
   // Sends `sqe` on I/O queue 1 with `bytes` of in-capsule data behind it; the CQE's status.
   uint16_t send(proto::Sqe sqe, uint32_t bytes) {
     host::DataSegment seg = host::segment_of(*capsule_mr_, 0, bytes);
-    auto cqe = ctrl_->submit_raw(1, sqe,
-                                 bytes == 0 ? std::span<const host::DataSegment>()
-                                            : std::span<const host::DataSegment>(&seg, 1));
+    auto cqe = submit_raw(*ctrl_, 1, sqe,
+                          bytes == 0 ? std::span<const host::DataSegment>()
+                                     : std::span<const host::DataSegment>(&seg, 1));
     EXPECT_TRUE(cqe.ok()) << cqe.status().to_string();
     return cqe.ok() ? cqe->status : 0;
   }

@@ -18,7 +18,7 @@
 #include "ci/e2e/running_target.h"
 #include "ci/e2e/rxe_env.h"
 #include "common/nvme_status.h"
-#include "host/bench.h"
+#include "host/bench/bench.h"
 #include "host/controller.h"
 #include "proto/nvme.h"
 #include "target/target.h"

@@ -22,7 +22,7 @@
 #include "common/nvme_status.h"
 #include "host/commands.h"
 #include "host/controller.h"
-#include "host/raw_queue.h"
+#include "host/raw/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"

@@ -23,10 +23,10 @@
 #include "common/sgl.h"
 #include "common/status.h"
 #include "common/verbs/verbs.h"
-#include "host/bench.h"
+#include "host/bench/bench.h"
 #include "host/commands.h"
 #include "host/controller.h"
-#include "host/raw_queue.h"
+#include "host/raw/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
@@ -56,7 +56,7 @@ class RawCapsuleTest : public ::testing::TestWithParam<bool> {
     target_.reset();  // stops and joins the target, expecting run() to have returned ok
   }
   uint32_t groups_ = 1;  // poll groups that run (auto or NVMF_E2E_POLL_GROUPS): one SRQ each
-  // A raw queue (host/raw_queue.h) on the admin queue with CM HSQSIZE `hsqsize`, its admin
+  // A raw queue (host/raw/raw_queue.h) on the admin queue with CM HSQSIZE `hsqsize`, its admin
   // Connect (SQSIZE hsqsize, data in-capsule, host NQN `hostnqn`) answered with success; else
   // the error, or Internal with the Connect's status. For tests that expect some opens to fail.
   Result<std::unique_ptr<host::RawQueue>> try_admin_queue(uint16_t hsqsize,

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // End to end over soft-RoCE: a hostile host against our target. Crafted SQEs (through the host
-// library's submit_raw() test hook, or a bare host::Queue for Connect) must each get the nvmet
-// status (or the wire-facts one where nvmet is wrong), never a crash or a hang; broken RDMA
-// (wrong rkey) tears the queue down and the target keeps serving; reconnect and connect cycles
-// neither get refused nor leak file descriptors.
+// raw layer's submit_raw() (host/raw/raw_commands.h), or a bare host::Queue for Connect) must each
+// get the nvmet status (or the wire-facts one where nvmet is wrong), never a crash or a hang;
+// broken RDMA (wrong rkey) tears the queue down and the target keeps serving; reconnect and connect
+// cycles neither get refused nor leak file descriptors.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -27,7 +27,8 @@
 #include "host/commands.h"
 #include "host/controller.h"
 #include "host/queue.h"
-#include "host/raw_queue.h"
+#include "host/raw/raw_commands.h"
+#include "host/raw/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 #include "proto/rdma_cm.h"
@@ -130,7 +131,7 @@ class RobustnessTest : public ::testing::Test {
 
   // submit_raw's CQE status without the phase bit; 0xFFFF on a transport error.
   uint16_t raw(uint16_t qid, proto::Sqe sqe) {
-    auto cqe = ctrl_->submit_raw(qid, sqe, {});
+    auto cqe = submit_raw(*ctrl_, qid, sqe, {});
     EXPECT_TRUE(cqe.ok()) << cqe.status().to_string();
     return cqe.ok() ? status_without_phase(cqe->status) : 0xFFFF;
   }
@@ -365,7 +366,7 @@ TEST_F(RobustnessTest, CcWithBadEntrySizesSetsCfsAndCommandsGetSequenceError) {
     proto::Sqe s = host::property_get_sqe(proto::kPropCsts, false);
     s.flags = proto::kFlagsPsdtSgl;
     encode_null_sgl(s.dptr);
-    auto cqe = ctrl_->submit_raw(0, s, {});
+    auto cqe = submit_raw(*ctrl_, 0, s, {});
     EXPECT_TRUE(cqe.ok());
     return cqe.ok() ? cqe->dw0 : 0xFFFFFFFF;
   };
@@ -497,7 +498,7 @@ TEST_F(RobustnessTest, WrongRkeyOnWriteTearsTheQueueDownAndTargetServesOn) {
   proto::Sqe w = host::write_sqe(1, 0, 16);
   ASSERT_TRUE(encode_keyed_sgl(w.dptr, reinterpret_cast<uint64_t>(mem_.data()), 16 * kLba,
                                buf_->rkey() ^ 0x5A5A00));
-  auto cqe = ctrl_->submit_raw(1, w, {});
+  auto cqe = submit_raw(*ctrl_, 1, w, {});
   // The RDMA READ fails at the host's responder: the connection breaks (a transport error), or
   // the target answers with an error; it never reports success.
   if (cqe.ok()) {

@@ -27,7 +27,7 @@
 #include "common/sgl.h"
 #include "common/verbs/address.h"
 #include "host/commands.h"
-#include "host/raw_queue.h"
+#include "host/raw/raw_queue.h"
 #include "proto/fabrics.h"
 #include "proto/nvme.h"
 
