@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Fails when clang-format (per .clang-format) would change any tracked C++ file, when any
+# Fails when clang-format (per .clang-format) would change any tracked C++ file, when a host
+# program (host/cli, host/bench, ublk, examples) includes an internal host header, when any
 # shell script of ci/, scripts/ and .ci/ has a shellcheck finding, or when a tracked file speaks
 # of the project's history instead of the code (see words_re below).
 #
@@ -77,6 +78,25 @@ if [ ${#bad[@]} -gt 0 ]; then
   exit 1
 fi
 echo "check-format: ${#files[@]} C++ files clean"
+
+# The host library's programs and examples include only its public headers (host_lib's hdrs in
+# host/BUILD) and their own folders' headers; the library's internal ones are for its tests and
+# the raw-capsule layer (host/raw, host/conform, ci/, fuzz/).
+public=$(sed -n '/name = "host_lib"/,/^)/p' host/BUILD | sed -n '/hdrs = \[/,/\]/p' |
+  grep -oE '"[a-z_]+\.h"' | sed 's|^"|"host/|')
+[ -n "$public" ] || {
+  echo "check-format: no hdrs found for host_lib in host/BUILD" >&2
+  exit 1
+}
+layer_bad=$(git grep -nE '#include "host/[a-z_]+\.h"' -- host/cli host/bench ublk examples |
+  grep -vF -f <(printf '%s\n' "$public") || true)
+if [ -n "$layer_bad" ]; then
+  printf '%s\n' "$layer_bad"
+  echo "check-format: the lines above include an internal host header; programs use the" \
+    "library's public headers (host_lib's hdrs)" >&2
+  exit 1
+fi
+echo "check-format: host programs include only host_lib's public headers"
 
 # Shell scripts: by their #! line (several have no .sh suffix: ci/rxe-run, ci/vm/init, .ci/run).
 scripts=()
