@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Fails when clang-format (per .clang-format) would change any tracked C++ file, when a host
-# program (host/cli, host/bench, ublk, examples) includes an internal host header, when any
+# program (host/main.cc, host/cli, host/bench, ublk, examples) includes an internal host header, when any
 # shell script of ci/, scripts/ and .ci/ has a shellcheck finding, or when a tracked file speaks
 # of the project's history instead of the code (see words_re below).
 #
@@ -79,8 +79,8 @@ if [ ${#bad[@]} -gt 0 ]; then
 fi
 echo "check-format: ${#files[@]} C++ files clean"
 
-# The host library's programs and examples include only its public headers (host_lib's hdrs in
-# host/BUILD) and their own folders' headers; the library's internal ones are for its tests and
+# The host library's programs and examples (nvmf-host's main.cc included) include only its
+# public headers (host_lib's hdrs in host/BUILD) and their own folders' headers; the library's internal ones are for its tests and
 # the raw-capsule layer (host/raw, host/conform, ci/, fuzz/).
 public=$(sed -n '/name = "host_lib"/,/^)/p' host/BUILD | sed -n '/hdrs = \[/,/\]/p' |
   grep -oE '"[a-z_]+\.h"' | sed 's|^"|"host/|')
@@ -88,8 +88,14 @@ public=$(sed -n '/name = "host_lib"/,/^)/p' host/BUILD | sed -n '/hdrs = \[/,/\]
   echo "check-format: no hdrs found for host_lib in host/BUILD" >&2
   exit 1
 }
-layer_bad=$(git grep -nE '#include "host/[a-z_]+\.h"' -- host/cli host/bench ublk examples |
-  grep -vF -f <(printf '%s\n' "$public") || true)
+rc=0
+includes=$(git grep -nE '#include "host/[a-z_]+\.h"' -- host/main.cc host/cli host/bench ublk \
+  examples) || rc=$?
+if [ "$rc" -gt 1 ]; then
+  echo "check-format: the include search failed (git grep exit $rc)" >&2
+  exit 1
+fi
+layer_bad=$(grep -vF -f <(printf '%s\n' "$public") <<<"$includes" || true)
 if [ -n "$layer_bad" ]; then
   printf '%s\n' "$layer_bad"
   echo "check-format: the lines above include an internal host header; programs use the" \

@@ -10,6 +10,7 @@
 #include "common/nvme_status.h"
 #include "host/discover.h"
 #include "host/io_plan.h"
+#include "host/log_reads.h"
 
 namespace nvmf::host {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The host's reading of Asymmetric Namespace Access (Base 2.0 §8.1): the ANA log page (Log
-// Identifier 0Ch, Base 2.0 §5.16.1.13) decoded and checked, and the Get Log Page that reads it.
+// Identifier 0Ch, Base 2.0 §5.16.1.13) decoded and checked.
 #ifndef NVMF_HOST_ANA_H_
 #define NVMF_HOST_ANA_H_
 
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "common/status.h"
-#include "host/channel.h"
 #include "proto/nvme.h"
 
 namespace nvmf::host {
@@ -43,14 +42,6 @@ Result<AnaLog> decode_ana_log(std::span<const uint8_t> bytes, uint32_t anagrpmax
 // The log's size as Linux sizes its read (nvme_mpath_init_identify): the header, NANAGRPID
 // descriptors and one NSID per possible namespace (MNAN, else NN), in bytes.
 uint64_t ana_log_bytes(const proto::IdentifyController& id);
-
-// Reads and decodes the whole ANA log page through `ch` (Get Log Page 0Ch, RAE 0: an ANA Change
-// notice is enabled again): the header first, then as many 4096-byte windows (LPO) as the group
-// descriptors and their NSID lists need, never past ana_log_bytes(id). When it took more than
-// one command the header is read again and a moved change count starts over (at most 3 times,
-// as the discovery log's GENCTR). Errors: kNvmeError "Get Log Page 0Ch at offset N: <status>",
-// kIo for a log that does not fit in ana_log_bytes(id) or fails decode_ana_log().
-Result<AnaLog> read_ana_log(CommandChannel& ch, const proto::IdentifyController& id);
 
 }  // namespace nvmf::host
 

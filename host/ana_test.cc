@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/nvme_status.h"
+#include "host/log_reads.h"
 
 namespace nvmf::host {
 namespace {

@@ -19,6 +19,7 @@
 #include "host/bringup.h"
 #include "host/discover.h"
 #include "host/keep_alive_schedule.h"
+#include "host/log_reads.h"
 #include "host/queue.h"
 
 namespace nvmf::host {
@@ -1050,6 +1051,16 @@ Status Controller::disconnect() {
   admin_.reset();
   if (!st.ok()) NVMF_LOG(WARN, "host") << "disconnect: " << st.to_string();
   return st;
+}
+
+Result<proto::Cqe> Controller::submit_admin_raw(const proto::Sqe& sqe,
+                                                std::span<const Piece> pieces) {
+  std::lock_guard<std::mutex> admin_lock(admin_mutex_);
+  if (!admin_) return Status::invalid_argument("no queue 0");
+  NVMF_ASSIGN_OR_RETURN(uint16_t slot, admin_->post(sqe, pieces));
+  Result<proto::Cqe> cqe = admin_->wait(slot, admin_->deadline());
+  nudge_admin_thread_locked();
+  return cqe;
 }
 
 template <typename Fn>

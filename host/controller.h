@@ -215,8 +215,9 @@ class Controller {
   uint64_t ana_generation() const { return ana_generation_.load(std::memory_order_acquire); }
   // The last ANA log read (empty without ANA). Thread-safe.
   AnaLog ana_log() const;
-  // Reads the ANA log now on the admin queue (host/ana.h read_ana_log, under the admin lock)
-  // and stores it. kUnavailable when not connected or without ANA; read_ana_log()'s errors.
+  // Reads the ANA log now on the admin queue (the ANA log page, under the admin lock)
+  // and stores it. kUnavailable when not connected or without ANA; kNvmeError "Get Log Page 0Ch at
+  // offset N: <status>", kIo for a log that does not fit or does not decode.
   Result<AnaLog> refresh_ana_log();
   // Asynchronous events completed since connect (HostOptions::async_events). Thread-safe.
   uint64_t async_events() const { return async_events_.load(std::memory_order_relaxed); }
@@ -286,7 +287,10 @@ class Controller {
 
  private:
   // The raw-capsule test layer (host/raw/raw_commands.h) sends admin commands as given.
-  friend struct RawAdminAccess;
+  friend Result<proto::Cqe> submit_raw(Controller& c, uint16_t qid, proto::Sqe sqe,
+                                       std::span<const DataSegment> in_capsule_data);
+  // `sqe` as given on the admin queue (the CID aside), `pieces` after it, under the admin lock.
+  Result<proto::Cqe> submit_admin_raw(const proto::Sqe& sqe, std::span<const Piece> pieces);
   explicit Controller(const HostOptions& options);
   class AsyncLink;  // the IoQueueLink of io_queue() (controller.cc)
   // The recovery thread of asynchronous I/O: waits for a loss, tears down, reconnects, hands the

@@ -11,6 +11,7 @@
 #include "host/auth.h"
 #include "host/bringup.h"
 #include "host/commands.h"
+#include "host/log_reads.h"
 #include "host/queue.h"
 #include "proto/fabrics.h"
 

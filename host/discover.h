@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "common/status.h"
-#include "host/channel.h"
 #include "host/options.h"
 #include "proto/discovery.h"
 #include "proto/nvme.h"
@@ -51,20 +50,12 @@ struct DiscoveryLog {
 // or for RECFMT other than 0.
 Result<DiscoveryLog> parse_discovery_log(std::span<const uint8_t> bytes);
 
-// Get Log Page of `bytes` (a multiple of 4, >= 4) from byte `offset` of log `lid`:
-// NUMDL/NUMDU = bytes / 4 - 1, LPOL/LPOU = offset. Base 2.0 §5.16.
-proto::Sqe get_log_page_sqe(uint8_t lid, uint32_t bytes, uint64_t offset);
-
-// Over an admin channel already connected to the discovery controller and enabled: Identify
-// Controller, then the log header (1024 bytes), then the entries in reads of at most 4096 bytes
-// at increasing offsets; when GENCTR changed meanwhile, starts again (at most 3 times, as
-// nvme-cli). NVMe errors name the command ("Get Log Page 70h at offset 1024: ...").
-Result<DiscoveryLog> read_discovery_log(CommandChannel& admin);
-
 // Connects an admin queue to options.traddr:trsvcid with SUBNQN = the discovery NQN (whatever
-// options.subnqn says) and options.hostnqn, KATO 0, enables it, reads the log
-// (read_discovery_log), shuts the controller down and disconnects. Errors as
-// Controller::connect plus those above.
+// options.subnqn says) and options.hostnqn, KATO 0, enables it, reads the log (Identify
+// Controller, then the log header and its entries in reads of at most 4096 bytes, read again
+// when GENCTR moved, at most 3 times, as nvme-cli), shuts the controller down and disconnects.
+// Errors as Controller::connect, kNvmeError naming the command ("Get Log Page 70h at offset
+// 1024: ..."), kInvalidArgument for a log parse_discovery_log() refuses.
 Result<DiscoveryLog> discover(const HostOptions& options);
 
 // Names of a Discovery Log entry's TRTYPE, ADRFAM, SUBTYPE, TREQ, RDMA QPTYPE, PRTYPE and CMS

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/nvme_status.h"
+#include "host/log_reads.h"
 #include "host/queue.h"
 
 namespace nvmf::host {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// IoChannel: what an IoQueue (host/io_queue.h) needs of one connected I/O queue. Queue
-// (host/queue.h) is the RDMA one; the unit tests drive IoQueue through a fake.
+// IoChannel: what an IoQueue (host/io_queue.h) needs of one connected I/O queue. The library's
+// RDMA connection implements it; the unit tests drive IoQueue through a fake.
 #ifndef NVMF_HOST_IO_CHANNEL_H_
 #define NVMF_HOST_IO_CHANNEL_H_
 
@@ -31,8 +31,9 @@ struct QueueCounters {
   uint64_t capsules_with_in_capsule_data = 0;
 };
 
-// One connected queue's command engine, used by one thread. The calls are Queue's (host/queue.h
-// says what each does and which errors it returns); none allocates on success.
+// One connected queue's command engine, used by one thread; no call allocates on success. A
+// failed call (kIo, kUnavailable, kTimeout) leaves the connection failed for good: the IoQueue
+// drops it and takes the next association's.
 class IoChannel {
  public:
   virtual ~IoChannel() = default;
@@ -47,6 +48,8 @@ class IoChannel {
   // kResourceExhausted: no free slot; kIo / kUnavailable: the queue failed.
   virtual Result<uint16_t> post(const proto::Sqe& sqe, std::span<const Piece> in_capsule,
                                 bool defer) = 0;
+  // Posts the chain of `defer` posts with one ibv_post_send; kIo / kUnavailable: the queue
+  // failed.
   virtual Status post_deferred() = 0;
   // One look at the completion queue: how many work completions it handled (0: none yet).
   // Errors: kIo (a work completion error), kUnavailable (the target disconnected).

@@ -203,8 +203,11 @@ class IoQueue {
   // Commands accepted whose callback has not run yet.
   uint32_t outstanding() const { return depth_ - n_free_; }
   LinkState link_state() const { return state_; }
-  // Counters since construction; the capsules include the connection in use.
+  // Counters since construction; the capsules include the connection in use. On the queue's
+  // thread (it reads the connection's counters).
   IoQueueStats stats() const;
+  // Connections of new associations taken so far (stats().connections, without the copy).
+  uint64_t connections() const { return stats_.connections; }
   // The connection in use (null while there is none).
   const IoChannel* channel() const { return channel_.get(); }
 

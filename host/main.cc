@@ -3,21 +3,15 @@
 // host/conform and ublk/: parses and checks every argument, then runs one subcommand.
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
+#include <cstdint>
 #include <iostream>
-#include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
-#include <type_traits>
+#include <string_view>
 #include <vector>
 
 #include "common/cli_alias.h"
 #include "common/log.h"
 #include "common/status.h"
-#include "common/wire_text.h"
 #include "host/bench/bench_cli.h"
 #include "host/cli/cli_util.h"
 #include "host/cli/memlock_bound.h"

@@ -252,9 +252,9 @@ void Job::complete(Command& cmd, const IoCompletion& c) {
   JobResult& out = *out_;
   if (batch_ns_ == 0) batch_ns_ = now_ns();  // one clock read per batch of completions
   out.retried_ios += c.resubmissions;
-  if (q_->stats().connections != connections_seen_) [[unlikely]] {
+  if (q_->connections() != connections_seen_) [[unlikely]] {
     // The first completion on a new association: when I/O resumed.
-    connections_seen_ = q_->stats().connections;
+    connections_seen_ = q_->connections();
     if (out.resumes < JobResult::kMaxResumes) out.resumed_unix_ns[out.resumes++] = unix_now_ns();
   }
   if (c.status != 0) [[unlikely]] {
@@ -314,7 +314,7 @@ void Job::start(Phase phase, uint32_t bs, JobResult& out) {
   // A connection other queues took in the last phase is taken now (nothing is outstanding), so
   // that its first completion in this phase is not counted as a resume.
   (void)q_->process_completions();
-  connections_seen_ = q_->stats().connections;
+  connections_seen_ = q_->connections();
   window_.start(*q_);
 }
 

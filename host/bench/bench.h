@@ -136,7 +136,7 @@ int64_t check_verify_pattern(const uint8_t* buf, size_t bytes, uint64_t offset, 
 // reads count completed commands, exactly the ios of the window (RDMA READs by the target =
 // writes_keyed; RDMA WRITEs by the target = reads); capsules_inline and capsules_by_reference
 // count the queue's posts during the window (submissions, so they may differ from the
-// completions by up to iodepth).
+// completions by up to iodepth; after a reconnect the commands sent again count too).
 struct PathCounters {
   uint64_t writes_in_capsule = 0;
   uint64_t writes_keyed = 0;

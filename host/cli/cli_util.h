@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Helpers of the nvmf-host CLI that need no device: size parsing, LBA alignment and padding,
-// buffer sizing, and the JSON reports. Kept out of main.cc so they can be unit-tested.
+// Helpers every nvmf-host subcommand shares (identify, write, read, bench, conform, ublk):
+// size parsing, LBA alignment and padding, buffer sizing, usage errors and the JSON reports.
 #ifndef NVMF_HOST_CLI_CLI_UTIL_H_
 #define NVMF_HOST_CLI_CLI_UTIL_H_
 

@@ -2,7 +2,8 @@
 // nvmf-host's identify, write, read, discover and gen-dhchap-key subcommands (nvme-cli's names
 // and output), as users of the host library. Each cmd_* returns the process exit status: 0,
 // 2 (kExitUsage) for a bad argument found once connected (alignment, namespace size), or 1
-// (kExitRuntime) with a one-line message on stderr naming the step that failed.
+// (kExitRuntime) with a one-line message on stderr naming the step that failed (the connect,
+// the I/O, the disconnect).
 #ifndef NVMF_HOST_CLI_SUBCOMMANDS_H_
 #define NVMF_HOST_CLI_SUBCOMMANDS_H_
 
@@ -51,7 +52,10 @@ struct GenKeyArgs {
   std::string nqn;
 };
 
+// Adds gen-dhchap-key and its options (-s, -l, -m, -n, nvme-cli's) to `app`, filling `a`.
 CLI::App* add_gen_dhchap_key_subcommand(CLI::App& app, GenKeyArgs& a);
+// Prints the secret (the host NQN from /etc/nvme/hostnqn when -m is given without -n), and
+// wipes it from memory; 0, or 2 with the usage error for a bad key, length or hash.
 int cmd_gen_dhchap_key(GenKeyArgs& a);
 
 }  // namespace nvmf::host

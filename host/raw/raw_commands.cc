@@ -3,33 +3,10 @@
 #include "host/raw/raw_commands.h"
 
 #include <array>
-#include <mutex>
 
 #include "host/io_queue.h"
-#include "host/queue.h"
 
 namespace nvmf::host {
-
-// Controller's admin queue, for submit_raw(qid 0) (a friend of Controller).
-struct RawAdminAccess {
-  static Result<proto::Cqe> submit(Controller& c, proto::Sqe sqe,
-                                   std::span<const DataSegment> in_capsule_data) {
-    std::lock_guard<std::mutex> admin_lock(c.admin_mutex_);
-    if (!c.admin_) return Status::invalid_argument("no queue 0");
-    std::array<Piece, kMaxInCapsuleSegments> pieces{};
-    for (size_t i = 0; i < in_capsule_data.size(); ++i) {
-      const DataSegment& d = in_capsule_data[i];
-      pieces[i] = Piece{reinterpret_cast<uint64_t>(d.addr), static_cast<uint32_t>(d.length), d.lkey,
-                        d.rkey};
-    }
-    NVMF_ASSIGN_OR_RETURN(
-        uint16_t slot,
-        c.admin_->post(sqe, std::span<const Piece>(pieces.data(), in_capsule_data.size())));
-    Result<proto::Cqe> cqe = c.admin_->wait(slot, c.admin_->deadline());
-    c.nudge_admin_thread_locked();
-    return cqe;
-  }
-};
 
 namespace {
 // submit_raw() on an I/O queue: the passthrough command's answer.
@@ -67,7 +44,13 @@ Result<proto::Cqe> submit_raw(Controller& c, uint16_t qid, proto::Sqe sqe,
     cqe.status = answer.completion.status;
     return cqe;
   }
-  return RawAdminAccess::submit(c, sqe, in_capsule_data);
+  std::array<Piece, kMaxInCapsuleSegments> pieces{};
+  for (size_t i = 0; i < in_capsule_data.size(); ++i) {
+    const DataSegment& d = in_capsule_data[i];
+    pieces[i] =
+        Piece{reinterpret_cast<uint64_t>(d.addr), static_cast<uint32_t>(d.length), d.lkey, d.rkey};
+  }
+  return c.submit_admin_raw(sqe, std::span<const Piece>(pieces.data(), in_capsule_data.size()));
 }
 
 }  // namespace nvmf::host
