@@ -28,6 +28,13 @@ namespace {
 // Commands one synchronous call keeps in flight at most (bounded by the queue's depth too).
 constexpr size_t kMaxPipeline = 32;
 
+// Adds one connection's (or the dropped connections') capsule counters to the totals.
+void add_capsules(HostStats& s, const QueueCounters& c) {
+  s.capsules_inline += c.capsules_inline;
+  s.capsules_by_reference += c.capsules_by_reference;
+  s.capsules_with_in_capsule_data += c.capsules_with_in_capsule_data;
+}
+
 std::string at_lba(const char* verb, uint64_t slba) {
   return std::string(verb) + " at LBA " + std::to_string(slba);
 }
@@ -105,9 +112,7 @@ class Controller::AsyncLink : public IoQueueLink {
   void channel_dropped(size_t, const IoChannel& channel) override {
     const QueueCounters c = channel.capsule_counters();
     std::lock_guard<std::mutex> lock(m);
-    dropped.capsules_inline += c.capsules_inline;
-    dropped.capsules_by_reference += c.capsules_by_reference;
-    dropped.capsules_with_in_capsule_data += c.capsules_with_in_capsule_data;
+    dropped += c;
   }
   // m held: the state and why I/O fails in it (kFailFast, kDeleted).
   void fail_locked(LinkState s, std::string why) {
@@ -1114,16 +1119,10 @@ HostStats Controller::stats() const {
   s.reads = io_stats_.reads;
   s.bytes_read = io_stats_.bytes_read;
   s.flushes = io_stats_.flushes;
-  for_each_io_connection([&](const Queue& q) {
-    s.capsules_inline += q.counters().capsules_inline;
-    s.capsules_by_reference += q.counters().capsules_by_reference;
-    s.capsules_with_in_capsule_data += q.counters().capsules_with_in_capsule_data;
-  });
+  for_each_io_connection([&](const Queue& q) { add_capsules(s, q.counters()); });
   // The connections the IoQueues dropped (losses, resets, disconnect()).
   std::lock_guard<std::mutex> dropped_lock(link_->m);
-  s.capsules_inline += link_->dropped.capsules_inline;
-  s.capsules_by_reference += link_->dropped.capsules_by_reference;
-  s.capsules_with_in_capsule_data += link_->dropped.capsules_with_in_capsule_data;
+  add_capsules(s, link_->dropped);
   return s;
 }
 
@@ -1131,13 +1130,8 @@ HostStats Controller::stats_locked() const {
   HostStats s = stats_;
   s.keep_alives = keep_alives_.load(std::memory_order_relaxed);
   s.keep_alive_failures = keep_alive_failures_.load(std::memory_order_relaxed);
-  auto add = [&](const Queue& q) {
-    s.capsules_inline += q.counters().capsules_inline;
-    s.capsules_by_reference += q.counters().capsules_by_reference;
-    s.capsules_with_in_capsule_data += q.counters().capsules_with_in_capsule_data;
-  };
-  if (admin_) add(*admin_);
-  for (const auto& q : io_queues_) add(*q);
+  if (admin_) add_capsules(s, admin_->counters());
+  for (const auto& q : io_queues_) add_capsules(s, q->counters());
   return s;
 }
 

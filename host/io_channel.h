@@ -29,6 +29,19 @@ struct QueueCounters {
   uint64_t capsules_by_reference = 0;  // posted from the registered SQE buffer
   // Of capsules_by_reference, those carrying in-capsule data (multi-SGE, never inline send).
   uint64_t capsules_with_in_capsule_data = 0;
+
+  QueueCounters& operator+=(const QueueCounters& c) {
+    capsules_inline += c.capsules_inline;
+    capsules_by_reference += c.capsules_by_reference;
+    capsules_with_in_capsule_data += c.capsules_with_in_capsule_data;
+    return *this;
+  }
+  // What was posted between two readings of one connection's (or one IoQueue's) counters.
+  QueueCounters operator-(const QueueCounters& earlier) const {
+    return {capsules_inline - earlier.capsules_inline,
+            capsules_by_reference - earlier.capsules_by_reference,
+            capsules_with_in_capsule_data - earlier.capsules_with_in_capsule_data};
+  }
 };
 
 // One connected queue's command engine, used by one thread; no call allocates on success. A

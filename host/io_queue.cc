@@ -25,17 +25,11 @@ Status path_error_status(LinkState state) {
       kPathError, std::string("Host Pathing Error: the association is ") + link_state_name(state));
 }
 
-void add(QueueCounters& sum, const QueueCounters& c) {
-  sum.capsules_inline += c.capsules_inline;
-  sum.capsules_by_reference += c.capsules_by_reference;
-  sum.capsules_with_in_capsule_data += c.capsules_with_in_capsule_data;
-}
-
 }  // namespace
 
 IoQueueStats IoQueue::stats() const {
   IoQueueStats s = stats_;
-  if (channel_) add(s.capsules, channel_->capsule_counters());
+  if (channel_) s.capsules += channel_->capsule_counters();
   return s;
 }
 
@@ -304,7 +298,7 @@ void IoQueue::drop_channel() {
   delayed_ = false;
   if (!channel_) return;
   link_.channel_dropped(params_.index, *channel_);
-  add(stats_.capsules, channel_->capsule_counters());
+  stats_.capsules += channel_->capsule_counters();
   channel_.reset();  // rdma_disconnect, then its resources go
 }
 

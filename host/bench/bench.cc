@@ -82,12 +82,7 @@ enum class Phase { kTimed, kFill, kReadBack };
 class CapsuleWindow {
  public:
   void start(const IoQueue& q) { base_ = q.stats().capsules; }
-  QueueCounters total(const IoQueue& q) const {
-    const QueueCounters now = q.stats().capsules;
-    return {now.capsules_inline - base_.capsules_inline,
-            now.capsules_by_reference - base_.capsules_by_reference,
-            now.capsules_with_in_capsule_data - base_.capsules_with_in_capsule_data};
-  }
+  QueueCounters total(const IoQueue& q) const { return q.stats().capsules - base_; }
 
  private:
   QueueCounters base_;
@@ -492,7 +487,8 @@ void drive_jobs(std::span<Job* const> jobs, bool event_poll, std::vector<pollfd>
     for (Job* j : jobs) {
       if (!j->running()) continue;
       j->wait_fds(&fds[n]);
-      connections += j->queue()->stats().connections + j->queue()->stats().losses;
+      const IoQueueStats qs = j->queue()->stats();
+      connections += qs.connections + qs.losses;
       unconnected |= fds[n].fd < 0 && fds[n + 1].fd < 0;
       earliest = std::min(earliest, j->queue()->progress_deadline());
       n += 2;
