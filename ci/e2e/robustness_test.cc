@@ -218,6 +218,27 @@ TEST_F(RobustnessTest, UnknownOpcodesAndBadPsdt) {
   EXPECT_EQ(raw(1, keyed_read(0, 1, kLba)), kStatusSuccess);
 }
 
+// The raw layer refuses what it cannot send before anything reaches the wire: a queue the
+// controller does not have, more than 4 in-capsule segments; the controller goes on.
+TEST_F(RobustnessTest, RawSubmitRefusesAMissingQueueAndTooManySegments) {
+  connect();
+  ASSERT_TRUE(ctrl_);
+  const uint16_t missing = static_cast<uint16_t>(ctrl_->num_io_queues() + 1);
+  auto none = submit_raw(*ctrl_, missing, keyed_read(0, 1, kLba), {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("no queue " + std::to_string(missing)), std::string::npos)
+      << none.status().to_string();
+  std::vector<host::DataSegment> five;
+  for (size_t i = 0; i < 5; ++i) five.push_back(host::segment_of(*buf_, i * kLba, kLba));
+  proto::Sqe w = host::write_sqe(1, 0, 1);
+  auto many = submit_raw(*ctrl_, 1, w, five);
+  ASSERT_FALSE(many.ok());
+  EXPECT_EQ(many.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ctrl_->recovery_stats().losses, 0u) << "a refused raw command is no loss";
+  EXPECT_EQ(raw(1, keyed_read(0, 1, kLba)), kStatusSuccess);
+}
+
 TEST_F(RobustnessTest, BadSglDescriptors) {
   connect();
   ASSERT_TRUE(ctrl_);
