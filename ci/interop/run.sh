@@ -267,7 +267,7 @@ deep_writes() {
   # shellcheck source=/dev/null # ci/lib/deep_writes.sh is shellchecked on its own
   . "$repo/ci/lib/deep_writes.sh"
   if check "$s" setup deep_setup; then
-    local round order t name ratio ratio_name
+    local round order t name ratio
     for job in "${DEEP_JOBS[@]}"; do
       for round in 1 2 3; do
         order="nvmet ours"
@@ -278,8 +278,8 @@ deep_writes() {
           check "$s" "${job}_${name}_round$round" deep_run "$job" "$t" "$job-$t-$round"
         done
       done
-      read -r ratio ratio_name < <(deep_min_ratio "$job")
-      judge "$s" "${job}_nvmf_target_iops_at_least_${ratio_name}_nvmet_rdma" deep \
+      ratio=$(deep_min_ratio "$job")
+      judge "$s" "${job}_nvmf_target_iops_at_least_${ratio/./_}x_nvmet_rdma" deep \
         "$DEEP_OUT/$job-ours-1.json,$DEEP_OUT/$job-ours-2.json,$DEEP_OUT/$job-ours-3.json" \
         "$DEEP_OUT/$job-nvmet-1.json,$DEEP_OUT/$job-nvmet-2.json,$DEEP_OUT/$job-nvmet-3.json" \
         "$ratio"

@@ -35,14 +35,14 @@ deep_job_args() { # deep_job_args JOB: fio's options for JOB
 }
 
 # deep_min_ratio JOB: the least nvmf-target / nvmet-rdma ratio of median write IOPS that JOB is
-# held to, and its check name's form of it. The 64 KiB and 128 KiB jobs write 300-2500 blocks
+# held to. The 64 KiB and 128 KiB jobs write 300-2500 blocks
 # per round: 0.8. The 1 MiB job writes 60-140 per round (in steps of its QD8), and two targets
 # at par give ratios of 0.7-1.2 between their medians in one boot on this CPU-bound rig
 # (docs/soft-roce.md): 0.5, which a collapse (I/O timeouts, a few IOPS) still fails by far.
 deep_min_ratio() {
   case $1 in
-    seq1m) echo "0.5 0_5x" ;;
-    *) echo "0.8 0_8x" ;;
+    seq1m) echo 0.5 ;;
+    *) echo 0.8 ;;
   esac
 }
 
